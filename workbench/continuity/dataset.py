@@ -1,0 +1,190 @@
+"""Datasets on disk: write atomically, load lazily, describe with a manifest.
+
+>>> from workbench.continuity.dataset import load_dataset  # doctest: +SKIP
+>>> ds = load_dataset("datasets/demo")                      # doctest: +SKIP
+>>> ds.events().select("seq", "kind", "tokens_cl100k").head()  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from workbench import __version__
+from workbench.continuity import schema as S
+from workbench.errors import DatasetError
+from workbench.util.atomic import atomic_dir, sha256_file
+
+EVENTS_FILE = "events.parquet"
+CONTINUITIES_FILE = "continuities.parquet"
+FACTS_FILE = "facts.parquet"
+SECRETS_FILE = "secrets.parquet"
+MANIFEST_FILE = "manifest.json"
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """A dataset directory. Tables are read on demand (polars), never cached globally."""
+
+    path: Path
+    manifest: dict[str, Any] = field(repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.manifest.get("name", self.path.name)
+
+    @property
+    def tokenizers(self) -> list[str]:
+        return list(self.manifest.get("tokenizers", []))
+
+    def events(self, columns: list[str] | None = None):
+        import polars as pl
+
+        return pl.read_parquet(self.path / EVENTS_FILE, columns=columns)
+
+    def events_table(self, columns: list[str] | None = None):
+        import pyarrow.parquet as pq
+
+        return pq.read_table(self.path / EVENTS_FILE, columns=columns)
+
+    def continuities(self):
+        import polars as pl
+
+        return pl.read_parquet(self.path / CONTINUITIES_FILE)
+
+    def facts(self):
+        import polars as pl
+
+        return pl.read_parquet(self.path / FACTS_FILE)
+
+    def secrets(self):
+        import polars as pl
+
+        return pl.read_parquet(self.path / SECRETS_FILE)
+
+
+def load_dataset(path: str | Path) -> Dataset:
+    path = Path(path)
+    manifest_path = path / MANIFEST_FILE
+    if not manifest_path.is_file():
+        raise DatasetError(f"{path}: not a dataset (no {MANIFEST_FILE}); create one with "
+                           "`workbench generate` or `workbench import`")
+    try:
+        manifest = orjson.loads(manifest_path.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise DatasetError(f"{manifest_path}: manifest is not valid JSON: {exc}") from None
+    version = manifest.get("schema_version")
+    if version != S.SCHEMA_VERSION:
+        raise DatasetError(f"{path}: schema_version {version!r} is not supported "
+                           f"(this workbench reads version {S.SCHEMA_VERSION})")
+    for required in (EVENTS_FILE, CONTINUITIES_FILE):
+        if not (path / required).is_file():
+            raise DatasetError(f"{path}: {required} is missing")
+    return Dataset(path=path, manifest=manifest)
+
+
+def _empty(schema):
+    import pyarrow as pa
+
+    return pa.Table.from_batches([], schema=schema)
+
+
+def conform(table, schema):
+    """Reorder/cast ``table`` to ``schema``; a missing non-nullable column is an error."""
+    import pyarrow as pa
+
+    cols = []
+    for f in schema:
+        if f.name in table.column_names:
+            cols.append(table.column(f.name).cast(f.type))
+        elif f.nullable:
+            cols.append(pa.nulls(table.num_rows, f.type))
+        else:
+            raise DatasetError(f"column {f.name!r} is required by the canonical schema")
+    return pa.Table.from_arrays(cols, schema=schema)
+
+
+def write_dataset(
+    path: str | Path,
+    *,
+    events,
+    continuities,
+    tokenizers: list[str],
+    source: dict[str, Any],
+    facts=None,
+    secrets=None,
+    extra: dict[str, Any] | None = None,
+    name: str | None = None,
+) -> Dataset:
+    """Write a dataset directory atomically and return it loaded.
+
+    ``events``/``continuities``/``facts``/``secrets`` are Arrow tables (or anything
+    ``pa.table`` accepts); they are conformed to the canonical schema first.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from workbench.continuity.validate import validate_events
+
+    path = Path(path)
+    ev = conform(pa.table(events) if not isinstance(events, pa.Table) else events,
+                 S.events_schema(tokenizers))
+    report = validate_events(ev)
+    ct = conform(pa.table(continuities) if not isinstance(continuities, pa.Table)
+                 else continuities, S.continuities_schema())
+    fa = _empty(S.facts_schema()) if facts is None else conform(pa.table(facts) if not isinstance(facts, pa.Table) else facts, S.facts_schema())
+    se = _empty(S.secrets_schema()) if secrets is None else conform(pa.table(secrets) if not isinstance(secrets, pa.Table) else secrets, S.secrets_schema())
+
+    with atomic_dir(path) as tmp:
+        files = {
+            EVENTS_FILE: ev,
+            CONTINUITIES_FILE: ct,
+            FACTS_FILE: fa,
+            SECRETS_FILE: se,
+        }
+        for fname, table in files.items():
+            pq.write_table(table, tmp / fname, compression="zstd", row_group_size=1 << 20)
+        manifest = {
+            "schema_version": S.SCHEMA_VERSION,
+            "name": name or path.name,
+            "created_by": f"continuity-workbench {__version__}",
+            "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+            "source": source,
+            "tokenizers": list(tokenizers),
+            "files": {f: {"sha256": sha256_file(tmp / f), "bytes": (tmp / f).stat().st_size}
+                      for f in files},
+            "counts": describe_counts(ev, ct, fa, se),
+            "validation": report.as_dict(),
+        }
+        if extra:
+            manifest.update(extra)
+        (tmp / MANIFEST_FILE).write_bytes(orjson.dumps(manifest, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+    return load_dataset(path)
+
+
+def describe_counts(events, continuities, facts, secrets) -> dict[str, Any]:
+    import numpy as np
+    import pyarrow.compute as pc
+
+    from workbench.continuity.enums import KIND_NAMES
+
+    kinds = events.column("kind").to_numpy()
+    by_kind = {KIND_NAMES.get(int(k), str(k)): int(n)
+               for k, n in zip(*np.unique(kinds, return_counts=True), strict=True)}
+    req = events.column("request").to_numpy()
+    cont = events.column("continuity").to_numpy()
+    valid = req >= 0
+    requests = int(np.unique(np.stack([cont[valid], req[valid]]), axis=1).shape[1]) if valid.any() else 0
+    return {
+        "events": events.num_rows,
+        "continuities": continuities.num_rows,
+        "requests": requests,
+        "by_kind": by_kind,
+        "facts": facts.num_rows,
+        "secrets": int(pc.sum(pc.invert(secrets.column("negative"))).as_py() or 0) if secrets.num_rows else 0,
+        "hard_negatives": int(pc.sum(secrets.column("negative")).as_py() or 0) if secrets.num_rows else 0,
+    }
