@@ -1,0 +1,143 @@
+"""Write planted facts, secrets and hard negatives into chosen events of a continuity.
+
+Each plant is appended to its event's pooled text (``pool text + "\\n\\n" + plant``) and
+recorded in a side table with the character span of the planted value in the final
+event text, so evaluations can trace it through summaries and compiled contexts.
+Secrets split across messages occupy two consecutive model-visible events.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.continuity.enums import EventKind, Role
+
+SEPARATOR = "\n\n"
+
+
+@dataclass
+class Planted:
+    rows: np.ndarray  # int64 event rows whose text was replaced (sorted)
+    texts: list[str]  # final text of those rows, same order
+    facts: object  # pyarrow.Table (facts schema)
+    secrets: object  # pyarrow.Table (secrets schema)
+
+
+def secret_plan(n_secrets: int, rng) -> list[tuple[str, str, str]]:
+    """(format, context, transform) triples covering formats and transforms evenly."""
+    from workbench.synth import secrets as sec
+
+    combos = [c for c in itertools.product(sec.SECRET_FORMATS, sec.CONTEXTS, sec.TRANSFORMS)
+              if sec.compatible(*c)]
+    order = rng.permutation(len(combos))
+    # round-robin over transforms so small plans still see every transform
+    by_transform: dict[str, list] = {}
+    for i in order:
+        by_transform.setdefault(combos[i][2], []).append(combos[i])
+    plan = []
+    for group in itertools.zip_longest(*by_transform.values()):
+        plan.extend(c for c in group if c is not None)
+        if len(plan) >= n_secrets:
+            break
+    return plan[:n_secrets]
+
+
+def plant_labels(cfg, st, pool, pool_idx, rng) -> Planted:
+    import pyarrow as pa
+
+    from workbench.continuity.schema import facts_schema, secrets_schema
+
+    if cfg.facts:
+        from workbench.synth import facts as fct
+    if cfg.secrets or cfg.hard_negatives:
+        from workbench.synth import secrets as sec
+
+    kind, role = st["kind"], st["role"]
+    text_bearing = (((kind == EventKind.MESSAGE) & (role != Role.SYSTEM))
+                    | (kind == EventKind.TOOL_CALL) | (kind == EventKind.TOOL_RESULT))
+    rows_tb = np.flatnonzero(text_bearing)
+    taken = np.zeros(kind.size, bool)
+    taken[0] = True  # never the system prompt
+    plants: dict[int, list[tuple[str, int, int]]] = {}  # row -> parts (text, start, end)
+
+    def place(row: int, part: tuple[str, int, int]) -> tuple[int, int]:
+        parts = plants.setdefault(row, [])
+        parts.append(part)
+        return row, len(parts) - 1
+
+    def take(candidates: np.ndarray, k: int) -> np.ndarray:
+        free = candidates[~taken[candidates]]
+        if free.size == 0 or k <= 0:
+            return np.zeros(0, np.int64)
+        chosen = np.sort(rng.choice(free, size=min(k, free.size), replace=False))
+        taken[chosen] = True
+        return chosen
+
+    # facts: in user messages and tool observations, spread over the whole continuity
+    fact_cands = np.flatnonzero(((kind == EventKind.MESSAGE) & (role == Role.USER))
+                                | (kind == EventKind.TOOL_RESULT))
+    placed_facts = []
+    for i, row in enumerate(take(fact_cands, cfg.facts)):
+        f = fct.plant_fact(rng, i)
+        placed_facts.append((place(int(row), (f.text, f.start, f.end)), f))
+
+    plan = secret_plan(cfg.secrets, rng) if cfg.secrets else []
+    single = [p for p in plan if p[2] != "split_messages"]
+    split = [p for p in plan if p[2] == "split_messages"]
+    placed_secrets = []  # ([(row, j), ...], PlantedSecret)
+    for (fmt, ctx, tr), row in zip(single, take(rows_tb, len(single)), strict=False):
+        s = sec.plant_secret(rng, fmt, ctx, tr)
+        placed_secrets.append(([place(int(row), s.parts[0])], s))
+    if split:
+        # pairs of consecutive model-visible text events, both still free
+        pair_rows = []
+        for i in rng.permutation(rows_tb.size - 1):
+            a, b = int(rows_tb[i]), int(rows_tb[i + 1])
+            if not taken[a] and not taken[b]:
+                taken[a] = taken[b] = True
+                pair_rows.append((a, b))
+                if len(pair_rows) == len(split):
+                    break
+        for (fmt, ctx, tr), (a, b) in zip(split, sorted(pair_rows), strict=False):
+            s = sec.plant_secret(rng, fmt, ctx, tr)
+            placed_secrets.append(([place(a, s.parts[0]), place(b, s.parts[1])], s))
+    neg_kinds = list(sec.NEGATIVE_KINDS) if cfg.hard_negatives else []
+    for i, row in enumerate(take(rows_tb, cfg.hard_negatives)):
+        s = sec.plant_negative(rng, neg_kinds[i % len(neg_kinds)])
+        placed_secrets.append(([place(int(row), s.parts[0])], s))
+
+    # final texts, and where each part begins inside them
+    rows = np.array(sorted(plants), dtype=np.int64)
+    base: dict[tuple[int, int], int] = {}
+    texts = []
+    for row in rows.tolist():
+        text = pool.texts[int(pool_idx[row])]
+        for j, (part_text, _, _) in enumerate(plants[row]):
+            text += SEPARATOR
+            base[(row, j)] = len(text)
+            text += part_text
+        texts.append(text)
+
+    def span(where: tuple[int, int]) -> tuple[int, int]:
+        _, start, end = plants[where[0]][where[1]]
+        return base[where] + start, base[where] + end
+
+    frows = []
+    for where, f in placed_facts:
+        start, end = span(where)
+        frows.append({"continuity": 0, "seq": where[0], "start": start, "end": end,
+                      "fact_id": f.fact_id, "kind": f.kind, "probe": f.probe, "answer": f.answer})
+    srows = []
+    for places, s in placed_secrets:
+        for part_no, where in enumerate(places, start=1 if len(places) > 1 else 0):
+            start, end = span(where)
+            srows.append({"continuity": 0, "seq": where[0], "start": start, "end": end,
+                          "secret_id": s.secret_id, "kind": s.kind, "context": s.context,
+                          "transform": s.transform, "part": part_no, "negative": s.negative,
+                          "value": s.value})
+    facts = pa.Table.from_pylist(frows, schema=facts_schema())
+    secrets = pa.Table.from_pylist(srows, schema=secrets_schema())
+    return Planted(rows=rows, texts=texts, facts=facts, secrets=secrets)
