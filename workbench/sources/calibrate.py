@@ -1,0 +1,200 @@
+"""Tokenizer calibration against recorded usage.
+
+For every request that has recorded usage, the provider's prompt size is
+``usage_input + usage_cache_read + usage_cache_write``. The workbench's own estimate of
+the same prompt is the sum of ``tokens_<tokenizer>`` over the events visible in the
+context at that request: every context event (message, tool call/result, reasoning,
+summary, metadata with text such as Codex's base instructions) with ``seq`` before the
+request's first output event and after the latest recorded compaction boundary before
+it. What the log does not hold (Claude Code's system prompt and tool schemas, Codex's
+tool schemas) is unknown, so the fit has an intercept::
+
+    recorded ≈ a + b · counted
+
+``b`` is the tokenizer factor (provider tokens per workbench token, plus whatever the
+harness strips or adds per item), ``a`` the unseen fixed overhead. The fit is Huber-robust
+(IRLS), and errors are absolute percentage errors of the fitted line: median and p90 in
+sample, and the median of a 5-fold interleaved cross-validation (out of sample).
+Sources without usage, or with fewer than three requests, get a ``status`` that says so.
+
+>>> import numpy as np
+>>> from workbench.sources.calibrate import robust_line
+>>> a, b = robust_line(np.array([1.0, 2, 3, 4]), np.array([12.0, 14, 16, 18]))
+>>> round(a, 6), round(b, 6)
+(10.0, 2.0)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from workbench.continuity.enums import EventFlag, EventKind
+
+CONTEXT_KINDS = (EventKind.MESSAGE, EventKind.TOOL_CALL, EventKind.TOOL_RESULT,
+                 EventKind.REASONING, EventKind.SUMMARY, EventKind.META)
+NOT_CONTEXT_NAMES = ("legacy_summary",)  # Claude Code /resume titles: never sent to the model
+MIN_REQUESTS = 3
+
+
+def robust_line(x: np.ndarray, y: np.ndarray, *, iters: int = 50, k: float = 1.345) -> tuple[float, float]:
+    """Huber-weighted least squares fit of ``y ≈ a + b·x``; returns (a, b)."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    if x.size == 0:
+        return float("nan"), float("nan")
+    if x.size == 1 or np.ptp(x) == 0:
+        return float(np.median(y - x)), 1.0
+    X = np.column_stack([np.ones_like(x), x])
+    w = np.ones_like(x)
+    beta = np.linalg.lstsq(X, y, rcond=None)[0]
+    for _ in range(iters):
+        r = y - X @ beta
+        scale = 1.4826 * np.median(np.abs(r - np.median(r)))
+        if not np.isfinite(scale) or scale <= 1e-9 * max(1.0, float(np.abs(y).max())):
+            break
+        u = np.abs(r) / (k * scale)
+        w_new = np.where(u <= 1, 1.0, 1.0 / np.maximum(u, 1e-12))
+        sw = np.sqrt(w_new)
+        beta_new = np.linalg.lstsq(X * sw[:, None], y * sw, rcond=None)[0]
+        done = np.allclose(beta_new, beta, rtol=1e-9, atol=1e-9)
+        beta, w = beta_new, w_new
+        if done:
+            break
+    return float(beta[0]), float(beta[1])
+
+
+def _ape(pred: np.ndarray, y: np.ndarray) -> np.ndarray:
+    return np.abs(pred - y) / y * 100.0
+
+
+def fit_report(counted: np.ndarray, recorded: np.ndarray) -> dict[str, Any]:
+    """Fit and describe the errors for one source's (counted, recorded) pairs."""
+    x = np.asarray(counted, dtype=np.float64)
+    y = np.asarray(recorded, dtype=np.float64)
+    keep = y > 0
+    x, y = x[keep], y[keep]
+    n = int(x.size)
+    out: dict[str, Any] = {"requests_with_usage": n}
+    if n == 0:
+        out["status"] = "no recorded usage"
+        return out
+    raw_ape = _ape(x, y)
+    out["uncalibrated"] = {
+        "median_ratio_recorded_over_counted": _r(np.median(y / np.maximum(x, 1))),
+        "ape_median_pct": _r(np.median(raw_ape)),
+        "ape_p90_pct": _r(np.percentile(raw_ape, 90)),
+    }
+    out["recorded_prompt_tokens"] = {"min": int(y.min()), "median": int(np.median(y)), "max": int(y.max())}
+    out["counted_tokens"] = {"min": int(x.min()), "median": int(np.median(x)), "max": int(x.max())}
+    if n < MIN_REQUESTS:
+        out["status"] = f"too few requests with usage to fit a line ({n} < {MIN_REQUESTS})"
+        out["intercept_if_factor_1"] = _r(np.median(y - x))
+        return out
+    a, b = robust_line(x, y)
+    ape = _ape(a + b * x, y)
+    out.update({
+        "status": "ok",
+        "method": "huber-irls",
+        "factor": _r(b, 4),
+        "intercept": _r(a, 1),
+        "ape_median_pct": _r(np.median(ape)),
+        "ape_p90_pct": _r(np.percentile(ape, 90)),
+        "ape_max_pct": _r(ape.max()),
+    })
+    if n >= 10:
+        folds = np.arange(n) % 5
+        cv = np.empty(n)
+        for f in range(5):
+            test = folds == f
+            a_f, b_f = robust_line(x[~test], y[~test])
+            cv[test] = _ape(a_f + b_f * x[test], y[test])
+        out["cv_ape_median_pct"] = _r(np.median(cv))
+        out["cv_ape_p90_pct"] = _r(np.percentile(cv, 90))
+    return out
+
+
+def _r(v, nd: int = 2) -> float:
+    return round(float(v), nd)
+
+
+def request_points(continuity, kind, flags, request, usage_input, usage_cache_read,
+                   usage_cache_write, tokens, context_mask=None):
+    """Per request with recorded usage: (continuity, request, counted, recorded).
+
+    Arrays are whole-dataset columns ordered by (continuity, seq). ``context_mask`` says
+    which rows are sent to the model (default: kinds in :data:`CONTEXT_KINDS`).
+    """
+    continuity = np.asarray(continuity)
+    kind = np.asarray(kind)
+    flags = np.asarray(flags).astype(np.int64)
+    request = np.asarray(request).astype(np.int64)
+    ui, ucr, ucw = (np.asarray(a).astype(np.int64) for a in (usage_input, usage_cache_read, usage_cache_write))
+    tokens = np.asarray(tokens).astype(np.int64)
+    n = kind.size
+    if context_mask is None:
+        context_mask = np.isin(kind, np.array([int(k) for k in CONTEXT_KINDS], dtype=kind.dtype))
+    side = (flags & int(EventFlag.SIDECHAIN)) != 0
+    # exclusive prefix sums of context tokens, main chain and side chain apart
+    tok_main = np.where(context_mask & ~side, tokens, 0)
+    tok_side = np.where(context_mask & side, tokens, 0)
+    cum_main = np.concatenate([[0], np.cumsum(tok_main)])
+    cum_side = np.concatenate([[0], np.cumsum(tok_side)])
+    rows = np.arange(n)
+    is_out = (flags & int(EventFlag.OUTPUT)) != 0
+    has_usage = ui >= 0
+    boundaries = np.flatnonzero(kind == int(EventKind.COMPACTION))
+    # continuity starts (rows are grouped by continuity)
+    starts = np.flatnonzero(np.concatenate([[True], continuity[1:] != continuity[:-1]])) if n else np.zeros(0, int)
+    start_of = np.zeros(n, dtype=np.int64)
+    if n:
+        start_of[starts] = starts
+        start_of = np.maximum.accumulate(start_of)
+    # first output row of each (continuity, request)
+    key_c = continuity.astype(np.int64)
+    out_rows = rows[is_out & (request >= 0)]
+    first_out: dict[tuple[int, int], int] = {}
+    for r_ in out_rows[::-1].tolist():  # reversed so the earliest wins
+        first_out[(int(key_c[r_]), int(request[r_]))] = r_
+    res = []
+    for u in np.flatnonzero(has_usage).tolist():
+        c, rq = int(key_c[u]), int(request[u])
+        fo = first_out.get((c, rq), u)
+        s = int(start_of[fo])
+        bi = np.searchsorted(boundaries, fo) - 1
+        lo = s
+        if bi >= 0 and boundaries[bi] >= s:
+            lo = int(boundaries[bi]) + 1
+        cum = cum_side if side[fo] else cum_main
+        counted = int(cum[fo] - cum[lo])
+        recorded = int(ui[u] + max(ucr[u], 0) + max(ucw[u], 0))
+        res.append((c, rq, counted, recorded))
+    return res
+
+
+def calibrate_table(events, continuity_ids: list[str], tokenizer: str = "cl100k") -> dict[str, Any]:
+    """Calibration report per continuity id for an Arrow events table."""
+    col = f"tokens_{tokenizer}"
+    names = events.column("name").to_pylist()
+    kind = events.column("kind").to_numpy()
+    mask = np.isin(kind, np.array([int(k) for k in CONTEXT_KINDS], dtype=kind.dtype))
+    if any(nm in NOT_CONTEXT_NAMES for nm in names):
+        mask &= ~np.fromiter((nm in NOT_CONTEXT_NAMES for nm in names), dtype=bool, count=len(names))
+    pts = request_points(events.column("continuity").to_numpy(), kind, events.column("flags").to_numpy(),
+                         events.column("request").to_numpy(), events.column("usage_input").to_numpy(),
+                         events.column("usage_cache_read").to_numpy(),
+                         events.column("usage_cache_write").to_numpy(), events.column(col).to_numpy(),
+                         context_mask=mask)
+    by: dict[int, tuple[list[int], list[int]]] = {}
+    for c, _r_, counted, recorded in pts:
+        xs, ys = by.setdefault(c, ([], []))
+        xs.append(counted)
+        ys.append(recorded)
+    report = {}
+    for c, cid in enumerate(continuity_ids):
+        xs, ys = by.get(c, ([], []))
+        rep = fit_report(np.array(xs), np.array(ys))
+        rep["tokenizer"] = tokenizer
+        report[cid] = rep
+    return report

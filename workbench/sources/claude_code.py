@@ -1,0 +1,524 @@
+"""Claude Code session logs (``~/.claude/projects/<project>/<session>.jsonl``).
+
+One JSON record per line. Every non-blank line becomes one or more events, never zero;
+the whole line is kept in ``raw`` of the *first* event made from it (``None`` for the
+others), so joining the non-null ``raw`` values with ``"\\n"`` reproduces the file's
+non-blank lines byte for byte.
+
+Mapping (record -> events):
+
+* ``user`` / ``assistant`` with ``message.content`` a string or a list of blocks, one
+  event per block: ``text`` -> MESSAGE (role user/assistant); ``thinking`` /
+  ``redacted_thinking`` -> REASONING; ``tool_use`` / ``server_tool_use`` -> TOOL_CALL
+  (``call_id`` = block id, ``name`` = tool, ``text`` = the input as JSON);
+  ``tool_result`` / ``*_tool_result`` -> TOOL_RESULT (``call_id`` = ``tool_use_id``,
+  flag ERROR when ``is_error``, text flattened, ``name`` = the called tool when known);
+  ``image`` / ``document`` -> MESSAGE with a placeholder text such as
+  ``[image: image/png, 1234 base64 chars]``; any other block -> OPAQUE (text = block JSON).
+  An empty block list still gives one (empty) MESSAGE.
+* ``isCompactSummary`` user record -> SUMMARY (role user, origin BACKGROUND).
+* ``system`` subtype ``compact_boundary`` -> COMPACTION (``compactMetadata.trigger`` ->
+  ``compact_trigger``, ``preTokens`` -> ``compact_pre_tokens``).
+* ``progress``, ``file-history-snapshot``, ``queue-operation``, other ``system`` subtypes
+  (``stop_hook_summary``, ``turn_duration``, ``local_command``...), ``custom-title``,
+  ``tag`` ... -> SIDE_EFFECT (origin HARNESS, ``name`` = ``type`` or ``type/subtype``).
+* legacy ``type: "summary"`` records -> SUMMARY (``name="legacy_summary"``, text = the
+  ``summary`` field). These are the titles shown by ``/resume`` for a leaf message; they
+  were never sent to the model (origin BACKGROUND, role none), and calibration ignores them.
+* anything else (unknown ``type``) -> OPAQUE with its raw line.
+* flags: ``isMeta`` -> META, ``isSidechain`` -> SIDECHAIN; assistant output -> OUTPUT.
+  An assistant record whose model is ``<synthetic>`` (Claude Code writes these for API
+  errors and interruptions) is not a model request: it is kept as a META message.
+
+Requests and usage. Claude Code writes one assistant API response as several records
+(one per content block) that share ``message.id``; a request is one distinct
+``message.id``, numbered 0, 1, 2... in order of first appearance. Checked by hand on all
+recorded logs (217 + 55 + 5 + 4 + 3 + 1 + 1 message ids, 158 of them split across several
+records): within one id, ``input_tokens``, ``cache_read_input_tokens`` and
+``cache_creation_input_tokens`` are identical in every record, while ``output_tokens`` is
+a running count that never decreases and is largest on the *last* record (e.g.
+``msg_01AjAt...``: 9, 9, 9, 209). So the last record of an id is authoritative; its usage
+is stored once, on the first event of the request. Output events carry their request
+index; every other event carries the index of the next request that starts after it
+(the first request that can see it), or -1 when no request follows.
+
+Subagents: ``<session>/subagents/agent-*.jsonl`` files are separate continuities whose
+``parent_id`` is the session (from the path, else from ``sessionId`` of sidechain
+records); the import driver finds them and links them. Parsing a session file never
+reads its subagent files.
+
+>>> from workbench.sources.claude_code import FORMAT  # doctest: +SKIP
+>>> FORMAT.parse(ParseContext(Path("session.jsonl")))[0].rows.cols["kind"][:3]  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from workbench.continuity.enums import CompactTrigger, EventFlag, EventKind, Origin, Role
+from workbench.errors import SourceError
+from workbench.sources.base import (
+    Detection,
+    EventRows,
+    ParseContext,
+    ParsedContinuity,
+    SourceFormat,
+    iter_jsonl,
+    register,
+)
+
+NAME = "claude_code"
+EXPECTED = "a Claude Code record (a JSON object with a string 'type')"
+
+# record types Claude Code writes that are harness activity, not conversation
+SIDE_EFFECT_TYPES = frozenset({
+    "progress", "file-history-snapshot", "queue-operation", "custom-title", "tag",
+    "agent-name", "last-prompt", "pr-link", "attachment", "system",
+})
+KNOWN_TYPES = SIDE_EFFECT_TYPES | {"user", "assistant", "summary"}
+_CC_KEYS = ("sessionId", "uuid", "parentUuid", "leafUuid", "snapshot")
+
+_TRIGGERS = {"auto": CompactTrigger.AUTO, "manual": CompactTrigger.MANUAL}
+
+F_OUT = int(EventFlag.OUTPUT)
+
+
+class _Bad(Exception):
+    """A record of a known type with a structure we cannot read."""
+
+    def __init__(self, message: str, expected: str = EXPECTED):
+        super().__init__(message)
+        self.message = message
+        self.expected = expected
+
+
+# ---------------------------------------------------------------- small helpers
+
+def parse_ts_ms(value: Any) -> int:
+    """ISO-8601 string (``...Z`` or with offset) or epoch s/ms number -> epoch ms; -1 if not."""
+    if isinstance(value, str):
+        try:
+            d = _dt.datetime.fromisoformat(value)
+        except ValueError:
+            return -1
+        if d.tzinfo is None:
+            d = d.replace(tzinfo=_dt.UTC)
+        try:
+            return int(round(d.timestamp() * 1000))
+        except (OverflowError, OSError, ValueError):
+            return -1
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
+        if abs(value) > 1e15:
+            return -1
+        return int(value) if abs(value) >= 1e11 else int(value * 1000)
+    return -1
+
+
+def dumps(value: Any) -> str:
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # orjson refuses ints beyond 64 bits
+        import json
+
+        return json.dumps(value, ensure_ascii=False)
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _placeholder(block: dict) -> str:
+    src = block.get("source")
+    btype = block.get("type")
+    if isinstance(src, dict):
+        media = src.get("media_type") or src.get("type") or "?"
+        data = src.get("data")
+        if isinstance(data, str):
+            return f"[{btype}: {media}, {len(data)} base64 chars]"
+        if isinstance(src.get("url"), str):
+            return f"[{btype}: {src['url']}]"
+        return f"[{btype}: {media}]"
+    return f"[{btype}]"
+
+
+def flatten_content(content: Any) -> str:
+    """Tool-result (or message) content -> one string; non-text parts become placeholders."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for item in content:
+            if isinstance(item, str):
+                parts.append(item)
+            elif isinstance(item, dict):
+                t = item.get("type")
+                if t == "text" and isinstance(item.get("text"), str):
+                    parts.append(item["text"])
+                elif t in ("image", "document"):
+                    parts.append(_placeholder(item))
+                else:
+                    parts.append(dumps(item))
+            else:
+                parts.append(dumps(item))
+        return "\n".join(parts)
+    return dumps(content)
+
+
+def _usage_of(usage: Any) -> tuple[int, int, int, int] | None:
+    if usage is None:
+        return None
+    if not isinstance(usage, dict):
+        raise _Bad("message.usage is not an object", "usage as an object of token counts")
+    out = []
+    for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
+                "output_tokens"):
+        v = usage.get(key, 0)
+        if v is None:
+            v = 0
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0 or v >= 1 << 62:
+            raise _Bad(f"message.usage.{key} is {v!r}", "usage token counts as non-negative integers")
+        out.append(v)
+    return out[0], out[1], out[2], out[3]
+
+
+# ---------------------------------------------------------------- record mapping
+# An event spec is a dict of EventRows.add keyword arguments plus two private keys:
+# "_mid" (the assistant message id of an output) and "_usage".
+
+def _blocks_to_specs(rec: dict, content: Any, *, assistant: bool, base: dict,
+                     tool_names: dict[str, str]) -> list[dict]:
+    if isinstance(content, str):
+        return [{**base, "kind": EventKind.MESSAGE, "text": content}]
+    if not isinstance(content, list):
+        raise _Bad(f"message.content is {type(content).__name__}",
+                   "message.content as a string or a list of content blocks")
+    if not content:
+        return [{**base, "kind": EventKind.MESSAGE, "text": ""}]
+    specs = []
+    for block in content:
+        if not isinstance(block, dict):
+            specs.append({**base, "kind": EventKind.MESSAGE if isinstance(block, str) else EventKind.OPAQUE,
+                          "text": block if isinstance(block, str) else dumps(block)})
+            continue
+        t = block.get("type")
+        if t == "text":
+            specs.append({**base, "kind": EventKind.MESSAGE, "text": _str_or_none(block.get("text")) or ""})
+        elif t == "thinking":
+            specs.append({**base, "kind": EventKind.REASONING, "name": "thinking",
+                          "text": _str_or_none(block.get("thinking")) or ""})
+        elif t == "redacted_thinking":
+            specs.append({**base, "kind": EventKind.REASONING, "name": "redacted_thinking", "text": None})
+        elif t in ("tool_use", "server_tool_use", "mcp_tool_use"):
+            cid = _str_or_none(block.get("id"))
+            name = _str_or_none(block.get("name"))
+            if cid is not None and name is not None:
+                tool_names[cid] = name
+            specs.append({**base, "kind": EventKind.TOOL_CALL, "call_id": cid, "name": name,
+                          "text": dumps(block.get("input"))})
+        elif t == "tool_result" or (isinstance(t, str) and t.endswith("_tool_result")):
+            cid = _str_or_none(block.get("tool_use_id"))
+            flags = base["flags"] | (int(EventFlag.ERROR) if block.get("is_error") is True else 0)
+            # a tool result is an input even inside an assistant record (server tools)
+            spec = {**base, "kind": EventKind.TOOL_RESULT, "call_id": cid, "flags": flags,
+                    "role": Role.TOOL, "origin": Origin.TOOL,
+                    "name": tool_names.get(cid) if cid is not None else None,
+                    "text": flatten_content(block.get("content"))}
+            if assistant:  # server tool results are produced inside the model call
+                spec["role"] = Role.ASSISTANT
+            specs.append(spec)
+        elif t in ("image", "document"):
+            specs.append({**base, "kind": EventKind.MESSAGE, "name": t, "text": _placeholder(block)})
+        else:
+            specs.append({**base, "kind": EventKind.OPAQUE, "name": f"block:{t}" if isinstance(t, str) else "block",
+                          "text": dumps(block)})
+    return specs
+
+
+def _map_record(rec: Any, tool_names: dict[str, str]) -> tuple[list[dict], bool]:
+    """Map one parsed record to event specs; returns (specs, recognised_as_claude_code)."""
+    if not isinstance(rec, dict):
+        raise _Bad(f"line is a JSON {type(rec).__name__}, not an object")
+    rtype = rec.get("type")
+    if not isinstance(rtype, str):
+        raise _Bad("record has no string 'type'")
+    flags = 0
+    if rec.get("isMeta") is True:
+        flags |= int(EventFlag.META)
+    if rec.get("isSidechain") is True:
+        flags |= int(EventFlag.SIDECHAIN)
+    ts = parse_ts_ms(rec.get("timestamp"))
+    uuid = _str_or_none(rec.get("uuid"))
+
+    if rtype == "user" or rtype == "assistant":
+        msg = rec.get("message")
+        if not isinstance(msg, dict):
+            raise _Bad(f"'{rtype}' record without a message object",
+                       f"a '{rtype}' record with a message object")
+        content = msg.get("content")
+        if rtype == "user":
+            if rec.get("isCompactSummary") is True:
+                text = flatten_content(content)
+                return [{"kind": EventKind.SUMMARY, "role": Role.USER, "origin": Origin.BACKGROUND,
+                         "flags": flags, "ts_ms": ts, "message_id": uuid, "name": "compact_summary",
+                         "text": text}], True
+            origin = Origin.HARNESS if flags & EventFlag.META else Origin.USER
+            base = {"role": Role.USER, "origin": origin, "flags": flags, "ts_ms": ts,
+                    "message_id": uuid}
+            return _blocks_to_specs(rec, content, assistant=False, base=base,
+                                    tool_names=tool_names), True
+        model = _str_or_none(msg.get("model"))
+        mid = _str_or_none(msg.get("id"))
+        synthetic = model == "<synthetic>" or rec.get("isApiErrorMessage") is True or mid is None
+        usage = _usage_of(msg.get("usage"))
+        if synthetic:
+            base = {"role": Role.ASSISTANT, "origin": Origin.HARNESS,
+                    "flags": flags | int(EventFlag.META), "ts_ms": ts, "message_id": mid or uuid,
+                    "name": "synthetic"}
+            return _blocks_to_specs(rec, content, assistant=True, base=base,
+                                    tool_names=tool_names), True
+        base = {"role": Role.ASSISTANT, "origin": Origin.AGENT, "flags": flags | F_OUT,
+                "ts_ms": ts, "message_id": mid}
+        specs = _blocks_to_specs(rec, content, assistant=True, base=base, tool_names=tool_names)
+        for s in specs:
+            s["_mid"] = mid
+        specs[0]["_usage"] = usage
+        specs[0]["_model"] = model
+        return specs, True
+
+    if rtype == "system":
+        sub = rec.get("subtype")
+        sub = sub if isinstance(sub, str) else None
+        text = _str_or_none(rec.get("content"))
+        if sub == "compact_boundary":
+            meta = rec.get("compactMetadata")
+            meta = meta if isinstance(meta, dict) else {}
+            trig = meta.get("trigger")
+            trigger = _TRIGGERS.get(trig, CompactTrigger.OTHER) if isinstance(trig, str) else CompactTrigger.OTHER
+            pre = meta.get("preTokens")
+            pre = pre if isinstance(pre, int) and not isinstance(pre, bool) and 0 <= pre < 1 << 62 else -1
+            return [{"kind": EventKind.COMPACTION, "role": Role.SYSTEM, "origin": Origin.HARNESS,
+                     "flags": flags, "ts_ms": ts, "message_id": uuid, "name": "compact_boundary",
+                     "text": text, "compact_trigger": trigger, "compact_pre_tokens": pre}], True
+        return [{"kind": EventKind.SIDE_EFFECT, "role": Role.SYSTEM, "origin": Origin.HARNESS,
+                 "flags": flags, "ts_ms": ts, "message_id": uuid,
+                 "name": f"system/{sub}" if sub else "system", "text": text}], True
+
+    if rtype == "summary":
+        return [{"kind": EventKind.SUMMARY, "origin": Origin.BACKGROUND, "flags": flags,
+                 "message_id": _str_or_none(rec.get("leafUuid")), "name": "legacy_summary",
+                 "text": _str_or_none(rec.get("summary")) or ""}], True
+
+    if rtype in SIDE_EFFECT_TYPES:
+        name = rtype
+        text = None
+        if rtype == "progress":
+            data = rec.get("data")
+            if isinstance(data, dict) and isinstance(data.get("type"), str):
+                name = f"progress/{data['type']}"
+        elif rtype == "queue-operation":
+            op = rec.get("operation")
+            if isinstance(op, str):
+                name = f"queue-operation/{op}"
+            text = _str_or_none(rec.get("content"))
+        elif rtype == "file-history-snapshot":
+            snap = rec.get("snapshot")
+            if ts < 0 and isinstance(snap, dict):
+                ts = parse_ts_ms(snap.get("timestamp"))
+            uuid = uuid or _str_or_none(rec.get("messageId"))
+        return [{"kind": EventKind.SIDE_EFFECT, "origin": Origin.HARNESS, "flags": flags,
+                 "ts_ms": ts, "message_id": uuid, "name": name, "text": text}], True
+
+    # an unknown record type: keep it, opaque
+    recognised = any(k in rec for k in _CC_KEYS)
+    return [{"kind": EventKind.OPAQUE, "flags": flags, "ts_ms": ts, "message_id": uuid,
+             "name": rtype}], recognised
+
+
+# ---------------------------------------------------------------- parse
+
+_ADD_KEYS = ("kind", "role", "origin", "text", "call_id", "message_id", "name", "ts_ms",
+             "flags", "compact_trigger", "compact_pre_tokens")
+
+
+def parse(ctx: ParseContext) -> list[ParsedContinuity]:
+    rows = EventRows()
+    tool_names: dict[str, str] = {}
+    req_of: dict[str, int] = {}  # message id -> request index
+    req_first_row: list[int] = []
+    req_usage: list[tuple[int, int, int, int] | None] = []
+    model_requests: dict[str, int] = {}
+    recognised = 0
+    records = 0
+    session_id = None
+    sidechain_session = None
+    agent_id = None
+    versions: dict[str, int] = {}
+    add = rows.add
+
+    for line, raw, obj in iter_jsonl(ctx, rows):
+        records += 1
+        try:
+            specs, ok = _map_record(obj, tool_names)
+        except _Bad as exc:
+            ctx.bad_record(line, exc.message, exc.expected, raw, rows)
+            continue
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
+            ctx.bad_record(line, f"unexpected record structure ({type(exc).__name__}: {exc})",
+                           EXPECTED, raw, rows)
+            continue
+        recognised += ok
+        if session_id is None or agent_id is None:
+            sid = obj.get("sessionId")
+            if isinstance(sid, str) and session_id is None:
+                session_id = sid
+            aid = obj.get("agentId")
+            if isinstance(aid, str) and agent_id is None:
+                agent_id = aid
+            if obj.get("isSidechain") is True and isinstance(sid, str):
+                sidechain_session = sidechain_session or sid
+        v = obj.get("version")
+        if isinstance(v, str):
+            versions[v] = versions.get(v, 0) + 1
+        first = True
+        for spec in specs:
+            mid = spec.get("_mid")
+            request = -1
+            usage = None
+            if mid is not None:
+                request = req_of.get(mid, -1)
+                if request < 0:
+                    request = len(req_first_row)
+                    req_of[mid] = request
+                    req_first_row.append(len(rows))
+                    req_usage.append(None)
+                    m = spec.get("_model")
+                    if m:
+                        model_requests[m] = model_requests.get(m, 0) + 1
+                if "_usage" in spec and spec["_usage"] is not None:
+                    # the last record of a message id is authoritative (see module docstring)
+                    req_usage[request] = spec["_usage"]
+            add(spec["kind"], role=spec.get("role", Role.NONE), text=spec.get("text"),
+                raw=raw if first else None, origin=spec.get("origin", Origin.UNKNOWN),
+                call_id=spec.get("call_id"), message_id=spec.get("message_id"),
+                name=spec.get("name"), ts_ms=spec.get("ts_ms", -1), request=request,
+                flags=spec.get("flags", 0), source_line=line, usage=usage,
+                compact_trigger=spec.get("compact_trigger", CompactTrigger.NONE),
+                compact_pre_tokens=spec.get("compact_pre_tokens", -1))
+            first = False
+
+    if recognised == 0:
+        raise SourceError(f"no Claude Code records among {records} JSON lines",
+                          path=str(ctx.path), expected=EXPECTED + " such as type 'user'/'assistant' "
+                          "with sessionId/uuid")
+
+    cols = rows.cols
+    n = len(rows)
+    # usage, once per request, on the request's first event
+    for r, u in enumerate(req_usage):
+        if u is not None:
+            row = req_first_row[r]
+            cols["usage_input"][row], cols["usage_cache_read"][row] = u[0], u[1]
+            cols["usage_cache_write"][row], cols["usage_output"][row] = u[2], u[3]
+    # inputs and everything else that is not an output: the next request to start after it
+    if n:
+        flags = np.fromiter(cols["flags"], dtype=np.int64, count=n)
+        non_out = np.flatnonzero((flags & F_OUT) == 0)
+        if non_out.size:
+            nxt = np.searchsorted(np.asarray(req_first_row, dtype=np.int64), non_out, side="right")
+            nxt[nxt >= len(req_first_row)] = -1
+            req_col = cols["request"]
+            for i, r in zip(non_out.tolist(), nxt.tolist(), strict=True):
+                req_col[i] = r
+
+    path = ctx.path
+    parent_id = None
+    if path.parent.name == "subagents" and path.parent.parent.name:
+        parent_id = path.parent.parent.name
+    elif sidechain_session is not None and (agent_id is not None or path.stem.startswith("agent-")):
+        parent_id = sidechain_session
+    if parent_id is not None:
+        cid = f"{parent_id}/{path.stem}"
+    else:
+        cid = session_id or path.stem
+    model = max(model_requests, key=model_requests.get) if model_requests else None
+    meta: dict[str, Any] = {"records": records, "requests": len(req_first_row),
+                            "models": model_requests}
+    if versions:
+        meta["harness_version"] = max(versions, key=versions.get)
+    if agent_id is not None:
+        meta["agent_id"] = agent_id
+    if session_id is not None:
+        meta["session_id"] = session_id
+    return [ParsedContinuity(continuity_id=cid, source_format=NAME, source_file=str(path), rows=rows,
+                             parent_id=parent_id, model=model, provider="anthropic", meta=meta)]
+
+
+# ---------------------------------------------------------------- sniff
+
+def _head_records(head: bytes, limit: int = 8) -> tuple[list[Any], bool]:
+    """Parse up to ``limit`` complete leading lines of ``head``; (records, had_partial)."""
+    lines = head.split(b"\n")
+    partial = not head.endswith(b"\n") and len(lines) >= 1
+    complete = lines[:-1] if partial else lines
+    out = []
+    for ln in complete:
+        if not ln.strip():
+            continue
+        try:
+            out.append(orjson.loads(ln))
+        except orjson.JSONDecodeError:
+            out.append(None)
+        if len(out) >= limit:
+            break
+    if not out and partial and lines[0].strip():
+        try:  # a small file without trailing newline
+            out.append(orjson.loads(lines[0]))
+            partial = False
+        except orjson.JSONDecodeError:
+            pass
+    return out, partial
+
+
+def _looks_cc(rec: Any) -> bool:
+    if not isinstance(rec, dict) or "payload" in rec:
+        return False
+    t = rec.get("type")
+    if not isinstance(t, str):
+        return False
+    if t in KNOWN_TYPES:
+        return any(k in rec for k in _CC_KEYS) or (t == "summary" and "summary" in rec)
+    return "sessionId" in rec and "uuid" in rec
+
+
+def sniff(path: Path, head: bytes) -> Detection:
+    recs, partial = _head_records(head)
+    if not recs:
+        if partial and head.lstrip().startswith(b"{") and b'"sessionId"' in head and (
+                b'"type":"user"' in head or b'"type":"assistant"' in head or b'"type":"summary"' in head):
+            return Detection(0.7, "first line is longer than the sniffed head but has Claude Code keys")
+        return Detection(0.0, "no complete JSON line at the start")
+    hits = sum(_looks_cc(r) for r in recs)
+    if hits == 0:
+        kinds = sorted({r.get("type") if isinstance(r, dict) and isinstance(r.get("type"), str)
+                        else type(r).__name__ for r in recs})[:5]
+        return Detection(0.0, f"0/{len(recs)} leading lines are Claude Code records (saw {kinds})")
+    score = 0.95 * hits / len(recs)
+    if path.suffix == ".jsonl":
+        score = min(1.0, score + 0.03)
+    return Detection(score, f"{hits}/{len(recs)} leading lines are Claude Code records "
+                            "(type user/assistant/progress/summary... with sessionId/uuid)")
+
+
+FORMAT = register(SourceFormat(
+    name=NAME,
+    description="Claude Code session JSONL (~/.claude/projects/*/<session>.jsonl, subagents/)",
+    sniff=sniff,
+    parse=parse,
+))

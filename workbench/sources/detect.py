@@ -1,0 +1,83 @@
+"""Which source format is this file? Ask every registered format's ``sniff``.
+
+>>> from pathlib import Path
+>>> from workbench.sources.detect import detect_format
+>>> fmt, seen = detect_format(Path("session.jsonl"), b'{"type":"user","sessionId":"s","uuid":"u","message":{"role":"user","content":"hi"}}\\n')
+>>> fmt.name
+'claude_code'
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from workbench.errors import SourceError
+from workbench.sources.base import Detection, SourceFormat
+
+HEAD_BYTES = 64 * 1024
+THRESHOLD = 0.5  # the best score must reach this to be believed
+
+
+def read_head(path: Path, n: int = HEAD_BYTES) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read(n)
+
+
+def check_text(path: Path, data: bytes) -> None:
+    """Reject empty and binary files with a clear message (before any format sees them)."""
+    if not data.strip():
+        raise SourceError("file is empty" if not data else "file holds only whitespace",
+                          path=str(path), expected="an agent log with at least one record")
+    head = data[:8192]
+    nul = head.find(b"\x00")
+    if nul >= 0:
+        raise SourceError(f"binary file (NUL byte at offset {nul})", path=str(path),
+                          expected="a UTF-8 text log (JSON, JSONL or Markdown)")
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < len(head) - 4:  # not just a character cut at the end of the head
+            raise SourceError(f"not UTF-8 text ({exc.reason} at byte {exc.start}); binary file?",
+                              path=str(path), expected="a UTF-8 text log (JSON, JSONL or Markdown)") from None
+
+
+def sniff_all(path: Path, head: bytes, formats: dict[str, SourceFormat]) -> list[tuple[str, Detection]]:
+    """Every format's verdict, best first (ties keep registry order)."""
+    seen = []
+    for name, fmt in formats.items():
+        try:
+            det = fmt.sniff(path, head)
+            if not isinstance(det, Detection):
+                det = Detection(0.0, f"sniffer returned {type(det).__name__}")
+        except Exception as exc:  # a broken sniffer must not hide the others
+            det = Detection(0.0, f"sniffer failed: {type(exc).__name__}: {exc}")
+        seen.append((name, det))
+    order = {n: i for i, n in enumerate(formats)}
+    seen.sort(key=lambda nd: (-nd[1].score, order[nd[0]]))
+    return seen
+
+
+def describe(seen: list[tuple[str, Detection]]) -> str:
+    return "; ".join(f"{name} {det.score:.2f} ({det.reason})" for name, det in seen)
+
+
+def detect_format(path: Path, head: bytes | None = None,
+                  formats: dict[str, SourceFormat] | None = None) -> tuple[SourceFormat, list[tuple[str, Detection]]]:
+    """Return the best format for ``path`` and what every format said.
+
+    Raises :class:`SourceError` listing each format's score and reason when no format
+    reaches :data:`THRESHOLD`.
+    """
+    if formats is None:
+        from workbench.sources import load_formats
+
+        formats = load_formats()
+    if head is None:
+        head = read_head(path)
+    seen = sniff_all(path, head, formats)
+    if not seen or seen[0][1].score < THRESHOLD:
+        raise SourceError(
+            f"format not recognised (no format scored >= {THRESHOLD}); detection saw: "
+            + (describe(seen) or "no formats registered"),
+            path=str(path), expected="a log in one of: " + ", ".join(formats) + " (or pass --format)")
+    return formats[seen[0][0]], seen

@@ -1,0 +1,395 @@
+"""The import driver: real agent logs -> one canonical dataset.
+
+:func:`import_paths` walks files and directories (sorted, files before sub-directories,
+hidden names skipped), picks each file's format (``--format`` forces one, otherwise the
+best :mod:`~workbench.sources.detect` score), parses it, links Claude Code subagents to
+their sessions, pairs tool calls with results, counts characters and tokens, fits the
+tokenizer calibration (:mod:`~workbench.sources.calibrate`) and writes the dataset
+atomically with a manifest that lists every source file (sha256, bytes, format, records
+skipped), every skipped record (file, line, error) and the calibration per continuity.
+
+Files named explicitly must import: empty, binary, unrecognised or malformed files raise
+:class:`~workbench.errors.SourceError` naming the file (and line). Files found by walking a
+directory that no format recognises (a README, an image, an empty file) are not logs:
+they are listed under ``manifest["import"]["ignored"]`` with the reason, and the import
+fails only if nothing at all could be imported. A Claude Code session file named
+explicitly brings its ``<session>/subagents/*.jsonl`` along.
+
+>>> from workbench.sources.importer import import_paths           # doctest: +SKIP
+>>> ds = import_paths([Path("logs/")], Path("datasets/mine"))     # doctest: +SKIP
+>>> ds.manifest["import"]["calibration"]                           # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from workbench.continuity.enums import EventFlag
+from workbench.errors import SourceError
+from workbench.sources.base import ON_ERROR, ParseContext, ParsedContinuity, SourceFormat
+
+LARGE_INPUT_BYTES = 8 << 20  # show progress above this much input
+_INT_COLUMNS = (
+    ("kind", np.int8), ("role", np.int8), ("origin", np.int8), ("actor", np.int16),
+    ("flags", np.int32), ("request", np.int32), ("pair_seq", np.int64), ("ts_ms", np.int64),
+    ("usage_input", np.int64), ("usage_cache_read", np.int64), ("usage_cache_write", np.int64),
+    ("usage_output", np.int64), ("compact_trigger", np.int8), ("compact_pre_tokens", np.int64),
+    ("source_line", np.int32),
+)
+_STR_COLUMNS = ("call_id", "message_id", "name", "text", "raw")
+
+
+@dataclass
+class SourceFile:
+    path: Path
+    explicit: bool  # named on the command line (must import) vs found in a directory
+
+
+@dataclass
+class ParsedFile:
+    path: Path
+    fmt: str
+    sha256: str
+    size: int
+    continuities: list[ParsedContinuity]
+    skipped: list[dict[str, Any]]
+    detection: str | None = None
+
+
+@dataclass
+class ParseResult:
+    files: list[ParsedFile] = field(default_factory=list)
+    ignored: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def bytes(self) -> int:
+        return sum(f.size for f in self.files)
+
+
+# ------------------------------------------------------------------ discovery
+
+def _walk(d: Path) -> list[Path]:
+    entries = [e for e in d.iterdir() if not e.name.startswith(".")]
+    files = sorted((e for e in entries if e.is_file()), key=lambda p: p.name)
+    dirs = sorted((e for e in entries if e.is_dir()), key=lambda p: p.name)
+    out = list(files)
+    for sub in dirs:
+        out.extend(_walk(sub))
+    return out
+
+
+def collect_files(paths: list[Path]) -> list[SourceFile]:
+    """Expand directories (deterministic order) and dedupe; keep explicit files first-seen."""
+    seen: set[Path] = set()
+    out: list[SourceFile] = []
+
+    def push(p: Path, explicit: bool) -> None:
+        key = p.resolve()
+        if key not in seen:
+            seen.add(key)
+            out.append(SourceFile(p, explicit))
+
+    for p in paths:
+        p = Path(p)
+        if p.is_dir():
+            for f in _walk(p):
+                push(f, False)
+        elif p.is_file():
+            push(p, True)
+            sub = p.with_suffix("") / "subagents"
+            if p.suffix == ".jsonl" and sub.is_dir():
+                for f in sorted(sub.glob("*.jsonl")):
+                    push(f, False)
+        else:
+            raise SourceError("no such file or directory", path=str(p),
+                              expected="existing log files or directories")
+    return out
+
+
+# ------------------------------------------------------------------ parsing
+
+def _parse_one(sf: SourceFile, forced: SourceFormat | None, formats: dict[str, SourceFormat],
+               on_error: str) -> ParsedFile:
+    from workbench.sources.detect import HEAD_BYTES, check_text, detect_format, describe
+
+    data = sf.path.read_bytes()
+    check_text(sf.path, data)
+    detection = None
+    if forced is None:
+        fmt, seen = detect_format(sf.path, data[:HEAD_BYTES], formats)
+        detection = describe(seen[:3])
+    else:
+        fmt = forced
+    ctx = ParseContext(path=sf.path, on_error=on_error)
+    try:
+        conts = fmt.parse(ctx)
+    except SourceError:
+        raise
+    except RecursionError as exc:
+        raise SourceError(f"record nested too deeply for the {fmt.name} parser ({exc})",
+                          path=str(sf.path)) from exc
+    except Exception as exc:  # a parser bug must still name the file
+        raise SourceError(f"{fmt.name} parser failed: {type(exc).__name__}: {exc}",
+                          path=str(sf.path)) from exc
+    return ParsedFile(path=sf.path, fmt=fmt.name, sha256=hashlib.sha256(data).hexdigest(),
+                      size=len(data), continuities=conts, skipped=list(ctx.skipped),
+                      detection=detection)
+
+
+def parse_files(files: list[SourceFile], *, fmt: str | None = None, on_error: str = "fail",
+                progress=None) -> ParseResult:
+    """Parse every file; files found in directories that are not logs are ignored (listed)."""
+    from workbench.sources import load_formats
+
+    if on_error not in ON_ERROR:
+        raise SourceError(f"on_error must be one of {', '.join(ON_ERROR)}, not {on_error!r}")
+    formats = load_formats()
+    forced = None
+    if fmt is not None:
+        key = fmt.replace("-", "_")
+        if key not in formats:
+            raise SourceError(f"unknown format {fmt!r}; known: {', '.join(formats)}")
+        forced = formats[key]
+    res = ParseResult()
+    for sf in files:
+        try:
+            res.files.append(_parse_one(sf, forced, formats, on_error))
+        except SourceError as exc:
+            if sf.explicit or not _is_not_a_log(exc):
+                raise
+            res.ignored.append({"path": str(sf.path), "reason": str(exc)})
+        if progress is not None:
+            progress(sf.path)
+    if not res.files:
+        detail = "; ".join(f"{i['reason']}" for i in res.ignored[:10])
+        raise SourceError("nothing to import" + (f": {detail}" if detail else " (no files found)"),
+                          path=", ".join(str(f.path) for f in files[:3]) or None,
+                          expected="at least one agent log")
+    return res
+
+
+def _is_not_a_log(exc: SourceError) -> bool:
+    msg = str(exc)
+    return any(s in msg for s in ("format not recognised", "binary file", "not UTF-8 text",
+                                  "file is empty", "file holds only whitespace"))
+
+
+# ------------------------------------------------------------------ building
+
+def _unique_ids(ids: list[str]) -> list[str]:
+    count: dict[str, int] = {}
+    out = []
+    for cid in ids:
+        k = count.get(cid, 0)
+        count[cid] = k + 1
+        out.append(cid if k == 0 else f"{cid}#{k + 1}")
+    return out
+
+
+def build_tables(res: ParseResult, tokenizers: tuple[str, ...] | list[str] = ("cl100k", "approx"),
+                 *, timings: dict[str, float] | None = None):
+    """(events table, continuities table, continuity ids, unresolved parents)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from workbench.continuity import schema as S
+    from workbench.continuity.validate import pair_tool_events
+    from workbench.tokens.tokenizers import count_texts
+
+    t0 = time.perf_counter()
+    conts: list[tuple[int, ParsedContinuity]] = [(fi, c) for fi, f in enumerate(res.files)
+                                                 for c in f.continuities]
+    ids = _unique_ids([c.continuity_id for _, c in conts])
+    sizes = np.array([len(c.rows) for _, c in conts], dtype=np.int64)
+    n = int(sizes.sum())
+
+    # parents: by continuity id, else by the parent's file stem
+    by_id = {cid: i for i, cid in enumerate(ids)}
+    by_stem: dict[str, int] = {}
+    for i, (fi, c) in enumerate(conts):
+        if c.parent_id is None:
+            by_stem.setdefault(Path(res.files[fi].path).stem, i)
+    parents = []
+    unresolved = []
+    for i, (_, c) in enumerate(conts):
+        p = -1
+        if c.parent_id is not None:
+            p = by_id.get(c.parent_id, by_stem.get(c.parent_id, -1))
+            if p < 0 or p == i:
+                p = -1
+                unresolved.append({"continuity": ids[i], "parent_id": c.parent_id})
+        parents.append(p)
+
+    cols: dict[str, Any] = {}
+    cont_idx = np.repeat(np.arange(len(conts), dtype=np.int32), sizes)
+    cols["continuity"] = cont_idx
+    seq = np.arange(n, dtype=np.int64)
+    if len(conts):
+        offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        seq -= np.repeat(offsets, sizes)
+    cols["seq"] = seq
+    for name, dt in _INT_COLUMNS:
+        if len(conts) == 1:
+            cols[name] = np.asarray(conts[0][1].rows.cols[name], dtype=dt)
+        else:
+            buf: list = []
+            for _, c in conts:
+                buf.extend(c.rows.cols[name])
+            cols[name] = np.asarray(buf, dtype=dt) if buf else np.zeros(0, dtype=dt)
+    cols["source_file"] = np.repeat(np.array([fi for fi, _ in conts], dtype=np.int16), sizes)
+    strs: dict[str, list] = {}
+    for name in _STR_COLUMNS:
+        if len(conts) == 1:
+            strs[name] = conts[0][1].rows.cols[name]
+        else:
+            buf = []
+            for _, c in conts:
+                buf.extend(c.rows.cols[name])
+            strs[name] = buf
+
+    # tool pairing; a parser may pre-pair a self-contained call (pair_seq == seq)
+    preset = cols["pair_seq"] >= 0
+    call_ids = strs["call_id"]
+    if preset.any():
+        call_ids = [None if p else cid for cid, p in zip(call_ids, preset.tolist(), strict=True)]
+    pair, unpaired = pair_tool_events(cont_idx, seq, cols["kind"], call_ids)
+    pair[preset] = cols["pair_seq"][preset]
+    unpaired &= ~preset
+    cols["pair_seq"] = pair
+    cols["flags"] = cols["flags"] | np.where(unpaired, np.int32(EventFlag.UNPAIRED), np.int32(0))
+
+    arrays: dict[str, Any] = {}
+    for name, typ, _ in S.FIXED_COLUMNS:
+        if name == "chars":
+            continue
+        arrays[name] = pa.array(cols[name], type=getattr(pa, typ)())
+    text = pa.array(strs["text"], type=pa.large_string())
+    arrays["chars"] = pc.fill_null(pc.utf8_length(text), 0).cast(pa.int32())
+    for name, typ in S.STRING_COLUMNS:
+        arrays[name] = text if name == "text" else pa.array(strs[name], type=getattr(pa, typ)())
+    t1 = time.perf_counter()
+    for tok in tokenizers:
+        arrays[S.token_column(tok)] = pa.array(count_texts(text, tok), type=pa.int32())
+    t2 = time.perf_counter()
+    schema = S.events_schema(tuple(tokenizers))
+    events = pa.Table.from_arrays([arrays[f.name] for f in schema], schema=schema)
+
+    windows = [c.context_window for _, c in conts]
+    continuities = pa.table({
+        "continuity": pa.array(np.arange(len(conts), dtype=np.int32)),
+        "continuity_id": pa.array(ids, type=pa.string()),
+        "parent": pa.array(np.array(parents, dtype=np.int32)),
+        "source_format": pa.array([c.source_format for _, c in conts], type=pa.string()),
+        "source_file": pa.array([str(res.files[fi].path) for fi, _ in conts], type=pa.string()),
+        "profile": pa.array([_PROFILES.get(c.source_format) for _, c in conts], type=pa.string()),
+        "model": pa.array([c.model for _, c in conts], type=pa.string()),
+        "provider": pa.array([c.provider for _, c in conts], type=pa.string()),
+        "context_window": pa.array(np.array(windows, dtype=np.int64)),
+        "n_events": pa.array(sizes),
+    })
+    if timings is not None:
+        timings["build_s"] = timings.get("build_s", 0.0) + (t1 - t0) + (time.perf_counter() - t2)
+        timings["tokenize_s"] = timings.get("tokenize_s", 0.0) + (t2 - t1)
+    return events, continuities, ids, unresolved
+
+
+# which harness preset a source format's recorded behaviour follows
+_PROFILES = {"claude_code": "claude-code", "codex": "codex-local"}
+
+
+# ------------------------------------------------------------------ driver
+
+def import_paths(paths: list[Path], out: Path, *, fmt: str | None = None, on_error: str = "fail",
+                 progress: bool = False, tokenizers=("cl100k", "approx")):
+    """Import logs at ``paths`` into the dataset directory ``out``; return the Dataset."""
+    from workbench.continuity.dataset import write_dataset
+    from workbench.sources.calibrate import calibrate_table
+
+    files = collect_files([Path(p) for p in paths])
+    tokenizers = tuple(tokenizers)
+    total = 0
+    for sf in files:
+        try:
+            total += sf.path.stat().st_size
+        except OSError:
+            pass
+    bar = _Progress(total, enabled=progress and (total >= LARGE_INPUT_BYTES or len(files) > 200))
+    with bar:
+        res = parse_files(files, fmt=fmt, on_error=on_error, progress=bar.advance)
+        bar.phase("building and tokenizing")
+        events, continuities, ids, unresolved = build_tables(res, tokenizers)
+        bar.phase("calibrating")
+        cal_tok = "cl100k" if "cl100k" in tokenizers else (tokenizers[0] if tokenizers else None)
+        calibration = (calibrate_table(events, ids, cal_tok) if cal_tok
+                       else {cid: {"status": "no tokenizer column to calibrate"} for cid in ids})
+
+    skipped = [{"file": str(f.path), **s} for f in res.files for s in f.skipped]
+    formats = sorted({f.fmt for f in res.files})
+    source = {
+        "format": fmt if fmt is not None else (formats[0] if len(formats) == 1 else "mixed"),
+        "files": [{"path": str(f.path), "sha256": f.sha256, "bytes": f.size, "format": f.fmt,
+                   "skipped": len(f.skipped), "continuities": len(f.continuities)}
+                  for f in res.files],
+    }
+    conts = [c for f in res.files for c in f.continuities]
+    extra = {"import": {
+        "on_error": on_error,
+        "skipped_total": len(skipped),
+        "skipped": skipped,
+        "ignored": res.ignored,
+        "unresolved_parents": unresolved,
+        "continuities": {cid: c.meta for cid, c in zip(ids, conts, strict=True)},
+        "calibration": calibration,
+    }}
+    if progress and (skipped or res.ignored):
+        for s in skipped[:20]:
+            print(f"skipped {s['file']}:{s['line']}: {s['error']}", file=sys.stderr)
+        for ig in res.ignored[:20]:
+            print(f"ignored {ig['reason']}", file=sys.stderr)
+    return write_dataset(out, events=events, continuities=continuities, tokenizers=list(tokenizers),
+                         source=source, extra=extra)
+
+
+class _Progress:
+    """A rich progress bar over input bytes, or nothing."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total = total
+        self.enabled = enabled
+        self._p = None
+        self._task = None
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._p = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+                               TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+            self._p.__enter__()
+            self._task = self._p.add_task("parsing", total=self.total)
+        return self
+
+    def __exit__(self, *exc):
+        if self._p is not None:
+            self._p.__exit__(*exc)
+        return False
+
+    def advance(self, path: Path) -> None:
+        if self._p is not None:
+            try:
+                size = path.stat().st_size
+            except OSError:
+                size = 0
+            self._p.update(self._task, advance=size, description=f"parsing {path.name[:40]}")
+
+    def phase(self, what: str) -> None:
+        if self._p is not None:
+            self._p.update(self._task, description=what)
