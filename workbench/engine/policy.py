@@ -1,0 +1,294 @@
+"""Policies: frozen dataclasses, a name registry, YAML/TOML specs, and the lowering to
+the kernel's ``(kinds, params)`` vectors.
+
+A policy is a cut-point rule + a compaction strategy + masking + a pre-compaction flush +
+a compile strategy + redaction settings + a provider/model. Names in the registry
+(:mod:`workbench.engine.presets`) are what specs, notebooks and the CLI use.
+
+>>> from workbench.engine.presets import get_policy
+>>> p = get_policy("claude-code")
+>>> p.trigger.threshold(200_000)
+167000
+>>> get_policy("claude-code", {"trigger.reserve_tokens": 40_000}).trigger.threshold(200_000)
+160000
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from workbench.engine import enums as E
+from workbench.errors import PolicyError
+
+TRIGGERS = {t.name.lower(): t for t in E.Trigger}
+STRATEGIES = {s.name.lower(): s for s in E.Strategy}
+CACHE_MODES = {c.name.lower(): c for c in E.CacheMode}
+RETAIN = {"none": E.RETAIN_NONE, "user_messages": E.RETAIN_USER_MESSAGES, "messages": E.RETAIN_MESSAGES}
+EMERGENCY = {"truncate": E.EMERGENCY_TRUNCATE, "compact": E.EMERGENCY_COMPACT}
+COMPILES = ("summaries_recent_messages_v1", "recent_messages_v1")
+
+
+@dataclass(frozen=True)
+class CutRule:
+    """When to compact and where the cut may fall."""
+
+    kind: str = "none"  # none | stride | tokens | time | events | turns | recorded
+    every_messages: int = 0  # stride: cut at every N-th message event
+    tokens: int = 0  # tokens: absolute threshold ...
+    fraction: float = 0.0  # ... or a fraction of the window ...
+    reserve_tokens: int = 0  # ... or window minus a reserve (first non-zero wins)
+    interval_s: float = 0.0  # time: seconds between compactions
+    max_events: int = 0  # events: view size that triggers (OpenHands max_size)
+    every_turns: int = 0  # turns: N turns summarized ...
+    keep_turns: int = 0  # ... keeping the last M turns raw
+    message_boundary: bool = True  # the cut (to_seq) must be a message event (ADR-0011)
+    keep_first: int = 1  # first K model-visible events are pinned (system prompt, task)
+    keep_last_events: int = 0  # at least this many recent events stay raw
+    keep_last_tokens: int = 0  # at most this many recent tokens stay raw (0: no bound)
+    min_progress: float = 0.0  # skip if fewer than this share of the view's events go
+
+    def threshold(self, window: int) -> int:
+        if self.tokens:
+            return int(self.tokens)
+        if self.fraction:
+            return int(self.fraction * window)
+        if self.reserve_tokens:
+            return int(window - self.reserve_tokens)
+        return 0
+
+    def trigger_value(self, window: int) -> float:
+        k = TRIGGERS[self.kind]
+        if k == E.Trigger.STRIDE:
+            return float(self.every_messages)
+        if k == E.Trigger.TOKENS:
+            return float(self.threshold(window))
+        if k == E.Trigger.TIME:
+            return float(self.interval_s * 1000.0)
+        if k == E.Trigger.EVENTS:
+            return float(self.max_events)
+        if k == E.Trigger.TURNS:
+            return float(self.every_turns)
+        return 0.0
+
+    def rule_id(self) -> str:
+        """A stable ``cut_rule_id`` naming the rule and its parameters (ADR-0011)."""
+        params = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                  if f.name != "kind" and getattr(self, f.name) != f.default}
+        body = ",".join(f"{k}={v}" for k, v in sorted(params.items()))
+        return f"{self.kind}_v1" + (f"({body})" if body else "")
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """What replaces the span before the cut."""
+
+    kind: str = "none"  # none | summary | opaque | truncate | clear_tool_uses | recorded
+    ratio: float = 0.1  # summary size = ratio x source tokens ...
+    cap: int = 20_000  # ... at most cap ...
+    floor: int = 0  # ... at least floor
+    prompt_tokens: int = 600  # the summarization instruction appended to the call
+    accumulate: bool = False  # new items are appended (segments) instead of folded in
+    max_segments: int = 0  # accumulate: merge all segments when more than this (0: never)
+    shares_cache: bool = True  # the compaction call reuses the session's cached prefix
+    retain: str = "none"  # none | user_messages | messages kept raw across the cut
+    retain_tokens: int = 0
+    clear_keep: int = 3  # clear_tool_uses: most recent tool uses kept
+    clear_at_least: int = 0  # clear only if it frees this many tokens
+    clear_inputs: bool = False  # also clear the tool call inputs
+    exclude_tools: tuple[str, ...] = ()
+    placeholder_tokens: int = 8  # size of a cleared tool result placeholder
+
+
+@dataclass(frozen=True)
+class Masking:
+    """Observation masking: tool outputs older than ``after_turns`` become placeholders."""
+
+    after_turns: int = 0  # 0: off
+    placeholder_tokens: int = 8
+
+
+@dataclass(frozen=True)
+class Flush:
+    """Pre-compaction memory flush (Signet §6.4 / OpenClaw)."""
+
+    enabled: bool = False
+    reserve_tokens: int = 20_000  # reserveTokensFloor
+    soft_threshold_tokens: int = 4_000
+    fraction: float = 0.0  # alternatively flush at fraction x window (Letta's warning)
+    prompt_tokens: int = 120  # "Pre-compaction memory flush. Store durable memories now."
+    output_tokens: int = 400  # memory entries written (the reply is NO_REPLY)
+
+    def threshold(self, window: int) -> int:
+        if self.fraction:
+            return int(self.fraction * window)
+        return int(window - self.reserve_tokens - self.soft_threshold_tokens)
+
+
+@dataclass(frozen=True)
+class Compile:
+    strategy: str = "summaries_recent_messages_v1"
+    recent_messages_limit: int = 0  # RECENT_MESSAGES_V1_LIMIT (0: unbounded)
+
+
+@dataclass(frozen=True)
+class Provider:
+    """Model and cache rules. ``None`` fields come from the continuity (as recorded)."""
+
+    model: str | None = None
+    provider: str | None = None
+    context_window: int | None = None
+    max_output: int = 32_000
+    cache: str | None = None  # explicit | automatic | none (default: by provider)
+    ttl_s: float | None = None
+    min_cacheable: int = 1024
+    granularity: int | None = None
+
+
+@dataclass(frozen=True)
+class Redaction:
+    sr1_carry_forward: bool = True  # summaries go through the redaction harness again
+
+
+@dataclass(frozen=True)
+class Policy:
+    name: str
+    description: str = ""
+    trigger: CutRule = field(default_factory=CutRule)
+    compaction: Compaction = field(default_factory=Compaction)
+    masking: Masking = field(default_factory=Masking)
+    flush: Flush = field(default_factory=Flush)
+    compile: Compile = field(default_factory=Compile)
+    provider: Provider = field(default_factory=Provider)
+    redaction: Redaction = field(default_factory=Redaction)
+    emergency: str = "compact"  # compact | truncate
+
+    # ---- construction ---------------------------------------------------------------
+    def __post_init__(self) -> None:
+        checks = [
+            (self.trigger.kind in TRIGGERS, f"trigger.kind must be one of {sorted(TRIGGERS)}"),
+            (self.compaction.kind in STRATEGIES, f"compaction.kind must be one of {sorted(STRATEGIES)}"),
+            (self.compaction.retain in RETAIN, f"compaction.retain must be one of {sorted(RETAIN)}"),
+            (self.emergency in EMERGENCY, f"emergency must be one of {sorted(EMERGENCY)}"),
+            (self.compile.strategy in COMPILES, f"compile.strategy must be one of {COMPILES}"),
+            (self.provider.cache is None or self.provider.cache in CACHE_MODES,
+             f"provider.cache must be one of {sorted(CACHE_MODES)}"),
+            (0.0 <= self.compaction.ratio <= 1.0, "compaction.ratio must be within [0, 1]"),
+            (self.trigger.keep_first >= 0 and self.trigger.keep_last_events >= 0,
+             "keep_first/keep_last_events must be >= 0"),
+            (not (self.trigger.kind == "stride" and self.trigger.every_messages <= 0),
+             "a stride trigger needs every_messages > 0"),
+            (not (self.trigger.kind == "turns" and self.trigger.every_turns <= 0),
+             "a turns trigger needs every_turns > 0"),
+            (not (self.trigger.kind == "events" and self.trigger.max_events <= 0),
+             "an events trigger needs max_events > 0"),
+            (not (self.trigger.kind == "time" and self.trigger.interval_s <= 0),
+             "a time trigger needs interval_s > 0"),
+            (not (self.trigger.kind == "tokens" and not (self.trigger.tokens or self.trigger.fraction
+                                                          or self.trigger.reserve_tokens)),
+             "a tokens trigger needs tokens, fraction or reserve_tokens"),
+        ]
+        for ok, msg in checks:
+            if not ok:
+                raise PolicyError(f"policy {self.name!r}: {msg}")
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["compaction"]["exclude_tools"] = list(self.compaction.exclude_tools)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Policy:
+        parts = {"trigger": CutRule, "compaction": Compaction, "masking": Masking, "flush": Flush,
+                 "compile": Compile, "provider": Provider, "redaction": Redaction}
+        kwargs: dict[str, Any] = {}
+        for key, value in d.items():
+            if key in parts:
+                if not isinstance(value, dict):
+                    raise PolicyError(f"policy section {key!r} must be a mapping")
+                known = {f.name for f in dataclasses.fields(parts[key])}
+                unknown = set(value) - known
+                if unknown:
+                    raise PolicyError(f"unknown {key} parameter(s) {sorted(unknown)}; known: {sorted(known)}")
+                if key == "compaction" and "exclude_tools" in value:
+                    value = {**value, "exclude_tools": tuple(value["exclude_tools"])}
+                kwargs[key] = parts[key](**value)
+            elif key in ("name", "description", "emergency"):
+                kwargs[key] = value
+            else:
+                raise PolicyError(f"unknown policy key {key!r}")
+        if "name" not in kwargs:
+            raise PolicyError("a policy needs a name")
+        return cls(**kwargs)
+
+    def with_overrides(self, overrides: dict[str, Any], name: str | None = None) -> Policy:
+        """A copy with dotted-key overrides, e.g. ``{"trigger.fraction": 0.8}``."""
+        d = self.to_dict()
+        for dotted, value in overrides.items():
+            section, _, key = dotted.partition(".")
+            if not key:
+                if section not in ("description", "emergency"):
+                    raise PolicyError(f"override {dotted!r} must be section.key")
+                d[section] = value
+                continue
+            if section not in d or not isinstance(d[section], dict):
+                raise PolicyError(f"unknown policy section {section!r} in override {dotted!r}")
+            if key not in d[section]:
+                raise PolicyError(f"unknown parameter {dotted!r}; known in {section}: {sorted(d[section])}")
+            d[section][key] = value
+        if name:
+            d["name"] = name
+        return Policy.from_dict(d)
+
+    def digest(self) -> str:
+        import orjson
+
+        return hashlib.sha256(orjson.dumps(self.to_dict(), option=orjson.OPT_SORT_KEYS)).hexdigest()[:12]
+
+    # ---- lowering -------------------------------------------------------------------
+    def lower(self, window: int, cache_mode: int, ttl_ms: float, granularity: int) -> tuple[np.ndarray, np.ndarray]:
+        """The kernel's view: ``kinds`` (int64) and ``params`` (float64), see enums."""
+        t, c, m, f = self.trigger, self.compaction, self.masking, self.flush
+        kinds = np.zeros(E.N_KINDS, np.int64)
+        params = np.zeros(E.N_PARAMS, np.float64)
+        kinds[E.K_TRIGGER] = TRIGGERS[t.kind]
+        kinds[E.K_STRATEGY] = STRATEGIES[c.kind]
+        kinds[E.K_CACHE_MODE] = cache_mode
+        kinds[E.K_ACCUMULATE] = int(c.accumulate)
+        kinds[E.K_MESSAGE_BOUNDARY] = int(t.message_boundary)
+        kinds[E.K_RETAIN_KIND] = RETAIN[c.retain]
+        kinds[E.K_FLUSH] = int(f.enabled)
+        kinds[E.K_SUMMARY_SHARES_CACHE] = int(c.shares_cache)
+        kinds[E.K_CLEAR_INPUTS] = int(c.clear_inputs)
+        kinds[E.K_EMERGENCY] = EMERGENCY[self.emergency]
+        kinds[E.K_COMPILE_LIMIT_MESSAGES] = (self.compile.recent_messages_limit
+                                             if self.compile.strategy in COMPILES else 0)
+        kinds[E.K_MASK_AFTER_TURNS] = m.after_turns
+        kinds[E.K_MAX_SEGMENTS] = c.max_segments
+        params[E.P_TRIGGER_VALUE] = t.trigger_value(window)
+        params[E.P_TRIGGER_KEEP_TURNS] = t.keep_turns
+        params[E.P_KEEP_FIRST] = t.keep_first
+        params[E.P_KEEP_LAST_EVENTS] = t.keep_last_events
+        params[E.P_KEEP_LAST_TOKENS] = t.keep_last_tokens
+        params[E.P_MIN_PROGRESS] = t.min_progress
+        params[E.P_RETAIN_TOKENS] = c.retain_tokens
+        params[E.P_SUMMARY_RATIO] = c.ratio
+        params[E.P_SUMMARY_CAP] = c.cap
+        params[E.P_SUMMARY_FLOOR] = c.floor
+        params[E.P_SUMMARY_PROMPT] = c.prompt_tokens
+        params[E.P_FLUSH_THRESHOLD] = f.threshold(window) if f.enabled else 0
+        params[E.P_FLUSH_PROMPT] = f.prompt_tokens
+        params[E.P_FLUSH_OUTPUT] = f.output_tokens
+        params[E.P_MASK_PLACEHOLDER] = m.placeholder_tokens
+        params[E.P_CLEAR_KEEP] = c.clear_keep
+        params[E.P_CLEAR_AT_LEAST] = c.clear_at_least
+        params[E.P_CLEAR_PLACEHOLDER] = c.placeholder_tokens
+        params[E.P_WINDOW] = window
+        params[E.P_MIN_CACHEABLE] = self.provider.min_cacheable
+        params[E.P_CACHE_GRANULARITY] = granularity
+        params[E.P_TTL_MS] = ttl_ms
+        return kinds, params

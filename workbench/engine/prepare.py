@@ -1,0 +1,143 @@
+"""Turn one continuity's events into the plain arrays both engines replay.
+
+Nothing here depends on a policy except ``excluded_tools``; everything is numpy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.continuity.enums import EventFlag, EventKind, Role
+
+
+@dataclass(frozen=True)
+class ReplayInput:
+    continuity: int
+    continuity_id: str
+    seq: np.ndarray  # int64 [n]
+    message_id: list  # str | None per row (for checkpoint frames)
+    kind: np.ndarray  # int64 [n]
+    tokens: np.ndarray  # int64 [n]
+    visible: np.ndarray  # bool: model-visible in every replay
+    is_summary: np.ndarray  # bool: a recorded summary (visible only in as-recorded replay)
+    is_boundary: np.ndarray  # bool: a recorded compaction boundary
+    is_message: np.ndarray  # bool: a visible message event (ADR-0011 cut anchor)
+    is_user_message: np.ndarray  # bool
+    is_tool_call: np.ndarray
+    is_tool_result: np.ndarray
+    open_after: np.ndarray  # int64: tool calls still waiting for their result after row
+    msg_ordinal: np.ndarray  # int64: visible messages up to and including row
+    row_request: np.ndarray  # int64: the request that first sees (or produced) the row, -1
+    tool_name: list  # tool name per tool row (results inherit their call's), else None
+    recorded_summary_tokens: np.ndarray  # int64 [n]: at boundary rows, the summary's size
+    req_first_row: np.ndarray  # int64 [R]: first output row of each request
+    req_output_tokens: np.ndarray  # int64 [R]
+    req_ts: np.ndarray  # int64 [R]: ms
+    req_source: np.ndarray  # int64 [R]: the request index in the continuity
+    model: str | None
+    provider: str | None
+    context_window: int
+
+    @property
+    def n(self) -> int:
+        return int(self.seq.size)
+
+    @property
+    def n_requests(self) -> int:
+        return int(self.req_first_row.size)
+
+    def excluded_mask(self, tools: tuple[str, ...]) -> np.ndarray:
+        if not tools:
+            return np.zeros(self.n, bool)
+        wanted = set(tools)
+        return np.fromiter((name in wanted for name in self.tool_name), bool, count=self.n)
+
+
+VISIBLE_KINDS = (EventKind.MESSAGE, EventKind.TOOL_CALL, EventKind.TOOL_RESULT, EventKind.REASONING)
+
+
+def prepare_continuity(events, *, continuity: int, continuity_id: str, tokenizer: str,
+                       model: str | None = None, provider: str | None = None,
+                       context_window: int = -1) -> ReplayInput:
+    """``events``: a polars frame of one continuity, sorted by seq."""
+    from workbench.continuity.schema import token_column
+
+    kind = events["kind"].to_numpy().astype(np.int64)
+    role = events["role"].to_numpy().astype(np.int64)
+    flags = events["flags"].to_numpy().astype(np.int64)
+    seq = events["seq"].to_numpy().astype(np.int64)
+    n = seq.size
+    tokens = events[token_column(tokenizer)].to_numpy().astype(np.int64)
+    request = events["request"].to_numpy().astype(np.int64)
+    ts = events["ts_ms"].to_numpy().astype(np.int64)
+    pair_seq = events["pair_seq"].to_numpy().astype(np.int64)
+
+    side = (flags & EventFlag.SIDECHAIN) != 0
+    visible = np.isin(kind, VISIBLE_KINDS) & ~side
+    is_summary = (kind == EventKind.SUMMARY) & ~side
+    is_boundary = kind == EventKind.COMPACTION
+    is_message = visible & (kind == EventKind.MESSAGE)
+    is_user_message = is_message & (role == Role.USER)
+    is_call = visible & (kind == EventKind.TOOL_CALL)
+    is_result = visible & (kind == EventKind.TOOL_RESULT)
+
+    # rows of pairs (seq -> row); a call is open from its row until its result's row
+    row_of_seq = {int(s): i for i, s in enumerate(seq)} if n else {}
+    pair_row = np.array([row_of_seq.get(int(s), -1) if s >= 0 else -1 for s in pair_seq], np.int64)
+    delta = np.zeros(n + 1, np.int64)
+    opening = np.flatnonzero(is_call & (pair_row > np.arange(n)))
+    delta[opening] += 1
+    delta[pair_row[opening]] -= 1
+    open_after = np.cumsum(delta[:n])
+
+    msg_ordinal = np.cumsum(is_message.astype(np.int64))
+
+    # requests: first output row per request index
+    is_out = (((flags & EventFlag.OUTPUT) != 0) | (role == Role.ASSISTANT)) & (request >= 0) & (visible | is_summary)
+    out_rows = np.flatnonzero(is_out)
+    req_ids, first_idx = np.unique(request[out_rows], return_index=True)
+    req_first_row = out_rows[first_idx]
+    order = np.argsort(req_first_row, kind="stable")
+    req_first_row = req_first_row[order]
+    req_ids = req_ids[order]
+    out_tok = np.zeros(req_ids.size, np.int64)
+    pos_of_req = {int(r): i for i, r in enumerate(req_ids)}
+    for i in out_rows:
+        if visible[i]:
+            out_tok[pos_of_req[int(request[i])]] += tokens[i]
+    req_ts = ts[req_first_row] if req_first_row.size else np.zeros(0, np.int64)
+    # a request's timestamp must not go backwards (missing stamps inherit the previous)
+    if req_ts.size:
+        req_ts = np.maximum.accumulate(np.where(req_ts < 0, 0, req_ts))
+
+    # the request that first sees each row: the first request starting after it
+    row_request = np.searchsorted(req_first_row, np.arange(n), side="right")
+    row_request = np.where(is_out, np.searchsorted(req_first_row, np.arange(n), side="right") - 1, row_request)
+    row_request = np.where(row_request >= req_first_row.size, -1, row_request).astype(np.int64)
+
+    names = events["name"].to_list()
+    tool_name = [None] * n
+    for i in np.flatnonzero(is_call):
+        tool_name[i] = names[i]
+        if pair_row[i] >= 0:
+            tool_name[pair_row[i]] = names[i]
+
+    rec_sum = np.zeros(n, np.int64)
+    for b in np.flatnonzero(is_boundary):
+        j = b + 1
+        while j < n and not visible[j]:
+            if is_summary[j]:
+                rec_sum[b] += tokens[j]
+            j += 1
+    return ReplayInput(
+        continuity=continuity, continuity_id=continuity_id, seq=seq,
+        message_id=events["message_id"].to_list(), kind=kind, tokens=tokens, visible=visible,
+        is_summary=is_summary, is_boundary=is_boundary, is_message=is_message,
+        is_user_message=is_user_message, is_tool_call=is_call, is_tool_result=is_result,
+        open_after=open_after, msg_ordinal=msg_ordinal, row_request=row_request,
+        tool_name=tool_name, recorded_summary_tokens=rec_sum, req_first_row=req_first_row.astype(np.int64),
+        req_output_tokens=out_tok, req_ts=req_ts.astype(np.int64), req_source=req_ids.astype(np.int64),
+        model=model, provider=provider, context_window=int(context_window),
+    )

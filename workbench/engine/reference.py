@@ -1,0 +1,431 @@
+"""The reference engine: plain Python, readable, slow. It *is* the semantics; the numba
+kernel engine must produce identical ledgers and events (tests/engine/test_parity.py).
+
+For each request ``r`` (whose first output event is row ``p``), in order:
+
+1. **Compile** the context as a list of items, each ``(tag, id, tokens)``:
+   the pinned head (first ``keep_first`` model-visible events), the retained block
+   (raw items carried across a cut, e.g. Codex's recent user messages), the summary or
+   opaque items (one when folded, several when accumulated), then the raw tail: visible
+   events after the cut and before ``p``. Tool results older than ``mask_after_turns``
+   requests are placeholders (masking); cleared tool uses are placeholders (clearing);
+   a ``recent_messages_limit`` shows only the tail from the L-th last message on.
+2. **Flush** when context >= flush threshold and no flush ran at this compaction count:
+   a call with the context plus the flush instruction; its output never enters the context.
+3. **Compact** when the cut-point rule fires: choose the latest allowed cut (rule, then
+   keep-last-K events/tokens), snap it back to a safe row (a message when the rule demands
+   message boundaries; never while a tool call waits for its result), check minimum
+   progress, then apply the strategy (summary call, opaque item, truncation, recorded
+   summary, or clearing old tool uses).
+4. **Overflow**: if the context exceeds the window, record it; the emergency action
+   compacts (forced) and then truncates the oldest raw events until it fits.
+5. **Account** the main request: the cached prefix is the longest common prefix (in items,
+   counted in tokens) with the previous prompt of the same cache key, if used within the
+   TTL and at least the minimum cacheable size, rounded down to the provider's granularity.
+   Explicit caches (Anthropic) write everything after the read prefix; automatic caches
+   (OpenAI) write nothing. A shortfall is attributed to compaction, an edit (masking or
+   clearing), drift (anything else), the TTL, or a cold start.
+
+Compaction and flush calls are accounted the same way, with their own prompts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workbench.engine import enums as E
+from workbench.engine.prepare import ReplayInput
+from workbench.engine.records import EVENT_COLUMNS, LEDGER_COLUMNS
+
+Item = tuple[str, int, int]
+
+
+def clamp_summary(source: int, ratio: float, cap: float, floor: float) -> int:
+    """Modelled summary size: ``ratio x source`` tokens, within [floor, cap]."""
+    return int(min(cap, max(floor, np.floor(ratio * source))))
+
+
+class _Replay:
+    def __init__(self, inp: ReplayInput, kinds: np.ndarray, params: np.ndarray, excluded: np.ndarray):
+        self.inp, self.k, self.p = inp, kinds, params
+        self.excluded = excluded
+        self.trigger = int(kinds[E.K_TRIGGER])
+        self.strategy = int(kinds[E.K_STRATEGY])
+        self.visible = inp.visible | (inp.is_summary if self.strategy == E.Strategy.RECORDED else False)
+        self.visible_rows = np.flatnonzero(self.visible)
+        self.keep_first = int(params[E.P_KEEP_FIRST])
+        self.cut = -1
+        self.segments: list[tuple[int, int]] = []
+        self.retained: list[int] = []
+        self.cleared_upto = -1
+        self.next_artifact = 0
+        self.compactions = 0
+        self.flushed_at = -1
+        self.last_compaction_request = 0
+        self.last_compaction_ts = int(inp.req_ts[0]) if inp.n_requests else 0
+        self.next_stride = 1
+        self.boundaries_done = -1
+        self.coverage_from = -1
+        self.prev_items: list[list[Item] | None] = [None, None]
+        self.prev_ts = [0, 0]
+        self.compacted_since = [False, False]
+        self.edited_since = [False, False]
+        self.window_start = -1  # first tail row shown under a recent-messages limit
+        self.ledger: list[tuple[int, ...]] = []
+        self.events: list[tuple[int, ...]] = []
+
+    # ---- compile ------------------------------------------------------------------
+    def head(self, p: int) -> list[int]:
+        return [int(i) for i in self.visible_rows[: self.keep_first] if i < p]
+
+    def tail(self, p: int) -> list[int]:
+        head = self.head(p)
+        base = max(self.cut, head[-1] if len(head) == self.keep_first and head else -1)
+        if len(head) < self.keep_first:  # all visible rows so far are pinned
+            return []
+        return [int(i) for i in self.visible_rows if base < i < p]
+
+    def masked(self, i: int, r: int) -> bool:
+        m = int(self.k[E.K_MASK_AFTER_TURNS])
+        req = int(self.inp.row_request[i])
+        return m > 0 and bool(self.inp.is_tool_result[i]) and req >= 0 and r - req >= m
+
+    def clearable(self, i: int) -> bool:
+        kind_ok = self.inp.is_tool_result[i] or (self.k[E.K_CLEAR_INPUTS] and self.inp.is_tool_call[i])
+        return bool(kind_ok) and not bool(self.excluded[i])
+
+    def eff(self, i: int, r: int) -> int:
+        """Tokens of tail row ``i`` as it stands in the context at request ``r``."""
+        if self.masked(i, r):
+            return int(self.p[E.P_MASK_PLACEHOLDER])
+        if i <= self.cleared_upto and self.clearable(i):
+            return int(self.p[E.P_CLEAR_PLACEHOLDER])
+        return int(self.inp.tokens[i])
+
+    def shown_tail(self, tail: list[int]) -> list[int]:
+        limit = int(self.k[E.K_COMPILE_LIMIT_MESSAGES])
+        if limit <= 0:
+            return tail
+        msgs = [i for i in tail if self.inp.is_message[i]]
+        if len(msgs) <= limit:
+            return tail
+        start = msgs[-limit]
+        return [i for i in tail if i >= start]
+
+    def compile(self, r: int, p: int) -> list[Item]:
+        items: list[Item] = [("row", i, int(self.inp.tokens[i])) for i in self.head(p)]
+        items += [("ret", i, int(self.inp.tokens[i])) for i in self.retained]
+        items += [("seg", no, t) for no, t in self.segments]
+        items += [("row", i, self.eff(i, r)) for i in self.shown_tail(self.tail(p))]
+        return items
+
+    # ---- accounting ---------------------------------------------------------------
+    def account(self, key: int, items: list[Item], trailer: int, r: int, call: int, output: int,
+                before: int, after: int, flags: int) -> None:
+        mode = int(self.k[E.K_CACHE_MODE])
+        min_cache = int(self.p[E.P_MIN_CACHEABLE])
+        gran = max(1, int(self.p[E.P_CACHE_GRANULARITY]))
+        ts = int(self.inp.req_ts[r])
+        total = sum(t for _, _, t in items) + trailer
+        read = write = 0
+        loss = E.CacheLoss.NONE
+        if mode != E.CacheMode.NONE:
+            prev = self.prev_items[key]
+            if prev is None:
+                loss = E.CacheLoss.COLD
+                lcp = 0
+            elif ts - self.prev_ts[key] > self.p[E.P_TTL_MS]:
+                loss = E.CacheLoss.TTL
+                lcp = 0
+            else:
+                lcp = 0
+                for a, b in zip(prev, items, strict=False):
+                    if a != b:
+                        break
+                    lcp += a[2]
+                if lcp < sum(t for _, _, t in prev):
+                    loss = (E.CacheLoss.COMPACTION if self.compacted_since[key]
+                            else E.CacheLoss.EDIT if self.edited_since[key] else E.CacheLoss.DRIFT)
+                if lcp < min_cache:
+                    if loss == E.CacheLoss.NONE:
+                        loss = E.CacheLoss.BELOW_MINIMUM
+                    lcp = 0
+            read = (lcp // gran) * gran
+            if mode == E.CacheMode.EXPLICIT and total >= min_cache:
+                write = total - read
+        self.prev_items[key] = list(items)  # the trailing instruction is never reused
+        self.prev_ts[key] = ts
+        self.compacted_since[key] = False
+        self.edited_since[key] = False
+        self.ledger.append((r, call, total, read, write, total - read - write, output, before,
+                            after, flags, int(loss), key, ts))
+
+    def mark(self, compacted: bool = False, edited: bool = False) -> None:
+        for key in (0, 1):
+            self.compacted_since[key] |= compacted
+            self.edited_since[key] |= edited
+
+    def event(self, etype, r, from_row=-1, to_row=-1, artifact=-1, before=0, after=0, item=0,
+              span_events=0, span_tokens=0, strategy=0) -> None:
+        self.events.append((int(etype), r, from_row, to_row, artifact, before, after, item,
+                            span_events, span_tokens, int(strategy)))
+
+    # ---- the cut-point rule ---------------------------------------------------------
+    def rule(self, r: int, p: int, context: int, tail: list[int], n_items: int) -> int | None:
+        """The latest row the rule allows to be cut, or None when it does not fire."""
+        t, value = self.trigger, self.p[E.P_TRIGGER_VALUE]
+        if t == E.Trigger.TOKENS:
+            return p - 1 if context >= value else None
+        if t == E.Trigger.STRIDE:
+            if p == 0:
+                return None
+            k = int(self.inp.msg_ordinal[p - 1]) // int(value)
+            if k < self.next_stride:
+                return None
+            self.next_stride = k + 1
+            anchor = int(np.searchsorted(self.inp.msg_ordinal, k * int(value), side="left"))
+            return anchor if anchor > self.cut else None
+        if t == E.Trigger.TIME:
+            return p - 1 if self.inp.req_ts[r] - self.last_compaction_ts >= value else None
+        if t == E.Trigger.EVENTS:
+            if n_items <= value:
+                return None
+            keep = max(0, int(value) // 2 - self.keep_first - 1)
+            return tail[len(tail) - keep - 1] if len(tail) > keep else None
+        if t == E.Trigger.TURNS:
+            m = int(self.p[E.P_TRIGGER_KEEP_TURNS])
+            if r - self.last_compaction_request < value + m:
+                return None
+            older = [i for i in tail if self.inp.row_request[i] <= r - m]
+            return older[-1] if older else None
+        if t == E.Trigger.RECORDED:
+            pending = [int(b) for b in np.flatnonzero(self.inp.is_boundary) if self.boundaries_done < b < p]
+            if not pending:
+                return None
+            self.boundaries_done = pending[-1]
+            self.recorded_summary = int(sum(self.inp.recorded_summary_tokens[b] for b in pending))
+            return pending[-1] - 1
+        return None
+
+    def choose_cut(self, r: int, latest: int, tail: list[int], respect_keep: bool = True) -> int | None:
+        if respect_keep:
+            keep_events = int(self.p[E.P_KEEP_LAST_EVENTS])
+            if keep_events > 0:
+                if len(tail) <= keep_events:
+                    return None
+                latest = min(latest, tail[-keep_events - 1])
+            keep_tokens = int(self.p[E.P_KEEP_LAST_TOKENS])
+            if keep_tokens > 0:
+                acc, kept = 0, 0
+                for i in reversed(tail):
+                    if acc + self.eff(i, r) > keep_tokens:
+                        break
+                    acc += self.eff(i, r)
+                    kept += 1
+                if kept >= len(tail):
+                    return None
+                latest = min(latest, tail[len(tail) - kept - 1])
+        need_message = bool(self.k[E.K_MESSAGE_BOUNDARY])
+        for i in reversed(tail):
+            if i > latest:
+                continue
+            if self.inp.open_after[i] == 0 and (not need_message or self.inp.is_message[i]):
+                return i
+        return None
+
+    # ---- actions ------------------------------------------------------------------
+    def compact(self, r: int, p: int, latest: int, forced: bool) -> int:
+        """Try to compact; returns LedgerFlag bits describing what happened."""
+        items = self.compile(r, p)
+        before = sum(t for _, _, t in items)
+        tail = self.tail(p)
+        cut = self.choose_cut(r, latest, tail, respect_keep=True)
+        if cut is None and forced:
+            cut = self.choose_cut(r, latest, tail, respect_keep=False)
+        if cut is None:
+            return E.LedgerFlag.SKIPPED_NO_SAFE_CUT
+        span = [i for i in tail if i <= cut]
+        if not forced and len(span) < self.p[E.P_MIN_PROGRESS] * len(items):
+            return E.LedgerFlag.SKIPPED_NO_PROGRESS
+        span_tokens = sum(self.eff(i, r) for i in span)
+        s = self.strategy
+        artifact = -1
+        item_tokens = 0
+        ratio, cap, floor = self.p[E.P_SUMMARY_RATIO], self.p[E.P_SUMMARY_CAP], self.p[E.P_SUMMARY_FLOOR]
+        accumulate = bool(self.k[E.K_ACCUMULATE])
+        if s in (E.Strategy.SUMMARY, E.Strategy.OPAQUE, E.Strategy.RECORDED):
+            if s == E.Strategy.RECORDED:
+                item_tokens = self.recorded_summary if self.trigger == E.Trigger.RECORDED else 0
+            elif accumulate:
+                item_tokens = clamp_summary(span_tokens, ratio, cap, floor)
+            else:
+                item_tokens = clamp_summary(sum(t for _, t in self.segments) + span_tokens, ratio, cap, floor)
+            artifact = self.next_artifact
+            self.next_artifact += 1
+            key = 0 if self.k[E.K_SUMMARY_SHARES_CACHE] else 1
+            self.account(key, items, int(self.p[E.P_SUMMARY_PROMPT]), r, E.CallKind.COMPACTION,
+                         item_tokens, before, before, 0)
+            if s != E.Strategy.RECORDED:
+                if accumulate:
+                    self.segments.append((artifact, item_tokens))
+                else:
+                    self.segments = [(artifact, item_tokens)]
+        self.retain(span, cut)
+        if self.coverage_from < 0 or accumulate or s == E.Strategy.TRUNCATE:
+            self.coverage_from = span[0]
+        self.cut = cut
+        self.compactions += 1
+        self.last_compaction_request = r
+        self.last_compaction_ts = int(self.inp.req_ts[r])
+        self.mark(compacted=True)
+        after = sum(t for _, _, t in self.compile(r, p))
+        self.event(E.EventType.CHECKPOINT, r, self.coverage_from, cut, artifact, before, after,
+                   item_tokens, len(span), span_tokens, s)
+        self.merge_if_needed(r, p)
+        return E.LedgerFlag.COMPACTED
+
+    def retain(self, span: list[int], cut: int) -> None:
+        kind = int(self.k[E.K_RETAIN_KIND])
+        if kind == E.RETAIN_NONE:
+            return
+        budget = int(self.p[E.P_RETAIN_TOKENS])
+        pick = self.inp.is_user_message if kind == E.RETAIN_USER_MESSAGES else self.inp.is_message
+        candidates = sorted(set(self.retained) | {i for i in span if pick[i]})
+        kept, acc = [], 0
+        for i in reversed(candidates):
+            if acc + int(self.inp.tokens[i]) > budget:
+                break
+            acc += int(self.inp.tokens[i])
+            kept.append(i)
+        self.retained = sorted(kept)
+
+    def merge_if_needed(self, r: int, p: int) -> None:
+        limit = int(self.k[E.K_MAX_SEGMENTS])
+        if not (self.k[E.K_ACCUMULATE] and limit > 0 and len(self.segments) > limit):
+            return
+        seg_items: list[Item] = [("seg", no, t) for no, t in self.segments]
+        total = sum(t for _, t in self.segments)
+        merged = clamp_summary(total, self.p[E.P_SUMMARY_RATIO], self.p[E.P_SUMMARY_CAP], self.p[E.P_SUMMARY_FLOOR])
+        before = sum(t for _, _, t in self.compile(r, p))
+        self.account(1, seg_items, int(self.p[E.P_SUMMARY_PROMPT]), r, E.CallKind.MERGE, merged, before, before, 0)
+        artifact = self.next_artifact
+        self.next_artifact += 1
+        self.segments = [(artifact, merged)]
+        self.mark(compacted=True)
+        after = sum(t for _, _, t in self.compile(r, p))
+        self.event(E.EventType.MERGE, r, -1, -1, artifact, before, after, merged, len(seg_items), total,
+                   E.Strategy.SUMMARY)
+
+    def clear_tool_uses(self, r: int, p: int) -> int:
+        tail = self.tail(p)
+        calls = [i for i in tail if self.inp.is_tool_call[i]]
+        keep = int(self.p[E.P_CLEAR_KEEP])
+        if len(calls) <= keep:
+            return 0
+        boundary = calls[-keep] if keep > 0 else p
+        fresh = [i for i in tail if self.cleared_upto < i < boundary and self.clearable(i)]
+        gain = sum(max(0, self.eff(i, r) - int(self.p[E.P_CLEAR_PLACEHOLDER])) for i in fresh)
+        if not fresh or gain <= 0 or gain < self.p[E.P_CLEAR_AT_LEAST]:
+            return 0
+        before = sum(t for _, _, t in self.compile(r, p))
+        self.cleared_upto = boundary - 1
+        self.mark(edited=True)
+        after = sum(t for _, _, t in self.compile(r, p))
+        self.event(E.EventType.CONTEXT_EDIT, r, fresh[0], boundary - 1, -1, before, after, gain,
+                   len(fresh), gain, E.Strategy.CLEAR_TOOL_USES)
+        return E.LedgerFlag.EDITED
+
+    def truncate_to_fit(self, r: int, p: int) -> None:
+        """Emergency: cut at the earliest safe row that makes the context fit the window."""
+        window = self.p[E.P_WINDOW]
+        items = self.compile(r, p)
+        before = sum(t for _, _, t in items)
+        tail = self.tail(p)
+        need_message = bool(self.k[E.K_MESSAGE_BOUNDARY])
+        safe = [i for i in tail if self.inp.open_after[i] == 0 and (not need_message or self.inp.is_message[i])]
+        if not safe:
+            return
+        saved_cut = self.cut
+        chosen = safe[-1]
+        for i in safe:
+            self.cut = i
+            if sum(t for _, _, t in self.compile(r, p)) <= window:
+                chosen = i
+                break
+        self.cut = saved_cut
+        span = [i for i in tail if i <= chosen]
+        span_tokens = sum(self.eff(i, r) for i in span)
+        self.cut = chosen
+        self.compactions += 1
+        self.mark(compacted=True)
+        after = sum(t for _, _, t in self.compile(r, p))
+        self.event(E.EventType.CHECKPOINT, r, span[0], chosen, -1, before, after, 0, len(span),
+                   span_tokens, E.Strategy.TRUNCATE)
+
+    # ---- the loop -----------------------------------------------------------------
+    def run(self):
+        inp = self.inp
+        window = self.p[E.P_WINDOW]
+        mask_after = int(self.k[E.K_MASK_AFTER_TURNS])
+        for r in range(inp.n_requests):
+            p = int(inp.req_first_row[r])
+            flags = 0
+            if mask_after > 0 and r >= mask_after:
+                newly = [i for i in self.shown_tail(self.tail(p))
+                         if inp.is_tool_result[i] and inp.row_request[i] == r - mask_after]
+                if newly:
+                    self.mark(edited=True)
+                    flags |= E.LedgerFlag.EDITED
+            if self.k[E.K_COMPILE_LIMIT_MESSAGES] > 0:
+                shown = self.shown_tail(self.tail(p))
+                start = shown[0] if shown else -1
+                if start != self.window_start and len(shown) < len(self.tail(p)):
+                    # the bounded window slid: older raw messages left the prompt
+                    self.mark(edited=True)
+                    flags |= E.LedgerFlag.EDITED
+                self.window_start = start
+            items = self.compile(r, p)
+            before = sum(t for _, _, t in items)
+            if (self.k[E.K_FLUSH] and before >= self.p[E.P_FLUSH_THRESHOLD]
+                    and self.flushed_at != self.compactions):
+                output = int(self.p[E.P_FLUSH_OUTPUT])
+                self.account(0, items, int(self.p[E.P_FLUSH_PROMPT]), r, E.CallKind.FLUSH, output,
+                             before, before, 0)
+                self.flushed_at = self.compactions
+                flags |= E.LedgerFlag.FLUSHED
+                self.event(E.EventType.FLUSH, r, -1, p - 1, -1, before, before, output, 0, 0, 0)
+            if self.trigger != E.Trigger.NONE and self.strategy != E.Strategy.NONE:
+                tail = self.tail(p)
+                latest = self.rule(r, p, before, tail, len(items))
+                if latest is not None:
+                    if self.strategy == E.Strategy.CLEAR_TOOL_USES:
+                        flags |= self.clear_tool_uses(r, p)
+                    else:
+                        flags |= self.compact(r, p, latest, forced=False)
+            items = self.compile(r, p)
+            context = sum(t for _, _, t in items)
+            if context > window:
+                flags |= E.LedgerFlag.OVERFLOW | E.LedgerFlag.EMERGENCY
+                self.event(E.EventType.OVERFLOW, r, -1, -1, -1, context, context, 0, 0, 0, 0)
+                if (self.k[E.K_EMERGENCY] == E.EMERGENCY_COMPACT
+                        and self.strategy in (E.Strategy.SUMMARY, E.Strategy.OPAQUE)):
+                    flags |= self.compact(r, p, p - 1, forced=True) & E.LedgerFlag.COMPACTED
+                    items = self.compile(r, p)
+                    context = sum(t for _, _, t in items)
+                if context > window:
+                    self.truncate_to_fit(r, p)
+                    items = self.compile(r, p)
+                    context = sum(t for _, _, t in items)
+            self.account(0, items, 0, r, E.CallKind.MAIN, int(inp.req_output_tokens[r]), before,
+                         context, flags)
+        ledger = np.array(self.ledger, dtype=np.int64).reshape(-1, len(LEDGER_COLUMNS))
+        events = np.array(self.events, dtype=np.int64).reshape(-1, len(EVENT_COLUMNS))
+        return ledger, events
+
+
+def replay_reference(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray,
+                     excluded: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Replay one continuity; returns (ledger, events) int64 matrices (see records.py)."""
+    if excluded is None:
+        excluded = np.zeros(inp.n, bool)
+    return _Replay(inp, kinds, params, excluded).run()
