@@ -50,6 +50,7 @@ class CutRule:
     keep_first: int = 1  # first K model-visible events are pinned (system prompt, task)
     keep_last_events: int = 0  # at least this many recent events stay raw
     keep_last_tokens: int = 0  # at most this many recent tokens stay raw (0: no bound)
+    keep_last_fraction: float = 0.0  # ... or that share of the window (Letta: 0.3)
     min_progress: float = 0.0  # skip if fewer than this share of the view's events go
 
     def threshold(self, window: int) -> int:
@@ -273,7 +274,7 @@ class Policy:
         params[E.P_TRIGGER_KEEP_TURNS] = t.keep_turns
         params[E.P_KEEP_FIRST] = t.keep_first
         params[E.P_KEEP_LAST_EVENTS] = t.keep_last_events
-        params[E.P_KEEP_LAST_TOKENS] = t.keep_last_tokens
+        params[E.P_KEEP_LAST_TOKENS] = max(t.keep_last_tokens, int(t.keep_last_fraction * window))
         params[E.P_MIN_PROGRESS] = t.min_progress
         params[E.P_RETAIN_TOKENS] = c.retain_tokens
         params[E.P_SUMMARY_RATIO] = c.ratio

@@ -1,0 +1,136 @@
+"""Presets mirroring real harness policies (../shared/reference/harness-presets.md).
+
+Numbers the sources mark as uncertain are ordinary parameters; override them with
+``get_policy(name, {"section.key": value})`` or in a YAML spec (``preset: NAME``).
+Presets leave the model unset: it comes from ``--model``, the spec, or the continuity.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from workbench.engine.policy import (
+    Compaction,
+    Compile,
+    CutRule,
+    Flush,
+    Masking,
+    Policy,
+)
+from workbench.errors import PolicyError
+
+_SUMMARY = Compaction(kind="summary", ratio=0.05, floor=1_500, cap=12_000, prompt_tokens=900)
+
+PRESETS: dict[str, Policy] = {p.name: p for p in (
+    Policy("no-compaction", "raw: never compacts; on overflow the oldest events are truncated",
+           emergency="truncate"),
+    Policy("as-recorded", "reproduces the compactions recorded in an imported log, with the log's own summaries",
+           trigger=CutRule(kind="recorded", keep_first=0, message_boundary=False),
+           compaction=Compaction(kind="recorded", prompt_tokens=900)),
+    Policy("claude-code", "auto-compact at window - min(max_output, 20k) - 13k (~167k of 200k): whole history -> one summary",
+           trigger=CutRule(kind="tokens", reserve_tokens=33_000, keep_first=1),
+           compaction=_SUMMARY),
+    Policy("codex-local", "compact at 90% of the window: initial context + recent user messages (20k) + handoff summary; the summary call omits tool specs (no cache)",
+           trigger=CutRule(kind="tokens", fraction=0.9, keep_first=1),
+           compaction=Compaction(kind="summary", ratio=0.04, floor=1_000, cap=8_000, prompt_tokens=700,
+                                 retain="user_messages", retain_tokens=20_000, shares_cache=False)),
+    Policy("codex-remote", "compact at 90%: opaque server-side compaction item + retained messages up to 64k",
+           trigger=CutRule(kind="tokens", fraction=0.9, keep_first=1),
+           compaction=Compaction(kind="opaque", ratio=0.05, floor=1_000, cap=10_000, prompt_tokens=0,
+                                 retain="messages", retain_tokens=64_000)),
+    Policy("openhands-default", "LLMSummarizing(keep_first=4, max_size=120 events): first 4 + newest half, running summary; summarizer cache off",
+           trigger=CutRule(kind="events", max_events=120, keep_first=4),
+           compaction=Compaction(kind="summary", ratio=0.08, floor=500, cap=8_000, prompt_tokens=700,
+                                 shares_cache=False)),
+    Policy("openhands-sdk", "LLMSummarizing(max_size=80, keep_first=4, minimum_progress=0.1), cuts snapped to tool-call units",
+           trigger=CutRule(kind="events", max_events=80, keep_first=4, min_progress=0.1),
+           compaction=Compaction(kind="summary", ratio=0.08, floor=500, cap=8_000, prompt_tokens=700,
+                                 shares_cache=False)),
+    Policy("observation-masking", "Complexity Trap: observations older than 10 turns become placeholders; no extra calls",
+           masking=Masking(after_turns=10, placeholder_tokens=12), emergency="truncate"),
+    Policy("llm-summary", "Complexity Trap: every N+M turns (N=21, M=10) summarize N turns; keep system + first user + summary + last M",
+           trigger=CutRule(kind="turns", every_turns=21, keep_turns=10, keep_first=2),
+           compaction=Compaction(kind="summary", ratio=0.1, floor=300, cap=4_000, prompt_tokens=600,
+                                 shares_cache=False)),
+    Policy("hybrid", "Complexity Trap: masking (W=10) plus LLM summary (N=43, M=10) as a last resort",
+           trigger=CutRule(kind="turns", every_turns=43, keep_turns=10, keep_first=2),
+           compaction=Compaction(kind="summary", ratio=0.1, floor=300, cap=4_000, prompt_tokens=600,
+                                 shares_cache=False),
+           masking=Masking(after_turns=10, placeholder_tokens=12)),
+    Policy("anthropic-clear-tool-uses", "context editing: at 100k input tokens clear tool results older than the last 3 tool uses",
+           trigger=CutRule(kind="tokens", tokens=100_000, keep_first=1),
+           compaction=Compaction(kind="clear_tool_uses", clear_keep=3, clear_at_least=0, placeholder_tokens=12)),
+    Policy("anthropic-compact", "server-side compaction at 150k tokens: everything before the compaction block is dropped",
+           trigger=CutRule(kind="tokens", tokens=150_000, keep_first=1),
+           compaction=Compaction(kind="summary", ratio=0.05, floor=1_000, cap=10_000, prompt_tokens=500)),
+    Policy("openai-responses-compact", "compact_threshold (no documented default; 80% here): opaque encrypted items that accumulate",
+           trigger=CutRule(kind="tokens", fraction=0.8, keep_first=1),
+           compaction=Compaction(kind="opaque", ratio=0.05, floor=1_000, cap=10_000, prompt_tokens=0,
+                                 accumulate=True)),
+    Policy("openclaw-flush", "memory flush at window - reserveTokensFloor (20k) - softThresholdTokens (4k), once per compaction; compaction at window - 20k",
+           trigger=CutRule(kind="tokens", reserve_tokens=20_000, keep_first=1),
+           compaction=_SUMMARY,
+           flush=Flush(enabled=True, reserve_tokens=20_000, soft_threshold_tokens=4_000)),
+    Policy("letta", "warn (flush) at 75% of the window; summarize down to 30% (recursive summary)",
+           trigger=CutRule(kind="tokens", fraction=0.95, keep_first=1, keep_last_fraction=0.3),
+           compaction=Compaction(kind="summary", ratio=0.05, floor=800, cap=8_000, prompt_tokens=600),
+           flush=Flush(enabled=True, fraction=0.75)),
+    Policy("langchain-summarization", "SummarizationMiddleware(trigger=('fraction', 0.8), keep 20 messages); AI/tool pairs never split",
+           trigger=CutRule(kind="tokens", fraction=0.8, keep_first=1, keep_last_events=20),
+           compaction=Compaction(kind="summary", ratio=0.1, floor=300, cap=1_000, prompt_tokens=400)),
+    Policy("rip-adr0011", "message-count stride (every N=10,000 messages, anchored to the N-th message) + summary_ref + recent messages",
+           trigger=CutRule(kind="stride", every_messages=10_000, keep_first=1),
+           compaction=_SUMMARY,
+           compile=Compile(strategy="summaries_recent_messages_v1", recent_messages_limit=200)),
+)}
+
+
+def preset_names() -> list[str]:
+    return list(PRESETS)
+
+
+def get_policy(name: str, overrides: dict[str, Any] | None = None, *, rename: str | None = None) -> Policy:
+    """A preset by name, or a YAML/TOML spec file path, with optional dotted overrides."""
+    if name in PRESETS:
+        base = PRESETS[name]
+    elif name.endswith((".yaml", ".yml", ".toml")):
+        base = load_policy_file(Path(name))
+    else:
+        raise PolicyError(f"unknown policy {name!r}; presets: {', '.join(PRESETS)} "
+                          "(or pass a .yaml/.toml spec)")
+    if overrides or rename:
+        return base.with_overrides(overrides or {}, name=rename)
+    return base
+
+
+def policy_from_spec(spec: dict[str, Any]) -> Policy:
+    """``{"preset": NAME, "name": NEW, "overrides": {...}}`` or a full policy mapping."""
+    if "preset" in spec:
+        extra = set(spec) - {"preset", "name", "overrides"}
+        if extra:
+            raise PolicyError(f"a preset-based policy takes preset, name, overrides; got {sorted(extra)}")
+        return get_policy(spec["preset"], spec.get("overrides") or {}, rename=spec.get("name"))
+    return Policy.from_dict(spec)
+
+
+def load_policy_file(path: Path) -> Policy:
+    from workbench.errors import PolicyError
+
+    if not path.is_file():
+        raise PolicyError(f"{path}: policy spec not found")
+    text = path.read_text()
+    try:
+        if path.suffix == ".toml":
+            import tomllib
+
+            data = tomllib.loads(text)
+        else:
+            import yaml
+
+            data = yaml.safe_load(text)
+    except Exception as exc:  # the parsers' own error types differ
+        raise PolicyError(f"{path}: cannot parse policy spec: {exc}") from None
+    if not isinstance(data, dict):
+        raise PolicyError(f"{path}: a policy spec must be a mapping")
+    return policy_from_spec(data.get("policy", data))

@@ -1,0 +1,94 @@
+"""Prices from ``genai-prices`` (its bundled snapshot; nothing fetched), applied to whole
+ledgers at once.
+
+``genai-prices`` prices one usage at a time; a sweep prices millions of calls, so the
+per-token prices of a model are read once (:func:`price_table`) and applied with numpy.
+Tiered prices follow genai-prices: the tier is chosen by the call's total input tokens
+and applies to every token of that call. ``tests/engine/test_pricing.py`` checks the
+vectorised cost against ``genai_prices.calc_price`` call by call.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.errors import WorkbenchError
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_PROVIDER = "anthropic"
+
+
+def infer_provider(model: str) -> str:
+    m = model.lower()
+    if m.startswith("claude") or "anthropic" in m:
+        return "anthropic"
+    if m.startswith(("gpt", "o1", "o3", "o4", "codex", "chatgpt")):
+        return "openai"
+    if m.startswith("gemini"):
+        return "google"
+    return "openai"
+
+
+@dataclass(frozen=True)
+class Component:
+    """$ per token: ``base`` below the first tier, then (start, price) tiers."""
+
+    base: float
+    tiers: tuple[tuple[int, float], ...] = ()
+
+    def per_token(self, prompt_tokens: np.ndarray) -> np.ndarray:
+        price = np.full(prompt_tokens.shape, self.base, dtype=np.float64)
+        for start, p in self.tiers:
+            price = np.where(prompt_tokens > start, p, price)
+        return price
+
+
+@dataclass(frozen=True)
+class PriceTable:
+    model: str  # genai-prices' model id
+    provider: str
+    input: Component
+    cache_read: Component
+    cache_write: Component
+    output: Component
+
+    def cost(self, prompt, cache_read, cache_write, uncached, output) -> np.ndarray:
+        prompt = np.asarray(prompt, dtype=np.int64)
+        return (np.asarray(uncached) * self.input.per_token(prompt)
+                + np.asarray(cache_read) * self.cache_read.per_token(prompt)
+                + np.asarray(cache_write) * self.cache_write.per_token(prompt)
+                + np.asarray(output) * self.output.per_token(prompt))
+
+
+def _component(value, fallback: Component | None) -> Component:
+    if value is None:
+        if fallback is None:
+            return Component(0.0)
+        return fallback
+    if hasattr(value, "base"):  # genai_prices TieredPrices
+        return Component(float(value.base) / 1e6,
+                         tuple((int(t.start), float(t.price) / 1e6) for t in value.tiers))
+    return Component(float(value) / 1e6)
+
+
+@functools.cache
+def price_table(model: str, provider: str | None = None) -> PriceTable:
+    from genai_prices import Usage, calc_price
+
+    provider = provider or infer_provider(model)
+    try:
+        calc = calc_price(Usage(input_tokens=1, output_tokens=1), model_ref=model, provider_id=provider)
+    except Exception as exc:  # genai-prices raises LookupError/ValueError variants
+        raise WorkbenchError(f"genai-prices has no price for model {model!r} at provider "
+                             f"{provider!r}: {exc}") from None
+    mp = calc.model_price
+    inp = _component(mp.input_mtok, None)
+    return PriceTable(
+        model=calc.model.id, provider=calc.provider.id, input=inp,
+        cache_read=_component(mp.cache_read_mtok, inp),
+        cache_write=_component(mp.cache_write_mtok, inp),
+        output=_component(mp.output_mtok, None),
+    )

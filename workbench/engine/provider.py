@@ -1,0 +1,60 @@
+"""Resolve a policy's provider/model against a continuity: window, cache rules, prices."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from workbench.engine import enums as E
+from workbench.engine.policy import CACHE_MODES, Policy
+from workbench.engine.pricing import DEFAULT_MODEL, PriceTable, infer_provider, price_table
+
+DEFAULT_WINDOW = 200_000
+# provider -> (cache mode, TTL seconds, granularity): Anthropic 5-min TTL refreshed on hit;
+# OpenAI automatic prefix caching in 128-token steps, kept in memory 5-10 minutes.
+CACHE_RULES = {
+    "anthropic": (E.CacheMode.EXPLICIT, 300.0, 1),
+    "openai": (E.CacheMode.AUTOMATIC, 600.0, 128),
+    "google": (E.CacheMode.AUTOMATIC, 300.0, 1),
+}
+
+
+@dataclass(frozen=True)
+class ResolvedProvider:
+    model: str
+    provider: str
+    window: int
+    cache_mode: int
+    ttl_ms: float
+    granularity: int
+    prices: PriceTable
+    note: str = ""
+
+    def as_dict(self) -> dict:
+        return {"model": self.model, "provider": self.provider, "context_window": self.window,
+                "cache_mode": E.CacheMode(self.cache_mode).name.lower(),
+                "ttl_s": self.ttl_ms / 1000.0, "granularity": self.granularity,
+                "prices_model_id": self.prices.model, "note": self.note}
+
+
+def resolve_provider(policy: Policy, *, continuity_model: str | None, continuity_window: int,
+                     model_override: str | None = None) -> ResolvedProvider:
+    from workbench.errors import WorkbenchError
+
+    pv = policy.provider
+    model = model_override or pv.model or continuity_model or DEFAULT_MODEL
+    provider = pv.provider if (pv.provider and not model_override) else infer_provider(model)
+    note = ""
+    try:
+        prices = price_table(model, provider)
+    except WorkbenchError as exc:
+        note = f"{exc}; priced as {DEFAULT_MODEL}"
+        prices = price_table(DEFAULT_MODEL, infer_provider(DEFAULT_MODEL))
+    window = pv.context_window or (continuity_window if continuity_window > 0 else DEFAULT_WINDOW)
+    mode, ttl_s, gran = CACHE_RULES.get(provider, (E.CacheMode.AUTOMATIC, 300.0, 1))
+    if pv.cache is not None:
+        mode = CACHE_MODES[pv.cache]
+    return ResolvedProvider(
+        model=model, provider=provider, window=int(window), cache_mode=int(mode),
+        ttl_ms=float((pv.ttl_s if pv.ttl_s is not None else ttl_s) * 1000.0),
+        granularity=int(pv.granularity or gran), prices=prices, note=note,
+    )

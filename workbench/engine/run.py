@@ -1,0 +1,320 @@
+"""Simulate policies on a dataset: the API the CLI, sweeps and notebooks share.
+
+>>> from workbench.engine.run import simulate                       # doctest: +SKIP
+>>> result = simulate("datasets/demo", ["claude-code", "observation-masking"])  # doctest: +SKIP
+>>> result.summary.select("policy", "cost_usd", "compactions")      # doctest: +SKIP
+>>> result.write("runs/demo")                                        # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from workbench.engine import enums as E
+from workbench.engine.policy import Policy
+from workbench.engine.records import EVENT_COLUMNS, LEDGER_COLUMNS
+from workbench.errors import WorkbenchError
+
+ENGINES = ("kernel", "reference")
+CALL_NAMES = {c.value: c.name.lower() for c in E.CallKind}
+LOSS_NAMES = {c.value: c.name.lower() for c in E.CacheLoss}
+STRATEGY_KIND_NAMES = {
+    E.Strategy.SUMMARY: "llm_summary_v1", E.Strategy.OPAQUE: "provider_opaque_v1",
+    E.Strategy.TRUNCATE: "truncation_v1", E.Strategy.RECORDED: "recorded_summary_v1",
+    E.Strategy.CLEAR_TOOL_USES: "clear_tool_uses_v1", E.Strategy.NONE: "none",
+}
+EVENT_TYPE_NAMES = {
+    E.EventType.CHECKPOINT: "continuity_compaction_checkpoint_created",
+    E.EventType.FLUSH: "memory.flushed",
+    E.EventType.OVERFLOW: "context.overflow",
+    E.EventType.CONTEXT_EDIT: "context.edited",
+    E.EventType.MERGE: "summary.merged",
+}
+BYTES_PER_TOKEN = 4  # modelled summaries have a size, not text: their byteSize is modelled
+SOURCE_IDS_LIMIT = 100  # RFC 0012: sourceIds omitted above 100
+
+
+@dataclass
+class SimulationResult:
+    ledger: Any  # polars.DataFrame
+    events: Any
+    summary: Any
+    config: dict[str, Any]
+    run_id: str
+    inputs: dict[str, Any] = field(default_factory=dict, repr=False)  # ReplayInput by continuity
+
+    def write(self, out: str | Path) -> Path:
+        """Write ledger/events/summary Parquet + config.json atomically into ``out``."""
+        import orjson
+
+        from workbench.util.atomic import atomic_dir
+
+        out = Path(out)
+        with atomic_dir(out) as tmp:
+            self.ledger.write_parquet(tmp / "ledger.parquet", compression="zstd")
+            self.events.write_parquet(tmp / "events.parquet", compression="zstd")
+            self.summary.write_parquet(tmp / "summary.parquet", compression="zstd")
+            (tmp / "config.json").write_bytes(orjson.dumps(self.config, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+        return out
+
+
+def _resolve_policies(policies: Sequence[str | Policy]) -> list[Policy]:
+    from workbench.engine.presets import get_policy
+
+    out = [p if isinstance(p, Policy) else get_policy(p) for p in policies]
+    names = [p.name for p in out]
+    dupes = {n for n in names if names.count(n) > 1}
+    if dupes:
+        raise WorkbenchError(f"policy names must be unique in one run: {sorted(dupes)}")
+    if not out:
+        raise WorkbenchError("give at least one policy")
+    return out
+
+
+def stable_run_id(dataset_manifest: dict, policies: list[Policy], tokenizer: str, seed: int,
+                  model: str | None) -> str:
+    h = hashlib.sha256()
+    for f, meta in sorted(dataset_manifest.get("files", {}).items()):
+        h.update(f"{f}:{meta.get('sha256')}".encode())
+    for p in policies:
+        h.update(p.digest().encode())
+    h.update(f"{tokenizer}|{seed}|{model}".encode())
+    return "run_" + h.hexdigest()[:12]
+
+
+def artifact_id(continuity_id: str, policy: Policy, artifact_no: int, from_seq: int, to_seq: int) -> str:
+    key = f"{continuity_id}|{policy.digest()}|{artifact_no}|{from_seq}|{to_seq}"
+    return "art_" + hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def replay(inp, policy: Policy, provider, engine: str = "kernel"):
+    """Lower ``policy`` against ``provider`` and replay one prepared continuity."""
+    kinds, params = policy.lower(provider.window, provider.cache_mode, provider.ttl_ms, provider.granularity)
+    excluded = inp.excluded_mask(policy.compaction.exclude_tools)
+    if engine == "reference":
+        from workbench.engine.reference import replay_reference
+
+        return replay_reference(inp, kinds, params, excluded)
+    if engine == "kernel":
+        from workbench.engine.kernel import replay_kernel
+
+        return replay_kernel(inp, kinds, params, excluded)
+    raise WorkbenchError(f"unknown engine {engine!r}; choose one of {ENGINES}")
+
+
+def prepare_dataset(ds, tokenizer: str) -> list:
+    """ReplayInput per continuity of a dataset (sorted by continuity index)."""
+    import polars as pl
+
+    from workbench.continuity.schema import token_column
+    from workbench.engine.prepare import prepare_continuity
+
+    if tokenizer not in ds.tokenizers:
+        raise WorkbenchError(f"dataset {ds.name} has no {token_column(tokenizer)} column; "
+                             f"add it with `workbench tokens {ds.path} --tokenizer {tokenizer}`")
+    cols = ["continuity", "seq", "kind", "role", "flags", "request", "ts_ms", "pair_seq", "name",
+            "message_id", token_column(tokenizer)]
+    ev = ds.events(columns=cols)
+    conts = ds.continuities()
+    inputs = []
+    for row in conts.iter_rows(named=True):
+        part = ev.filter(pl.col("continuity") == row["continuity"]).sort("seq")
+        inputs.append(prepare_continuity(
+            part, continuity=row["continuity"], continuity_id=row["continuity_id"], tokenizer=tokenizer,
+            model=row["model"], provider=row["provider"], context_window=row["context_window"]))
+    return inputs
+
+
+def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel",
+             tokenizer: str = "cl100k", seed: int = 0, model: str | None = None,
+             run_id: str | None = None, progress: bool = False) -> SimulationResult:
+    """Replay every continuity of ``dataset`` under every policy."""
+    import polars as pl
+
+    from workbench.continuity.dataset import Dataset, load_dataset
+    from workbench.engine.provider import resolve_provider
+    from workbench.util.progress import progress_iter
+    from workbench.util.provenance import git_revision, package_versions
+
+    ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
+    pols = _resolve_policies(policies)
+    run_id = run_id or stable_run_id(ds.manifest, pols, tokenizer, seed, model)
+    inputs = prepare_dataset(ds, tokenizer)
+    ledgers, events, summaries = [], [], []
+    resolved: dict[str, dict] = {}
+    jobs = [(inp, pol) for pol in pols for inp in inputs]
+    for inp, pol in progress_iter(jobs, "simulating", enabled=progress):
+        prov = resolve_provider(pol, continuity_model=inp.model, continuity_window=inp.context_window,
+                                model_override=model)
+        led, ev = replay(inp, pol, prov, engine)
+        lf = ledger_frame(led, inp, pol, prov, run_id)
+        ef = events_frame(ev, inp, pol, run_id)
+        ledgers.append(lf)
+        events.append(ef)
+        summaries.append(summary_row(lf, ef, inp, pol, prov, run_id))
+        resolved.setdefault(pol.name, {"policy": pol.to_dict(), "digest": pol.digest(),
+                                       "cut_rule_id": pol.trigger.rule_id(), "providers": {}})
+        resolved[pol.name]["providers"][inp.continuity_id] = prov.as_dict()
+    config = {
+        "run_id": run_id,
+        "seed": seed,
+        "engine": engine,
+        "tokenizer": tokenizer,
+        "model_override": model,
+        "git_revision": git_revision(),
+        "versions": package_versions(),
+        "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "dataset": {"path": str(ds.path), "name": ds.name,
+                    "files": {k: v["sha256"] for k, v in ds.manifest.get("files", {}).items()},
+                    "source_format": ds.manifest.get("source", {}).get("format")},
+        "policies": resolved,
+    }
+    return SimulationResult(
+        ledger=pl.concat(ledgers, how="vertical"), events=pl.concat(events, how="diagonal_relaxed"),
+        summary=pl.DataFrame(summaries), config=config, run_id=run_id,
+        inputs={inp.continuity_id: inp for inp in inputs},
+    )
+
+
+def ledger_frame(led: np.ndarray, inp, pol: Policy, prov, run_id: str):
+    import polars as pl
+
+    cols = {name: led[:, i] for i, name in enumerate(LEDGER_COLUMNS)}
+    cost = prov.prices.cost(cols["prompt_tokens"], cols["cache_read_tokens"], cols["cache_write_tokens"],
+                            cols["uncached_tokens"], cols["output_tokens"])
+    n = led.shape[0]
+    req = cols["request"]
+    return pl.DataFrame({
+        "run_id": [run_id] * n,
+        "policy": [pol.name] * n,
+        "continuity_id": [inp.continuity_id] * n,
+        "call": np.arange(n, dtype=np.int64),
+        "request": req,
+        "source_request": inp.req_source[req] if n else np.zeros(0, np.int64),
+        "call_kind": [CALL_NAMES[int(c)] for c in cols["call_kind"]],
+        "prompt_tokens": cols["prompt_tokens"],
+        "input_tokens": cols["uncached_tokens"],
+        "cached_input_tokens": cols["cache_read_tokens"],
+        "cache_write_tokens": cols["cache_write_tokens"],
+        "output_tokens": cols["output_tokens"],
+        "context_before": cols["context_before"],
+        "context_after": cols["context_after"],
+        "compacted": (cols["flags"] & E.LedgerFlag.COMPACTED) != 0,
+        "flushed": (cols["flags"] & E.LedgerFlag.FLUSHED) != 0,
+        "overflow": (cols["flags"] & E.LedgerFlag.OVERFLOW) != 0,
+        "edited": (cols["flags"] & E.LedgerFlag.EDITED) != 0,
+        "flags": cols["flags"],
+        "cache_loss": [LOSS_NAMES[int(c)] for c in cols["cache_loss"]],
+        "cache_key": cols["cache_key"],
+        "ts_ms": cols["ts_ms"],
+        "cost_usd": cost,
+        "model": [prov.model] * n,
+    })
+
+
+def _msg_id(inp, row: int) -> str | None:
+    if row < 0:
+        return None
+    mid = inp.message_id[row]
+    return mid if mid else f"evt_{int(inp.seq[row])}"
+
+
+def events_frame(ev: np.ndarray, inp, pol: Policy, run_id: str):
+    """ADR-0011 checkpoint frames, RFC 0012 memory.compacted events, flushes, overflows."""
+    import polars as pl
+
+    rows: list[dict[str, Any]] = []
+    frame_seq = int(inp.seq[-1]) + 1 if inp.n else 0
+    memory_ref = f"mem_{inp.continuity_id}_{pol.name}_context"
+    cut_rule = pol.trigger.rule_id()
+    visible_rows = np.flatnonzero(inp.visible | inp.is_summary)
+    for rec in ev:
+        e = {name: int(rec[i]) for i, name in enumerate(EVENT_COLUMNS)}
+        etype = E.EventType(e["type"])
+        ts = int(inp.req_ts[e["request"]]) if inp.n_requests else 0
+        base = {
+            "run_id": run_id, "policy": pol.name, "continuity_id": inp.continuity_id,
+            "event_type": EVENT_TYPE_NAMES[etype], "request": e["request"],
+            "source_request": int(inp.req_source[e["request"]]) if inp.n_requests else -1,
+            "ts": _dt.datetime.fromtimestamp(ts / 1000, _dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+            "tokens_before": e["tokens_before"], "tokens_after": e["tokens_after"],
+            "item_tokens": e["item_tokens"], "span_events": e["span_events"],
+            "span_tokens": e["span_tokens"],
+        }
+        if etype == E.EventType.CHECKPOINT:
+            from_seq = int(inp.seq[e["from_row"]]) if e["from_row"] >= 0 else None
+            to_seq = int(inp.seq[e["to_row"]]) if e["to_row"] >= 0 else None
+            art = (artifact_id(inp.continuity_id, pol, e["artifact_no"], from_seq or 0, to_seq or 0)
+                   if e["artifact_no"] >= 0 else None)
+            kind_name = STRATEGY_KIND_NAMES[E.Strategy(e["strategy"])]
+            rows.append({**base, "frame_seq": frame_seq, "from_seq": from_seq, "to_seq": to_seq,
+                         "from_message_id": _msg_id(inp, e["from_row"]),
+                         "to_message_id": _msg_id(inp, e["to_row"]),
+                         "to_is_message": bool(inp.is_message[e["to_row"]]) if e["to_row"] >= 0 else None,
+                         "summary_artifact_id": art, "cut_rule_id": cut_rule,
+                         "summary_kind": kind_name, "actor_id": "workbench-compactor",
+                         "origin": "background"})
+            frame_seq += 1
+            if art is not None:
+                span = visible_rows[(visible_rows >= e["from_row"]) & (visible_rows <= e["to_row"])]
+                rows.append(_memory_compacted(base, memory_ref, art, inp, span, e, run_id))
+        elif etype == E.EventType.MERGE:
+            art = artifact_id(inp.continuity_id, pol, e["artifact_no"], -1, -1)
+            rows.append({**base, "summary_artifact_id": art, "summary_kind": "hierarchical_merge_v1"})
+            rows.append(_memory_compacted(base, memory_ref, art, inp, np.zeros(0, np.int64), e, run_id))
+        else:
+            extra = {}
+            if etype == E.EventType.CONTEXT_EDIT:
+                extra = {"from_seq": int(inp.seq[e["from_row"]]), "to_seq": int(inp.seq[e["to_row"]]),
+                         "summary_kind": STRATEGY_KIND_NAMES[E.Strategy(e["strategy"])]}
+            rows.append({**base, **extra})
+    if not rows:
+        return pl.DataFrame(schema={"run_id": pl.String, "policy": pl.String,
+                                    "continuity_id": pl.String, "event_type": pl.String,
+                                    "request": pl.Int64})
+    return pl.DataFrame(rows, infer_schema_length=None)
+
+
+def _memory_compacted(base, memory_ref, art, inp, span_rows, e, run_id):
+    count = e["span_events"]
+    source_ids = ([f"evt_{int(inp.seq[r])}" for r in span_rows]
+                  if 0 < len(span_rows) <= SOURCE_IDS_LIMIT else None)
+    return {**base, "event_type": "memory.compacted", "memoryRef": memory_ref, "outputId": art,
+            "sourceIds": source_ids, "sourceCount": count, "trigger": "host-managed",
+            "byteSize": e["item_tokens"] * BYTES_PER_TOKEN, "tags": [f"compacted-from:{run_id}"],
+            "summary_artifact_id": art}
+
+
+def summary_row(lf, ef, inp, pol: Policy, prov, run_id: str) -> dict[str, Any]:
+    import polars as pl
+
+    main = lf.filter(pl.col("call_kind") == "main")
+    et = ef["event_type"] if ef.height else pl.Series([], dtype=pl.String)
+    prompt = int(lf["prompt_tokens"].sum())
+    return {
+        "run_id": run_id, "policy": pol.name, "continuity_id": inp.continuity_id,
+        "model": prov.model, "context_window": prov.window,
+        "requests": main.height, "calls": lf.height,
+        "prompt_tokens": prompt,
+        "input_tokens": int(lf["input_tokens"].sum()),
+        "cached_input_tokens": int(lf["cached_input_tokens"].sum()),
+        "cache_write_tokens": int(lf["cache_write_tokens"].sum()),
+        "output_tokens": int(lf["output_tokens"].sum()),
+        "cost_usd": float(lf["cost_usd"].sum()),
+        "compaction_cost_usd": float(lf.filter(pl.col("call_kind").is_in(["compaction", "merge"]))["cost_usd"].sum()),
+        "flush_cost_usd": float(lf.filter(pl.col("call_kind") == "flush")["cost_usd"].sum()),
+        "compactions": int((et == "continuity_compaction_checkpoint_created").sum()),
+        "flushes": int((et == "memory.flushed").sum()),
+        "overflows": int((et == "context.overflow").sum()),
+        "edits": int((et == "context.edited").sum()),
+        "peak_context_tokens": int(main["context_after"].max() or 0),
+        "full_requests": int((main["cached_input_tokens"] == 0).sum()),
+        "cache_hit_rate": float(lf["cached_input_tokens"].sum() / prompt) if prompt else 0.0,
+    }
