@@ -1,0 +1,36 @@
+"""Planted facts: spans, kinds, determinism."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workbench.synth.facts import FACT_KINDS, PlantedFact, plant_fact
+
+
+def test_span_is_the_answer():
+    rng = np.random.default_rng(0)
+    for i in range(500):
+        f = plant_fact(rng, i)
+        assert isinstance(f, PlantedFact)
+        assert f.text[f.start:f.end] == f.answer
+        assert f.answer and f.answer.strip() == f.answer
+        assert f.probe.endswith("?")
+        assert f.fact_id == f"fact-{i:05d}"
+
+
+def test_kinds_round_robin_and_diverse():
+    rng = np.random.default_rng(1)
+    kinds = [plant_fact(rng, i).kind for i in range(len(FACT_KINDS))]
+    assert sorted(kinds) == sorted(FACT_KINDS)
+    assert len(FACT_KINDS) >= 8
+    f = plant_fact(np.random.default_rng(1), 0, kind="port")
+    assert f.kind == "port" and f.answer.isdigit()
+
+
+def test_deterministic_and_varied():
+    a = [plant_fact(np.random.default_rng(7), i) for i in range(30)]
+    b = [plant_fact(np.random.default_rng(7), i) for i in range(30)]
+    assert a == b
+    rng = np.random.default_rng(8)
+    answers = [plant_fact(rng, i).answer for i in range(300)]
+    assert len(set(answers)) > 250

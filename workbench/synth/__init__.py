@@ -1,0 +1,1 @@
+"""Synthetic continuities: generator, text pools, and the planting library (secrets, facts)."""
