@@ -83,6 +83,87 @@ def inspect(
         render_text(info)
 
 
+@app.command()
+def tokens(
+    dataset: Annotated[Path, typer.Argument(help="dataset directory")],
+    tokenizer: Annotated[str, typer.Option(help="cl100k | approx | chars4")] = "approx",
+) -> None:
+    """Add (or recompute) a token-count column for another tokenizer."""
+    from workbench.tokens.tokenizers import add_token_column
+
+    try:
+        ds = add_token_column(dataset, tokenizer)
+    except WorkbenchError as exc:
+        _fail(exc)
+    typer.echo(f"{ds.path}: tokenizers {', '.join(ds.tokenizers)}")
+
+
+@app.command()
+def policies(
+    json: Annotated[bool, typer.Option("--json", help="full parameters as JSON")] = False,
+) -> None:
+    """List the policy presets and their parameters."""
+    from workbench.engine.presets import PRESETS
+
+    if json:
+        import orjson
+
+        typer.echo(orjson.dumps({n: p.to_dict() for n, p in PRESETS.items()},
+                                option=orjson.OPT_INDENT_2).decode())
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("preset", "trigger", "strategy", "flush", "masking", "description")
+    for name, p in PRESETS.items():
+        table.add_row(name, p.trigger.rule_id(), p.compaction.kind,
+                      "yes" if p.flush.enabled else "", str(p.masking.after_turns or ""), p.description)
+    Console().print(table)
+
+
+@app.command()
+def simulate(
+    dataset: Annotated[Path, typer.Option(help="dataset directory")],
+    policy: Annotated[list[str], typer.Option(help="preset name or .yaml/.toml spec; repeat")],
+    out: Annotated[Path, typer.Option(help="run directory, e.g. runs/NAME")],
+    engine: Annotated[str, typer.Option(help="kernel | reference")] = "kernel",
+    tokenizer: Annotated[str, typer.Option(help="token-count column to replay with")] = "cl100k",
+    model: Annotated[str | None, typer.Option(help="price every policy as this model")] = None,
+    seed: Annotated[int, typer.Option(help="seed recorded with the run")] = 0,
+) -> None:
+    """Replay a dataset through policies; write ledger/events/summary Parquet + config."""
+    from workbench.engine.run import simulate as run_simulation
+
+    try:
+        result = run_simulation(dataset, policy, engine=engine, tokenizer=tokenizer, model=model,
+                                seed=seed, progress=True)
+        path = result.write(out)
+    except WorkbenchError as exc:
+        _fail(exc)
+    _print_summary(result.summary)
+    typer.echo(f"wrote {path} (run {result.run_id})")
+
+
+def _print_summary(summary) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    import polars as pl
+
+    agg = (summary.group_by("policy", maintain_order=True)
+           .agg(pl.col("requests").sum(), pl.col("cost_usd").sum(), pl.col("compactions").sum(),
+                pl.col("flushes").sum(), pl.col("overflows").sum(),
+                pl.col("peak_context_tokens").max(), pl.col("cached_input_tokens").sum(),
+                pl.col("prompt_tokens").sum()))
+    table = Table("policy", "requests", "cost $", "compactions", "flushes", "overflows",
+                  "peak context", "cache hit")
+    for r in agg.iter_rows(named=True):
+        hit = r["cached_input_tokens"] / r["prompt_tokens"] if r["prompt_tokens"] else 0.0
+        table.add_row(r["policy"], f"{r['requests']:,}", f"{r['cost_usd']:.2f}", str(r["compactions"]),
+                      str(r["flushes"]), str(r["overflows"]), f"{r['peak_context_tokens']:,}", f"{hit:.1%}")
+    Console().print(table)
+
+
 def main() -> None:
     app()
 
