@@ -185,6 +185,7 @@ def describe_counts(events, continuities, facts, secrets) -> dict[str, Any]:
         "requests": requests,
         "by_kind": by_kind,
         "facts": facts.num_rows,
-        "secrets": int(pc.sum(pc.invert(secrets.column("negative"))).as_py() or 0) if secrets.num_rows else 0,
-        "hard_negatives": int(pc.sum(secrets.column("negative")).as_py() or 0) if secrets.num_rows else 0,
+        # a secret split across two messages has two rows (parts) but is one secret
+        "secrets": len(pc.unique(secrets.filter(pc.invert(secrets.column("negative"))).column("secret_id"))),
+        "hard_negatives": len(pc.unique(secrets.filter(secrets.column("negative")).column("secret_id"))),
     }
