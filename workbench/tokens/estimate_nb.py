@@ -18,13 +18,15 @@ import numpy as np
 
 from workbench._numba import njit
 
-# Parameters fitted once against cl100k counts on the recorded logs' text (see
-# benchmarks/bench_tokenize.py, which reports the error of these values).
+# Parameters fitted once (grid search) against cl100k counts on the recorded logs' text;
+# benchmarks/bench_tokenize.py reports the error of these values per source.
 WORD_FREE_LETTERS = 6.0  # a letter run this long or shorter is usually one token
-LETTERS_PER_TOKEN = 4.2  # beyond that
+LETTERS_PER_TOKEN = 5.0  # beyond that
 DIGITS_PER_TOKEN = 3.0
-PUNCT_PER_TOKEN = 2.0
-NONASCII_BYTES_PER_TOKEN = 2.5
+PUNCT_PER_TOKEN = 4.0
+NONASCII_BYTES_PER_TOKEN = 3.5
+NEWLINE_TOKENS = 0.5  # newlines often merge with neighbouring whitespace
+SPACE_RUN_TOKENS = 0.5  # runs of two or more spaces (indentation)
 
 _LETTER, _DIGIT, _SPACE, _NEWLINE, _PUNCT, _HIGH = 0, 1, 2, 3, 4, 5
 
@@ -60,9 +62,9 @@ def _run_cost(cls: int, length: int) -> float:
     if cls == _HIGH:
         return length / NONASCII_BYTES_PER_TOKEN
     if cls == _NEWLINE:
-        return 1.0
-    # runs of spaces: a single space merges into the next word; longer runs cost one
-    return 0.0 if length == 1 else 1.0
+        return NEWLINE_TOKENS
+    # runs of spaces: a single space merges into the next word
+    return 0.0 if length == 1 else SPACE_RUN_TOKENS
 
 
 @njit
@@ -78,10 +80,10 @@ def _run_cost_nb(cls, length):
     if cls == 5:
         return length / NONASCII_BYTES_PER_TOKEN
     if cls == 3:
-        return 1.0
+        return NEWLINE_TOKENS
     if length == 1:
         return 0.0
-    return 1.0
+    return SPACE_RUN_TOKENS
 
 
 @njit
