@@ -164,6 +164,19 @@ def _print_summary(summary) -> None:
     Console().print(table)
 
 
+@app.command()
+def demo(
+    events: Annotated[int, typer.Option(help="size of the synthetic continuity")] = 60_000,
+) -> None:
+    """The main job: import the real logs, generate a synthetic set, replay every preset."""
+    from workbench.demo import run_demo
+
+    try:
+        run_demo(events=events, say=typer.echo)
+    except WorkbenchError as exc:
+        _fail(exc)
+
+
 def main() -> None:
     app()
 
