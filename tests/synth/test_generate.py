@@ -121,3 +121,13 @@ def test_bad_configs_are_clear_errors():
         GeneratorConfig(profile="poetry").resolved()
     with pytest.raises(WorkbenchError, match="at least 2"):
         GeneratorConfig(events=1).resolved()
+
+
+def test_string_gather_kernel_matches_its_twin():
+    import numpy as np
+
+    from workbench.synth.gather_nb import gather_strings, gather_strings_py
+
+    pool = ["", "a", "héllo wörld", "x" * 1000, "🙂 emoji"]
+    idx = np.random.default_rng(0).integers(0, len(pool), 500)
+    assert gather_strings(pool, idx).to_pylist() == gather_strings_py(pool, idx)

@@ -250,15 +250,16 @@ def build_continuity(cfg: GeneratorConfig) -> SyntheticContinuity:
     pool_chars = pc.utf8_length(pool_arr).to_numpy().astype(np.int32)
     chars = pool_chars[pool_idx]
     if text_mode == "full":
-        text = pool_arr.take(pa.array(pool_idx))
+        from workbench.synth.gather_nb import gather_strings
+
+        # planted rows point past the pool, into the planted texts appended to it
+        source = pool_arr
+        idx = pool_idx
         if planted.rows.size:
-            mask = np.zeros(n, bool)
-            mask[planted.rows] = True
-            # replace planted rows: a scatter through an index into [pool | planted]
-            combined = pa.concat_arrays([pool_arr, pa.array(planted.texts, type=pa.large_string())])
+            source = pa.concat_arrays([pool_arr, pa.array(planted.texts, type=pa.large_string())])
             idx = pool_idx.copy()
             idx[planted.rows] = len(pool.texts) + np.arange(planted.rows.size)
-            text = combined.take(pa.array(idx))
+        text = gather_strings(source, idx)
     else:  # labels-only: text only where something was planted
         texts = np.full(n, None, dtype=object)
         texts[planted.rows] = planted.texts
