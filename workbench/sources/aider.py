@@ -1,0 +1,303 @@
+"""aider markdown chat history (``.aider.chat.history.md`` and the website transcripts).
+
+The file is cut into consecutive chunks of source text; each chunk is one event and its
+exact text (line endings included) is that event's ``raw``, so concatenating the raws of
+all continuities in order reproduces the file byte for byte (:func:`roundtrip`). Blank
+lines belong to the chunk before them.
+
+Line classes (outside code fences):
+
+* ``# aider chat started at <timestamp>`` → META ``session``; each such header starts a
+  new continuity whose id comes from the timestamp (``aider-2024-05-01T10:00:00``). A file
+  without headers is one continuity named after the file. Text before the first
+  recognised line (front matter, a page title…) is OPAQUE ``preamble``.
+* ``#### `` lines → one user MESSAGE per run of consecutive lines (aider writes a
+  multi-line input as consecutive ``#### `` lines); the prefix and the trailing markdown
+  line break (two spaces) are removed from ``text``. A ``/command`` input is a MESSAGE
+  only when an assistant reply follows it (``/ask`` …); otherwise (``/add``, ``/drop``…)
+  it is a SIDE_EFFECT named ``command`` (never sent to the model).
+* ``> `` lines → SIDE_EFFECT ``output`` (aider's tool output: added files, applied edits,
+  commits…); ``> ^C KeyboardInterrupt`` → SIDE_EFFECT ``interrupt`` flagged ERROR.
+* ``> Tokens: 4.2k sent, 1.2k received. Cost: …`` → USAGE: the recorded usage of the
+  preceding assistant reply (its request): ``usage_input = sent``, ``usage_output =
+  received``, cache read/write ``-1`` (not reported). Newer lines with ``N cache write`` /
+  ``N cache hit`` give ``usage_input = sent - hit - write`` (aider's ``sent`` is LiteLLM's
+  ``prompt_tokens``, which includes them). ``k``/``M`` suffixes are expanded (``4.2k`` →
+  4200: aider rounds, so these are approximate).
+* ``<div …>`` / ``</div>`` lines (website transcripts) → OPAQUE ``markup``.
+* anything else → assistant text: one MESSAGE per reply = one request. Inside a fenced
+  code block (```` ``` ````) every line is reply text, except a session header, a
+  ``> Tokens:`` line or ``> ^C KeyboardInterrupt``, which end an unclosed fence.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from workbench.continuity.enums import EventFlag, EventKind, Origin, Role
+from workbench.errors import SourceError
+from workbench.sources.base import Detection, ParseContext, ParsedContinuity, SourceFormat, register
+from workbench.sources.openai_messages import Builder, Malformed, guard_parse, safe_sniff
+
+NAME = "aider"
+EXPECTED = "an aider markdown chat history ('#### ' user lines, '> ' tool output, replies)"
+_HEADER = re.compile(r"^# aider chat started at (.+?)\s*$")
+_DIV = re.compile(r"^\s*</?div\b[^>]*>\s*$", re.IGNORECASE)
+_TOKENS = re.compile(r"^> Tokens: (?P<body>.*?)(?:\.?\s+Cost: (?P<cost>.*?))?\s*$")
+_TOKEN_PART = re.compile(r"^\s*(?P<num>\d+(?:\.\d+)?)\s*(?P<suf>[kKmM]?)\s+(?P<what>sent|received|cache write|cache hit)\s*$")
+_INTERRUPT = re.compile(r"^> \^C KeyboardInterrupt\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def _strip_eol(line: str) -> str:
+    return line.rstrip("\r\n")
+
+
+def _line_class(line: str) -> str:
+    s = _strip_eol(line)
+    if _HEADER.match(s):
+        return "header"
+    if s.startswith("#### ") or s == "####":
+        return "user"
+    if s.startswith("> ") or s == ">":
+        if _TOKENS.match(s):
+            return "tokens"
+        return "tool"
+    if _DIV.match(s):
+        return "markup"
+    if not s.strip():
+        return "blank"
+    return "text"
+
+
+def _chunks(lines: list[str]) -> list[tuple[str, int, list[str]]]:
+    """(class, first line number, lines) with blank lines attached to the chunk before."""
+    chunks: list[tuple[str, int, list[str]]] = []
+    cur: list[str] = []
+    cls: str | None = None
+    start = 1
+    in_fence = False
+    seen_structure = False
+    prev_blank = False
+
+    def flush() -> None:
+        nonlocal cur, cls
+        if cur:
+            chunks.append((cls or "preamble", start, cur))
+        cur, cls = [], None
+
+    for no, line in enumerate(lines, start=1):
+        c = _line_class(line)
+        if in_fence:
+            if c == "header" or c == "tokens" or _INTERRUPT.match(_strip_eol(line)):
+                in_fence = False  # an unclosed fence (interrupted reply) ends here
+            else:
+                cur.append(line)
+                if _FENCE.match(line):
+                    in_fence = False
+                continue
+        if c == "blank":
+            if cls is None and not cur:
+                cls, start = "preamble", no
+            cur.append(line)
+            prev_blank = True
+            continue
+        if not seen_structure and c in ("text", "markup"):
+            if cls is None:
+                cls, start = "preamble", no
+            cur.append(line)
+            prev_blank = False
+            continue
+        if c in ("header", "user", "tool", "tokens"):
+            seen_structure = True
+        if c == "text":
+            if cls == "assistant":
+                cur.append(line)
+            else:
+                flush()
+                cls, start, cur = "assistant", no, [line]
+            if _FENCE.match(line):
+                in_fence = True
+        elif c in ("user", "tool") and cls == c and not prev_blank:
+            cur.append(line)
+        else:
+            flush()
+            cls, start, cur = c, no, [line]
+        prev_blank = False
+    flush()
+    return chunks
+
+
+def _body(lines: list[str], prefix: str) -> str:
+    out = []
+    for ln in lines:
+        s = _strip_eol(ln)
+        if not s.strip():
+            continue
+        if s.startswith(prefix):
+            s = s[len(prefix):]
+        elif s == prefix.rstrip():
+            s = ""
+        if s.endswith("  "):
+            s = s[:-2]
+        out.append("" if s == "<blank>" else s)
+    return "\n".join(out)
+
+
+def parse_count(num: str, suf: str) -> int:
+    v = float(num)
+    mult = {"": 1, "k": 1_000, "m": 1_000_000}[suf.lower()]
+    return int(round(v * mult))
+
+
+def parse_tokens_line(line: str) -> tuple[int, int, int, int]:
+    """Canonical usage from a ``> Tokens: ...`` line (see the module docstring)."""
+    m = _TOKENS.match(_strip_eol(line))
+    if m is None:
+        raise Malformed("", "not a tokens line", "'> Tokens: N sent, N received.'")
+    found: dict[str, int] = {}
+    for part in m.group("body").rstrip(". ").split(","):
+        pm = _TOKEN_PART.match(part)
+        if pm is None:
+            raise Malformed("", f"cannot read token count {part.strip()!r}",
+                            "'N sent', 'N received', 'N cache write' or 'N cache hit' (N like 4.2k)")
+        found[pm.group("what")] = parse_count(pm.group("num"), pm.group("suf"))
+    if "sent" not in found or "received" not in found:
+        raise Malformed("", "tokens line without 'sent' and 'received' counts",
+                        "'> Tokens: N sent, N received.'")
+    sent, recv = found["sent"], found["received"]
+    if "cache write" in found or "cache hit" in found:
+        hit, write = found.get("cache hit", 0), found.get("cache write", 0)
+        return (max(sent - hit - write, 0), hit, write, recv)
+    return (sent, -1, -1, recv)
+
+
+def _session_id(ts: str, used: set[str]) -> str:
+    base = "aider-" + re.sub(r"\s+", "T", ts.strip())
+    cid, k = base, 1
+    while cid in used:
+        k += 1
+        cid = f"{base}#{k}"
+    used.add(cid)
+    return cid
+
+
+def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
+    data = ctx.path.read_bytes()
+    if not data.strip():
+        raise SourceError("file is empty", path=str(ctx.path), expected=EXPECTED)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        ctx.bad_record(line, f"not UTF-8 text ({exc.reason} at byte {exc.start})",
+                       "a UTF-8 markdown file", None, None)
+        text = data.decode("utf-8", "replace")  # on_error=skip: reported, then read lossily
+    lines = text.splitlines(keepends=True)
+    chunks = _chunks(lines)
+    if not any(c in ("header", "user", "assistant", "tool", "tokens") for c, _, _ in chunks):
+        raise SourceError("no aider chat structure ('#### ' user lines, '> ' output, session headers)",
+                          path=str(ctx.path), expected=EXPECTED)
+
+    # split into sessions: a header starts a new one; anything before the first header
+    # belongs to the first session
+    sessions: list[list[tuple[str, int, list[str]]]] = [[]]
+    headers = [c for c, _, _ in chunks].count("header")
+    for ch in chunks:
+        if ch[0] == "header" and any(c == "header" for c, _, _ in sessions[-1]):
+            sessions.append([])
+        sessions[-1].append(ch)
+    if headers == 0:
+        sessions = [chunks]
+
+    out: list[ParsedContinuity] = []
+    used: set[str] = set()
+    for sess in sessions:
+        b = Builder(ctx)
+        cid = None
+        last_req = -1
+        for k, (cls, start, chunk_lines) in enumerate(sess):
+            raw = "".join(chunk_lines)
+            common: dict[str, Any] = dict(raw=raw, source_line=start)
+            if cls == "header":
+                ts = _HEADER.match(_strip_eol(chunk_lines[0])).group(1)  # type: ignore[union-attr]
+                if cid is None:
+                    cid = _session_id(ts, used)
+                b.add(EventKind.META, name="session", text=ts, **common)
+            elif cls == "preamble":
+                b.add(EventKind.OPAQUE, name="preamble", **common)
+            elif cls == "markup":
+                b.add(EventKind.OPAQUE, name="markup", **common)
+            elif cls == "user":
+                body = _body(chunk_lines, "#### ")
+                if body.startswith("/"):
+                    # a command reaches the model only if a reply follows before the next input
+                    nxt = next((c for c, _, _ in sess[k + 1:] if c in ("user", "assistant", "header")), None)
+                    if nxt != "assistant":
+                        b.add(EventKind.SIDE_EFFECT, role=Role.USER, origin=Origin.USER,
+                              name="command", text=body, **common)
+                        continue
+                    b.add(EventKind.MESSAGE, role=Role.USER, origin=Origin.USER, name="command",
+                          text=body, **common)
+                else:
+                    b.add(EventKind.MESSAGE, role=Role.USER, origin=Origin.USER, text=body, **common)
+            elif cls == "assistant":
+                last_req = b.new_request()
+                b.add(EventKind.MESSAGE, role=Role.ASSISTANT, origin=Origin.AGENT,
+                      text=raw.rstrip(), request=last_req, output=True, **common)
+            elif cls == "tokens":
+                try:
+                    usage = parse_tokens_line(chunk_lines[0])
+                except Malformed as exc:
+                    ctx.bad_record(start, exc.message, exc.expected, raw, b.rows)
+                    continue
+                b.add(EventKind.USAGE, origin=Origin.HARNESS, name="tokens", usage=usage,
+                      text=None, request=last_req if last_req >= 0 else None, **common)
+            else:  # tool output
+                body = _body(chunk_lines, "> ")
+                interrupt = _INTERRUPT.match(_strip_eol(chunk_lines[0])) is not None
+                b.add(EventKind.SIDE_EFFECT, origin=Origin.HARNESS,
+                      name="interrupt" if interrupt else "output", text=body,
+                      flags=EventFlag.ERROR if interrupt else 0, **common)
+        rows = b.finish()
+        name = ctx.path.name
+        base = name[: -len(".md")] if name.endswith(".md") else ctx.path.stem
+        out.append(ParsedContinuity(continuity_id=cid or base, source_format=NAME,
+                                    source_file=str(ctx.path), rows=rows))
+    return out
+
+
+def roundtrip(events_raw: list[str | None]) -> str:
+    """The file's text: the raws of all continuities (in order) concatenated."""
+    return "".join(r for r in events_raw if r is not None)
+
+
+@safe_sniff
+def sniff(path: Path, head_bytes: bytes) -> Detection:
+    text = head_bytes.decode("utf-8", "replace")
+    first = text.lstrip("\ufeff \t\r\n")[:1]
+    if first in ("{", "["):
+        return Detection(0.0, "JSON, not markdown")
+    md = path.name.lower().endswith(".md")
+    lines = text.splitlines()
+    if any(_HEADER.match(ln) for ln in lines):
+        return Detection(0.95 if md else 0.85, "markdown with '# aider chat started at' headers")
+    users = sum(1 for ln in lines if ln.startswith("#### "))
+    tools = sum(1 for ln in lines if ln.startswith("> "))
+    tokens = sum(1 for ln in lines if _TOKENS.match(ln))
+    if users and (tools or tokens):
+        score = (0.75 if md else 0.45) + (0.15 if tokens else 0.0)
+        return Detection(score, f"markdown with {users} '#### ' user lines and {tools} '> ' output lines")
+    return Detection(0.05 if md and users else 0.0, "no aider chat structure")
+
+
+FORMAT = register(SourceFormat(
+    name=NAME,
+    description="aider markdown chat history (#### user lines, > tool output, Tokens lines)",
+    sniff=sniff,
+    parse=guard_parse(NAME, _parse),
+    raw_joiner="",  # raws are exact text chunks: "".join reproduces the file
+))
+parse = FORMAT.parse
