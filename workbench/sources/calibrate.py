@@ -47,7 +47,6 @@ def robust_line(x: np.ndarray, y: np.ndarray, *, iters: int = 50, k: float = 1.3
     if x.size == 1 or np.ptp(x) == 0:
         return float(np.median(y - x)), 1.0
     X = np.column_stack([np.ones_like(x), x])
-    w = np.ones_like(x)
     beta = np.linalg.lstsq(X, y, rcond=None)[0]
     for _ in range(iters):
         r = y - X @ beta
@@ -59,7 +58,7 @@ def robust_line(x: np.ndarray, y: np.ndarray, *, iters: int = 50, k: float = 1.3
         sw = np.sqrt(w_new)
         beta_new = np.linalg.lstsq(X * sw[:, None], y * sw, rcond=None)[0]
         done = np.allclose(beta_new, beta, rtol=1e-9, atol=1e-9)
-        beta, w = beta_new, w_new
+        beta = beta_new
         if done:
             break
     return float(beta[0]), float(beta[1])
@@ -103,7 +102,10 @@ def fit_report(counted: np.ndarray, recorded: np.ndarray) -> dict[str, Any]:
         "ape_p90_pct": _r(np.percentile(ape, 90)),
         "ape_max_pct": _r(ape.max()),
     })
-    if n >= 10:
+    if n < 10:
+        out["caution"] = ("fewer than 10 requests: the in-sample error of a two-parameter fit is "
+                          "optimistic and there is no cross-validation")
+    else:
         folds = np.arange(n) % 5
         cv = np.empty(n)
         for f in range(5):
@@ -187,7 +189,7 @@ def calibrate_table(events, continuity_ids: list[str], tokenizer: str = "cl100k"
                          events.column("usage_cache_write").to_numpy(), events.column(col).to_numpy(),
                          context_mask=mask)
     by: dict[int, tuple[list[int], list[int]]] = {}
-    for c, _r_, counted, recorded in pts:
+    for c, _req, counted, recorded in pts:
         xs, ys = by.setdefault(c, ([], []))
         xs.append(counted)
         ys.append(recorded)

@@ -120,12 +120,16 @@ def parse_ts_ms(value: Any) -> int:
 
 
 def dumps(value: Any) -> str:
+    """Compact JSON text of a parsed value (ValueError if it cannot be serialised)."""
     try:
         return orjson.dumps(value).decode()
-    except TypeError:  # orjson refuses ints beyond 64 bits
+    except TypeError:  # orjson: ints beyond 64 bits, nesting deeper than 255
         import json
 
-        return json.dumps(value, ensure_ascii=False)
+        try:
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        except RecursionError:
+            raise ValueError("value nested too deeply to serialise") from None
 
 
 def _str_or_none(value: Any) -> str | None:
@@ -443,10 +447,7 @@ def parse(ctx: ParseContext) -> list[ParsedContinuity]:
         parent_id = path.parent.parent.name
     elif sidechain_session is not None and (agent_id is not None or path.stem.startswith("agent-")):
         parent_id = sidechain_session
-    if parent_id is not None:
-        cid = f"{parent_id}/{path.stem}"
-    else:
-        cid = session_id or path.stem
+    cid = f"{parent_id}/{path.stem}" if parent_id is not None else (session_id or path.stem)
     model = max(model_requests, key=model_requests.get) if model_requests else None
     meta: dict[str, Any] = {"records": records, "requests": len(req_first_row),
                             "models": model_requests}
@@ -486,6 +487,16 @@ def _head_records(head: bytes, limit: int = 8) -> tuple[list[Any], bool]:
     return out, partial
 
 
+def _saw(recs: list[Any]) -> str:
+    """A short description of what the leading lines were (for detection messages)."""
+    bad = sum(r is None for r in recs)
+    kinds = sorted({repr(r["type"]) if isinstance(r, dict) and isinstance(r.get("type"), str)
+                    else "object without 'type'" if isinstance(r, dict)
+                    else type(r).__name__ for r in recs if r is not None})[:4]
+    parts = ([f"{bad} not JSON"] if bad else []) + ([f"saw {', '.join(kinds)}"] if kinds else [])
+    return "; ".join(parts)
+
+
 def _looks_cc(rec: Any) -> bool:
     if not isinstance(rec, dict) or "payload" in rec:
         return False
@@ -506,9 +517,7 @@ def sniff(path: Path, head: bytes) -> Detection:
         return Detection(0.0, "no complete JSON line at the start")
     hits = sum(_looks_cc(r) for r in recs)
     if hits == 0:
-        kinds = sorted({r.get("type") if isinstance(r, dict) and isinstance(r.get("type"), str)
-                        else type(r).__name__ for r in recs})[:5]
-        return Detection(0.0, f"0/{len(recs)} leading lines are Claude Code records (saw {kinds})")
+        return Detection(0.0, f"0/{len(recs)} leading lines are Claude Code records ({_saw(recs)})")
     score = 0.95 * hits / len(recs)
     if path.suffix == ".jsonl":
         score = min(1.0, score + 0.03)

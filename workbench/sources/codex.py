@@ -63,7 +63,7 @@ from workbench.sources.base import (
     iter_jsonl,
     register,
 )
-from workbench.sources.claude_code import _head_records, dumps, flatten_content, parse_ts_ms
+from workbench.sources.claude_code import _head_records, _saw, dumps, flatten_content, parse_ts_ms
 
 NAME = "codex"
 EXPECTED = "a Codex rollout record ({timestamp, type, payload})"
@@ -311,6 +311,17 @@ class _Parser:
                   "call_id": None, "text": text}, OTHER)]
 
 
+class _DeferredRows:
+    """Stands in for EventRows while reading, so skipped lines keep their place."""
+
+    def __init__(self, items: list):
+        self.items = items
+
+    def add(self, kind, **kw) -> int:
+        self.items.append((None, None, (kind, kw)))
+        return -1
+
+
 def _has_user_item(rec: Any) -> bool:
     if not isinstance(rec, dict):
         return False
@@ -330,8 +341,13 @@ def _has_token_info(rec: Any) -> bool:
 def parse(ctx: ParseContext) -> list[ParsedContinuity]:
     pr = _Parser(ctx)
     rows = pr.rows
-    # one pass to read, then decide two file-level questions before mapping
-    records = list(iter_jsonl(ctx, rows))
+    # one pass to read, then decide two file-level questions before mapping; lines that
+    # fail to parse are kept in place as (None, None, kwargs of their SKIPPED event)
+    items: list[tuple] = []
+    deferred = _DeferredRows(items)
+    for rec in iter_jsonl(ctx, deferred):  # type: ignore[arg-type]
+        items.append(rec)
+    records = [r for r in items if r[0] is not None]
     user_msg_fallback = not any(_has_user_item(o) for _, _, o in records)
     token_mode = any(_has_token_info(o) for _, _, o in records)
     recognised = 0
@@ -341,7 +357,11 @@ def parse(ctx: ParseContext) -> list[ParsedContinuity]:
     last_total: str | None = None
     rel_rows: list[int] = []  # non-output rows: their request is fixed up at the end
     add = rows.add
-    for line, raw, obj in records:
+    for line, raw, obj in items:
+        if line is None:  # a line iter_jsonl could not read (on_error="skip")
+            kind, kw = obj
+            rows.add(kind, **kw)
+            continue
         try:
             specs = pr.map(obj, user_msg_fallback)
         except _Bad as exc:
@@ -375,7 +395,8 @@ def parse(ctx: ParseContext) -> list[ParsedContinuity]:
                 if rel == IN and not token_mode and outputs_open:
                     request += 1  # no token counts: an input ends the run of outputs
                     outputs_open = False
-                req = request  # the request that will see it
+                # the next request to start after this event (the first that can see it)
+                req = request + 1 if outputs_open else request
             row = add(spec["kind"], role=spec.get("role", Role.NONE), text=spec.get("text"),
                       raw=raw if first else None, origin=spec.get("origin", Origin.UNKNOWN),
                       call_id=spec.get("call_id"), message_id=spec.get("message_id"), name=name,
@@ -411,6 +432,8 @@ def _looks_codex(rec: Any) -> bool:
     if not isinstance(rec, dict):
         return False
     t = rec.get("type")
+    if not isinstance(t, str):
+        return False
     if "payload" in rec:
         return t in TOP_TYPES and "timestamp" in rec
     if t in LEGACY_ITEM_TYPES and "sessionId" not in rec and "uuid" not in rec:
@@ -427,7 +450,7 @@ def sniff(path: Path, head: bytes) -> Detection:
         return Detection(0.0, "no complete JSON line at the start")
     hits = sum(_looks_codex(r) for r in recs)
     if hits == 0:
-        return Detection(0.0, f"0/{len(recs)} leading lines are Codex rollout records")
+        return Detection(0.0, f"0/{len(recs)} leading lines are Codex rollout records ({_saw(recs)})")
     score = 0.95 * hits / len(recs)
     if path.name.startswith("rollout-"):
         score = min(1.0, score + 0.04)

@@ -36,7 +36,13 @@ def check_text(path: Path, data: bytes) -> None:
     try:
         head.decode("utf-8")
     except UnicodeDecodeError as exc:
-        if exc.start < len(head) - 4:  # not just a character cut at the end of the head
+        # a stray bad byte in a later line is that line's problem (reported with its line
+        # number); invalid UTF-8 in the first line, or more than 1% of the head, is binary
+        first_nl = head.find(b"\n")
+        in_first_line = first_nl < 0 or exc.start < first_nl
+        cut_at_end = exc.start >= len(head) - 4 and len(data) > len(head)
+        bad = head.decode("utf-8", "replace").count("\ufffd") - head.count(b"\xef\xbf\xbd")
+        if not cut_at_end and (in_first_line or bad > max(2, len(head) // 100)):
             raise SourceError(f"not UTF-8 text ({exc.reason} at byte {exc.start}); binary file?",
                               path=str(path), expected="a UTF-8 text log (JSON, JSONL or Markdown)") from None
 

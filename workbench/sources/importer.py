@@ -22,6 +22,7 @@ explicitly brings its ``<session>/subagents/*.jsonl`` along.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import sys
 import time
@@ -117,7 +118,7 @@ def collect_files(paths: list[Path]) -> list[SourceFile]:
 
 def _parse_one(sf: SourceFile, forced: SourceFormat | None, formats: dict[str, SourceFormat],
                on_error: str) -> ParsedFile:
-    from workbench.sources.detect import HEAD_BYTES, check_text, detect_format, describe
+    from workbench.sources.detect import HEAD_BYTES, check_text, describe, detect_format
 
     data = sf.path.read_bytes()
     check_text(sf.path, data)
@@ -316,10 +317,8 @@ def import_paths(paths: list[Path], out: Path, *, fmt: str | None = None, on_err
     tokenizers = tuple(tokenizers)
     total = 0
     for sf in files:
-        try:
+        with contextlib.suppress(OSError):
             total += sf.path.stat().st_size
-        except OSError:
-            pass
     bar = _Progress(total, enabled=progress and (total >= LARGE_INPUT_BYTES or len(files) > 200))
     with bar:
         res = parse_files(files, fmt=fmt, on_error=on_error, progress=bar.advance)
@@ -333,7 +332,7 @@ def import_paths(paths: list[Path], out: Path, *, fmt: str | None = None, on_err
     skipped = [{"file": str(f.path), **s} for f in res.files for s in f.skipped]
     formats = sorted({f.fmt for f in res.files})
     source = {
-        "format": fmt if fmt is not None else (formats[0] if len(formats) == 1 else "mixed"),
+        "format": formats[0] if len(formats) == 1 else "mixed",
         "files": [{"path": str(f.path), "sha256": f.sha256, "bytes": f.size, "format": f.fmt,
                    "skipped": len(f.skipped), "continuities": len(f.continuities)}
                   for f in res.files],
@@ -369,7 +368,13 @@ class _Progress:
     def __enter__(self):
         if self.enabled:
             from rich.console import Console
-            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
 
             self._p = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
                                TimeElapsedColumn(), console=Console(stderr=True), transient=True)
