@@ -1,0 +1,1 @@
+"""Evaluations of simulated runs: leakage, retention, determinism, conformance, fidelity."""

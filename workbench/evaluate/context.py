@@ -1,0 +1,156 @@
+"""Which raw events are in the compiled context at each request, rebuilt from a run's
+events (checkpoints, merges, clearing edits) and its resolved policy.
+
+The engines account tokens but do not emit the compiled context itself; text-level
+evaluations (retention, leakage through the compiled context) need it at a few requests
+only. This tracker re-derives it from the same rules the reference engine applies. Its
+faithfulness is tested: the context size it rebuilds equals the ledger's
+``context_after`` for every main request of every preset.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from workbench.engine import enums as E
+from workbench.engine.policy import Policy
+from workbench.engine.prepare import ReplayInput
+
+
+@dataclass
+class ContextState:
+    cut: int = -1
+    segments: list[tuple[str, int]] = field(default_factory=list)  # (artifact id, tokens)
+    retained: list[int] = field(default_factory=list)
+    cleared_upto: int = -1
+
+
+class ContextTracker:
+    """Walk requests in order; ``state`` and :meth:`raw_rows` describe request ``r``."""
+
+    def __init__(self, inp: ReplayInput, policy: Policy, events, window: int):
+        import polars as pl
+
+        self.inp, self.policy = inp, policy
+        strategy = policy.compaction.kind
+        self.visible = inp.visible | (inp.is_summary if strategy == "recorded" else False)
+        self.visible_rows = np.flatnonzero(self.visible)
+        self.keep_first = policy.trigger.keep_first
+        self.mask_after = policy.masking.after_turns
+        self.limit = policy.compile.recent_messages_limit
+        self.accumulate = policy.compaction.accumulate
+        self.strategy = strategy
+        self.mask_tokens = policy.masking.placeholder_tokens
+        self.clear_tokens = policy.compaction.placeholder_tokens
+        self.excluded = inp.excluded_mask(policy.compaction.exclude_tools)
+        ev = events.filter((pl.col("policy") == policy.name) & (pl.col("continuity_id") == inp.continuity_id))
+        self.actions = sorted(
+            ((int(r["request"]), i, r) for i, r in enumerate(ev.iter_rows(named=True))
+             if r["event_type"] in ("continuity_compaction_checkpoint_created", "summary.merged",
+                                    "context.edited")),
+            key=lambda t: (t[0], t[1]))
+        self._next = 0
+        self.state = ContextState()
+        self.request = -1
+
+    def advance(self, r: int) -> ContextState:
+        """Apply every action taken up to and including request ``r``."""
+        while self._next < len(self.actions) and self.actions[self._next][0] <= r:
+            self._apply(self.actions[self._next][2])
+            self._next += 1
+        self.request = r
+        return self.state
+
+    def _apply(self, a: dict) -> None:
+        s = self.state
+        if a["event_type"] == "context.edited":
+            s.cleared_upto = int(np.searchsorted(self.inp.seq, a["to_seq"]))
+            return
+        if a["event_type"] == "summary.merged":
+            s.segments = [(a["summary_artifact_id"], int(a["item_tokens"]))]
+            return
+        to_row = int(np.searchsorted(self.inp.seq, a["to_seq"]))
+        p = int(self.inp.req_first_row[a["request"]])
+        span = [i for i in self.tail(p) if i <= to_row]
+        kind = a["summary_kind"]
+        if kind in ("llm_summary_v1", "provider_opaque_v1"):
+            item = (a["summary_artifact_id"], int(a["item_tokens"]))
+            s.segments = [*s.segments, item] if self.accumulate else [item]
+        if kind != "truncation_v1" or a.get("item_tokens", 0) > 0 or self.strategy != "none":
+            self._retain(span)
+        s.cut = to_row
+
+    def _retain(self, span: list[int]) -> None:
+        c = self.policy.compaction
+        if c.retain == "none":
+            return
+        pick = self.inp.is_user_message if c.retain == "user_messages" else self.inp.is_message
+        candidates = sorted(set(self.state.retained) | {i for i in span if pick[i]})
+        kept, acc = [], 0
+        for i in reversed(candidates):
+            t = int(self.inp.tokens[i])
+            if acc + t > c.retain_tokens:
+                break
+            acc += t
+            kept.append(i)
+        self.state.retained = sorted(kept)
+
+    # ---- the compiled context at the current request --------------------------------
+    def head(self, p: int) -> list[int]:
+        return [int(i) for i in self.visible_rows[: self.keep_first] if i < p]
+
+    def tail(self, p: int) -> list[int]:
+        head = self.head(p)
+        if len(head) < self.keep_first:
+            return []
+        base = max(self.state.cut, head[-1] if head else -1)
+        lo = np.searchsorted(self.visible_rows, base, side="right")
+        hi = np.searchsorted(self.visible_rows, p, side="left")
+        return [int(i) for i in self.visible_rows[lo:hi]]
+
+    def shown_tail(self, tail: list[int]) -> list[int]:
+        if self.limit <= 0:
+            return tail
+        msgs = [i for i in tail if self.inp.is_message[i]]
+        if len(msgs) <= self.limit:
+            return tail
+        start = msgs[-self.limit]
+        return [i for i in tail if i >= start]
+
+    def masked(self, i: int, r: int) -> bool:
+        req = int(self.inp.row_request[i])
+        return self.mask_after > 0 and bool(self.inp.is_tool_result[i]) and req >= 0 and r - req >= self.mask_after
+
+    def cleared(self, i: int) -> bool:
+        clearable = self.inp.is_tool_result[i] or (self.policy.compaction.clear_inputs and self.inp.is_tool_call[i])
+        return i <= self.state.cleared_upto and bool(clearable) and not bool(self.excluded[i])
+
+    def raw_rows(self, r: int) -> list[int]:
+        """Rows whose full text is in the compiled context of request ``r``."""
+        p = int(self.inp.req_first_row[r])
+        rows = self.head(p) + list(self.state.retained)
+        rows += [i for i in self.shown_tail(self.tail(p)) if not self.masked(i, r) and not self.cleared(i)]
+        return rows
+
+    def tokens(self, r: int) -> int:
+        p = int(self.inp.req_first_row[r])
+        total = sum(int(self.inp.tokens[i]) for i in self.head(p))
+        total += sum(int(self.inp.tokens[i]) for i in self.state.retained)
+        total += sum(t for _, t in self.state.segments)
+        for i in self.shown_tail(self.tail(p)):
+            if self.masked(i, r):
+                total += self.mask_tokens
+            elif self.cleared(i):
+                total += self.clear_tokens
+            else:
+                total += int(self.inp.tokens[i])
+        return total
+
+
+def summary_kinds_with_text() -> tuple[str, ...]:
+    return ("llm_summary_v1", "recorded_summary_v1", "hierarchical_merge_v1")
+
+
+__all__ = ["ContextTracker", "ContextState", "summary_kinds_with_text", "E"]
