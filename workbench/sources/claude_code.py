@@ -28,7 +28,12 @@ Mapping (record -> events):
 * anything else (unknown ``type``) -> OPAQUE with its raw line.
 * flags: ``isMeta`` -> META, ``isSidechain`` -> SIDECHAIN; assistant output -> OUTPUT.
   An assistant record whose model is ``<synthetic>`` (Claude Code writes these for API
-  errors and interruptions) is not a model request: it is kept as a META message.
+  errors and interruptions), or that has no ``message.id``, is not a model request: it is
+  kept as a META message (origin HARNESS).
+* continuity: ``continuity_id`` = ``sessionId`` (subagents: ``<session>/<file stem>``);
+  ``model`` = the model that served the most requests (a session can switch with
+  ``/model``; every model's request count is in the import manifest); ``context_window``
+  stays -1 because the log does not record it.
 
 Requests and usage. Claude Code writes one assistant API response as several records
 (one per content block) that share ``message.id``; a request is one distinct

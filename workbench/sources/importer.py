@@ -205,6 +205,9 @@ def build_tables(res: ParseResult, tokenizers: tuple[str, ...] | list[str] = ("c
     from workbench.tokens.tokenizers import count_texts
 
     t0 = time.perf_counter()
+    if len(res.files) > np.iinfo(np.int16).max + 1:
+        raise SourceError(f"{len(res.files)} source files in one dataset; the source_file column holds "
+                          f"at most {np.iinfo(np.int16).max + 1}: import them as several datasets")
     conts: list[tuple[int, ParsedContinuity]] = [(fi, c) for fi, f in enumerate(res.files)
                                                  for c in f.continuities]
     ids = _unique_ids([c.continuity_id for _, c in conts])
