@@ -49,22 +49,40 @@ class ContextTracker:
         self.actions = sorted(
             ((int(r["request"]), i, r) for i, r in enumerate(ev.iter_rows(named=True))
              if r["event_type"] in ("continuity_compaction_checkpoint_created", "summary.merged",
-                                    "context.edited")),
+                                    "context.edited", "context.overflow")),
             key=lambda t: (t[0], t[1]))
         self._next = 0
+        self._overflow_request = -1
         self.state = ContextState()
         self.request = -1
 
     def advance(self, r: int) -> ContextState:
         """Apply every action taken up to and including request ``r``."""
         while self._next < len(self.actions) and self.actions[self._next][0] <= r:
-            self._apply(self.actions[self._next][2])
+            self.apply(self.actions[self._next][2])
             self._next += 1
         self.request = r
         return self.state
 
-    def _apply(self, a: dict) -> None:
+    def pending(self, r: int) -> list[dict]:
+        """Actions of request ``r`` not applied yet (apply them one by one with :meth:`apply`)."""
+        out = []
+        while self._next < len(self.actions) and self.actions[self._next][0] <= r:
+            out.append(self.actions[self._next][2])
+            self._next += 1
+        return out
+
+    def span_of(self, a: dict) -> list[int]:
+        """The raw rows a checkpoint action covers, as the tail stood just before it."""
+        to_row = int(np.searchsorted(self.inp.seq, a["to_seq"]))
+        p = int(self.inp.req_first_row[a["request"]])
+        return [i for i in self.tail(p) if i <= to_row]
+
+    def apply(self, a: dict) -> None:
         s = self.state
+        if a["event_type"] == "context.overflow":
+            self._overflow_request = int(a["request"])
+            return
         if a["event_type"] == "context.edited":
             s.cleared_upto = int(np.searchsorted(self.inp.seq, a["to_seq"]))
             return
@@ -78,7 +96,9 @@ class ContextTracker:
         if kind in ("llm_summary_v1", "provider_opaque_v1"):
             item = (a["summary_artifact_id"], int(a["item_tokens"]))
             s.segments = [*s.segments, item] if self.accumulate else [item]
-        if kind != "truncation_v1" or a.get("item_tokens", 0) > 0 or self.strategy != "none":
+        # an emergency truncation (after an overflow in the same request) retains nothing
+        emergency = kind == "truncation_v1" and self._overflow_request == int(a["request"])
+        if not emergency:
             self._retain(span)
         s.cut = to_row
 

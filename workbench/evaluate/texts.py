@@ -1,0 +1,209 @@
+"""Text-level work at the points the engine chose: summaries, flushed memory entries.
+
+The engines model summaries by size. Here each checkpoint that produced a readable
+artifact gets real text from a summarizer backend (modelled, extractive, recorded or
+HTTP), built from the span's event text and the previous summary; every flush gets its
+memory entries. With SR-1 carry-forward on (the policy's ``redaction.sr1_carry_forward``)
+the derived text goes through the redaction harness before it is stored; with it off
+the raw summarizer output is stored, which is what the leakage evaluation measures.
+
+>>> texts = materialize_texts(result, dataset)   # doctest: +SKIP
+>>> texts.select("policy", "kind", "artifact_id", "sr1", "redactions")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from workbench.continuity.enums import KIND_NAMES, ROLE_NAMES
+from workbench.engine.policy import Policy
+from workbench.evaluate.context import ContextTracker
+
+TEXT_KINDS = {"llm_summary_v1": "summary", "recorded_summary_v1": "recorded",
+              "provider_opaque_v1": "opaque"}
+
+
+class DatasetText:
+    """Event text and planted labels of a dataset, by (continuity index, row)."""
+
+    def __init__(self, dataset):
+        import polars as pl
+
+        ev = dataset.events(columns=["continuity", "seq", "kind", "role", "text"])
+        self.by_cont: dict[int, dict[str, Any]] = {}
+        for c in ev["continuity"].unique().sort().to_list():
+            part = ev.filter(pl.col("continuity") == c).sort("seq")
+            self.by_cont[c] = {"seq": part["seq"].to_numpy(), "text": part["text"].to_list(),
+                               "kind": part["kind"].to_list(), "role": part["role"].to_list()}
+        self.facts = dataset.facts()
+        self.secrets = dataset.secrets()
+
+    def text(self, cont: int, row: int) -> str:
+        return self.by_cont[cont]["text"][row] or ""
+
+    def labels(self, cont: int, rows: list[int]):
+        """SpanLabels for planted facts and secrets inside ``rows``."""
+        import polars as pl
+
+        from workbench.summarize.base import SpanLabel
+
+        seqs = self.by_cont[cont]["seq"]
+        wanted = set(int(seqs[r]) for r in rows)
+        if not wanted:
+            return ()
+        row_of = {int(s): i for i, s in enumerate(seqs)}
+        out = []
+        f = self.facts.filter((pl.col("continuity") == cont) & pl.col("seq").is_in(list(wanted)))
+        for r in f.iter_rows(named=True):
+            surface = self.text(cont, row_of[r["seq"]])[r["start"]:r["end"]]
+            out.append(SpanLabel(label_id=r["fact_id"], kind=r["kind"], seq=r["seq"], start=r["start"],
+                                 end=r["end"], surface=surface, value=r["answer"], is_fact=True))
+        s = self.secrets.filter((pl.col("continuity") == cont) & pl.col("seq").is_in(list(wanted))
+                                & ~pl.col("negative"))
+        for r in s.iter_rows(named=True):
+            surface = self.text(cont, row_of[r["seq"]])[r["start"]:r["end"]]
+            label = r["secret_id"] if r["part"] == 0 else f"{r['secret_id']}#{r['part']}"
+            out.append(SpanLabel(label_id=label, kind=r["kind"], seq=r["seq"], start=r["start"],
+                                 end=r["end"], surface=surface, value=r["value"], is_fact=False))
+        return tuple(out)
+
+    def span_events(self, cont: int, rows: list[int]):
+        from workbench.summarize.base import SpanEvent
+
+        d = self.by_cont[cont]
+        return tuple(SpanEvent(seq=int(d["seq"][r]), kind=KIND_NAMES[d["kind"][r]],
+                               role=ROLE_NAMES[d["role"][r]], text=d["text"][r] or "") for r in rows)
+
+
+def policies_of(result) -> dict[str, Policy]:
+    return {name: Policy.from_dict(v["policy"]) for name, v in result.config["policies"].items()}
+
+
+def materialize_texts(result, dataset, *, summarizer: str = "modelled",
+                      summarizer_options: dict | None = None, seed: int | None = None,
+                      sr1: bool | None = None, redact: Callable[[str], Any] | None = None,
+                      dataset_text: DatasetText | None = None):
+    """One row per readable artifact (summary, merge, recorded summary) and per flush."""
+    import polars as pl
+
+    from workbench.summarize import get_summarizer
+    from workbench.summarize.base import SummaryRequest
+
+    if redact is None:
+        from workbench.redaction.harness import redact
+    dt = dataset_text or DatasetText(dataset)
+    seed = result.config.get("seed", 0) if seed is None else seed
+    rows: list[dict[str, Any]] = []
+    backend = get_summarizer(summarizer, seed=seed, **(summarizer_options or {})) if summarizer != "recorded" else None
+    for name, policy in policies_of(result).items():
+        on = policy.redaction.sr1_carry_forward if sr1 is None else sr1
+        for cid, inp in result.inputs.items():
+            tracker = ContextTracker(inp, policy, result.events, window=0)
+            cont = inp.continuity
+            flushes = _flush_requests(result.events, name, cid)
+            segments: dict[str, str] = {}  # artifact id -> stored text, in context order
+            for r in range(inp.n_requests):
+                for fl in flushes.get(r, ()):
+                    ctx_rows = tracker.raw_rows(r)
+                    req = SummaryRequest(
+                        continuity_id=cid, artifact_id=f"flush_{name}_{cid}_{r}", from_seq=int(inp.seq[ctx_rows[0]]) if ctx_rows else 0,
+                        to_seq=int(inp.seq[ctx_rows[-1]]) if ctx_rows else 0, events=dt.span_events(cont, ctx_rows),
+                        previous_summary=None, target_tokens=int(fl["item_tokens"]),
+                        labels=dt.labels(cont, ctx_rows), purpose="flush")
+                    rows.append(_row(result, name, cid, r, "memory", req, _summarize(backend, req), on, redact))
+                for a in tracker.pending(r):
+                    kind = a.get("summary_kind")
+                    if a["event_type"] == "continuity_compaction_checkpoint_created" and kind in TEXT_KINDS:
+                        span = tracker.span_of(a)
+                        if kind == "provider_opaque_v1":
+                            rows.append({**_base(result, name, cid, r, "opaque", a["summary_artifact_id"]),
+                                         "from_seq": a["from_seq"], "to_seq": a["to_seq"], "sr1": on,
+                                         "target_tokens": int(a["item_tokens"]), "text_raw": None, "text": None,
+                                         "redactions": 0, "retained_labels": [], "copied_secrets": [],
+                                         "hallucinated": 0})
+                            segments = {} if not policy.compaction.accumulate else segments
+                            segments[a["summary_artifact_id"]] = ""
+                        else:
+                            previous = None if policy.compaction.accumulate else ("\n\n".join(segments.values()) or None)
+                            req = SummaryRequest(
+                                continuity_id=cid, artifact_id=a["summary_artifact_id"], from_seq=int(a["from_seq"]),
+                                to_seq=int(a["to_seq"]), events=dt.span_events(cont, span),
+                                previous_summary=previous, target_tokens=max(1, int(a["item_tokens"])),
+                                labels=dt.labels(cont, span), purpose="compaction")
+                            if kind == "recorded_summary_v1":
+                                result_ = _recorded(dt, inp, a)
+                            else:
+                                result_ = _summarize(backend, req)
+                            row = _row(result, name, cid, r, TEXT_KINDS[kind], req, result_, on, redact)
+                            rows.append(row)
+                            if kind != "recorded_summary_v1":
+                                if not policy.compaction.accumulate:
+                                    segments = {}
+                                segments[a["summary_artifact_id"]] = row["text"]
+                    elif a["event_type"] == "summary.merged":
+                        req = SummaryRequest(
+                            continuity_id=cid, artifact_id=a["summary_artifact_id"], from_seq=0, to_seq=0,
+                            events=(), previous_summary="\n\n".join(segments.values()) or None,
+                            target_tokens=max(1, int(a["item_tokens"])), purpose="merge")
+                        row = _row(result, name, cid, r, "merge", req, _summarize(backend, req), on, redact)
+                        rows.append(row)
+                        segments = {a["summary_artifact_id"]: row["text"]}
+                    tracker.apply(a)
+    schema = {"run_id": pl.String, "policy": pl.String, "continuity_id": pl.String, "request": pl.Int64,
+              "kind": pl.String, "artifact_id": pl.String, "from_seq": pl.Int64, "to_seq": pl.Int64,
+              "sr1": pl.Boolean, "target_tokens": pl.Int64, "text_raw": pl.String, "text": pl.String,
+              "redactions": pl.Int64, "retained_labels": pl.List(pl.String),
+              "copied_secrets": pl.List(pl.String), "hallucinated": pl.Int64}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def _flush_requests(events, policy: str, cid: str) -> dict[int, list[dict]]:
+    import polars as pl
+
+    fl = events.filter((pl.col("policy") == policy) & (pl.col("continuity_id") == cid)
+                       & (pl.col("event_type") == "memory.flushed"))
+    out: dict[int, list[dict]] = {}
+    for r in fl.iter_rows(named=True):
+        out.setdefault(int(r["request"]), []).append(r)
+    return out
+
+
+def _summarize(backend, req):
+    return backend.summarize(req)
+
+
+def _recorded(dt: DatasetText, inp, a):
+    """The log's own summary: the SUMMARY events after the recorded boundary."""
+    from workbench.summarize.base import SummaryResult
+
+    to_row = int(np.searchsorted(inp.seq, a["to_seq"]))
+    j = to_row + 1
+    texts = []
+    while j < inp.n and not inp.visible[j]:
+        if inp.is_summary[j]:
+            texts.append(dt.text(inp.continuity, j))
+        j += 1
+    return SummaryResult(text="\n\n".join(texts), backend="recorded")
+
+
+def _base(result, policy, cid, r, kind, artifact_id):
+    return {"run_id": result.run_id, "policy": policy, "continuity_id": cid, "request": r,
+            "kind": kind, "artifact_id": artifact_id}
+
+
+def _row(result, policy, cid, r, kind, req, res, sr1: bool, redact) -> dict[str, Any]:
+    raw = res.text
+    stored, n = raw, 0
+    if sr1 and raw:
+        red = redact(raw)
+        stored, n = red.text, len(red.spans)
+    diag = res.diagnostics or {}
+    return {**_base(result, policy, cid, r, kind, req.artifact_id), "from_seq": req.from_seq,
+            "to_seq": req.to_seq, "sr1": sr1, "target_tokens": req.target_tokens, "text_raw": raw,
+            "text": stored, "redactions": n, "retained_labels": list(res.retained),
+            "copied_secrets": [str(x) for x in diag.get("copied_secrets", [])],
+            "hallucinated": int(len(diag.get("hallucinated", [])) if isinstance(diag.get("hallucinated"), list)
+                                else diag.get("hallucinated", 0) or 0)}
