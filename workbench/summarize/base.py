@@ -1,0 +1,249 @@
+"""Types shared by every summarizer backend, their errors, and small text helpers.
+
+A backend turns a :class:`SummaryRequest` (the span being compacted, the previous summary
+for folded summaries, and the size the engine's size model chose) into a
+:class:`SummaryResult`. Backends are stateless apart from the HTTP backend's per-session
+negative cache; every result carries ``diagnostics["status"]`` (``"ok"`` when a summary was
+produced).
+
+>>> req = SummaryRequest("c0", "a1", 0, 1, (SpanEvent(0, "message", "user", "Fix the bug."),
+...                      SpanEvent(1, "message", "assistant", "Done.")), None, 50)
+>>> print(render_span(req.events))
+[0] user message:
+Fix the bug.
+<BLANKLINE>
+[1] assistant message:
+Done.
+>>> approx_tokens("abcdefgh")
+2
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+from workbench.errors import WorkbenchError
+
+PURPOSES = ("compaction", "flush", "merge")
+CHARS_PER_TOKEN = 4.0
+STATUS_OK = "ok"
+STATUS_UNSUPPORTED = "unsupported_endpoint"
+STATUS_SKIPPED_UNSUPPORTED = "skipped_unsupported_endpoint"
+
+
+# --------------------------------------------------------------------------- errors
+
+
+class SummarizerError(WorkbenchError):
+    """A summarizer could not produce a summary (bad options, missing data, endpoint)."""
+
+
+class SummarizerConfigError(SummarizerError):
+    """Unknown backend name or invalid backend options."""
+
+
+class RecordedSummaryMissingError(SummarizerError):
+    """The recorded backend knows no summary for the requested artifact."""
+
+
+class EndpointError(SummarizerError):
+    """An HTTP endpoint answered with an error (or not at all).
+
+    ``status`` is the HTTP status (``None`` for transport failures), ``endpoint`` the URL
+    path that failed and ``body`` the first characters of the response body.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, endpoint: str = "",
+                 body: str = ""):
+        self.status = status
+        self.endpoint = endpoint
+        self.body = body
+        super().__init__(message)
+
+
+class InvalidProviderInputError(EndpointError):
+    """The provider rejected the request items (e.g. "items are not persisted").
+
+    Holon §5: such a 404 is not an endpoint capability failure, so it never negative-caches
+    the endpoint; the request has to be rebuilt (strip provider item ids, ``store=false``).
+    """
+
+
+class TransientEndpointError(EndpointError):
+    """A transient failure (timeout, connection reset/refused, 408/409/429/5xx) persisted
+    through every retry. ``attempts`` says how many requests were made."""
+
+    def __init__(self, message: str, *, attempts: int, **kw):
+        self.attempts = attempts
+        super().__init__(message, **kw)
+
+
+class CassetteError(SummarizerError):
+    """A cassette file is malformed or cannot be written."""
+
+
+class CassetteMissError(CassetteError):
+    """Replay mode asked for a request the cassette never recorded."""
+
+    def __init__(self, message: str, *, key: str):
+        self.key = key
+        super().__init__(message)
+
+
+# --------------------------------------------------------------------------- types
+
+
+@dataclass(frozen=True)
+class SpanEvent:
+    """One event of the span being summarized."""
+
+    seq: int
+    kind: str   # "message", "tool_call", "tool_result", "reasoning", "summary", ...
+    role: str   # "user", "assistant", "system", "tool", ...
+    text: str
+
+
+@dataclass(frozen=True)
+class SpanLabel:
+    """A planted fact or secret inside the span.
+
+    For a fact ``surface == value == answer``; for a secret ``surface`` is the text as it
+    appears in event ``seq`` at ``[start:end]`` (possibly transformed) and ``value`` the
+    plaintext secret. Only the modelled backend looks at labels.
+    """
+
+    label_id: str
+    kind: str
+    seq: int
+    start: int
+    end: int
+    surface: str
+    value: str
+    is_fact: bool
+
+
+@dataclass(frozen=True)
+class SummaryRequest:
+    continuity_id: str
+    artifact_id: str
+    from_seq: int
+    to_seq: int
+    events: tuple[SpanEvent, ...]
+    previous_summary: str | None
+    target_tokens: int
+    labels: tuple[SpanLabel, ...] = ()
+    purpose: str = "compaction"  # "compaction" | "flush" | "merge"
+
+
+@dataclass(frozen=True)
+class SummaryResult:
+    text: str
+    backend: str
+    retained: tuple[str, ...] = ()
+    diagnostics: dict = field(default_factory=dict)
+    opaque: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """True unless the backend reports a non-"ok" status (e.g. a skipped endpoint)."""
+        return self.diagnostics.get("status", STATUS_OK) == STATUS_OK
+
+
+@runtime_checkable
+class Summarizer(Protocol):
+    name: str
+
+    def summarize(self, request: SummaryRequest) -> SummaryResult: ...
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def check_request(request: SummaryRequest) -> None:
+    """Reject requests no backend can honour (clear message, workbench error)."""
+    if request.purpose not in PURPOSES:
+        raise SummarizerConfigError(
+            f"unknown summary purpose {request.purpose!r}; known: {', '.join(PURPOSES)}")
+    if request.target_tokens < 0:
+        raise SummarizerConfigError(f"target_tokens must be >= 0, got {request.target_tokens}")
+    if request.from_seq > request.to_seq:
+        raise SummarizerConfigError(
+            f"from_seq {request.from_seq} > to_seq {request.to_seq} for {request.artifact_id}")
+
+
+def check_probability(name: str, p: float) -> float:
+    p = float(p)
+    if not (0.0 <= p <= 1.0) or math.isnan(p):
+        raise SummarizerConfigError(f"{name} must be a probability in [0, 1], got {p}")
+    return p
+
+
+def approx_tokens(text: str, chars_per_token: float = CHARS_PER_TOKEN) -> int:
+    """``ceil(chars / chars_per_token)``: the budget heuristic most harnesses use."""
+    return math.ceil(len(text) / chars_per_token)
+
+
+def stable_seed(*parts) -> int:
+    """A 63-bit seed from a hash of ``parts`` (JSON-encodable): independent of call order,
+    process and ``PYTHONHASHSEED``."""
+    blob = json.dumps(parts, ensure_ascii=False, separators=(",", ":"), default=str)
+    return int.from_bytes(hashlib.blake2b(blob.encode(), digest_size=8).digest(), "big") >> 1
+
+
+def render_span(events: Sequence[SpanEvent]) -> str:
+    """The span as plain text, one block per event (used as the summarizer's user input)."""
+    blocks = []
+    for ev in events:
+        head = f"[{ev.seq}] {ev.role} {ev.kind.replace('_', ' ')}:"
+        blocks.append(f"{head}\n{ev.text}")
+    return "\n\n".join(blocks)
+
+
+# sentence splitting for the text backends
+
+_SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[*-])")
+
+
+def iter_sentences(text: str, *, min_chars: int = 1):
+    """``(start, end)`` of each sentence-ish piece of ``text``: lines, split at sentence
+    ends; blank pieces and pieces shorter than ``min_chars`` are skipped."""
+    pos = 0
+    for line in text.split("\n"):
+        lstart = pos
+        pos += len(line) + 1
+        if not line.strip():
+            continue
+        cut = 0
+        for m in _SENT_END.finditer(line):
+            yield from _piece(line, lstart, cut, m.start(), min_chars)
+            cut = m.end()
+        yield from _piece(line, lstart, cut, len(line), min_chars)
+
+
+def _piece(line: str, base: int, a: int, b: int, min_chars: int):
+    seg = line[a:b]
+    stripped = seg.strip()
+    if len(stripped) < min_chars:
+        return
+    lead = len(seg) - len(seg.lstrip())
+    yield base + a + lead, base + a + lead + len(stripped)
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters at a word boundary, with an ellipsis."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit - 1)
+    if cut < limit // 2:
+        cut = limit - 1
+    return text[:cut].rstrip() + "\u2026"
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())

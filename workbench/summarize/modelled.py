@@ -1,0 +1,576 @@
+"""The modelled summarizer: a seeded stand-in for an LLM summary, with known failure rates.
+
+Given the span and its planted labels it writes a compaction summary shaped like a real
+one (intent, earlier context, key facts and decisions, files and code, errors, problem
+solving, pending tasks, current work) whose content is drawn from the span's own text, and
+it decides per label, with fixed probabilities:
+
+* a planted fact is kept (its sentence appears in *Key facts*) with ``p_retain_fact``;
+* a planted secret is copied verbatim with ``p_copy_secret``, copied in part (a fragment
+  of >= 12 characters or >= 50% of it, the leak criterion of the evaluations) with
+  ``p_partial_secret``, else left out;
+* once per summary, with ``p_hallucinate``, a secret-shaped string that was never in the
+  source is written (drawn with the real format generators of
+  :mod:`workbench.synth.secrets`): RFC 0012 §D SR-1 says summarizers may do exactly that;
+* once per summary, with ``p_marker_leak``, secret-shaped content is wrapped in a leaked
+  marker format (``[BYOK:...]``, or ``<REDACTED:kind>`` glued to a raw tail).
+
+Everything the summary says outside those decisions is filler taken from span sentences
+that touch no label (nor any occurrence of a label's text), so a dropped fact or omitted
+secret cannot sneak back in; a span with far more text than the summary can hold is read
+through a random subset of its events. A ``previous_summary`` is carried forward line by
+line, each line kept with ``p_retain_fact`` (folding loses detail), within half the
+budget. The size follows ``target_tokens`` (about 4 characters a token); kept labels are
+always written, even past the target (``diagnostics["over_budget"]``).
+
+``result.retained`` lists the fact labels kept and the secret labels copied verbatim;
+``diagnostics`` has ``retained_facts``, ``dropped_facts``, ``incidental_facts`` (dropped
+but present anyway, e.g. via the previous summary), ``copied_secrets``, ``partial_secrets``
+(label id and fragment), ``omitted_secrets``, ``kept_negatives`` (hard-negative labels),
+``hallucinated`` (count) and ``hallucinated_secrets`` (format, text, value),
+``marker_leaks`` (style, source, text), ``tokens``, ``over_budget``.
+
+Randomness comes from a hash of ``(seed, continuity_id, artifact_id)`` (and the label id
+for per-label draws), so a result never depends on call order, concurrency or on which
+other labels share the span.
+
+>>> from workbench.summarize.base import SpanEvent, SpanLabel, SummaryRequest
+>>> text = "Please fix the retry loop. The staging database port is 6432, not the default."
+>>> i = text.index("6432")
+>>> lab = SpanLabel("fact-1", "port", 3, i, i + 4, "6432", "6432", True)
+>>> req = SummaryRequest("c", "art-1", 3, 3, (SpanEvent(3, "message", "user", text),), None,
+...                      200, labels=(lab,))
+>>> s = ModelledSummarizer(seed=1, p_retain_fact=1.0)
+>>> r = s.summarize(req)
+>>> "6432" in r.text and r.retained == ("fact-1",)
+True
+>>> s.summarize(req) == r
+True
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.summarize.base import (
+    CHARS_PER_TOKEN,
+    STATUS_OK,
+    SpanEvent,
+    SpanLabel,
+    SummarizerConfigError,
+    SummaryRequest,
+    SummaryResult,
+    approx_tokens,
+    check_probability,
+    check_request,
+    clip,
+    iter_sentences,
+    one_line,
+    stable_seed,
+)
+
+# section keys in output order, and their titles per purpose
+SECTIONS = ("intent", "earlier", "facts", "files", "errors", "solving", "pending", "current")
+_TITLES = {
+    "compaction": {
+        "intent": "Primary request and intent", "earlier": "Earlier context",
+        "facts": "Key facts and decisions", "files": "Files and code",
+        "errors": "Errors and fixes", "solving": "Problem solving",
+        "pending": "Pending tasks", "current": "Current work",
+    },
+    "flush": {
+        "intent": "Context", "earlier": "Existing notes", "facts": "Durable facts",
+        "files": "Files", "errors": "Known problems", "solving": "Notes",
+        "pending": "Open items", "current": "Latest state",
+    },
+}
+_TITLES["merge"] = _TITLES["compaction"]
+_HEADERS = {
+    "compaction": "## Summary of the conversation so far (events {a}-{b})",
+    "merge": "## Merged summary (events {a}-{b})",
+    "flush": "## Memory notes (events {a}-{b})",
+}
+
+ERROR_RE = re.compile(r"(?:error|exception)s?\b|\b(?:traceback|failed|failure|fatal|panic|"
+                      r"denied|refused|timed out|unauthorized|cannot|can't|couldn't)\b", re.I)
+DECISION_RE = re.compile(r"\b(?:decid\w*|decision|agreed|we will|we'll|let's|going to|plan|"
+                         r"chose|choose|switch\w*|must|should|instead|prefer|use)\b", re.I)
+PENDING_RE = re.compile(r"\b(?:todo|next step|still need|remaining|pending|follow[- ]up|"
+                        r"will need|later|then|afterwards|not yet)\b", re.I)
+PATH_RE = re.compile(r"(?<![\w/.:@-])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]*\w\.[A-Za-z]{1,6}\b")
+_WORDS_RE = re.compile(r"[A-Za-z]{3,}")
+_WS_RE = re.compile(r"\s+")
+_INTENT_MAX = 3
+_CURRENT_MAX = 3
+_CANDIDATES_MAX = 400   # per section, sampled first (spans can hold thousands of sentences)
+_SCAN_FACTOR = 20       # filler reads at most ~20x the summary's room in span text ...
+_SCAN_MIN_CHARS = 200_000  # ... but never less than this
+
+
+def _negative_kinds() -> frozenset[str]:
+    from workbench.synth.secrets import NEGATIVE_KINDS
+
+    return frozenset(NEGATIVE_KINDS)
+
+
+@dataclass
+class _Item:
+    section: str
+    key: tuple          # (seq, start) for source order inside a section
+    text: str
+
+
+def _needle_pattern(needle: str) -> str:
+    return ((r"(?<![\w.])" if needle[0].isalnum() else "") + re.escape(needle)
+            + (r"(?!\w)" if needle[-1].isalnum() else ""))
+
+
+def _mentions(haystack: str, needle: str) -> bool:
+    """Whether ``needle`` occurs in ``haystack`` (as a whole token when it is short)."""
+    if not needle:
+        return False
+    if len(needle) >= 8:
+        return needle in haystack
+    return re.search(_needle_pattern(needle), haystack) is not None
+
+
+class _Guard:
+    """Finds every occurrence of any label string in a text (so filler never carries one)."""
+
+    def __init__(self, needles):
+        self.needles = sorted({n.strip() for n in needles if n and n.strip()}, key=len,
+                              reverse=True)
+
+    def regions(self, text: str) -> list[tuple[int, int]]:
+        out = []
+        for n in self.needles:
+            i = text.find(n)
+            short = len(n) < 8
+            while i >= 0:
+                j = i + len(n)
+                if not short or (
+                        (not n[0].isalnum() or i == 0 or not (text[i - 1].isalnum()
+                                                              or text[i - 1] in "_."))
+                        and (not n[-1].isalnum() or j == len(text)
+                             or not (text[j].isalnum() or text[j] == "_"))):
+                    out.append((i, j))
+                i = text.find(n, i + 1)
+        return out
+
+
+def _snippet(text: str, start: int, end: int, limit: int) -> tuple[str, int, int]:
+    """A readable piece of ``text`` containing ``[start:end]`` whole: the sentence when it
+    is short enough, else a window on the span's line(s). Returns ``(piece, s, e)`` with
+    ``piece[s:e] == text[start:end]``."""
+    for a, b in iter_sentences(text):
+        if a <= start and end <= b and b - a <= limit:
+            return text[a:b], start - a, end - a
+        if a > start:
+            break
+    left = text.rfind("\n", 0, start) + 1
+    right = text.find("\n", end)
+    right = len(text) if right < 0 else right
+    room = max(0, limit - (end - start)) // 2
+    left = max(left, start - room)
+    right = min(right, end + room)
+    piece = text[left:right]
+    return piece, start - left, end - left
+
+
+def _fragment(rng: random.Random, s: str) -> str:
+    """A strict part of ``s`` that is still a leak: >= 12 characters or >= 50% of it."""
+    n = len(s)
+    lo = min(12, math.ceil(n / 2))
+    hi = max(lo, n - 1)
+    length = rng.randint(lo, hi)
+    off = 0 if rng.random() < 0.6 else rng.randint(0, n - length)
+    return s[off:off + length]
+
+
+def _fact_template(label: SpanLabel) -> str:
+    return f"Noted {label.kind.replace('_', ' ')}: {label.value}"
+
+
+class ModelledSummarizer:
+    """Seeded, label-aware summary model. See the module docstring."""
+
+    name = "modelled"
+
+    def __init__(self, seed: int = 0, *, p_retain_fact: float = 0.8, p_copy_secret: float = 0.3,
+                 p_partial_secret: float = 0.15, p_hallucinate: float = 0.05,
+                 p_marker_leak: float = 0.05, p_keep_negative: float = 0.3,
+                 copy_form: str = "surface", chars_per_token: float = CHARS_PER_TOKEN,
+                 tokenizer: str | None = None, max_item_chars: int = 240):
+        self.seed = int(seed)
+        self.p_retain_fact = check_probability("p_retain_fact", p_retain_fact)
+        self.p_copy_secret = check_probability("p_copy_secret", p_copy_secret)
+        self.p_partial_secret = check_probability("p_partial_secret", p_partial_secret)
+        if self.p_copy_secret + self.p_partial_secret > 1.0 + 1e-12:
+            raise SummarizerConfigError("p_copy_secret + p_partial_secret must be <= 1, got "
+                                        f"{self.p_copy_secret} + {self.p_partial_secret}")
+        self.p_hallucinate = check_probability("p_hallucinate", p_hallucinate)
+        self.p_marker_leak = check_probability("p_marker_leak", p_marker_leak)
+        self.p_keep_negative = check_probability("p_keep_negative", p_keep_negative)
+        if copy_form not in ("surface", "value"):
+            raise SummarizerConfigError(
+                f"copy_form must be 'surface' (as it appears) or 'value' (plaintext), got {copy_form!r}")
+        self.copy_form = copy_form
+        if chars_per_token <= 0:
+            raise SummarizerConfigError(f"chars_per_token must be > 0, got {chars_per_token}")
+        self.chars_per_token = float(chars_per_token)
+        self.tokenizer = tokenizer
+        self.max_item_chars = int(max_item_chars)
+
+    def __repr__(self) -> str:
+        return (f"ModelledSummarizer(seed={self.seed}, p_retain_fact={self.p_retain_fact}, "
+                f"p_copy_secret={self.p_copy_secret}, p_partial_secret={self.p_partial_secret}, "
+                f"p_hallucinate={self.p_hallucinate}, p_marker_leak={self.p_marker_leak})")
+
+    # ------------------------------------------------------------------ api
+
+    def summarize(self, request: SummaryRequest) -> SummaryResult:
+        check_request(request)
+        from workbench.synth import secrets as sec
+
+        req = request
+        rng = np.random.default_rng(stable_seed("modelled", self.seed, req.continuity_id,
+                                                req.artifact_id))
+        texts = {ev.seq: ev.text for ev in req.events}
+        kinds = {ev.seq: ev.kind for ev in req.events}
+        labels = sorted(req.labels, key=lambda lb: (lb.seq, lb.start, lb.label_id))
+        negative_kinds = _negative_kinds()
+        spans_by_seq: dict[int, list[tuple[int, int, str]]] = {}
+        for lb in labels:
+            spans_by_seq.setdefault(lb.seq, []).append((lb.start, lb.end, lb.label_id))
+        guard = _Guard(s for lb in labels for s in (lb.surface, lb.value))
+
+        items: list[_Item] = []
+        diag: dict = {
+            "status": STATUS_OK, "seed": self.seed, "target_tokens": req.target_tokens,
+            "retained_facts": [], "dropped_facts": [], "copied_secrets": [],
+            "partial_secrets": [], "omitted_secrets": [], "kept_negatives": [],
+            "hallucinated": 0, "hallucinated_secrets": [], "marker_leaks": [],
+        }
+        retained: list[str] = []
+        copies: list[tuple[_Item, str, str, str]] = []  # (item, copied string, label id, kind)
+
+        # ---- per-label decisions (each label has its own hash-derived generator)
+        for lb in labels:
+            lrng = random.Random(stable_seed("modelled-label", self.seed, req.continuity_id,
+                                             req.artifact_id, lb.label_id))
+            u = lrng.random()
+            if lb.is_fact:
+                if u < self.p_retain_fact:
+                    items.append(_Item("facts", (lb.seq, lb.start), self._fact_line(lb, texts, spans_by_seq)))
+                    retained.append(lb.label_id)
+                    diag["retained_facts"].append(lb.label_id)
+                else:
+                    diag["dropped_facts"].append(lb.label_id)
+                continue
+            if lb.kind in negative_kinds:
+                if u < self.p_keep_negative:
+                    line, _ = self._secret_line(lb, texts, spans_by_seq, lb.surface or lb.value)
+                    items.append(_Item(self._section_of(lb, kinds, line), (lb.seq, lb.start), line))
+                    diag["kept_negatives"].append(lb.label_id)
+                continue
+            copied = (lb.value if self.copy_form == "value" else lb.surface) or lb.value
+            if u < self.p_copy_secret:
+                line, _ = self._secret_line(lb, texts, spans_by_seq, copied)
+                item = _Item(self._section_of(lb, kinds, line), (lb.seq, lb.start), line)
+                items.append(item)
+                copies.append((item, copied, lb.label_id, lb.kind))
+                retained.append(lb.label_id)
+                diag["copied_secrets"].append(lb.label_id)
+            elif u < self.p_copy_secret + self.p_partial_secret:
+                frag = _fragment(lrng, copied)
+                line, _ = self._secret_line(lb, texts, spans_by_seq, frag + "\u2026")
+                items.append(_Item(self._section_of(lb, kinds, line), (lb.seq, lb.start), line))
+                diag["partial_secrets"].append({"label_id": lb.label_id, "fragment": frag})
+            else:
+                diag["omitted_secrets"].append(lb.label_id)
+
+        source_texts = [*texts.values(), req.previous_summary or ""]
+
+        def fresh_secret(fmt: str) -> str:
+            for _ in range(16):
+                s = sec.FORMATS[fmt](rng)
+                if not any(s in t for t in source_texts):
+                    return s
+            raise SummarizerConfigError("could not draw a secret-shaped string absent from the source")  # pragma: no cover
+
+        # ---- hallucination: a secret-shaped string never seen in the source
+        hallucinated: list[tuple[_Item, str, str]] = []
+        if rng.random() < self.p_hallucinate:
+            fmt = sec.SECRET_FORMATS[int(rng.integers(len(sec.SECRET_FORMATS)))]
+            raw = fresh_secret(fmt)
+            sentence, _, _ = sec.CONTEXT_FUNCS["prose"](raw, rng, kind=fmt)
+            item = _Item("facts", (req.to_seq + 1, 0), sentence)
+            items.append(item)
+            hallucinated.append((item, raw, fmt))
+            a, b = sec.secret_span(fmt, raw)
+            diag["hallucinated"] = 1
+            diag["hallucinated_secrets"].append({"format": fmt, "text": raw, "value": raw[a:b]})
+
+        # ---- marker leak: secret-shaped content inside a leaked marker format
+        if rng.random() < self.p_marker_leak:
+            self._marker_leak(rng, copies, hallucinated, items, diag, fresh_secret, req)
+
+        # ---- carried lines of the previous summary (folding loses lines like facts)
+        budget = int(req.target_tokens * self.chars_per_token)
+        carried = self._carry(rng, req.previous_summary, budget // 2)
+        items.extend(carried)
+
+        # ---- filler from the span's own sentences, up to the target size
+        used = len(self._render(req, items))
+        present = {it.section for it in items}
+        filler = self._filler(rng, req.events, spans_by_seq, guard, budget - used, present,
+                              _TITLES[req.purpose])
+        items.extend(filler)
+
+        text = self._render(req, items)
+        if self.tokenizer:
+            from workbench.tokens.tokenizers import count_text
+
+            tokens = count_text(text, self.tokenizer)
+        else:
+            tokens = approx_tokens(text, self.chars_per_token)
+        dropped = set(diag["dropped_facts"])
+        diag["incidental_facts"] = [lb.label_id for lb in labels
+                                    if lb.label_id in dropped and _mentions(text, lb.value)]
+        diag.update(tokens=tokens, target_chars=budget, over_budget=len(text) > budget,
+                    filler_items=len(filler), carried_lines=len(carried))
+        return SummaryResult(text=text, backend=self.name, retained=tuple(retained),
+                             diagnostics=diag)
+
+    # ------------------------------------------------------------------ pieces
+
+    def _fact_line(self, lb: SpanLabel, texts: dict, spans_by_seq: dict) -> str:
+        text = texts.get(lb.seq)
+        if text is None or text[lb.start:lb.end] != lb.surface:
+            return _fact_template(lb)
+        piece, s, e = _snippet(text, lb.start, lb.end, self.max_item_chars)
+        a = lb.start - s
+        b = a + len(piece)
+        if any(x < b and a < y for x, y, lid in spans_by_seq.get(lb.seq, ()) if lid != lb.label_id):
+            return _fact_template(lb)
+        line = one_line(piece)
+        return line if _mentions(line, lb.value) else _fact_template(lb)
+
+    def _secret_line(self, lb: SpanLabel, texts: dict, spans_by_seq: dict,
+                     written: str) -> tuple[str, bool]:
+        """A summary line quoting the secret's context with ``written`` in its place.
+
+        Returns ``(line, from_context)``; falls back to a template when the label does not
+        point into the span or its context holds another label.
+        """
+        text = texts.get(lb.seq)
+        ok = text is not None and 0 <= lb.start <= lb.end <= len(text) and (
+            text[lb.start:lb.end] == lb.surface)
+        if ok:
+            piece, s, e = _snippet(text, lb.start, lb.end, self.max_item_chars)
+            a = lb.start - s
+            b = a + len(piece)
+            ok = not any(x < b and a < y for x, y, lid in spans_by_seq.get(lb.seq, ())
+                         if lid != lb.label_id)
+        if not ok:
+            kind = lb.kind.replace("_", " ")
+            return f"Credential seen in event {lb.seq} ({kind}): {written}", False
+        before = _WS_RE.sub(" ", piece[:s]).lstrip()
+        after = _WS_RE.sub(" ", piece[e:]).rstrip()
+        if "\n" in written:
+            return f"{before.rstrip()}\n```\n{written}\n```\n{after.lstrip()}".strip(), True
+        return f"{before}{written}{after}".strip(), True
+
+    @staticmethod
+    def _section_of(lb: SpanLabel, kinds: dict, line: str) -> str:
+        if ERROR_RE.search(line):
+            return "errors"
+        if kinds.get(lb.seq) in ("tool_call", "tool_result"):
+            return "files"
+        return "facts"
+
+    def _marker_leak(self, rng, copies, hallucinated, items, diag, fresh_secret, req) -> None:
+        from workbench.synth import secrets as sec
+
+        byok = rng.random() < 0.7
+        if copies:
+            item, s, label_id, fmt = copies[int(rng.integers(len(copies)))]
+            wrapped = f"[BYOK:{s}]"
+            item.text = item.text.replace(s, wrapped, 1)
+            diag["marker_leaks"].append({"style": "byok", "source": "copied",
+                                         "label_id": label_id, "text": wrapped})
+            return
+        if hallucinated:
+            item, s, fmt = hallucinated[0]
+            source = "hallucinated"
+        else:
+            fmt = sec.SECRET_FORMATS[int(rng.integers(len(sec.SECRET_FORMATS)))]
+            s = fresh_secret(fmt)
+            item = None
+            source = "fresh"
+        a, b = sec.secret_span(fmt, s)
+        if byok:
+            wrapped, style = f"[BYOK:{s}]", "byok"
+        else:
+            value = s[a:b]
+            n = len(value)
+            t = int(rng.integers(math.ceil(0.4 * n), math.floor(0.6 * n) + 1))
+            wrapped, style = f"<REDACTED:{fmt}>{value[n - t:]}", "redacted_tail"
+        if item is not None:
+            item.text = item.text.replace(s, wrapped, 1)
+        else:
+            template = ("Left the placeholder {w} in the config for the next run."
+                        if "\n" not in wrapped else "Left this placeholder in the config:\n{w}")
+            items.append(_Item("files", (req.to_seq + 1, 1), template.format(w=wrapped)))
+        diag["marker_leaks"].append({"style": style, "source": source, "format": fmt,
+                                     "text": wrapped})
+
+    def _carry(self, rng, previous: str | None, limit: int) -> list[_Item]:
+        if not previous:
+            return []
+        out: list[_Item] = []
+        used = 0
+        in_fence = False
+        block: list[str] = []
+        units: list[str] = []
+        for line in previous.split("\n"):  # keep fenced blocks whole
+            if line.strip().startswith("```"):
+                block.append(line)
+                if in_fence:
+                    units.append("\n".join(block))
+                    block = []
+                in_fence = not in_fence
+                continue
+            if in_fence:
+                block.append(line)
+            elif line.strip() and not line.lstrip().startswith("#"):
+                units.append(line.strip().removeprefix("- ").strip())
+        if block:
+            units.append("\n".join(block))
+        for i, unit in enumerate(units):
+            keep = rng.random() < self.p_retain_fact
+            if keep and used + len(unit) + 3 <= limit:
+                out.append(_Item("earlier", (-1, i), unit))
+                used += len(unit) + 3
+        return out
+
+    def _filler(self, rng, events: tuple[SpanEvent, ...], spans_by_seq: dict,
+                guard: _Guard, room: int, present: set[str], titles: dict) -> list[_Item]:
+        if room <= 0:
+            return []
+        first_user = next((ev.seq for ev in events
+                           if ev.role == "user" and ev.kind == "message" and ev.text.strip()), None)
+        last_assistant = next((ev.seq for ev in reversed(events)
+                               if ev.role == "assistant" and ev.kind == "message"
+                               and ev.text.strip()), None)
+        cands: dict[str, list[_Item]] = {k: [] for k in SECTIONS if k != "earlier"}
+        seen_paths: set[str] = set()
+
+        for ev in self._scan_subset(rng, events, room, (first_user, last_assistant)):
+            spans = [(x, y) for x, y, _ in spans_by_seq.get(ev.seq, ())] + guard.regions(ev.text)
+            for m in PATH_RE.finditer(ev.text):
+                p = m.group(0)
+                if p not in seen_paths and not any(x < m.end() and m.start() < y
+                                                   for x, y in spans):
+                    seen_paths.add(p)
+                    cands["files"].append(_Item("files", (ev.seq, m.start()), f"`{p}`"))
+            for a, b in iter_sentences(ev.text, min_chars=20):
+                if any(x < b and a < y for x, y in spans):
+                    continue
+                piece = ev.text[a:b]
+                if len(_WORDS_RE.findall(piece)) < 3:
+                    continue
+                line = clip(one_line(piece), self.max_item_chars)
+                if ev.seq == first_user:
+                    sec = "intent"
+                elif ev.seq == last_assistant:
+                    sec = "current"
+                elif ERROR_RE.search(piece):
+                    sec = "errors"
+                elif PENDING_RE.search(piece) and ev.role != "tool":
+                    sec = "pending"
+                elif DECISION_RE.search(piece) and ev.kind in ("message", "reasoning"):
+                    sec = "facts"
+                else:
+                    sec = "solving"
+                cands[sec].append(_Item(sec, (ev.seq, a), line))
+        # intent: the opening of the request, in order; current: the end of the last reply
+        cands["intent"] = cands["intent"][:_INTENT_MAX]
+        cands["current"] = cands["current"][-_CURRENT_MAX:]
+        queues: dict[str, list[_Item]] = {}
+        for sec_name, lst in cands.items():
+            if sec_name in ("intent", "current"):
+                queues[sec_name] = list(lst)
+                continue
+            if len(lst) > _CANDIDATES_MAX:
+                idx = np.sort(rng.choice(len(lst), size=_CANDIDATES_MAX, replace=False))
+                lst = [lst[i] for i in idx.tolist()]
+            order = rng.permutation(len(lst)).tolist() if lst else []
+            queues[sec_name] = [lst[i] for i in order]
+        out: list[_Item] = []
+        seen_text: set[str] = set()
+        order = ("intent", "current", "facts", "errors", "files", "pending", "solving")
+        active = [s for s in order if queues[s]]
+        while active and room > 0:
+            nxt = []
+            for sec_name in active:
+                q = queues[sec_name]
+                while q:
+                    it = q.pop(0)
+                    cost = len(it.text) + 3
+                    if sec_name not in present:  # the section's heading and blank line
+                        cost += len(titles[sec_name]) + 7
+                    if it.text in seen_text:
+                        continue
+                    if cost <= room:
+                        out.append(it)
+                        present.add(sec_name)
+                        seen_text.add(it.text)
+                        room -= cost
+                        break
+                if q:
+                    nxt.append(sec_name)
+            active = nxt
+        return out
+
+    @staticmethod
+    def _scan_subset(rng, events: tuple[SpanEvent, ...], room: int, keep: tuple) -> list[SpanEvent]:
+        """The events filler is drawn from: all of them, or for a span with far more text
+        than the summary can hold, a random subset with ~``_SCAN_FACTOR`` x the room in
+        text (plus the first request and the last reply), so the cost follows the summary
+        size, not the span size."""
+        limit = max(_SCAN_MIN_CHARS, _SCAN_FACTOR * room)
+        total = sum(len(ev.text) for ev in events)
+        if total <= limit:
+            return list(events)
+        chosen = []
+        got = 0
+        for i in rng.permutation(len(events)).tolist():
+            if got >= limit:
+                break
+            chosen.append(i)
+            got += len(events[i].text)
+        idx = set(chosen) | {i for i, ev in enumerate(events) if ev.seq in keep}
+        return [events[i] for i in sorted(idx)]
+
+    def _render(self, req: SummaryRequest, items: list[_Item]) -> str:
+        titles = _TITLES[req.purpose]
+        parts = [_HEADERS[req.purpose].format(a=req.from_seq, b=req.to_seq)]
+        for sec_name in SECTIONS:
+            sec_items = sorted((it for it in items if it.section == sec_name), key=lambda it: it.key)
+            if not sec_items:
+                continue
+            lines = [f"### {titles[sec_name]}"]
+            if sec_name in ("intent", "current"):
+                lines.append(" ".join(it.text for it in sec_items))
+            else:
+                # multi-line items are not re-indented: a copied key must stay verbatim
+                lines.extend(it.text if it.text.startswith("```") else "- " + it.text
+                             for it in sec_items)
+            parts.append("\n".join(lines))
+        return "\n\n".join(parts) + "\n"
