@@ -145,7 +145,8 @@ def test_registry():
     for name in ("modelled", "extractive", "recorded"):
         s = get_summarizer(name)
         assert isinstance(s, Summarizer) and s.name == name
-    h = get_summarizer("http", base_url="http://127.0.0.1:9/v1", model="m")
+        assert get_summarizer(name, seed=5).name == name   # every backend takes a seed
+    h = get_summarizer("http", base_url="http://127.0.0.1:9/v1", model="m", seed=5)
     assert h.name == "http"
     with pytest.raises(SummarizerConfigError, match="unknown summarizer"):
         get_summarizer("gpt-magic")

@@ -64,7 +64,11 @@ def summarizer_names() -> tuple[str, ...]:
 
 
 def get_summarizer(name: str, **options) -> Summarizer:
-    """Build the backend registered as ``name`` with ``options`` (its constructor's keywords)."""
+    """Build the backend registered as ``name`` with ``options`` (its constructor's keywords).
+
+    Every built-in backend accepts ``seed`` (only the modelled one uses it), so callers can
+    pass one seed whatever the backend.
+    """
     if name in _EXTRA:
         factory = _EXTRA[name]
     elif name in SUMMARIZERS:

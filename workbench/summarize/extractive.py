@@ -57,7 +57,10 @@ class ExtractiveSummarizer:
     name = "extractive"
 
     def __init__(self, *, chars_per_token: float = CHARS_PER_TOKEN, max_line_chars: int = 400,
-                 previous_share: float = 0.5, tokenizer: str | None = None):
+                 previous_share: float = 0.5, tokenizer: str | None = None,
+                 seed: int | None = None):
+        # ``seed`` is accepted (and ignored: nothing here is random) so a caller can pass
+        # one seed to whichever backend the registry builds
         if chars_per_token <= 0:
             raise SummarizerConfigError(f"chars_per_token must be > 0, got {chars_per_token}")
         if not 0.0 <= previous_share <= 1.0:

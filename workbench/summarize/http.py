@@ -296,7 +296,10 @@ class HttpSummarizer:
                  cassette: Cassette | str | Path | None = None, cassette_mode: str = "auto",
                  system_prompt: str | None = None, temperature: float | None = None,
                  extra_body: dict | None = None, headers: dict | None = None,
-                 include_reasoning: bool = False, proxies: dict | None = None):
+                 include_reasoning: bool = False, proxies: dict | None = None,
+                 seed: int | None = None):
+        # ``seed`` is accepted and ignored (determinism comes from the cassette), so a
+        # caller can pass one seed to whichever backend the registry builds
         if mode not in MODES:
             raise SummarizerConfigError(f"unknown http mode {mode!r}; known: {', '.join(MODES)}")
         if timeout <= 0:

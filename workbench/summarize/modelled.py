@@ -201,12 +201,12 @@ class ModelledSummarizer:
 
     name = "modelled"
 
-    def __init__(self, seed: int = 0, *, p_retain_fact: float = 0.8, p_copy_secret: float = 0.3,
+    def __init__(self, seed: int | None = 0, *, p_retain_fact: float = 0.8, p_copy_secret: float = 0.3,
                  p_partial_secret: float = 0.15, p_hallucinate: float = 0.05,
                  p_marker_leak: float = 0.05, p_keep_negative: float = 0.3,
                  copy_form: str = "surface", chars_per_token: float = CHARS_PER_TOKEN,
                  tokenizer: str | None = None, max_item_chars: int = 240):
-        self.seed = int(seed)
+        self.seed = 0 if seed is None else int(seed)
         self.p_retain_fact = check_probability("p_retain_fact", p_retain_fact)
         self.p_copy_secret = check_probability("p_copy_secret", p_copy_secret)
         self.p_partial_secret = check_probability("p_partial_secret", p_partial_secret)

@@ -30,7 +30,8 @@ class RecordedSummarizer:
 
     name = "recorded"
 
-    def __init__(self, summaries: Mapping | Callable[[SummaryRequest], str | None] | None = None):
+    def __init__(self, summaries: Mapping | Callable[[SummaryRequest], str | None] | None = None,
+                 *, seed: int | None = None):  # seed: accepted and ignored (nothing is drawn)
         if summaries is None:
             summaries = {}
         if not (callable(summaries) or isinstance(summaries, Mapping)):
