@@ -1,0 +1,943 @@
+"""Span detectors for every secret format, run over detection views.
+
+:func:`scan` returns ``(start, end, kind)`` findings in the coordinates of the text it is
+given. It works in passes designed for throughput on transcript text (most of which holds
+no secret at all):
+
+1. :func:`~workbench.redaction.normalize.normalize` (free for ASCII text);
+2. one regex pass over *runs* of token characters ``[A-Za-z0-9+/_-]{20,}``; every prefixed
+   format is at least 20 characters long, so a literal-prefix search inside each run finds
+   AWS/GitHub/GitLab/OpenAI/Anthropic/Slack/Stripe/Google/JWT/Hugging Face/npm/SendGrid
+   candidates, and the same runs feed the prefix-less AWS secret key check (exactly 40
+   characters, mixed case, high entropy, not a line of a base64 block, not decodable text)
+   and the decoders (base64 / hex runs are decoded only when the run could be an encoding
+   and the result is printable text, which is then scanned recursively);
+3. a few literal searches: ``PRIVATE KEY`` (PEM blocks, truncated blocks and orphaned
+   tails), ``://`` (URL userinfo: only the password is a finding), ``pass``/``pwd`` keywords
+   (the value after ``password is``/``password:``/``PGPASSWORD=`` ...), ``<REDACTED:`` (a
+   marker followed by the raw tail of a secret) and ``[BYOK:`` (a marker wrapping
+   secret-shaped content: kind ``marker_leak``);
+4. ``%XX`` and ``\\uXXXX`` clusters, decoded with exact offset maps and rescanned;
+5. line junctions: where a line break (real or JSON-escaped) separates two token runs, the
+   tail of the line and the head of the next are joined and rescanned, so a secret split
+   across lines is found (both halves).
+
+Boundaries are explicit: a prefix must not follow a letter or digit (a JSON ``\\n`` escape
+is fine) and fixed-shape tokens must not run on into more token characters, but any
+punctuation may follow (``. , ) ] > " ' `` `` ` ``). Documentation examples, placeholders
+(``xxxx``, ``YOUR_KEY``, repeated or sequential filler), templates and English-looking
+identifiers are rejected, so the hard negatives of ``workbench.synth.secrets`` never match.
+
+>>> scan("export GITHUB_TOKEN=ghp_" + "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY1z2A" + ".")
+[(20, 60, 'github_classic')]
+>>> scan("see AKIAIOSFODNN7EXAMPLE and ghp_" + "x" * 36)
+[]
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import math
+import re
+from collections import Counter
+
+from workbench.redaction.normalize import (
+    SegmentMap,
+    ShiftMap,
+    ViewMap,
+    WholeMap,
+    normalize,
+    percent_decode,
+    unicode_unescape,
+)
+
+Finding = tuple[int, int, str]
+
+MAX_DEPTH = 2  # decode nesting (a base64 run inside a percent-encoded URL, ...)
+
+# --------------------------------------------------------------------------- allow-lists
+
+#: Documentation examples published by vendors: never secrets.
+DOC_EXAMPLES = frozenset({
+    "AKIAIOSFODNN7EXAMPLE",
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "AKIAI44QH8DHBEXAMPLE",
+    "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0"
+    "IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+    "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
+    "sk_test_BQokikJOvBiI2HlWgH4olfQ2",
+    "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+})
+_PLACEHOLDER_WORDS = ("example", "xxxx", "your", "placeholder", "redacted", "dummy", "sample",
+                      "changeme", "replace", "insert", "secret_here", "token_here", "key_here",
+                      "****", "....", "<", ">", "${", "{{", "%(")
+
+
+def shannon(s: str) -> float:
+    n = len(s)
+    if not n:
+        return 0.0
+    return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
+
+
+def is_placeholder(body: str) -> bool:
+    """Filler, documentation or template text in the secret part of a token."""
+    if body in DOC_EXAMPLES:
+        return True
+    low = body.lower()
+    if any(w in low for w in _PLACEHOLDER_WORDS):
+        return True
+    core = [c for c in body if c.isalnum()]
+    n = len(core)
+    if n < 4:
+        return True
+    if len(set(core)) <= max(3, min(n // 4, 8)):
+        return True
+    # sequential filler: abcdef..., 0123456789...
+    steps = sum(1 for x, y in zip(core, core[1:], strict=False) if ord(y) - ord(x) == 1)
+    if steps >= 0.5 * (n - 1):
+        return True
+    # periodic filler: abc123abc123...
+    if n >= 12:
+        s = "".join(core)
+        p = (s + s).find(s, 1)
+        if p <= n // 3:
+            return True
+    return False
+
+
+_SEGMENT = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
+_VOWELS = frozenset("aeiouyAEIOUY")
+
+
+def is_wordy(body: str) -> bool:
+    """English-looking identifiers (camelCase, snake_case, paths, CONSTANTS), not random keys.
+
+    Splits the alphanumerics into case/digit segments: words give few long segments with
+    English vowel density, random keys many short ones (a 36-char random alphanumeric body
+    is never wordy; see the tests for the measured rates).
+    """
+    core = "".join(c for c in body if c.isalnum())
+    if len(core) < 8:
+        return False
+    letters = [c for c in core if c.isalpha()]
+    if len(letters) < 0.5 * len(core):
+        return False
+    rate = len(_SEGMENT.findall(core)) / len(core)
+    vowels = sum(c in _VOWELS for c in letters) / len(letters)
+    return rate < 0.2 and vowels >= 0.2
+
+
+_CONSONANT_RUN = re.compile(r"[bcdfghjklmnpqrstvwxzBCDFGHJKLMNPQRSTVWXZ]{4,}")
+
+
+def is_wordy_strict(body: str) -> bool:
+    """:func:`is_wordy`, and few 4+ consonant clusters (for letters-only keys)."""
+    if not is_wordy(body):
+        return False
+    letters = sum(c.isalpha() for c in body)
+    return len(_CONSONANT_RUN.findall(body)) <= max(1, letters // 20)
+
+
+def _classes(s: str) -> int:
+    return (any(c.isupper() for c in s) + any(c.islower() for c in s)
+            + any(c.isdigit() for c in s) + any(not c.isalnum() for c in s))
+
+
+def secretish(s: str) -> bool:
+    """A generic 'looks like a credential' test for content with no known prefix."""
+    if len(s) < 10 or any(c.isspace() for c in s) or is_placeholder(s):
+        return False
+    if _classes(s) >= 3 and not is_wordy(s):
+        return True
+    return len(s) >= 20 and _classes(s) >= 2 and shannon(s) >= 3.5 and not is_wordy(s)
+
+
+# --------------------------------------------------------------------------- prefixed rules
+
+# Token runs are found on an ASCII proxy of the view (same length: every non-ASCII
+# character becomes one "?"), translated to a two-letter alphabet so that the run regex has
+# a literal prefix: SRE then scans with its fast literal search, ~3x faster than a class.
+_RUN_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
+_RUN_TABLE = bytearray(b" " * 256)
+for _c in _RUN_CHARS:
+    _RUN_TABLE[_c] = ord("a")
+_RUN_TABLE[ord("=")] = ord("b")
+_RUN_TABLE = bytes(_RUN_TABLE)
+_RUN_PROXY = re.compile(b"a" * 20 + b"a*b{0,2}")
+
+
+def _runs(view: str):
+    """Spans of maximal ``[A-Za-z0-9+/_-]{20,}={0,2}`` runs of ``view``."""
+    proxy = view.encode("ascii", "replace").translate(_RUN_TABLE)
+    return (m.span() for m in _RUN_PROXY.finditer(proxy))
+_PREFIX = re.compile(
+    r"AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|glpat-|sk-|[sr]k_(?:live|test)_|"
+    r"xox[abposr]-|AIza|eyJ|hf_|npm_"
+)
+_TAIL_ALNUM = r"(?![A-Za-z0-9])"
+_TAIL_WORD_DASH = r"(?![A-Za-z0-9_-])"
+
+_R_AWS_ID = re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _TAIL_ALNUM)
+_R_GH = re.compile(r"gh[pousr]_[A-Za-z0-9]{30,255}" + _TAIL_ALNUM)
+_R_GH_FINE = re.compile(r"github_pat_[A-Za-z0-9_]{60,255}" + _TAIL_ALNUM)
+_R_GITLAB = re.compile(r"glpat-[A-Za-z0-9_-]{20,255}" + _TAIL_WORD_DASH)
+_R_ANTHROPIC = re.compile(r"sk-ant-(?:api|admin|sid|oat|ort)\d{2}-[A-Za-z0-9_-]{32,255}"
+                          + _TAIL_WORD_DASH)
+_R_OPENAI = re.compile(r"sk-(?:(proj|svcacct|admin|None)-)?[A-Za-z0-9_-]{20,255}" + _TAIL_WORD_DASH)
+_R_SLACK = re.compile(r"xox[abposr]-\d{6,20}-[A-Za-z0-9-]{10,200}" + _TAIL_WORD_DASH)
+_R_STRIPE = re.compile(r"[sr]k_(?:live|test)_[A-Za-z0-9]{20,255}" + _TAIL_ALNUM)
+_R_GOOGLE = re.compile(r"AIza[A-Za-z0-9_-]{30,45}" + _TAIL_WORD_DASH)
+_R_JWT = re.compile(r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]+)?"
+                    + _TAIL_WORD_DASH)
+_R_HF = re.compile(r"hf_[A-Za-z0-9]{30,255}" + _TAIL_ALNUM)
+_R_NPM = re.compile(r"npm_[A-Za-z0-9]{36,255}" + _TAIL_ALNUM)
+_R_SENDGRID = re.compile(r"SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{30,50}" + _TAIL_WORD_DASH)
+
+
+def _left_ok(view: str, pos: int) -> bool:
+    """A token may start here: not glued to a preceding letter/digit (JSON escapes are ok)."""
+    if pos == 0:
+        return True
+    c = view[pos - 1]
+    if not (c.isascii() and c.isalnum()):
+        return True
+    return pos >= 2 and view[pos - 2] == "\\" and c in "ntr"
+
+
+def _jwt_ok(tok: str) -> bool:
+    head = tok.split(".", 1)[0]
+    try:
+        raw = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return raw[:2] == b'{"' and raw.isascii()
+
+
+def _prefixed(view: str, pos: int) -> tuple[int, str] | None:
+    """Match a prefixed format at ``pos``: (end, kind) or None."""
+    c0 = view[pos]
+    if c0 == "A":
+        if view.startswith("AIza", pos):
+            m = _R_GOOGLE.match(view, pos)
+            if m and not is_placeholder(m.group()[4:]) and not is_wordy(m.group()[4:]):
+                return m.end(), "google_api_key"
+            return None
+        m = _R_AWS_ID.match(view, pos)
+        if m and not is_placeholder(m.group()[4:]) and m.group() not in DOC_EXAMPLES:
+            return m.end(), "aws_access_key_id"
+        return None
+    if c0 == "g":
+        if view.startswith("github_pat_", pos):
+            m = _R_GH_FINE.match(view, pos)
+            if m and not is_placeholder(m.group()[11:]) and not is_wordy(m.group()[11:]):
+                return m.end(), "github_fine_grained"
+            return None
+        if view.startswith("glpat-", pos):
+            m = _R_GITLAB.match(view, pos)
+            if m and not is_placeholder(m.group()[6:]) and not is_wordy(m.group()[6:]):
+                return m.end(), "gitlab_pat"
+            return None
+        m = _R_GH.match(view, pos)
+        if m and not is_placeholder(m.group()[4:]) and not is_wordy(m.group()[4:]) \
+                and m.group() not in DOC_EXAMPLES:
+            return m.end(), "github_classic"
+        return None
+    if c0 == "s" or c0 == "r":
+        if view.startswith("sk-ant-", pos):
+            m = _R_ANTHROPIC.match(view, pos)
+            if m and not is_placeholder(m.group()[14:]):
+                return m.end(), "anthropic_api"
+            return None
+        if view.startswith("sk-", pos):
+            m = _R_OPENAI.match(view, pos)
+            if not m:
+                return None
+            tok = m.group()
+            body = tok[3 + (len(m.group(1)) + 1 if m.group(1) else 0):]
+            if is_placeholder(body):
+                return None
+            if "T3BlbkFJ" in body or (len(body) >= 32 and not is_wordy(body)
+                                      and _classes(body) >= 3 and shannon(body) >= 4.0):
+                return m.end(), ("openai_project" if m.group(1) else "openai_legacy")
+            return None
+        m = _R_STRIPE.match(view, pos)
+        if m and not is_placeholder(m.group()[8:]) and not is_wordy(m.group()[8:]) \
+                and m.group() not in DOC_EXAMPLES:
+            return m.end(), "stripe_key"
+        return None
+    if c0 == "x":
+        m = _R_SLACK.match(view, pos)
+        if m and not is_placeholder(m.group()[5:]) and len(m.group()) >= 30:
+            return m.end(), "slack_token"
+        return None
+    if c0 == "e":
+        m = _R_JWT.match(view, pos)
+        if m and _jwt_ok(m.group()) and m.group() not in DOC_EXAMPLES:
+            return m.end(), "jwt"
+        return None
+    if c0 == "h":
+        m = _R_HF.match(view, pos)
+        if m and not is_placeholder(m.group()[3:]) and not is_wordy_strict(m.group()[3:]):
+            return m.end(), "huggingface"
+        return None
+    if c0 == "n":
+        m = _R_NPM.match(view, pos)
+        if m:  # lowercase+digit bodies look wordy by chance: ask for both letters and digits
+            body = m.group()[4:]
+            if not is_placeholder(body) and any(c.isdigit() for c in body) \
+                    and sum(c.isalpha() for c in body) >= 8:
+                return m.end(), "npm"
+        return None
+    return None
+
+
+# --------------------------------------------------------------------------- AWS secret key
+
+_B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+_STD_B64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
+_HEX_RUN = re.compile(r"(?:0x)?([0-9a-fA-F]{32,})")
+
+
+def _printable_text(raw: bytes) -> str | None:
+    try:
+        s = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if not s or not s.replace("\n", "").replace("\r", "").replace("\t", "").isprintable():
+        return None
+    return s
+
+
+def _b64_text(run: str) -> str | None:
+    """The printable text a base64 run encodes, or None."""
+    if len(run) % 4 == 1:
+        return None
+    has_std = "+" in run or "/" in run
+    has_url = "-" in run or "_" in run
+    if has_std and has_url:
+        return None
+    pad = run + "=" * (-len(run) % 4)
+    try:
+        raw = (base64.urlsafe_b64decode(pad) if has_url else base64.b64decode(pad, validate=True))
+    except (binascii.Error, ValueError):
+        return None
+    return _printable_text(raw)
+
+
+def _line_is_b64_block(view: str, rs: int, re_: int) -> bool:
+    """Is the run one line of a wrapped base64 block (PEM/cert body, base64 -w 64 output)?"""
+    # previous line
+    k = rs
+    if view.startswith("\\n", k - 2):
+        k -= 2
+    elif k >= 1 and view[k - 1] == "\n":
+        k -= 1
+        if k >= 1 and view[k - 1] == "\r":
+            k -= 1
+    else:
+        k = -1
+    if k > 0:
+        j = k
+        while j > 0 and k - j < 80 and view[j - 1] in _B64_CHARS:
+            j -= 1
+        if k - j >= 60:
+            return True
+    # next line
+    k = re_
+    if view.startswith("\\n", k):
+        k += 2
+    elif view.startswith("\n", k):
+        k += 1
+    elif view.startswith("\r\n", k):
+        k += 2
+    else:
+        return False
+    j = k
+    while j < len(view) and j - k < 80 and view[j] in _B64_CHARS:
+        j += 1
+    return j - k >= 60 or view.startswith("-----END", j)
+
+
+def _aws_secret(view: str, rs: int, re_: int) -> bool:
+    tok = view[rs:re_]
+    if len(tok) != 40 or "_" in tok or "-" in tok:
+        return False
+    up = sum(c.isupper() for c in tok)
+    lo = sum(c.islower() for c in tok)
+    dg = sum(c.isdigit() for c in tok)
+    if up < 3 or lo < 3 or dg < 1 or tok.count("/") > 4:
+        return False
+    if tok in DOC_EXAMPLES or is_placeholder(tok) or shannon(tok) < 4.2:
+        return False
+    if is_wordy(tok.replace("/", "").replace("+", "")):
+        return False
+    if _b64_text(tok) is not None:  # base64 of readable text: the decoder handles it
+        return False
+    return not _line_is_b64_block(view, rs, re_)
+
+
+# --------------------------------------------------------------------------- PEM
+
+_R_PEM_HEAD = re.compile(r"-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_R_PEM_END = re.compile(r"-----END ([A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_R_PEM_BODY = re.compile(
+    r"(?:(?:\r?\n|\\r\\n|\\n|[ \t])*[A-Za-z0-9+/=]{1,120}(?=\r?\n|\\[nr]|$|[\"'`\\\-\s]))+")
+_PEM_WINDOW = 64_000
+
+
+def _b64_count(s: str) -> int:
+    return sum(c in _B64_CHARS for c in s)
+
+
+def _pem(view: str, out: list[Finding]) -> None:
+    covered_until = -1
+    pos = view.find("PRIVATE KEY")
+    while pos != -1:
+        line_start = view.rfind("-----", max(0, pos - 40), pos)
+        if line_start != -1 and line_start >= covered_until:
+            hs = line_start
+            # BEGIN header?
+            m = _R_PEM_HEAD.match(view, hs)
+            if m:
+                he = m.end()
+                endpos = view.find("-----END", he, he + _PEM_WINDOW)
+                nxt = view.find("-----BEGIN", he, endpos if endpos != -1 else he + _PEM_WINDOW)
+                em = _R_PEM_END.match(view, endpos) if endpos != -1 and nxt == -1 else None
+                if em:
+                    body = view[he:endpos]
+                    if not _pem_placeholder(body):
+                        out.append((hs, em.end(), "pem_private_key"))
+                        covered_until = em.end()
+                else:  # truncated block: header + following base64 lines
+                    bm = _R_PEM_BODY.match(view, he)
+                    if bm and not _pem_placeholder(bm.group()):
+                        out.append((hs, bm.end(), "pem_private_key"))
+                        covered_until = bm.end()
+            else:
+                em = _R_PEM_END.match(view, line_start)
+                if em:  # orphaned tail: base64 lines then END
+                    start = _pem_tail_start(view, line_start)
+                    if _b64_count(view[start:line_start]) >= 16:
+                        out.append((start, em.end(), "pem_private_key"))
+                        covered_until = em.end()
+        pos = view.find("PRIVATE KEY", pos + 11)
+
+
+def _pem_placeholder(body: str) -> bool:
+    core = [c for c in body if c in _B64_CHARS]
+    return len(core) < 32 or len(set(core)) <= 8 or "..." in body or "EXAMPLE" in body
+
+
+def _pem_tail_start(view: str, end_line: int) -> int:
+    start = end_line
+    pos = end_line
+    first = True
+    while True:
+        k = pos
+        if view.startswith("\\n", k - 2):
+            k -= 2
+            if view.startswith("\\r", k - 2):
+                k -= 2
+        elif k >= 1 and view[k - 1] == "\n":
+            k -= 1
+            if k >= 1 and view[k - 1] == "\r":
+                k -= 1
+        elif not first:
+            break
+        while k > 0 and view[k - 1] in " \t":
+            k -= 1
+        j = k
+        while j > 0 and k - j < 120 and view[j - 1] in _B64_CHARS:
+            j -= 1
+        if j >= 1 and view[j - 1] == "\\" and j < k and view[j] in "nr":
+            j += 1  # the n of a JSON \n escape belongs to the line break
+        if j == k:
+            break
+        start = pos = j
+        first = False
+    return start
+
+
+# --------------------------------------------------------------------------- URL credentials
+
+_R_SCHEME_REV = re.compile(r"[A-Za-z0-9+.-]{0,30}[A-Za-z]")
+_R_USERINFO = re.compile(
+    r"(?P<user>[^\s:/?#@\"'<>\[\]{}\\|^`]{0,128}):(?P<pw>[^\s/?#@\"<>\\`]{1,256})@"
+    r"(?P<host>[A-Za-z0-9\[_%-])")
+_PLACEHOLDER_PASSWORDS = frozenset({
+    "password", "pass", "passwd", "pwd", "secret", "changeme", "pw", "p", "xxx", "xxxx",
+    "username", "user", "root", "admin", "postgres", "guest", "test", "example", "mypassword",
+    "yourpassword", "your_password", "your-password", "token", "apikey", "api_key",
+})
+
+
+def _weak_placeholder(v: str) -> bool:
+    """Placeholder test for free-form values (passwords): filler words, <3 distinct chars."""
+    low = v.lower()
+    if any(w in low for w in _PLACEHOLDER_WORDS) or len(set(v)) <= 2:
+        return True
+    core = [c for c in v if c.isalnum()]
+    steps = sum(1 for x, y in zip(core, core[1:], strict=False) if ord(y) - ord(x) == 1)
+    return len(core) >= 4 and steps >= 0.6 * (len(core) - 1)
+
+
+def _template(v: str) -> bool:
+    return (v[:1] in "$<{[" or "{{" in v or "${" in v or "%(" in v or v in ("%s", "%v", "%d")
+            or v.startswith(("<%", ":")))
+
+
+def _url_credentials(view: str, out: list[Finding]) -> None:
+    pos = view.find("://")
+    while pos != -1:
+        # scheme just before
+        seg = view[max(0, pos - 31):pos][::-1]
+        sm = _R_SCHEME_REV.match(seg)
+        if sm and sm.end() >= 2:
+            m = _R_USERINFO.match(view, pos + 3)
+            if m:
+                pw, user = m.group("pw"), m.group("user")
+                low = pw.lower()
+                if (len(pw) >= 3 and not pw.isdigit() and low not in _PLACEHOLDER_PASSWORDS
+                        and pw != user and not _template(pw) and not _weak_placeholder(pw)):
+                    out.append((m.start("pw"), m.end("pw"), "url_credentials"))
+        pos = view.find("://", pos + 3)
+
+
+# --------------------------------------------------------------------------- passwords
+
+_PW_TRIGGERS = ("pass", "Pass", "PASS", "pwd", "Pwd", "PWD")
+_PW_CONTINUATIONS = ("word", "wd", "phrase")
+_R_PW_KEYWORD = re.compile(r"(?i)(?:pass(?:word|wd|phrase)?|pwd)(?![a-z])")
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_R_KEY_RIGHT = re.compile(r"[A-Za-z0-9_]*")
+_R_PW_VALUE = re.compile(
+    r"""(?:\\?["'])?[ \t]*"""
+    r"""(?:(?::=|=>|->|[:=])"""
+    r"""|(?:[ \t]+(?:for|of|on)[ \t]+[\w .@'/-]{1,40}?)?[ \t]+"""
+    r"""(?:(?:(?:was|is|has[ \t]+been)[ \t]+)?(?:set|changed|reset|updated)[ \t]+to"""
+    r"""|will[ \t]+be|has[ \t]+been|is|was|are)"""
+    r"""(?:[ \t]+(?:now|still|currently|just))?[ \t]*:?)"""
+    r"""[ \t]*(?:\\?["'`(\[<]){0,2}"""
+    r"""(?P<v>(?:\\{1,2}u[0-9a-fA-F]{4}|[^\s"'`<>\\])+)""",
+    re.IGNORECASE)
+_R_PW_CLI = re.compile(r"""[ \t]+(?P<v>(?:\\{1,2}u[0-9a-fA-F]{4}|[^\s"'`<>\\-][^\s"'`<>\\]*))""")
+_CODEISH = re.compile(
+    r"^[A-Za-z_]+(?:\.[A-Za-z_]+)+$"                      # attribute access, no digits
+    r"|^(?:self|this|os|process|config|settings|env|args|opts|options|params|request|cfg)\."
+    r"|^[A-Z0-9]+(?:_[A-Z0-9]+)+$|^[a-z]+(?:_[a-z]+)+$"   # CONSTANT_NAMES, snake_names
+    r"|^(?i:true|false|null|none|nil|undefined|required|optional|str|string)$")
+_TRAIL_PUNCT = ".,;:!?)]}'\""
+
+
+def _password_key_ok(key: str) -> bool:
+    low = key.lower().lstrip("-")
+    for kw in ("password", "passwd", "passphrase"):
+        if low.endswith(kw):
+            return True
+    for kw in ("pass", "pwd", "pw"):
+        if low.endswith(kw):
+            head = low[: -len(kw)]
+            return head == "" or head[-1] in "_.-"
+    return False
+
+
+def password_value_ok(v: str) -> bool:
+    """Could ``v`` (after a password keyword) be a real password?"""
+    if len(v) < 8 or len(v) > 200:
+        return False
+    if _template(v) or "://" in v or v[0] in "/~." or any(c in v for c in "()[]{}"):
+        return False
+    low = v.lower()
+    if low in _PLACEHOLDER_PASSWORDS or any(w in low for w in _PLACEHOLDER_WORDS):
+        return False
+    if not any(c.isalpha() for c in v):
+        return False
+    if _CODEISH.match(v) or _weak_placeholder(v):
+        return False
+    if any(c.isdigit() or not c.isalnum() for c in v):
+        return True
+    # letters only: accept long random-looking values (an encoded password), not words
+    return len(v) >= 16 and _classes(v) >= 2 and not is_wordy(v) and shannon(v) >= 3.5
+
+
+def _clean_value(view: str, vs: int, ve: int) -> tuple[int, int]:
+    while ve > vs and view[ve - 1] in _TRAIL_PUNCT:
+        ve -= 1
+    if ve > vs and view[vs] in "([{":
+        vs += 1
+    return vs, ve
+
+
+def _pw_keywords(view: str):
+    """Positions of password keywords (``pass``/``pwd`` not followed by other letters,
+    except ``password``/``passwd``/``passphrase``) and their trigger length."""
+    for trig in _PW_TRIGGERS:
+        n = len(trig)
+        pos = view.find(trig)
+        while pos != -1:
+            nxt = view[pos + n:pos + n + 6]
+            if not nxt[:1].isalpha() or (n == 4 and nxt.lower().startswith(_PW_CONTINUATIONS)):
+                yield pos, n
+            pos = view.find(trig, pos + n)
+
+
+def _passwords(view: str, out: list[Finding]) -> None:
+    seen: set[int] = set()
+    for pos, n in _pw_keywords(view):
+        ks = pos
+        while ks > 0 and pos - ks < 64 and view[ks - 1] in _KEY_CHARS:
+            ks -= 1
+        ke = _R_KEY_RIGHT.match(view, pos + n).end()
+        if ke in seen or not _password_key_ok(view[ks:ke]):
+            continue
+        seen.add(ke)
+        m = _R_PW_VALUE.match(view, ke)
+        if m is None and view.startswith("--", ks):
+            m = _R_PW_CLI.match(view, ke)
+        if m:
+            vs, ve = _clean_value(view, m.start("v"), m.end("v"))
+            if password_value_ok(view[vs:ve]):
+                out.append((vs, ve, "password_in_prose"))
+
+
+# --------------------------------------------------------------------------- markers
+
+_R_MARKER = re.compile(r"<REDACTED:([A-Za-z0-9_]{1,40})>")
+_R_MARKER_TAIL = re.compile(r"(?:[A-Za-z0-9+/=_.~!$&'()*,;%#^-]|@(?![A-Za-z0-9-]+[.:/]))+")
+_R_BYOK = re.compile(r"\[BYOK:([^\]]{1,20000})\]")
+_R_BYOK_OPEN = re.compile(r"\[BYOK:([^\s\]]{1,4096})")
+_MARKER_BEFORE = re.compile(r"<REDACTED:[A-Za-z0-9_]{1,40}>$")
+KNOWN_KINDS = frozenset({
+    "aws_access_key_id", "aws_secret_key", "github_classic", "github_fine_grained", "gitlab_pat",
+    "openai_project", "openai_legacy", "anthropic_api", "slack_token", "stripe_key",
+    "google_api_key", "jwt", "pem_private_key", "huggingface", "npm", "sendgrid",
+    "url_credentials", "password_in_prose", "marker_leak", "secret",
+})
+
+
+def marker_tail_end(view: str, pos: int) -> int:
+    """End of a raw secret tail glued to a marker ending at ``pos`` (``pos`` if none)."""
+    m = _R_MARKER_TAIL.match(view, pos)
+    if not m:
+        return pos
+    vs, ve = _clean_value(view, m.start(), m.end())
+    if vs != pos:
+        return pos
+    tail = view[vs:ve]
+    if len(tail) >= 4 and sum(c.isalnum() for c in tail) >= 3:
+        return ve
+    return pos
+
+
+def _markers(view: str, out: list[Finding], depth: int) -> None:
+    pos = view.find("<REDACTED:")
+    while pos != -1:
+        m = _R_MARKER.match(view, pos)
+        if m:
+            te = marker_tail_end(view, m.end())
+            if te > m.end():
+                kind = m.group(1) if m.group(1) in KNOWN_KINDS else "secret"
+                out.append((pos, te, kind))
+        pos = view.find("<REDACTED:", pos + 10)
+    pos = view.find("[BYOK:")
+    while pos != -1:
+        m = _R_BYOK.match(view, pos) or _R_BYOK_OPEN.match(view, pos)
+        if m:
+            content = m.group(1)
+            if secretish(content.strip()) or _find(content, depth + 1, junctions=False):
+                out.append((pos, m.end(), "marker_leak"))
+        pos = view.find("[BYOK:", pos + 6)
+
+
+# --------------------------------------------------------------------------- decoders
+
+_R_PCT = re.compile(r"%[0-9A-Fa-f]{2}")
+_R_UESC = re.compile(r"\\{1,2}u[0-9a-fA-F]{4}")
+_URL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+                      "-._~!$&'()*+,;=:@/?")
+
+
+def _clusters(view: str, pattern: re.Pattern, max_gap: int, min_hits: int):
+    start = end = -1
+    hits = 0
+    for m in pattern.finditer(view):
+        s, e = m.span()
+        if hits and s - end <= max_gap and all(c in _URL_SAFE for c in view[end:s]):
+            end = e
+            hits += 1
+            continue
+        if hits >= min_hits:
+            yield start, end
+        start, end, hits = s, e, 1
+    if hits >= min_hits:
+        yield start, end
+
+
+def _decode_runs(view: str, out: list[Finding], depth: int) -> None:
+    if "%" in view:
+        for s, e in _clusters(view, _R_PCT, 8, 3):
+            # widen to the surrounding URL-ish characters (key names, the rest of a URL)
+            while s > 0 and e - s < 20000 and view[s - 1] in _URL_SAFE and view[s - 1] != "?":
+                s -= 1
+            while e < len(view) and view[e] in _URL_SAFE and view[e] != "&":
+                e += 1
+            dec, dmap = percent_decode(view, s, e)
+            for a, b, k in _find_text(dec, depth + 1):
+                out.append((*dmap.span(a, b), k))
+    if "\\u" in view:
+        for s, e in _clusters(view, _R_UESC, 2, 4):
+            dec, dmap = unicode_unescape(view, s, e)
+            for a, b, k in _find_text(dec, depth + 1):
+                out.append((*dmap.span(a, b), k))
+
+
+def _decode_b64_hex(view: str, rs: int, re_: int, out: list[Finding], depth: int) -> None:
+    run = view[rs:re_]
+    n = len(run)
+    hm = _HEX_RUN.fullmatch(run)
+    if hm:
+        h = hm.group(1)
+        if len(h) % 2 == 0 and len(h) >= 32:
+            text = _printable_text(bytes.fromhex(h))
+            if text is not None:
+                found = _find_text(text, depth + 1)
+                if found:
+                    out.append((rs, re_, found[0][2]))
+        return
+    if n < 24 or n % 4 or run == run.lower() or run == run.upper():
+        return  # base64 of text is mixed-case (and padded: unpadded runs are not decoded)
+    text = _b64_text(run)
+    if text is not None:
+        found = _find_text(text, depth + 1)
+        if found:
+            out.append((rs, re_, found[0][2]))
+
+
+# --------------------------------------------------------------------------- line junctions
+
+_JUNCTION_NEXT = r"(?=[A-Za-z0-9+/=_.~!#$%&*@^\-:;,'()?])"
+_R_JUNCTION_ESC = re.compile(r"\\n" + _JUNCTION_NEXT)  # JSON-escaped line break
+_R_JUNCTION_NL = re.compile(r"\n" + _JUNCTION_NEXT)     # real line break
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+                         "+/=_.~!#$%&*@^-:;,'()?")
+_R_TOKEN_FWD = re.compile(r"[A-Za-z0-9+/=_.~!#$%&*@^\-:;,'()?]{1,600}")
+
+
+#: Canonical total lengths of fixed-length formats. A finding that only exists because two
+#: lines (or messages) were joined must have one of these lengths: a complete token at the
+#: end of a line followed by a word on the next line is not a split secret.
+CANONICAL_LENGTHS: dict[str, frozenset[int]] = {
+    "aws_access_key_id": frozenset({20}), "aws_secret_key": frozenset({40}),
+    "github_classic": frozenset({40}), "github_fine_grained": frozenset({93}),
+    "gitlab_pat": frozenset({26}), "openai_legacy": frozenset({51}),
+    "openai_project": frozenset(range(132, 165)), "anthropic_api": frozenset({108, 110}),
+    "stripe_key": frozenset({32, 107}), "google_api_key": frozenset({39}),
+    "huggingface": frozenset({37}), "npm": frozenset({40}), "sendgrid": frozenset({69}),
+}
+
+
+_WORD_PIECE = re.compile(r"[A-Z]?[a-z]{1,24}|[A-Z]{2,24}")
+
+
+def junction_ok(joined: str, a: int, b: int, cut: int, kind: str) -> bool:
+    """Accept a finding ``joined[a:b]`` that straddles a line/message break at ``cut``?"""
+    if not a < cut < b:
+        return False
+    left = joined[a:cut]
+    if left in DOC_EXAMPLES or left.startswith("<REDACTED:"):
+        return False
+    lengths = CANONICAL_LENGTHS.get(kind)
+    if lengths is not None:
+        return (b - a) in lengths
+    # variable-length kinds (JWT, Slack, PEM, prose passwords): a complete finding at the
+    # end of a line could swallow the first word of the next one. If the left piece alone
+    # is already that finding, the continuation must not read as a word.
+    right = joined[cut:b]
+    if not (_WORD_PIECE.fullmatch(right) or is_wordy(right)):
+        return True
+    return not any(s == a and k == kind for s, _, k in _find(joined[:cut], MAX_DEPTH, False))
+
+
+def _junction_points(view: str):
+    if "\\n" in view:
+        for m in _R_JUNCTION_ESC.finditer(view):
+            b0, b1 = m.span()
+            yield (b0 - 2 if view.startswith("\\r", b0 - 2) else b0), b1
+    if "\n" in view:
+        for m in _R_JUNCTION_NL.finditer(view):
+            b0, b1 = m.span()
+            yield (b0 - 1 if b0 and view[b0 - 1] == "\r" else b0), b1
+
+
+_R_B64_TAIL = re.compile(r"[A-Za-z0-9+/]*$")
+_R_B64_HEAD = re.compile(r"[A-Za-z0-9+/]*")
+
+
+def _keyword_possible(text: str) -> bool:
+    """Could a keyword-anchored finding (password, URL, marker) occur in ``text``?"""
+    if "://" in text or "<REDACTED:" in text or "[BYOK:" in text:
+        return True
+    return any(True for _ in _pw_keywords(text))
+
+
+def join_at(lsrc: str, b0: int, rsrc: str, b1: int, depth: int = 0,
+            normalised: bool = False, keywords: bool | None = None
+            ) -> list[tuple[int, int, str]]:
+    """Secrets split by a break: ``lsrc[..b0]`` continued by ``rsrc[b1..]``.
+
+    Joins the end of the line before ``b0`` (its last token plus up to 120 characters of
+    context, for keywords such as ``password is``) with the token run starting at ``b1``,
+    scans the joined string and keeps findings that need both sides
+    (:func:`junction_ok`). Returns ``(start in lsrc, end in rsrc, kind)``. ``keywords``
+    (may ``lsrc`` hold a password/URL/marker keyword at all?) is an optional speed hint.
+    """
+    if b0 == 0 or lsrc[b0 - 1] not in _TOKEN_CHARS:
+        return []
+    rm = _R_TOKEN_FWD.match(rsrc, b1)
+    if rm is None or rm.end() - b1 < 2:
+        return []
+    right_tok = rm.group()
+    j = b0 - _R_TOKEN_FWD.match(lsrc[max(0, b0 - 160):b0][::-1]).end()
+    if b0 - j >= 160:  # long left token: look further back
+        j = b0 - _R_TOKEN_FWD.match(lsrc[max(0, b0 - 600):b0][::-1]).end()
+    n_tok = b0 - j + len(right_tok)
+    if n_tok < 8:
+        return []
+    joined_tok = lsrc[j:b0] + right_tok
+    if joined_tok.isalpha() and joined_tok.islower():
+        return []
+    # cheap triggers first: a token format needs its prefix (or the AWS secret shape)
+    token_trigger = False
+    if n_tok >= 20:
+        if _PREFIX.search(joined_tok) or "SG." in joined_tok:
+            token_trigger = True
+        elif n_tok >= 40:  # an AWS secret key: a 40-char [A-Za-z0-9+/] run across the break
+            lrun = _R_B64_TAIL.search(lsrc, max(0, b0 - 41), b0)
+            rrun = _R_B64_HEAD.match(rsrc, b1)
+            token_trigger = (lrun.end() - lrun.start()) + (rrun.end() - b1) == 40
+    if not token_trigger and keywords is False:
+        return []
+    # the rest of the line on the left (keywords such as "password is")
+    ls = max(j - 120, 0)
+    for brk in ("\n", "\\n"):
+        p = lsrc.rfind(brk, ls, j)
+        if p != -1:
+            ls = max(ls, p + len(brk))
+    left = lsrc[ls:b0]
+    if not token_trigger and not ("://" in left or "<REDACTED:" in left or "[BYOK:" in left
+                                  or _R_PW_KEYWORD.search(left)):
+        return []
+    joined = left + right_tok
+    cut = len(left)
+    found = (_find(joined, depth, junctions=False) if normalised
+             else _find_text(joined, depth, junctions=False))
+    return [(ls + a, b1 + (b - cut), k) for a, b, k in found
+            if junction_ok(joined, a, b, cut, k)]
+
+
+def _junctions(view: str, out: list[Finding], depth: int) -> None:
+    kw = _keyword_possible(view)
+    for b0, b1 in _junction_points(view):
+        out.extend(join_at(view, b0, view, b1, depth, normalised=True, keywords=kw))
+
+
+# --------------------------------------------------------------------------- driver
+
+
+def _find(view: str, depth: int = 0, junctions: bool = True) -> list[Finding]:
+    """Findings in ``view`` itself (already normalised by the caller or ASCII)."""
+    out: list[Finding] = []
+    # 1. token runs: prefixed formats, AWS secret keys, base64/hex decoding
+    for rs, re_ in _runs(view):
+        if rs > 0 and view[rs - 1] == "\\" and view[rs] in "ntrbf":
+            rs += 1  # a JSON escape glued to the run
+        p = _PREFIX.search(view, rs, re_)
+        while p is not None:
+            ps = p.start()
+            hit = _prefixed(view, ps) if _left_ok(view, ps) else None
+            if hit:
+                out.append((ps, hit[0], hit[1]))
+                p = _PREFIX.search(view, hit[0], re_) if hit[0] < re_ else None
+            else:
+                p = _PREFIX.search(view, ps + 1, re_)
+        if rs >= 3 and view.startswith("SG.", rs - 3) and _left_ok(view, rs - 3):
+            sm = _R_SENDGRID.match(view, rs - 3)
+            if sm and not is_placeholder(sm.group()[3:]):
+                out.append((sm.start(), sm.end(), "sendgrid"))
+        core_end = re_
+        while core_end > rs and view[core_end - 1] == "=":
+            core_end -= 1
+        if core_end - rs == 40 and re_ == core_end and _aws_secret(view, rs, re_):
+            out.append((rs, re_, "aws_secret_key"))
+        if depth < MAX_DEPTH and re_ - rs >= 24:
+            _decode_b64_hex(view, rs, re_, out, depth)
+    # 2. literal triggers
+    if "PRIVATE KEY" in view:
+        _pem(view, out)
+    if "://" in view:
+        _url_credentials(view, out)
+    _passwords(view, out)
+    if "<REDACTED:" in view or "[BYOK:" in view:
+        _markers(view, out, depth)
+    # 3. %XX and \uXXXX clusters
+    if depth < MAX_DEPTH:
+        _decode_runs(view, out, depth)
+    # 4. secrets split across lines
+    if junctions:
+        _junctions(view, out, depth)
+    return out
+
+
+def _find_text(text: str, depth: int, junctions: bool = True) -> list[Finding]:
+    view, vmap = normalize(text)
+    found = _find(view, depth, junctions)
+    if vmap is None or not found:
+        return found
+    return [(*vmap.span(a, b), k) for a, b, k in found]
+
+
+def merge(findings: list[Finding], text: str | None = None) -> list[Finding]:
+    """Sort, absorb a marker glued in front, and merge overlapping/touching spans."""
+    if not findings:
+        return []
+    items = []
+    for s, e, k in findings:
+        if text is not None and s >= 12:
+            mm = _MARKER_BEFORE.search(text, max(0, s - 52), s)
+            if mm:
+                s = mm.start()
+        items.append((s, e, k))
+    items.sort(key=lambda t: (t[0], -t[1]))
+    merged: list[list] = []
+    for s, e, k in items:
+        if merged and s <= merged[-1][1]:
+            last = merged[-1]
+            if e > last[1]:
+                # the wider finding names the merged span
+                if (e - s) > (last[1] - last[0]) and last[2] != "marker_leak":
+                    last[2] = k
+                last[1] = e
+        else:
+            merged.append([s, e, k])
+    return [(s, e, k) for s, e, k in merged]
+
+
+def scan(text: str) -> list[Finding]:
+    """All findings in ``text`` (original coordinates), merged and sorted.
+
+    Decoded or normalised findings map back to the characters that produced them:
+    the whole encoded run for base64/hex, exact characters otherwise.
+    """
+    return merge(_find_text(text, 0), text)
+
+
+__all__ = [
+    "DOC_EXAMPLES", "KNOWN_KINDS", "Finding", "is_placeholder", "is_wordy", "marker_tail_end",
+    "merge", "password_value_ok", "scan", "secretish", "shannon",
+]
+
+# re-exported for the harness
+_ = (SegmentMap, ShiftMap, ViewMap, WholeMap)
