@@ -170,6 +170,31 @@ def test_password_negatives(text):
     assert H.scan(text) == []
 
 
+@pytest.mark.parametrize("text,kind", [
+    ("the token ghp_Q7wE9rT2yU4iO6pA\u2026 was revoked", "github_classic"),
+    ("key AKIAQ7WE9RT2... (truncated)", "aws_access_key_id"),
+    ("Credential seen in event 12 (github classic): Q7wE9rT2yU4iO6pA8sD\u2026", "secret"),
+    ("API_TOKEN=Zq8xR2mN4vB7kL1pW9sT\n", "secret"),
+    ('{"client_secret": "Zq8xR2mN4vB7kL1pW9sT"}', "secret"),
+    ("curl -H 'Authorization: Bearer Zq8xR2mN4vB7kL1pW9sT' https://x", "secret"),
+])
+def test_fragments_and_generic_credentials(text, kind):
+    found = H.scan(text)
+    assert [k for _, _, k in found] == [kind], found
+
+
+@pytest.mark.parametrize("text", [
+    "commit 3f2a9c1e0b7d4a6f\u2026 merged", "sessionId 196820da-1026-4b6f-a513-a6aae42d\u2026",
+    "Running setup for AshSqlite.DataLayer...", "wait for it... and etc...",
+    '"input_tokens": 12345, "output_tokens": 99', "max_tokens=4096", "Bearer ${TOKEN}",
+    "client_secret: abc", "token: ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "Fallback secret: AES-256-CBC encrypted files", "the token expired at 2026-03-14T09:12:44Z",
+    "SECRET_KEY = os.environ['SECRET_KEY']", "token = request.headers.get('X-Token')",
+])
+def test_fragment_and_generic_negatives(text):
+    assert H.scan(text) == []
+
+
 # --------------------------------------------------------------------------- markers
 
 

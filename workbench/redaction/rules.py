@@ -16,7 +16,10 @@ no secret at all):
    tails), ``://`` (URL userinfo: only the password is a finding), ``pass``/``pwd`` keywords
    (the value after ``password is``/``password:``/``PGPASSWORD=`` ...), ``<REDACTED:`` (a
    marker followed by the raw tail of a secret) and ``[BYOK:`` (a marker wrapping
-   secret-shaped content: kind ``marker_leak``);
+   secret-shaped content: kind ``marker_leak``); credential keywords (``token``,
+   ``secret``, ``api_key``, ``credential``, ``Bearer`` ...) followed by a random-looking
+   value (kind ``secret``), and secrets cut short by an ellipsis (``ghp_Q7wE9r...``, as
+   summaries quote them);
 4. ``%XX`` and ``\\uXXXX`` clusters, decoded with exact offset maps and rescanned;
 5. line junctions: where a line break (real or JSON-escaped) separates two token runs, the
    tail of the line and the head of the next are joined and rescanned, so a secret split
@@ -571,22 +574,28 @@ def _clean_value(view: str, vs: int, ve: int) -> tuple[int, int]:
     return vs, ve
 
 
-def _pw_keywords(view: str):
+def _lowered(view: str) -> str | None:
+    """``view.lower()`` when that keeps every offset (ASCII), else None."""
+    return view.lower() if view.isascii() else None
+
+
+def _pw_keywords(view: str, low: str | None = None):
     """Positions of password keywords (``pass``/``pwd`` not followed by other letters,
     except ``password``/``passwd``/``passphrase``) and their trigger length."""
-    for trig in _PW_TRIGGERS:
+    hay, trigs = (low, ("pass", "pwd")) if low is not None else (view, _PW_TRIGGERS)
+    for trig in trigs:
         n = len(trig)
-        pos = view.find(trig)
+        pos = hay.find(trig)
         while pos != -1:
             nxt = view[pos + n:pos + n + 6]
             if not nxt[:1].isalpha() or (n == 4 and nxt.lower().startswith(_PW_CONTINUATIONS)):
                 yield pos, n
-            pos = view.find(trig, pos + n)
+            pos = hay.find(trig, pos + n)
 
 
-def _passwords(view: str, out: list[Finding]) -> None:
+def _passwords(view: str, out: list[Finding], low: str | None = None) -> None:
     seen: set[int] = set()
-    for pos, n in _pw_keywords(view):
+    for pos, n in _pw_keywords(view, low):
         ks = pos
         while ks > 0 and pos - ks < 64 and view[ks - 1] in _KEY_CHARS:
             ks -= 1
@@ -601,6 +610,122 @@ def _passwords(view: str, out: list[Finding]) -> None:
             vs, ve = _clean_value(view, m.start("v"), m.end("v"))
             if password_value_ok(view[vs:ve]):
                 out.append((vs, ve, "password_in_prose"))
+
+
+# --------------------------------------------------------------------------- generic keys
+
+_GENERIC_TRIGGERS = ("token", "Token", "TOKEN", "secret", "Secret", "SECRET", "api_key",
+                     "apiKey", "ApiKey", "API_KEY", "api-key", "apikey", "access_key",
+                     "accessKey", "ACCESS_KEY", "credential", "Credential", "CREDENTIAL",
+                     "Bearer", "bearer")
+_GENERIC_TRIGGERS_LOW = ("token", "secret", "api_key", "apikey", "api-key", "access_key",
+                         "accesskey", "credential", "bearer")
+_GENERIC_KEY_ENDS = ("token", "secret", "apikey", "accesskey", "secretkey", "privatekey",
+                     "credential", "credentials", "bearer", "authtoken")
+_R_GENERIC_FILLER = re.compile(r"[^\n:=\"'`\\]{0,60}?(?=[:=])")
+_R_BEARER_VALUE = re.compile(r"[ \t]+(?P<v>[A-Za-z0-9+/=_.~-]{8,})")
+_HEXISH = re.compile(r"[0-9a-fA-F-]+")
+
+
+def random_token(v: str) -> bool:
+    """A random-looking credential with no known prefix: >= 12 chars with upper, lower and
+    digits (or >= 20 with two of them and high entropy); not a word, path, URL, template,
+    placeholder, hex digest/UUID or the base64 of readable text."""
+    if len(v) < 12 or _template(v) or "://" in v or v[0] in "/~." or _HEXISH.fullmatch(v):
+        return False
+    if any(c in v for c in "()[]{} ") or _CODEISH.match(v) or is_placeholder(v):
+        return False
+    alnum = (any(c.isupper() for c in v) + any(c.islower() for c in v)
+             + any(c.isdigit() for c in v))
+    if not (alnum == 3 or (len(v) >= 20 and alnum == 2 and shannon(v) >= 3.5)):
+        return False
+    return not is_wordy(v) and _b64_text(v) is None
+
+
+def generic_value_ok(v: str) -> bool:
+    """A value after a credential keyword that looks like a credential."""
+    return random_token(v[:-3] if v.endswith("...") else v)
+
+
+def _generic_keys(view: str, out: list[Finding], low: str | None = None) -> None:
+    seen: set[int] = set()
+    hay, trigs = (low, _GENERIC_TRIGGERS_LOW) if low is not None else (view, _GENERIC_TRIGGERS)
+    for trig in trigs:
+        n = len(trig)
+        pos = hay.find(trig)
+        while pos != -1:
+            ks = pos
+            while ks > 0 and pos - ks < 64 and view[ks - 1] in _KEY_CHARS:
+                ks -= 1
+            ke = _R_KEY_RIGHT.match(view, pos + n).end()
+            key = view[ks:ke].lower().replace("_", "").replace("-", "").replace(".", "")
+            if ke not in seen and key.endswith(_GENERIC_KEY_ENDS):
+                seen.add(ke)
+                if key.endswith("bearer"):
+                    m = _R_BEARER_VALUE.match(view, ke)
+                else:
+                    m = _R_PW_VALUE.match(view, ke)
+                    if m is None and key.endswith(("credential", "credentials")):
+                        # "Credential seen in event 12 (kind): value"
+                        f = _R_GENERIC_FILLER.match(view, ke)
+                        m = _R_PW_VALUE.match(view, f.end()) if f else None
+                if m:
+                    vs, ve = _clean_value(view, m.start("v"), m.end("v"))
+                    if view.startswith("...", ve):
+                        ve += 3
+                    if generic_value_ok(view[vs:ve]):
+                        out.append((vs, ve, "secret"))
+            pos = hay.find(trig, pos + n)
+
+
+# --------------------------------------------------------------------------- truncated
+
+_R_FRAGMENT_PREFIX = re.compile(
+    r"(AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|glpat-|sk-ant-|sk-|[sr]k_(?:live|test)_|"
+    r"xox[abposr]-|AIza|eyJ|hf_|npm_|SG\.)")
+_FRAGMENT_KINDS = {
+    "AKIA": "aws_access_key_id", "ASIA": "aws_access_key_id", "ABIA": "aws_access_key_id",
+    "ACCA": "aws_access_key_id", "github_pat_": "github_fine_grained", "glpat-": "gitlab_pat",
+    "sk-ant-": "anthropic_api", "sk-": "openai_project", "AIza": "google_api_key",
+    "eyJ": "jwt", "hf_": "huggingface", "npm_": "npm", "SG.": "sendgrid",
+}
+_R_FRAGMENT_REV = re.compile(r"[A-Za-z0-9+/=_.-]{1,300}")
+
+
+def _fragments(view: str, out: list[Finding]) -> None:
+    """Secrets cut short by an ellipsis (``ghp_Q7wE9rT2yU4i...``, as summaries write them)."""
+    pos = view.find("...")
+    while pos != -1:
+        end = pos
+        while end > 0 and view[end - 1] == ".":
+            end -= 1
+        m = _R_FRAGMENT_REV.match(view[max(0, end - 300):end][::-1])
+        if m:
+            start = end - m.end()
+            while start < end and view[start] in "._-=":
+                start += 1
+            tok = view[start:end]
+            pm = _R_FRAGMENT_PREFIX.match(tok)
+            if pm and _left_ok(view, start):
+                body = tok[pm.end():]
+                if (len(body) >= 8 and not is_placeholder(body) and not is_wordy(body)
+                        and _classes(body) >= 2):
+                    p = pm.group(1)
+                    kind = _FRAGMENT_KINDS.get(p) or (
+                        "github_classic" if p.startswith("gh") else
+                        "stripe_key" if p[1:3] == "k_" else "slack_token")
+                    out.append((start, pos + 3, kind))
+            else:  # no prefix: the value after the last assignment in the token
+                cut = max(tok.rfind("="), tok.rfind(":")) + 1
+                while cut < len(tok) and tok[cut] in "=:":
+                    cut += 1
+                tok, start = tok[cut:], start + cut
+                if len(tok) >= 16 and _left_ok(view, start) and random_token(tok):
+                    out.append((start, pos + 3, "secret"))
+        nxt = pos + 3
+        while view.startswith(".", nxt):
+            nxt += 1
+        pos = view.find("...", nxt)
 
 
 # --------------------------------------------------------------------------- markers
@@ -749,6 +874,8 @@ def junction_ok(joined: str, a: int, b: int, cut: int, kind: str) -> bool:
     left = joined[a:cut]
     if left in DOC_EXAMPLES or left.startswith("<REDACTED:"):
         return False
+    if sum(c.isalnum() for c in left) >= 12 and (is_placeholder(left) or _template(left)):
+        return False  # a placeholder at the end of a line is not half a secret
     lengths = CANONICAL_LENGTHS.get(kind)
     if lengths is not None:
         return (b - a) in lengths
@@ -879,7 +1006,11 @@ def _find(view: str, depth: int = 0, junctions: bool = True) -> list[Finding]:
         _pem(view, out)
     if "://" in view:
         _url_credentials(view, out)
-    _passwords(view, out)
+    low = _lowered(view)
+    _passwords(view, out, low)
+    _generic_keys(view, out, low)
+    if "..." in view:
+        _fragments(view, out)
     if "<REDACTED:" in view or "[BYOK:" in view:
         _markers(view, out, depth)
     # 3. %XX and \uXXXX clusters
