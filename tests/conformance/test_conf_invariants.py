@@ -299,10 +299,8 @@ def test_checks_are_documented():
         assert f"``{name}``" in inv.__doc__, name
 
 
-@pytest.mark.xfail(reason="engine: for folding summaries memory.compacted lists the visible events of the whole "
-                          "coverage [from_seq, to_seq] as sourceIds but counts only the newly collapsed span "
-                          "in sourceCount (workbench/engine/run.py _memory_compacted)", strict=False)
 def test_folding_summaries_keep_source_ids_within_source_count(run):
+    """A folded summary's sources are the newly covered events plus the previous summary."""
     from workbench.engine.presets import get_policy
     from workbench.engine.run import simulate
 
@@ -310,3 +308,8 @@ def test_folding_summaries_keep_source_ids_within_source_count(run):
     res = simulate(ds, [get_policy("claude-code", {"trigger.tokens": 6_000}, rename="cc6k")], engine="reference")
     report = check_result(res, ds)
     assert fails(report, "source_ids_count").height == 0
+    mc = res.events.filter(pl.col("event_type") == MC)
+    assert mc.height >= 2
+    later = mc.row(1, named=True)
+    assert later["sourceIds"][0] == mc.row(0, named=True)["outputId"]  # the previous summary
+    assert later["sourceCount"] == len(later["sourceIds"])

@@ -230,7 +230,10 @@ def test_sr1_with_the_real_harness():
     if redact is None:
         pytest.skip("workbench.redaction.harness is not importable")
     src = SC.planted_sources(0)
-    assert all(redact(t) == t for t in src.texts)
+    # post-redaction markers are never re-flagged (near-secrets may or may not be: the
+    # scenario only requires that nothing secret survives)
+    marked = [t for t in src.texts if "<REDACTED:" in t]
+    assert marked and all(redact(t) == t for t in marked)
     for seed in range(3):
         r = SC.scenario_sr1_carry_forward("openclaw-flush", seed=seed)
         assert r.status == SC.PASS, r.details

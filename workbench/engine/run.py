@@ -234,7 +234,11 @@ def events_frame(ev: np.ndarray, inp, pol: Policy, run_id: str):
     frame_seq = int(inp.seq[-1]) + 1 if inp.n else 0
     memory_ref = f"mem_{inp.continuity_id}_{pol.name}_context"
     cut_rule = pol.trigger.rule_id()
-    visible_rows = np.flatnonzero(inp.visible | inp.is_summary)
+    recorded = pol.compaction.kind == "recorded"
+    visible_rows = np.flatnonzero(inp.visible | inp.is_summary) if recorded else np.flatnonzero(inp.visible)
+    folds = not pol.compaction.accumulate
+    previous_artifact: str | None = None
+    segments: list[str] = []  # artifact ids currently in the context, for merges
     for rec in ev:
         e = {name: int(rec[i]) for i, name in enumerate(EVENT_COLUMNS)}
         etype = E.EventType(e["type"])
@@ -263,12 +267,23 @@ def events_frame(ev: np.ndarray, inp, pol: Policy, run_id: str):
                          "origin": "background"})
             frame_seq += 1
             if art is not None:
-                span = visible_rows[(visible_rows >= e["from_row"]) & (visible_rows <= e["to_row"])]
-                rows.append(_memory_compacted(base, memory_ref, art, inp, span, e, run_id))
+                # the entries collapsed into this output: the newly covered events (the last
+                # span_events visible rows up to the cut) and, when summaries fold, the
+                # previous summary
+                upto = visible_rows[visible_rows <= e["to_row"]]
+                span = upto[len(upto) - e["span_events"]:] if e["span_events"] else upto[:0]
+                sources = [f"evt_{int(inp.seq[r])}" for r in span]
+                if folds and previous_artifact is not None:
+                    sources = [previous_artifact, *sources]
+                rows.append(_memory_compacted(base, memory_ref, art, sources, e, run_id))
+                previous_artifact = art
+                segments = [*segments, art] if not folds else [art]
         elif etype == E.EventType.MERGE:
             art = artifact_id(inp.continuity_id, pol, e["artifact_no"], -1, -1)
             rows.append({**base, "summary_artifact_id": art, "summary_kind": "hierarchical_merge_v1"})
-            rows.append(_memory_compacted(base, memory_ref, art, inp, np.zeros(0, np.int64), e, run_id))
+            rows.append(_memory_compacted(base, memory_ref, art, segments, e, run_id))
+            previous_artifact = art
+            segments = [art]
         else:
             extra = {}
             if etype == E.EventType.CONTEXT_EDIT:
@@ -282,10 +297,9 @@ def events_frame(ev: np.ndarray, inp, pol: Policy, run_id: str):
     return pl.DataFrame(rows, infer_schema_length=None)
 
 
-def _memory_compacted(base, memory_ref, art, inp, span_rows, e, run_id):
-    count = e["span_events"]
-    source_ids = ([f"evt_{int(inp.seq[r])}" for r in span_rows]
-                  if 0 < len(span_rows) <= SOURCE_IDS_LIMIT else None)
+def _memory_compacted(base, memory_ref, art, sources: list[str], e, run_id):
+    count = len(sources)
+    source_ids = sources if 0 < count <= SOURCE_IDS_LIMIT else None
     return {**base, "event_type": "memory.compacted", "memoryRef": memory_ref, "outputId": art,
             "sourceIds": source_ids, "sourceCount": count, "trigger": "host-managed",
             "byteSize": e["item_tokens"] * BYTES_PER_TOKEN, "tags": [f"compacted-from:{run_id}"],

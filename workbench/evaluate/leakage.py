@@ -50,9 +50,9 @@ class LeakIndex:
 
 
 def _baseline_redactor() -> Callable[[str], str]:
-    from workbench.redaction.baseline import redact_with_detect_secrets
+    from workbench.redaction.baseline import detect_secrets_redact
 
-    return redact_with_detect_secrets
+    return lambda text: detect_secrets_redact([text])[0]
 
 
 def leakage_table(result, dataset, texts, *, dataset_text: DatasetText | None = None,

@@ -1,0 +1,222 @@
+"""Determinism audit (ADR-0011): the same inputs give byte-identical checkpoints, ledgers
+and compiled-context hashes across repeats, process restarts with an empty numba cache
+(the workbench keeps no other sidecar index: every replay prepares from the truth log),
+worker counts, and shuffled completion order of concurrent background summarization jobs. Token-budget policies are also re-run under a second tokenizer to count
+the cut points that move (tokenizer drift), against message-stride policies.
+
+Every check yields rows ``(check, policy, status, detail)``; ``status`` is ``pass`` or
+``fail`` (drift rows are measurements, status ``info``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from workbench.engine.checkpoints import Checkpoint, select_checkpoint
+from workbench.engine.policy import Policy
+
+CHECKPOINT = "continuity_compaction_checkpoint_created"
+LEDGER_KEY = ["policy", "continuity_id", "call"]
+
+
+def _frame_hash(frame, sort: list[str] | None = None) -> str:
+    """Hash of a frame's content (column names, types and values), independent of Parquet."""
+    import io
+
+    if sort:
+        frame = frame.sort(sort)
+    buf = io.BytesIO()
+    frame.write_ipc(buf, compression="uncompressed")
+    return hashlib.sha256(buf.getvalue()).hexdigest()
+
+
+def run_hashes(result) -> dict[str, dict[str, str]]:
+    """Per policy: hashes of its ledger, its checkpoint frames and its compiled contexts."""
+    import polars as pl
+
+    out = {}
+    for name in result.summary["policy"].unique(maintain_order=True).to_list():
+        led = result.ledger.filter(pl.col("policy") == name).drop("run_id")
+        cps = result.events.filter((pl.col("policy") == name) & (pl.col("event_type") == CHECKPOINT))
+        cps = cps.drop("run_id").select(sorted(cps.drop("run_id").columns))
+        out[name] = {"ledger": _frame_hash(led), "checkpoints": _frame_hash(cps),
+                     "compiled_context": compiled_context_hash(result, name)}
+    return out
+
+
+def compiled_context_hash(result, policy_name: str, *, frames_by_continuity=None) -> str:
+    """Hash of the compiled context (items, in order) at every request after a compaction
+    and at the last request, for every continuity. ``frames_by_continuity`` replaces the
+    checkpoint frames used for summary selection (to audit racing frames)."""
+    import polars as pl
+
+    from workbench.evaluate.context import ContextTracker
+    from workbench.evaluate.texts import policies_of
+
+    policy = policies_of(result)[policy_name]
+    h = hashlib.sha256()
+    for cid, inp in sorted(result.inputs.items()):
+        ev = result.events.filter((pl.col("policy") == policy_name) & (pl.col("continuity_id") == cid))
+        cps = ev.filter(pl.col("event_type") == CHECKPOINT)
+        probe = sorted(set(cps["request"].to_list()) | ({inp.n_requests - 1} if inp.n_requests else set()))
+        frames = (frames_by_continuity or {}).get(cid)
+        if frames is None:
+            frames = [Checkpoint(int(r["frame_seq"]), int(r["from_seq"]), int(r["to_seq"]), r["summary_artifact_id"])
+                      for r in cps.iter_rows(named=True)]
+        tracker = ContextTracker(inp, policy, result.events, window=0)
+        for r in probe:
+            tracker.advance(r)
+            p = int(inp.req_first_row[r])
+            compile_from = int(inp.seq[p - 1]) if p > 0 else -1
+            chosen = select_checkpoint(frames, compile_from)
+            items = [("row", int(inp.seq[i])) for i in tracker.head(p)]
+            items += [("ret", int(inp.seq[i])) for i in tracker.state.retained]
+            items += [("seg", a, t) for a, t in tracker.state.segments]
+            items += [("raw", int(inp.seq[i])) for i in tracker.raw_rows(r)]
+            h.update(repr((cid, r, chosen.artifact_id if chosen else None, chosen.to_seq if chosen else None,
+                           items)).encode())
+    return h.hexdigest()
+
+
+def _simulate(dataset, policies, **kw):
+    from workbench.engine.run import simulate
+
+    return simulate(dataset, policies, **kw)
+
+
+def _simulate_hashes(dataset_path: str, policy_dicts: list[dict], engine: str, tokenizer: str) -> dict:
+    """Process-pool / subprocess entry point (module-level so it pickles)."""
+    policies = [Policy.from_dict(d) for d in policy_dicts]
+    return run_hashes(_simulate(dataset_path, policies, engine=engine, tokenizer=tokenizer))
+
+
+def _compare(check: str, base: dict, other: dict, rows: list[dict], detail: str) -> None:
+    for name, hashes in base.items():
+        diff = [k for k, v in hashes.items() if other.get(name, {}).get(k) != v]
+        rows.append({"check": check, "policy": name, "status": "fail" if diff else "pass",
+                     "detail": detail + (f"; differs: {', '.join(diff)}" if diff else "")})
+
+
+def audit_determinism(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel",
+                      tokenizer: str = "cl100k", drift_tokenizer: str = "approx", repeats: int = 2,
+                      racers: int = 3, seed: int = 0, progress: bool = False) -> dict[str, Any]:
+    import polars as pl
+
+    from workbench.continuity.dataset import Dataset, load_dataset
+    from workbench.engine.presets import get_policy
+
+    ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
+    pols = [p if isinstance(p, Policy) else get_policy(p) for p in policies]
+    dicts = [p.to_dict() for p in pols]
+    rows: list[dict[str, Any]] = []
+
+    base_result = _simulate(ds, pols, engine=engine, tokenizer=tokenizer)
+    base = run_hashes(base_result)
+    for i in range(1, repeats):
+        _compare("repeat", base, run_hashes(_simulate(ds, pols, engine=engine, tokenizer=tokenizer)), rows,
+                 f"in-process repeat {i + 1}")
+
+    # a fresh interpreter with an empty numba cache: process restart + dropped caches
+    with tempfile.TemporaryDirectory() as cache:
+        code = ("import json, sys; from workbench.evaluate.determinism import _simulate_hashes; "
+                "print(json.dumps(_simulate_hashes(*json.loads(sys.stdin.read()))))")
+        import json
+        import os
+
+        env = {**os.environ, "WORKBENCH_NUMBA_CACHE": cache}
+        out = subprocess.run([sys.executable, "-c", code], input=json.dumps([str(ds.path), dicts, engine, tokenizer]),
+                             capture_output=True, text=True, env=env, check=True)
+        _compare("process_restart_cold_cache", base, json.loads(out.stdout), rows,
+                 "new interpreter, empty numba cache directory")
+
+    # worker counts: one process per policy (2 workers) vs all in one
+    merged: dict = {}
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        for h in pool.map(_simulate_hashes, [str(ds.path)] * len(dicts), [[d] for d in dicts],
+                          [engine] * len(dicts), [tokenizer] * len(dicts)):
+            merged.update(h)
+    _compare("worker_count", base, merged, rows, "2 worker processes, one policy each, vs 1 process")
+
+    # engines agree (the kernel engine against its reference oracle)
+    if engine == "kernel":
+        _compare("engine_parity", base, run_hashes(_simulate(ds, pols, engine="reference", tokenizer=tokenizer)),
+                 rows, "numba kernel engine vs pure-Python reference engine")
+
+    # concurrent background summarization jobs racing to write checkpoint frames
+    rng = random.Random(seed)
+    for name in base:
+        cps = base_result.events.filter((pl.col("policy") == name) & (pl.col("event_type") == CHECKPOINT))
+        if cps.height == 0:
+            rows.append({"check": "shuffled_background_jobs", "policy": name, "status": "pass",
+                         "detail": "no compactions: nothing to race"})
+            continue
+        expected = compiled_context_hash(base_result, name)
+        outcomes = set()
+        for trial in range(3):
+            frames = _race(cps, racers, random.Random(rng.random()))
+            outcomes.add(compiled_context_hash(base_result, name, frames_by_continuity=frames))
+        ok = outcomes == {expected}
+        rows.append({"check": "shuffled_background_jobs", "policy": name, "status": "pass" if ok else "fail",
+                     "detail": f"{racers} concurrent jobs per cut, 3 shuffled completion orders; "
+                               "selection by greatest to_seq, ties by frame seq"})
+
+    drift = tokenizer_drift(ds, pols, engine=engine, tokenizer=tokenizer, other=drift_tokenizer)
+    table = pl.DataFrame(rows, schema={"check": pl.String, "policy": pl.String, "status": pl.String,
+                                       "detail": pl.String})
+    return {"checks": table, "drift": drift, "passed": bool((table["status"] == "pass").all()),
+            "hashes": base}
+
+
+def _race(cps, racers: int, rng: random.Random) -> dict[str, list[Checkpoint]]:
+    """Run ``racers`` concurrent jobs per checkpoint; frames are appended in completion order."""
+    stream: dict[str, list[Checkpoint]] = {}
+    lock = threading.Lock()
+    counter = [0]
+
+    def job(row: dict, delay: float) -> None:
+        time.sleep(delay)  # the job's "summarization"
+        with lock:  # appending to the continuity stream is the only serialised step
+            counter[0] += 1
+            stream.setdefault(row["continuity_id"], []).append(
+                Checkpoint(frame_seq=int(row["frame_seq"]) * 1000 + counter[0], from_seq=int(row["from_seq"]),
+                           to_seq=int(row["to_seq"]), artifact_id=row["summary_artifact_id"]))
+
+    rows = list(cps.iter_rows(named=True))
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        futures = [pool.submit(job, row, rng.random() * 0.002) for row in rows for _ in range(racers)]
+        for f in futures:
+            f.result()
+    return stream
+
+
+def tokenizer_drift(dataset, policies: Sequence[Policy], *, engine: str, tokenizer: str, other: str):
+    """Cut points under ``tokenizer`` vs ``other``: how many move, per policy."""
+    import polars as pl
+
+    from workbench.tokens.tokenizers import add_token_column
+
+    ds = dataset
+    if other not in ds.tokenizers:
+        ds = add_token_column(ds.path, other)
+    a = _simulate(ds, policies, engine=engine, tokenizer=tokenizer)
+    b = _simulate(ds, policies, engine=engine, tokenizer=other)
+    rows = []
+    for p in policies:
+        def cuts(res):
+            cp = res.events.filter((pl.col("policy") == p.name) & (pl.col("event_type") == CHECKPOINT))
+            return set(zip(cp["continuity_id"].to_list(), cp["to_seq"].to_list(), strict=True)) if cp.height else set()
+        ca, cb = cuts(a), cuts(b)
+        rows.append({"policy": p.name, "trigger": p.trigger.kind, "tokenizer": tokenizer, "other": other,
+                     "cuts": len(ca), "cuts_other": len(cb), "moved": max(len(ca - cb), len(cb - ca)),
+                     "identical": ca == cb})
+    return pl.DataFrame(rows)
