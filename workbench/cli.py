@@ -15,6 +15,12 @@ app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Replay agent continuities through compaction policies and measure them.")
 
 
+def _register_subcommands() -> None:
+    from workbench.cli_audit import audit_app
+
+    app.add_typer(audit_app, name="audit")
+
+
 def _fail(exc: Exception) -> None:
     typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
     raise typer.Exit(2)
@@ -130,6 +136,7 @@ def simulate(
     tokenizer: Annotated[str, typer.Option(help="token-count column to replay with")] = "cl100k",
     model: Annotated[str | None, typer.Option(help="price every policy as this model")] = None,
     seed: Annotated[int, typer.Option(help="seed recorded with the run")] = 0,
+    evaluate: Annotated[bool, typer.Option(help="also run the redaction/retention audit")] = False,
 ) -> None:
     """Replay a dataset through policies; write ledger/events/summary Parquet + config."""
     from workbench.engine.run import simulate as run_simulation
@@ -138,6 +145,11 @@ def simulate(
         result = run_simulation(dataset, policy, engine=engine, tokenizer=tokenizer, model=model,
                                 seed=seed, progress=True)
         path = result.write(out)
+        if evaluate:
+            from workbench.continuity.dataset import load_dataset
+            from workbench.evaluate.pipeline import evaluate_run
+
+            evaluate_run(result, load_dataset(dataset), path)
     except WorkbenchError as exc:
         _fail(exc)
     _print_summary(result.summary)
@@ -175,6 +187,9 @@ def demo(
         run_demo(events=events, say=typer.echo)
     except WorkbenchError as exc:
         _fail(exc)
+
+
+_register_subcommands()
 
 
 def main() -> None:

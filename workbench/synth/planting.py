@@ -62,11 +62,17 @@ def plant_labels(cfg, st, pool, pool_idx, rng) -> Planted:
     taken = np.zeros(kind.size, bool)
     taken[0] = True  # never the system prompt
     plants: dict[int, list[tuple[str, int, int]]] = {}  # row -> parts (text, start, end)
+    leading: dict[int, tuple[str, int, int]] = {}  # row -> a part placed before the pool text
 
     def place(row: int, part: tuple[str, int, int]) -> tuple[int, int]:
         parts = plants.setdefault(row, [])
         parts.append(part)
         return row, len(parts) - 1
+
+    def place_first(row: int, part: tuple[str, int, int]) -> tuple[int, int]:
+        leading[row] = part
+        plants.setdefault(row, [])
+        return row, -1
 
     def take(candidates: np.ndarray, k: int) -> np.ndarray:
         free = candidates[~taken[candidates]]
@@ -92,10 +98,14 @@ def plant_labels(cfg, st, pool, pool_idx, rng) -> Planted:
         s = sec.plant_secret(rng, fmt, ctx, tr)
         placed_secrets.append(([place(int(row), s.parts[0])], s))
     if split:
-        # pairs of consecutive model-visible text events, both still free
+        # consecutive model-visible events (nothing visible between them), both still free:
+        # part 1 ends the first, part 2 opens the second, so a reader sees them joined
+        visible_rows = np.flatnonzero(text_bearing | (kind == EventKind.REASONING))
         pair_rows = []
-        for i in rng.permutation(rows_tb.size - 1):
-            a, b = int(rows_tb[i]), int(rows_tb[i + 1])
+        for i in rng.permutation(visible_rows.size - 1):
+            a, b = int(visible_rows[i]), int(visible_rows[i + 1])
+            if not (text_bearing[a] and text_bearing[b]):
+                continue
             if not taken[a] and not taken[b]:
                 taken[a] = taken[b] = True
                 pair_rows.append((a, b))
@@ -103,7 +113,7 @@ def plant_labels(cfg, st, pool, pool_idx, rng) -> Planted:
                     break
         for (fmt, ctx, tr), (a, b) in zip(split, sorted(pair_rows), strict=False):
             s = sec.plant_secret(rng, fmt, ctx, tr)
-            placed_secrets.append(([place(a, s.parts[0]), place(b, s.parts[1])], s))
+            placed_secrets.append(([place(a, s.parts[0]), place_first(b, s.parts[1])], s))
     neg_kinds = list(sec.NEGATIVE_KINDS) if cfg.hard_negatives else []
     for i, row in enumerate(take(rows_tb, cfg.hard_negatives)):
         s = sec.plant_negative(rng, neg_kinds[i % len(neg_kinds)])
@@ -115,6 +125,9 @@ def plant_labels(cfg, st, pool, pool_idx, rng) -> Planted:
     texts = []
     for row in rows.tolist():
         text = pool.texts[int(pool_idx[row])]
+        if row in leading:
+            base[(row, -1)] = 0
+            text = leading[row][0] + SEPARATOR + text
         for j, (part_text, _, _) in enumerate(plants[row]):
             text += SEPARATOR
             base[(row, j)] = len(text)
@@ -122,7 +135,8 @@ def plant_labels(cfg, st, pool, pool_idx, rng) -> Planted:
         texts.append(text)
 
     def span(where: tuple[int, int]) -> tuple[int, int]:
-        _, start, end = plants[where[0]][where[1]]
+        row, j = where
+        _, start, end = leading[row] if j == -1 else plants[row][j]
         return base[where] + start, base[where] + end
 
     frows = []
