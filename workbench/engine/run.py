@@ -37,6 +37,24 @@ EVENT_TYPE_NAMES = {
     E.EventType.CONTEXT_EDIT: "context.edited",
     E.EventType.MERGE: "summary.merged",
 }
+def _events_schema():
+    import polars as pl
+
+    return {
+        "run_id": pl.String, "policy": pl.String, "continuity_id": pl.String, "event_type": pl.String,
+        "request": pl.Int64, "source_request": pl.Int64, "ts": pl.String,
+        "tokens_before": pl.Int64, "tokens_after": pl.Int64, "item_tokens": pl.Int64,
+        "span_events": pl.Int64, "span_tokens": pl.Int64,
+        # ADR-0011 checkpoint frame
+        "frame_seq": pl.Int64, "from_seq": pl.Int64, "to_seq": pl.Int64, "from_message_id": pl.String,
+        "to_message_id": pl.String, "to_is_message": pl.Boolean, "summary_artifact_id": pl.String,
+        "cut_rule_id": pl.String, "summary_kind": pl.String, "actor_id": pl.String, "origin": pl.String,
+        # RFC 0012 memory.compacted
+        "memoryRef": pl.String, "outputId": pl.String, "sourceIds": pl.List(pl.String),
+        "sourceCount": pl.Int64, "trigger": pl.String, "byteSize": pl.Int64, "tags": pl.List(pl.String),
+    }
+
+
 BYTES_PER_TOKEN = 4  # modelled summaries have a size, not text: their byteSize is modelled
 SOURCE_IDS_LIMIT = 100  # RFC 0012: sourceIds omitted above 100
 
@@ -177,7 +195,7 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
         "policies": resolved,
     }
     return SimulationResult(
-        ledger=pl.concat(ledgers, how="vertical"), events=pl.concat(events, how="diagonal_relaxed"),
+        ledger=pl.concat(ledgers, how="vertical"), events=pl.concat(events, how="vertical"),
         summary=pl.DataFrame(summaries), config=config, run_id=run_id,
         inputs={inp.continuity_id: inp for inp in inputs},
     )
@@ -290,11 +308,8 @@ def events_frame(ev: np.ndarray, inp, pol: Policy, run_id: str):
                 extra = {"from_seq": int(inp.seq[e["from_row"]]), "to_seq": int(inp.seq[e["to_row"]]),
                          "summary_kind": STRATEGY_KIND_NAMES[E.Strategy(e["strategy"])]}
             rows.append({**base, **extra})
-    if not rows:
-        return pl.DataFrame(schema={"run_id": pl.String, "policy": pl.String,
-                                    "continuity_id": pl.String, "event_type": pl.String,
-                                    "request": pl.Int64})
-    return pl.DataFrame(rows, infer_schema_length=None)
+    # a fixed schema: the same columns and types whatever events a run happens to produce
+    return pl.DataFrame(rows, schema=_events_schema())
 
 
 def _memory_compacted(base, memory_ref, art, sources: list[str], e, run_id):

@@ -140,8 +140,11 @@ def audit_determinism(dataset, policies: Sequence[str | Policy], *, engine: str 
                  "new interpreter, empty numba cache directory")
 
     # worker counts: one process per policy (2 workers) vs all in one
+    import multiprocessing
+
     merged: dict = {}
-    with ProcessPoolExecutor(max_workers=2) as pool:
+    # spawn, not fork: forking a process that runs polars/numba thread pools can deadlock
+    with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
         for h in pool.map(_simulate_hashes, [str(ds.path)] * len(dicts), [[d] for d in dicts],
                           [engine] * len(dicts), [tokenizer] * len(dicts)):
             merged.update(h)

@@ -1,0 +1,98 @@
+"""Text-level evaluations on a generated continuity: context tracker, SR-1, leakage, retention."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import polars as pl
+import pytest
+
+from workbench.engine.presets import PRESETS, get_policy
+from workbench.engine.run import simulate
+from workbench.evaluate.context import ContextTracker
+from workbench.evaluate.pipeline import evaluate_run, load_run
+from workbench.synth.generate import GeneratorConfig, generate_dataset
+
+WINDOW = {"provider.context_window": 25_000}
+ENGINE = "kernel" if importlib.util.find_spec("workbench.engine.kernel") else "reference"
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory):
+    return generate_dataset(GeneratorConfig(profile="coding", events=1500, seed=4, secrets=40, facts=12),
+                            tmp_path_factory.mktemp("ev") / "ds")
+
+
+@pytest.fixture(scope="module")
+def all_presets_run(dataset):
+    return simulate(dataset, [get_policy(n, WINDOW) for n in PRESETS], engine=ENGINE)
+
+
+def test_context_tracker_rebuilds_the_ledger_context_for_every_preset(all_presets_run):
+    res = all_presets_run
+    inp = next(iter(res.inputs.values()))
+    from workbench.evaluate.texts import policies_of
+
+    for name, policy in policies_of(res).items():
+        led = res.ledger.filter((pl.col("policy") == name) & (pl.col("call_kind") == "main"))
+        tracker = ContextTracker(inp, policy, res.events, window=0)
+        for r, expected in zip(led["request"].to_list(), led["context_after"].to_list(), strict=True):
+            tracker.advance(r)
+            assert tracker.tokens(r) == expected, (name, r)
+
+
+@pytest.fixture(scope="module")
+def sr1_pair(dataset, tmp_path_factory):
+    leaky = {"p_copy_secret": 0.9, "p_partial_secret": 0.05, "p_retain_fact": 0.9}
+    on = get_policy("llm-summary", rename="summary-sr1-on")
+    off = get_policy("llm-summary", {"redaction.sr1_carry_forward": False}, rename="summary-sr1-off")
+    res = simulate(dataset, [on, off], engine=ENGINE)
+    out = tmp_path_factory.mktemp("run")
+    res.write(out)
+    result, ds = load_run(out)
+    return evaluate_run(result, ds, out, summarizer_options=leaky), out
+
+
+def test_sr1_off_leaks_what_sr1_on_does_not(sr1_pair):
+    ev, _ = sr1_pair
+    h = ev["report"]["policies"]
+    assert h["summary-sr1-off"]["leaks"] > 0
+    # SR-1 on removes most leaks; what survives are prefix-less fragments of partial copies
+    # (see the harness's documented limits), reported rather than hidden
+    assert h["summary-sr1-on"]["leaks"] < h["summary-sr1-off"]["leaks"] / 2
+    leaks = ev["leakage"]
+    summ = leaks.filter(pl.col("channel") == "summary")
+    # the same summarizer output leaked before redaction under both policies
+    assert summ.filter(pl.col("policy") == "summary-sr1-on")["leaked_unredacted"].sum() > 0
+
+
+def test_harness_beats_detect_secrets_on_the_same_summaries(sr1_pair):
+    ev, _ = sr1_pair
+    summ = ev["leakage"].filter((pl.col("channel") == "summary") & (pl.col("policy") == "summary-sr1-on"))
+    assert summ["leaked_baseline"].sum() > summ["leaked"].sum()
+
+
+def test_evaluation_files_are_written_without_raw_text(sr1_pair):
+    _, out = sr1_pair
+    for f in ("texts.parquet", "leakage.parquet", "over_redaction.parquet", "retention.parquet", "evaluation.json"):
+        assert (out / f).is_file()
+    assert "text_raw" not in pl.read_parquet(out / "texts.parquet").columns
+
+
+def test_retention_statuses_and_distances(sr1_pair):
+    ev, _ = sr1_pair
+    rt = ev["retention"]
+    assert set(rt["status"].unique().to_list()) <= {"raw", "summary", "memory", "lost"}
+    assert rt.height > 0 and (rt["distance"] > 0).all()
+    # right after planting a fact is still raw in the context
+    first = rt.filter(pl.col("distance") == 1)
+    assert (first["status"] == "raw").mean() > 0.9
+    # summaries carry some facts past the cut
+    assert (rt["status"] == "summary").any()
+
+
+def test_flush_writes_memory_that_keeps_facts(dataset):
+    res = simulate(dataset, [get_policy("openclaw-flush", {"provider.context_window": 30_000})], engine=ENGINE)
+    ev = evaluate_run(res, dataset, baseline=False)
+    assert (ev["texts"]["kind"] == "memory").any()
+    assert (ev["retention"]["status"] == "memory").any() or (ev["retention"]["status"] == "summary").any()

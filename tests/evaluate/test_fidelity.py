@@ -1,0 +1,311 @@
+"""Fidelity evaluation on the real recorded logs: golden figures checked by hand, and the
+structure of the frames.
+
+Hand-checked figures (a throwaway plain-``json`` script over the JSONL files):
+
+* Claude Code, all files with their subagents: 286 requests (distinct ``message.id`` of
+  non-``<synthetic>`` assistant records, last record's usage), input 3,399, cache read
+  21,000,576, cache write 2,185,938, output 123,343; 15 requests read nothing from the
+  cache (ae4a77f8 1, 624a4a58 10, 9eda1058 4); 40 record ``output_tokens`` <= 1
+  (ae4a77f8 38, 624a4a58 1, tool_heavy 1).
+* Codex CLI rollout 019e1625: 66 requests (``token_count`` with ``info``, duplicates of
+  the previous ``total_token_usage`` dropped), input (without cached) 1,126,300, cached
+  4,929,536, output 9,118; 18 with ``cached_input_tokens == 0``; request 0
+  ``input_tokens`` 18,703 / cached 0 / output 167; request 65 131,573 / 130,432 / 433.
+* Compactions: ae4a77f8 manual boundary → request 138 (preTokens 142,431; last prompt
+  before it 141,787); 624a4a58 auto boundary → request 37 (155,979; 155,741).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import polars as pl
+import pytest
+
+from workbench.continuity.dataset import load_dataset
+from workbench.continuity.enums import EventKind
+from workbench.evaluate.fidelity import fidelity_table, render_summary
+
+AE = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+S624 = "624a4a58-b34c-462d-a70d-13421c8125a8"
+CODEX = "019e1625-789d-76c0-80ab-3724b5ddb799"
+
+HAND_TOTALS = {  # source -> (requests, input, cache read, cache write, output)
+    "claude_code": (286, 3_399, 21_000_576, 2_185_938, 123_343),
+    "codex": (66, 1_126_300, 4_929_536, 0, 9_118),
+}
+HAND_REQUESTS = {  # (continuity, request) -> (input, cache read, cache write, output)
+    (CODEX, 0): (18_703, 0, 0, 167),
+    (CODEX, 65): (131_573 - 130_432, 130_432, 0, 433),
+    (AE, 0): (3, 17_842, 8_165, 209),
+    (AE, 137): (2, 141_369, 416, 1),
+    (AE, 138): (3, 21_448, 23_812, 298),
+    (S624, 0): (10, 0, 50_989, 1_703),
+    (S624, 36): (13, 23_254, 132_474, 1),
+}
+
+
+def _kernel_importable() -> bool:
+    try:
+        importlib.import_module("workbench.engine.kernel")
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def dataset(recorded_dir, tmp_path_factory):
+    from workbench.sources.importer import import_paths
+
+    out = tmp_path_factory.mktemp("fidelity") / "recorded"
+    import_paths([recorded_dir], out)
+    return load_dataset(out)
+
+
+@pytest.fixture(scope="module")
+def fid(dataset):
+    return fidelity_table(dataset, engine="reference")
+
+
+def _row(frame, cid, request):
+    r = frame.filter((pl.col("continuity_id") == cid) & (pl.col("request") == request))
+    assert r.height == 1, (cid, request)
+    return r.row(0, named=True)
+
+
+# ---- golden ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("source", list(HAND_TOTALS))
+def test_recorded_totals_per_source_match_the_jsonl(fid, source):
+    s = fid["summary"].filter(pl.col("source_format") == source).row(0, named=True)
+    n, inp, read, write, out = HAND_TOTALS[source]
+    assert s["requests_recorded"] == n
+    assert (s["recorded_input_tokens"], s["recorded_cache_read_tokens"], s["recorded_cache_write_tokens"],
+            s["recorded_output_tokens"]) == (inp, read, write, out)
+    assert s["recorded_prompt_tokens"] == inp + read + write
+
+
+def test_recorded_totals_add_up_to_inspect(dataset, fid):
+    from workbench.continuity.inspect import inspect_dataset
+
+    ru = inspect_dataset(dataset.path)["recorded_usage"]
+    s = fid["summary"]
+    assert int(s["requests_recorded"].sum()) == ru["requests_with_usage"] == fid["requests"].height
+    assert int(s["recorded_input_tokens"].sum()) == ru["input"]
+    assert int(s["recorded_cache_read_tokens"].sum()) == ru["cache_read"]
+    assert int(s["recorded_cache_write_tokens"].sum()) == ru["cache_write"]
+    assert int(s["recorded_output_tokens"].sum()) == ru["output"]
+
+
+@pytest.mark.parametrize("key", list(HAND_REQUESTS))
+def test_recorded_request_usage_matches_the_jsonl(fid, key):
+    r = _row(fid["requests"], *key)
+    assert (r["recorded_input"], r["recorded_cache_read"], r["recorded_cache_write"],
+            r["recorded_output"]) == HAND_REQUESTS[key]
+    assert r["recorded_prompt"] == sum(HAND_REQUESTS[key][:3])
+
+
+def test_compaction_positions_match(fid):
+    comp = fid["compactions"]
+    assert comp.height == 2
+    ae = _row(comp.rename({"recorded_request": "request"}), AE, 138)
+    assert (ae["trigger"], ae["simulated_request"], ae["match"]) == ("manual", 138, True)
+    assert (ae["recorded_pre_tokens"], ae["recorded_prompt_before"]) == (142_431, 141_787)
+    s6 = _row(comp.rename({"recorded_request": "request"}), S624, 37)
+    assert (s6["trigger"], s6["simulated_request"], s6["match"]) == ("auto", 37, True)
+    assert (s6["recorded_pre_tokens"], s6["recorded_prompt_before"]) == (155_979, 155_741)
+    cc = fid["summary"].filter(pl.col("source_format") == "claude_code").row(0, named=True)
+    assert (cc["compactions_recorded"], cc["compactions_simulated"], cc["compactions_matched"]) == (2, 2, 2)
+    assert cc["compactions_match"] is True
+    assert sorted(cc["compaction_requests_recorded"]) == sorted(cc["compaction_requests_simulated"]) == [37, 138]
+    assert sorted(cc["pre_tokens_recorded"]) == [142_431, 155_979]
+    others = fid["summary"].filter(pl.col("source_format") != "claude_code")
+    assert (others["compactions_recorded"] == 0).all() and (others["compactions_simulated"] == 0).all()
+    assert others["compactions_match"].all()
+    # the per-request frame marks the same requests
+    sim = fid["requests"].filter(pl.col("simulated_compaction"))
+    assert sorted(zip(sim["continuity_id"], sim["request"], strict=True)) == [(S624, 37), (AE, 138)]
+
+
+def test_pre_tokens_are_the_context_before_the_boundary(dataset, fid):
+    """Simulated preTokens = cl100k tokens of the context rows before the boundary row."""
+    conts = dataset.continuities()
+    ev = dataset.events(columns=["continuity", "seq", "kind", "flags", "tokens_cl100k"])
+    cal = dataset.manifest["import"]["calibration"]
+    for cid in (AE, S624):
+        r = fid["compactions"].filter(pl.col("continuity_id") == cid).row(0, named=True)
+        c = conts.filter(pl.col("continuity_id") == cid)["continuity"].item()
+        e = ev.filter(pl.col("continuity") == c)
+        before = e.filter((pl.col("seq") < r["boundary_seq"]) & pl.col("kind").is_in(
+            [EventKind.MESSAGE, EventKind.TOOL_CALL, EventKind.TOOL_RESULT, EventKind.REASONING,
+             EventKind.SUMMARY]) & ((pl.col("flags") & 4) == 0))
+        assert r["simulated_pre_tokens"] == int(before["tokens_cl100k"].sum())
+        a, b = cal[cid]["intercept"], cal[cid]["factor"]
+        assert r["calibrated_pre_tokens"] == pytest.approx(a + b * r["simulated_pre_tokens"])
+        assert r["pre_tokens_error_pct"] == pytest.approx(
+            (r["calibrated_pre_tokens"] - r["recorded_pre_tokens"]) / r["recorded_pre_tokens"] * 100)
+    # measured: calibrated within 5 % of Claude Code's own preTokens on both logs
+    assert fid["compactions"]["pre_tokens_error_pct"].abs().max() < 5.0
+
+
+def test_hand_counted_cache_misses_and_output_snapshots(fid):
+    s = {r["source_format"]: r for r in fid["summary"].iter_rows(named=True)}
+    assert s["codex"]["cache_misses_recorded"] == 18
+    assert s["claude_code"]["cache_misses_recorded"] == 15
+    assert s["claude_code"]["output_placeholders"] == 40
+    assert s["codex"]["output_placeholders"] == 0
+    # the simulated (prefix) cache reads on every Codex request but the cold start
+    assert s["codex"]["cache_misses_simulated"] == 1
+
+
+def test_calibrated_prompt_error_recomputed_independently(dataset, fid):
+    """Codex: join the raw ledger and the raw usage by request index, apply a + b·x by hand."""
+    res = fid
+    cal = dataset.manifest["import"]["calibration"][CODEX]
+    a, b = cal["intercept"], cal["factor"]
+    conts = dataset.continuities()
+    c = conts.filter(pl.col("continuity_id") == CODEX)["continuity"].item()
+    ev = dataset.events(columns=["continuity", "request", "usage_input", "usage_cache_read",
+                                 "usage_cache_write"])
+    u = ev.filter((pl.col("continuity") == c) & (pl.col("usage_input") >= 0))
+    rec = {int(r): int(i + cr + cw) for _, r, i, cr, cw in u.iter_rows()}
+    from workbench.engine.run import simulate
+
+    led = simulate(dataset, ["as-recorded"], engine="reference").ledger
+    led = led.filter((pl.col("continuity_id") == CODEX) & (pl.col("call_kind") == "main"))
+    sim = dict(zip(led["source_request"].to_list(), led["prompt_tokens"].to_list(), strict=True))
+    assert set(sim) == set(rec) and len(rec) == 66
+    ape = np.array([abs(a + b * sim[r] - rec[r]) / rec[r] * 100 for r in sorted(rec)])
+    s = res["summary"].filter(pl.col("source_format") == "codex").row(0, named=True)
+    assert s["prompt_ape_median"] == pytest.approx(float(np.median(ape)))
+    assert s["prompt_ape_p90"] == pytest.approx(float(np.percentile(ape, 90)))
+    r65 = _row(res["requests"], CODEX, 65)
+    assert r65["simulated_prompt"] == sim[65]
+    assert r65["calibrated_prompt"] == pytest.approx(a + b * sim[65])
+    assert r65["prompt_ape"] == pytest.approx(abs(a + b * sim[65] - 131_573) / 131_573 * 100)
+
+
+def test_replayed_context_vs_calibration_context(dataset, fid):
+    """Claude Code ae4a77f8: the replayed prompt is exactly calibrate's counted context, so
+    the calibrated error is the manifest's in-sample error. Codex: the replay lacks exactly
+    the session_meta base instructions (a META event) that calibrate counts — a known gap
+    (see the module docstring); update this test when the engine shows META text."""
+    from workbench.sources.calibrate import CONTEXT_KINDS, request_points
+
+    conts = dataset.continuities()
+    ev = dataset.events(columns=["continuity", "kind", "flags", "request", "usage_input", "usage_cache_read",
+                                 "usage_cache_write", "tokens_cl100k", "name"])
+    cal = dataset.manifest["import"]["calibration"]
+    for cid, gap in ((AE, 0), (CODEX, None)):
+        c = conts.filter(pl.col("continuity_id") == cid)["continuity"].item()
+        e = ev.filter(pl.col("continuity") == c)
+        mask = e["kind"].is_in([int(k) for k in CONTEXT_KINDS]).to_numpy()
+        pts = request_points(*(e[k].to_numpy() for k in ("continuity", "kind", "flags", "request", "usage_input",
+                                                           "usage_cache_read", "usage_cache_write",
+                                                           "tokens_cl100k")), context_mask=mask)
+        counted = {rq: x for _, rq, x, _ in pts}
+        req = fid["requests"].filter(pl.col("continuity_id") == cid)
+        diffs = {int(s) - counted[int(r)] for r, s in zip(req["request"], req["simulated_prompt"], strict=True)}
+        if gap is None:
+            meta = e.filter((pl.col("kind") == EventKind.META) & (pl.col("name") == "session_meta"))
+            gap = -int(meta["tokens_cl100k"].sum())
+            assert gap == -4_400
+        assert diffs == {gap}, cid
+    ae = fid["continuities"].filter(pl.col("continuity_id") == AE).row(0, named=True)
+    assert round(ae["prompt_ape_median"], 2) == cal[AE]["ape_median_pct"]
+    assert round(ae["prompt_ape_p90"], 2) == cal[AE]["ape_p90_pct"]
+
+
+def test_not_replayed_requests_are_listed(fid):
+    req = fid["requests"]
+    missing = req.filter(pl.col("simulated_prompt").is_null())
+    assert missing.height == 6
+    side = missing.filter(pl.col("continuity_id").str.starts_with(AE + "/"))
+    assert side.height == 4  # agent-aac57f5 (3) + agent-acompact (1)
+    assert side["note"].str.contains("SIDECHAIN").all()
+    sdk = missing.filter(pl.col("source_format") == "openhands_sdk")
+    assert sdk["request"].to_list() == [0, 2]
+    assert sdk["note"].str.contains("no model-visible output for this request").all()
+    s = {r["source_format"]: r for r in fid["summary"].iter_rows(named=True)}
+    assert (s["claude_code"]["requests_compared"], s["claude_code"]["requests_not_replayed"]) == (282, 4)
+    assert (s["openhands_sdk"]["requests_compared"], s["openhands_sdk"]["requests_not_replayed"]) == (3, 2)
+    assert s["codex"]["requests_compared"] == 66
+
+
+# ---- structure ---------------------------------------------------------------------------------
+
+def test_frames_structure(fid):
+    assert set(fid) == {"requests", "compactions", "continuities", "summary", "config"}
+    req = fid["requests"]
+    for col in ("continuity_id", "source_format", "request", "recorded_prompt", "recorded_cache_read",
+                "recorded_cache_write", "recorded_output", "simulated_prompt", "simulated_cache_read",
+                "simulated_cache_write", "simulated_output", "calibrated_prompt", "calibrated_cache_read",
+                "calibrated_cache_write", "prompt_ape", "prompt_uncalibrated_ape", "cache_read_ape",
+                "output_ape", "note"):
+        assert col in req.columns, col
+    assert req.schema["request"] == pl.Int64 and req.schema["calibrated_prompt"] == pl.Float64
+    assert req.select("continuity_id", "request").is_duplicated().sum() == 0
+    assert (req["request"] >= 0).all()
+    assert (req["usage_events"] == 1).all()
+    # sums: recorded, simulated, calibrated
+    assert (req["recorded_prompt"] == req["recorded_input"] + req["recorded_cache_read"]
+            + req["recorded_cache_write"]).all()
+    cmp_ = req.filter(pl.col("simulated_prompt").is_not_null())
+    assert (cmp_["simulated_prompt"] == cmp_["simulated_input"] + cmp_["simulated_cache_read"]
+            + cmp_["simulated_cache_write"]).all()
+    cal = cmp_.filter(pl.col("calibrated_prompt").is_not_null())
+    assert np.allclose(cal["calibrated_prompt"].to_numpy(),
+                       (cal["calibrated_input"] + cal["calibrated_cache_read"] + cal["calibrated_cache_write"]).to_numpy())
+    assert (cal["calibrated_cache_read"] <= cal["calibrated_prompt"] + 1e-9).all()
+    # calibrated only where the manifest has a fitted line
+    assert (req.filter(pl.col("calibration_status") != "ok")["calibrated_prompt"].is_null()).all()
+    assert (cmp_.filter(pl.col("calibration_status") == "ok")["calibrated_prompt"].is_not_null()).all()
+    # APEs are null exactly where the recorded value is 0 (or nothing was simulated)
+    assert (cmp_.filter(pl.col("recorded_cache_read") == 0)["cache_read_ape"].is_null()).all()
+    assert (cmp_.filter((pl.col("recorded_cache_read") > 0) & pl.col("calibrated_prompt").is_not_null())
+            ["cache_read_ape"].is_not_null()).all()
+    assert (cmp_.filter(pl.col("recorded_output") > 0)["output_ape"].is_not_null()).all()
+    assert (req.filter(pl.col("simulated_prompt").is_null())["prompt_uncalibrated_ape"].is_null()).all()
+    assert (req.filter(pl.col("simulated_prompt").is_null())["note"].is_not_null()).all()
+    # summaries agree with the request frame
+    summ = fid["summary"]
+    assert sorted(summ["source_format"]) == ["claude_code", "codex", "gemini_cli", "openhands", "openhands_sdk"]
+    assert int(summ["requests_compared"].sum()) == cmp_.height == 364
+    assert int(summ["requests_calibrated"].sum()) == cal.height
+    conts = fid["continuities"]
+    assert conts.height == 12 and conts["continuity_id"].n_unique() == 12
+    assert int(conts["requests_recorded"].sum()) == req.height
+    for r in summ.iter_rows(named=True):
+        part = cmp_.filter(pl.col("source_format") == r["source_format"])
+        ape = part["prompt_ape"].drop_nulls()
+        if ape.len():
+            assert r["prompt_ape_median"] == pytest.approx(ape.median())
+        assert r["simulated_prompt_tokens"] == int(part["simulated_prompt"].sum())
+    # the compactions frame
+    comp = fid["compactions"]
+    assert {"recorded_request", "simulated_request", "match", "recorded_pre_tokens",
+            "simulated_pre_tokens", "calibrated_pre_tokens"} <= set(comp.columns)
+    assert fid["config"]["policy"] == "as-recorded" and fid["config"]["engine"] == "reference"
+    text = render_summary(fid)
+    assert "claude_code" in text and "request 138" in text and "request 37" in text
+
+
+def test_measured_errors_are_the_documented_ones(fid):
+    """The figures quoted in the module docstring (rounded there to one decimal)."""
+    s = {r["source_format"]: r for r in fid["summary"].iter_rows(named=True)}
+    assert s["claude_code"]["prompt_ape_median"] == pytest.approx(5.2, abs=0.05)
+    assert s["claude_code"]["prompt_ape_p90"] == pytest.approx(11.4, abs=0.05)
+    assert s["codex"]["prompt_ape_median"] == pytest.approx(4.4, abs=0.05)
+    assert s["codex"]["prompt_ape_p90"] == pytest.approx(28.6, abs=0.05)
+    assert s["codex"]["cache_read_ape_median"] == pytest.approx(4.3, abs=0.05)
+    assert s["claude_code"]["cache_read_ape_median"] == pytest.approx(5.3, abs=0.05)
+    assert s["codex"]["output_ape_median"] == pytest.approx(37.8, abs=0.05)
+
+
+@pytest.mark.skipif(not _kernel_importable(), reason="workbench.engine.kernel is not importable yet")
+def test_kernel_engine_gives_the_same_table(dataset, fid):
+    ker = fidelity_table(dataset, engine="kernel")
+    for name in ("requests", "compactions", "continuities", "summary"):
+        assert ker[name].equals(fid[name], null_equal=True), name
