@@ -75,9 +75,23 @@ def prepare_continuity(events, *, continuity: int, continuity_id: str, tokenizer
     pair_seq = events["pair_seq"].to_numpy().astype(np.int64)
 
     side = (flags & EventFlag.SIDECHAIN) != 0
-    visible = np.isin(kind, VISIBLE_KINDS) & ~side
-    is_summary = (kind == EventKind.SUMMARY) & ~side
+    base_visible = np.isin(kind, VISIBLE_KINDS)
+    if side[base_visible].all():
+        side[:] = False  # a sub-agent's own continuity: its side chain is its main line
+    # instructions recorded as session metadata (Codex base instructions) are sent as the
+    # system prompt of every request
+    instructions = (kind == EventKind.META) & np.isin(role, (Role.SYSTEM, Role.DEVELOPER))
+    visible = (base_visible | instructions) & ~side
+    # a recorded summary is one that replaced history: it follows a recorded compaction
+    # boundary (Claude Code's legacy /resume titles, also SUMMARY records, do not)
     is_boundary = kind == EventKind.COMPACTION
+    after_boundary = np.zeros(n, bool)
+    for b in np.flatnonzero(is_boundary):
+        j = b + 1
+        while j < n and not visible[j]:
+            after_boundary[j] = True
+            j += 1
+    is_summary = (kind == EventKind.SUMMARY) & ~side & after_boundary
     is_message = visible & (kind == EventKind.MESSAGE)
     is_user_message = is_message & (role == Role.USER)
     is_call = visible & (kind == EventKind.TOOL_CALL)
@@ -94,8 +108,11 @@ def prepare_continuity(events, *, continuity: int, continuity_id: str, tokenizer
 
     msg_ordinal = np.cumsum(is_message.astype(np.int64))
 
-    # requests: first output row per request index
-    is_out = (((flags & EventFlag.OUTPUT) != 0) | (role == Role.ASSISTANT)) & (request >= 0) & (visible | is_summary)
+    # requests: first output row per request index. Importers flag model output; a source
+    # without OUTPUT flags falls back to the assistant role
+    flagged = (flags & EventFlag.OUTPUT) != 0
+    produced = flagged if flagged.any() else (role == Role.ASSISTANT)
+    is_out = produced & (request >= 0) & (visible | is_summary)
     out_rows = np.flatnonzero(is_out)
     req_ids, first_idx = np.unique(request[out_rows], return_index=True)
     req_first_row = out_rows[first_idx]

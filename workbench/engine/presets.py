@@ -21,16 +21,21 @@ from workbench.engine.policy import (
 from workbench.errors import PolicyError
 
 _SUMMARY = Compaction(kind="summary", ratio=0.05, floor=1_500, cap=12_000, prompt_tokens=900)
+# Claude Code's summarizer call re-writes the conversation to the cache instead of reading
+# it (issues report ~97k tokens re-written per compaction; the recorded acompact call in
+# ../shared read only the 17.8k system prefix and wrote 121.7k)
+_CLAUDE_SUMMARY = Compaction(kind="summary", ratio=0.05, floor=1_500, cap=12_000, prompt_tokens=900,
+                             shares_cache=False)
 
 PRESETS: dict[str, Policy] = {p.name: p for p in (
     Policy("no-compaction", "raw: never compacts; on overflow the oldest events are truncated",
            emergency="truncate"),
     Policy("as-recorded", "reproduces the compactions recorded in an imported log, with the log's own summaries",
            trigger=CutRule(kind="recorded", keep_first=0, message_boundary=False),
-           compaction=Compaction(kind="recorded", prompt_tokens=900)),
+           compaction=Compaction(kind="recorded", prompt_tokens=900, shares_cache=False)),
     Policy("claude-code", "auto-compact at window - min(max_output, 20k) - 13k (~167k of 200k): whole history -> one summary",
            trigger=CutRule(kind="tokens", reserve_tokens=33_000, keep_first=1),
-           compaction=_SUMMARY),
+           compaction=_CLAUDE_SUMMARY),
     Policy("codex-local", "compact at 90% of the window: initial context + recent user messages (20k) + handoff summary; the summary call omits tool specs (no cache)",
            trigger=CutRule(kind="tokens", fraction=0.9, keep_first=1),
            compaction=Compaction(kind="summary", ratio=0.04, floor=1_000, cap=8_000, prompt_tokens=700,
