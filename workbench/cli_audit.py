@@ -133,3 +133,26 @@ def conformance(
     typer.echo(f"{'PASS' if passed else 'FAIL'}: wrote conformance/scenarios/capability Parquet to {run}")
     if not passed:
         raise typer.Exit(1)
+
+
+@audit_app.command()
+def fidelity(
+    dataset: Annotated[Path, typer.Option(help="an imported dataset (real logs with recorded usage)")],
+    out: Annotated[Path, typer.Option(help="directory for the fidelity Parquet tables")],
+    engine: Annotated[str, typer.Option(help="kernel | reference")] = "kernel",
+) -> None:
+    """Replay `as-recorded` and compare with the usage and compactions the logs recorded."""
+    from workbench.evaluate.fidelity import fidelity_table, render_summary
+
+    try:
+        res = fidelity_table(dataset, engine=engine)
+    except WorkbenchError as exc:
+        _fail(exc)
+    out.mkdir(parents=True, exist_ok=True)
+    res["requests"].write_parquet(out / "fidelity_requests.parquet")
+    res["summary"].write_parquet(out / "fidelity.parquet")
+    res["compactions"].write_parquet(out / "fidelity_compactions.parquet")
+    res["continuities"].write_parquet(out / "fidelity_continuities.parquet")
+    _write_json(out / "fidelity.json", res["config"])
+    typer.echo(render_summary(res))
+    typer.echo(f"wrote fidelity Parquet tables to {out}")
