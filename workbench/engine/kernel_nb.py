@@ -1,0 +1,1125 @@
+"""Compiled replay kernels: the reference semantics (``reference.py``) over plain arrays.
+
+Arrays and scalars in, arrays out; ``cache=True``; no jitclass, no callbacks; nothing
+from the API layer. ``kernel.py`` is the thin wrapper that feeds a ``ReplayInput`` in.
+
+How the kernel stays incremental (per-request cost independent of history, ADR-0011):
+
+* It works in *visible positions* (``v``: the v-th model-visible row), so the pinned
+  head is ``[0, K)`` and the raw tail is the contiguous range ``[tb, nvp)``.
+* Token sums over any tail range are O(1) from prefix sums: raw tokens, plus correction
+  prefix sums for masked placeholders and cleared placeholders. Both edits are monotone
+  in row order: ``prepare`` gives each row the request of its position (``c`` = requests
+  started at or before it) or, for model outputs, the one before (``c - 1``), so the
+  masked tool results of each of the two classes form a prefix (bounds ``b0``/``b1``);
+  clearing is a prefix of clearable rows (``clr``).
+* Retained items and summary segments live in append-only buffers; the current list is
+  a window ``[head, tail)`` into its buffer, so comparing two prompts' lists is O(1).
+* The longest common prefix with the previous prompt of a cache key compares the two
+  prompt *descriptors* (head length, retained window, segment window, shown tail range,
+  and the masking/clearing bounds at that time) and looks for the first tail position
+  whose placeholder state changed since then, scanning only rows edited in between
+  (amortized O(1) per row over the whole replay).
+* Policy-independent per-position arrays (``positions_nb``) are computed once per
+  continuity; the per-policy work before the loop is limited to the placeholder prefix
+  sums of masking/clearing policies.
+
+>>> from workbench.engine.kernel_nb import clamp_summary_nb
+>>> int(clamp_summary_nb(12_345, 0.1, 1_000.0, 0.0))
+1000
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workbench._numba import njit
+from workbench.engine import enums as E
+
+# ---- enum codes as plain module ints (numba freezes globals at compile time) -------------
+T_NONE = int(E.Trigger.NONE)
+T_STRIDE = int(E.Trigger.STRIDE)
+T_TOKENS = int(E.Trigger.TOKENS)
+T_TIME = int(E.Trigger.TIME)
+T_EVENTS = int(E.Trigger.EVENTS)
+T_TURNS = int(E.Trigger.TURNS)
+T_RECORDED = int(E.Trigger.RECORDED)
+
+ST_NONE = int(E.Strategy.NONE)
+ST_SUMMARY = int(E.Strategy.SUMMARY)
+ST_OPAQUE = int(E.Strategy.OPAQUE)
+ST_TRUNCATE = int(E.Strategy.TRUNCATE)
+ST_CLEAR = int(E.Strategy.CLEAR_TOOL_USES)
+ST_RECORDED = int(E.Strategy.RECORDED)
+
+CM_NONE = int(E.CacheMode.NONE)
+CM_EXPLICIT = int(E.CacheMode.EXPLICIT)
+
+CALL_MAIN = int(E.CallKind.MAIN)
+CALL_COMPACTION = int(E.CallKind.COMPACTION)
+CALL_FLUSH = int(E.CallKind.FLUSH)
+CALL_MERGE = int(E.CallKind.MERGE)
+
+LOSS_NONE = int(E.CacheLoss.NONE)
+LOSS_COLD = int(E.CacheLoss.COLD)
+LOSS_TTL = int(E.CacheLoss.TTL)
+LOSS_COMPACTION = int(E.CacheLoss.COMPACTION)
+LOSS_EDIT = int(E.CacheLoss.EDIT)
+LOSS_DRIFT = int(E.CacheLoss.DRIFT)
+LOSS_BELOW_MINIMUM = int(E.CacheLoss.BELOW_MINIMUM)
+
+LF_COMPACTED = int(E.LedgerFlag.COMPACTED)
+LF_FLUSHED = int(E.LedgerFlag.FLUSHED)
+LF_OVERFLOW = int(E.LedgerFlag.OVERFLOW)
+LF_EMERGENCY = int(E.LedgerFlag.EMERGENCY)
+LF_EDITED = int(E.LedgerFlag.EDITED)
+LF_SKIPPED_NO_PROGRESS = int(E.LedgerFlag.SKIPPED_NO_PROGRESS)
+LF_SKIPPED_NO_SAFE_CUT = int(E.LedgerFlag.SKIPPED_NO_SAFE_CUT)
+
+EV_CHECKPOINT = int(E.EventType.CHECKPOINT)
+EV_FLUSH = int(E.EventType.FLUSH)
+EV_OVERFLOW = int(E.EventType.OVERFLOW)
+EV_CONTEXT_EDIT = int(E.EventType.CONTEXT_EDIT)
+EV_MERGE = int(E.EventType.MERGE)
+
+RETAIN_NONE = int(E.RETAIN_NONE)
+RETAIN_USER_MESSAGES = int(E.RETAIN_USER_MESSAGES)
+EMERGENCY_COMPACT = int(E.EMERGENCY_COMPACT)
+
+P_TRIGGER_VALUE = int(E.P_TRIGGER_VALUE)
+P_MIN_PROGRESS = int(E.P_MIN_PROGRESS)
+P_SUMMARY_RATIO = int(E.P_SUMMARY_RATIO)
+P_SUMMARY_CAP = int(E.P_SUMMARY_CAP)
+P_SUMMARY_FLOOR = int(E.P_SUMMARY_FLOOR)
+P_FLUSH_THRESHOLD = int(E.P_FLUSH_THRESHOLD)
+P_CLEAR_AT_LEAST = int(E.P_CLEAR_AT_LEAST)
+P_WINDOW = int(E.P_WINDOW)
+P_TTL_MS = int(E.P_TTL_MS)
+
+N_LEDGER = 13  # len(records.LEDGER_COLUMNS)
+N_EVENT = 11  # len(records.EVENT_COLUMNS)
+MAX_LEDGER_PER_REQUEST = 6  # flush, compaction + merge, forced compaction + merge, main
+MAX_EVENTS_PER_REQUEST = 7  # flush, checkpoint/edit + merge, overflow, checkpoint + merge, truncation
+MAX_SEGMENTS_PER_REQUEST = 4  # compaction + merge, forced compaction + merge
+
+# ---- per-position flag bits (uint8); all but F_CLEAR are policy-independent ---------------
+F_MSG = 1  # a visible message event
+F_USER = 2  # a user message
+F_CALL = 4  # a tool call
+F_RESULT = 8  # a tool result
+F_OPEN0 = 16  # no tool call waits for its result after this row
+F_OUT = 32  # belongs to the request before its position's request (a model output)
+F_CLEAR = 64  # clearable by clear_tool_uses (set per replay, clearing policies only)
+MASK_CLASS = F_RESULT | F_OUT  # class 0: == F_RESULT (bound b0); class 1: == MASK_CLASS (b1)
+
+# ---- rows of the per-request table Q and the boundary table B ------------------------------
+Q_FIRST, Q_NVP, Q_TS, Q_OUT = range(4)  # first output row, visible rows before it, ts, output
+B_ROW, B_VPOS, B_SUM = range(3)  # boundary row, visible rows before it, recorded summary size
+
+# ---- configuration slots of the state vector (filled by the wrapper, read-only) -----------
+(C_K, C_L, C_M, C_MP, C_CP, C_MASK_ON, C_CLEAR_ON, C_HAS1, C_NONNEG, C_TRIGGER, C_STRATEGY,
+ C_MODE, C_MIN_CACHE, C_GRAN, C_ACCUM, C_RETAIN_KIND, C_RETAIN_BUDGET, C_SHARES, C_MAXSEG,
+ C_EMERGENCY, C_FLUSH, C_KEEP_EVENTS, C_KEEP_TOKENS, C_SUM_PROMPT, C_FLUSH_PROMPT,
+ C_FLUSH_OUTPUT, C_CLEAR_KEEP, C_TURN_KEEP, C_NEED_MESSAGE, C_TOKENS_NONNEG, C_NCALLS,
+ C_CLEAR_INPUTS,
+ # rows of the placeholder prefix-sum table PRE (-1: not built for this policy)
+ C_R_DM0, C_R_DM1, C_R_DC, C_R_DCM0, C_R_DCM1, C_R_GC, C_R_NC, C_R_GCM0, C_R_NCM0, C_R_GCM1,
+ C_R_NCM1, C_R_CALLS) = range(44)
+N_CFG = 48
+
+# ---- replay state slots ---------------------------------------------------------------------
+(S_CUT, S_CLR, S_CLR_ROW, S_NEXT_ART, S_COMPACTIONS, S_FLUSHED_AT, S_LAST_CREQ, S_LAST_CTS,
+ S_NEXT_STRIDE, S_BPTR, S_REC_SUM, S_COV_FROM, S_WIN_START, S_RH, S_RT, S_RTOK, S_SH, S_ST,
+ S_STOK, S_B0, S_B1, S_NL, S_NE, S_CALL_LO, S_CALL_HI, S_CLPTR) = range(N_CFG, N_CFG + 26)
+KEY_BASE = 80
+KEY_SIZE = 16
+# fields of the previous-prompt descriptor of one cache key (at KEY_BASE + key * KEY_SIZE)
+(PK_EXISTS, PK_TOTAL, PK_H, PK_RH, PK_RT, PK_SH, PK_ST, PK_SS, PK_TE, PK_B0, PK_B1, PK_CLR,
+ PK_TS, PK_COMPACTED, PK_EDITED) = range(15)
+N_STATE = KEY_BASE + 2 * KEY_SIZE
+
+NOFIRE = -(1 << 62)  # the cut-point rule did not fire
+
+# Helpers that never allocate are compiled without NRT reference counting: calling a
+# refcounted function with a dozen arrays costs hundreds of ns (an atomic incref/decref per
+# array), the same call without NRT a few ns. Only the entry points (which allocate) use NRT.
+leaf = njit(_nrt=False)
+# The two helpers the request loop calls every time are inlined into it (LLVM would not).
+hot = njit(_nrt=False, inline="always")
+
+
+@njit
+def clamp_summary_nb(source, ratio, cap, floor):
+    """``reference.clamp_summary``: int(min(cap, max(floor, floor(ratio x source))))."""
+    x = np.floor(ratio * source)
+    m = x if x > floor else floor
+    v = m if m < cap else cap
+    return np.int64(v)
+
+
+# ================================== setup ==================================
+@njit
+def count_visible_nb(visible, is_summary, summaries_visible, is_message):
+    """(visible positions, visible messages): the sizes of ``positions_nb``'s outputs."""
+    nv = 0
+    nmsg = 0
+    for i in range(visible.size):
+        if visible[i] or (summaries_visible and is_summary[i]):
+            nv += 1
+            if is_message[i]:
+                nmsg += 1
+    return nv, nmsg
+
+
+@njit
+def positions_nb(visible, is_summary, summaries_visible, tokens, is_message, is_user_message,
+                 is_tool_call, is_tool_result, open_after, row_request, req_first_row,
+                 req_ts, req_output, boundary_rows, boundary_tokens, vrow, ptok, vflag, vmsg, Q, B):
+    """Fill the policy-independent arrays of one continuity, in visible positions (O(n),
+    once per continuity): ``vrow`` (row of each position), ``ptok`` (token prefix sums),
+    ``vflag`` (F_* bits but F_CLEAR), ``vmsg`` (position of each message), ``Q`` (per
+    request: first output row, visible rows before it, timestamp, output tokens) and ``B``
+    (per recorded boundary: row, visible rows before it, recorded summary tokens).
+
+    Returns ``counts``: user messages, messages, tool calls, whether a tool result is a
+    model output (mask class 1), whether all tokens are >= 0, and two shape checks of
+    ``row_request`` (tool results, all visible rows; 0 when it has the c / c-1 shape the
+    kernel relies on).
+    """
+    n = tokens.size
+    nr = req_first_row.size
+    nb = boundary_rows.size
+    counts = np.zeros(7, np.int64)
+    n_user = 0
+    n_calls = 0
+    has1 = 0
+    nonneg = 1
+    bad_results = 0
+    bad_rows = 0
+    ptok[0] = 0
+    v = 0
+    q = 0  # requests whose first row is <= i: c(i)
+    bq = 0
+    j = 0
+    acc = 0
+    for i in range(n):
+        while q < nr and req_first_row[q] <= i:
+            Q[Q_NVP, q] = v
+            q += 1
+        while bq < nb and boundary_rows[bq] <= i:
+            B[B_VPOS, bq] = v
+            bq += 1
+        if not (visible[i] or (summaries_visible and is_summary[i])):
+            continue
+        t = tokens[i]
+        if t < 0:
+            nonneg = 0
+        acc += t
+        vrow[v] = i
+        ptok[v + 1] = acc
+        f = 0
+        if is_message[i]:
+            f |= F_MSG
+            vmsg[j] = v
+            j += 1
+            if is_user_message[i]:
+                f |= F_USER
+                n_user += 1
+        if is_tool_call[i]:
+            f |= F_CALL
+            n_calls += 1
+        res = is_tool_result[i]
+        if res:
+            f |= F_RESULT
+        if open_after[i] == 0:
+            f |= F_OPEN0
+        rr = row_request[i]
+        if rr == q - 1:
+            f |= F_OUT
+            if res:
+                has1 = 1
+        elif not (rr == q or (rr == -1 and q == nr)):
+            bad_rows = 1
+            if res and rr >= 0:
+                bad_results = 1
+        vflag[v] = f
+        v += 1
+    while q < nr:
+        Q[Q_NVP, q] = v
+        q += 1
+    while bq < nb:
+        B[B_VPOS, bq] = v
+        bq += 1
+    for q in range(nr):
+        Q[Q_FIRST, q] = req_first_row[q]
+        Q[Q_TS, q] = req_ts[q]
+        Q[Q_OUT, q] = req_output[q]
+    for bq in range(nb):
+        B[B_ROW, bq] = boundary_rows[bq]
+        B[B_SUM, bq] = boundary_tokens[bq]
+    counts[0] = n_user
+    counts[1] = vmsg.size
+    counts[2] = n_calls
+    counts[3] = has1
+    counts[4] = nonneg
+    counts[5] = bad_results
+    counts[6] = bad_rows
+    return counts
+
+
+@njit
+def prev_safe_nb(vflag, need_message, out):
+    """Fill ``out``: for each position, the latest safe cut position at or before it (-1)."""
+    nv = vflag.size
+    last = -1
+    for v in range(nv):
+        f = vflag[v]
+        if (f & F_OPEN0) != 0 and (not need_message or (f & F_MSG) != 0):
+            last = v
+        out[v] = last
+
+
+@njit
+def policy_arrays_nb(ptok, vflag, excluded_v, cfg, PRE, vf):
+    """Fill the per-policy arrays: the placeholder prefix-sum table ``PRE`` (zeros, rows
+    chosen in ``cfg``) and, for clearing policies, ``vf``: ``vflag`` with F_CLEAR set.
+
+    dm_c: sum of (mp - tok) over tool results of mask class c; dc: (cp - tok) over
+    clearable rows; dcm_c: the same over clearable rows of class c (masking wins over
+    clearing); gc / gcm_c: max(0, tok - cp) (the gain of clearing); nc / ncm_c: counts;
+    the CALLS row lists tool-call positions.
+    """
+    nv = vflag.size
+    mask_on = cfg[C_MASK_ON] != 0
+    clear_on = cfg[C_CLEAR_ON] != 0
+    has1 = cfg[C_HAS1] != 0
+    mp = cfg[C_MP]
+    cp = cfg[C_CP]
+    clear_inputs = cfg[C_CLEAR_INPUTS] != 0
+    has_excl = excluded_v.size == nv
+    a0 = 0
+    a1 = 0
+    s_dc = 0
+    s_gc = 0
+    s_nc = 0
+    s_dcm0 = 0
+    s_gcm0 = 0
+    s_ncm0 = 0
+    s_dcm1 = 0
+    s_gcm1 = 0
+    s_ncm1 = 0
+    k = 0
+    r_dm0 = cfg[C_R_DM0]
+    r_dm1 = cfg[C_R_DM1]
+    for v in range(nv):
+        f = vflag[v]
+        t = ptok[v + 1] - ptok[v]
+        cls = f & MASK_CLASS
+        if mask_on:
+            if cls == F_RESULT:
+                a0 += mp - t
+            elif cls == MASK_CLASS:
+                a1 += mp - t
+            PRE[r_dm0, v + 1] = a0
+            if has1:
+                PRE[r_dm1, v + 1] = a1
+        if clear_on:
+            if f & F_CALL:
+                PRE[cfg[C_R_CALLS], k] = v
+                k += 1
+            clearable = ((f & F_RESULT) != 0 or (clear_inputs and (f & F_CALL) != 0)) and not (
+                has_excl and excluded_v[v] != 0)
+            vf[v] = f | F_CLEAR if clearable else f
+            if clearable:
+                g = t - cp
+                if g < 0:
+                    g = 0
+                s_dc += cp - t
+                s_gc += g
+                s_nc += 1
+                if mask_on:
+                    if cls == F_RESULT:
+                        s_dcm0 += cp - t
+                        s_gcm0 += g
+                        s_ncm0 += 1
+                    elif cls == MASK_CLASS:
+                        s_dcm1 += cp - t
+                        s_gcm1 += g
+                        s_ncm1 += 1
+            PRE[cfg[C_R_DC], v + 1] = s_dc
+            PRE[cfg[C_R_GC], v + 1] = s_gc
+            PRE[cfg[C_R_NC], v + 1] = s_nc
+            if mask_on:
+                PRE[cfg[C_R_DCM0], v + 1] = s_dcm0
+                PRE[cfg[C_R_GCM0], v + 1] = s_gcm0
+                PRE[cfg[C_R_NCM0], v + 1] = s_ncm0
+                if has1:
+                    PRE[cfg[C_R_DCM1], v + 1] = s_dcm1
+                    PRE[cfg[C_R_GCM1], v + 1] = s_gcm1
+                    PRE[cfg[C_R_NCM1], v + 1] = s_ncm1
+
+
+# ================================== compiled-context queries ==================================
+@leaf
+def _tail_start(nvp, K, cut):
+    """First tail position; ``nvp`` (empty tail) while fewer than K visible rows exist."""
+    if nvp < K:
+        return nvp
+    tb = cut + 1
+    return tb if tb > K else K
+
+
+@leaf
+def _shown_start(tb, nvp, L, vrow, msg_ordinal, vmsg):
+    """First tail position shown under a recent-messages limit L (tb when unlimited)."""
+    if L <= 0 or tb >= nvp:
+        return tb
+    hi = msg_ordinal[vrow[nvp - 1]]
+    lo = msg_ordinal[vrow[tb - 1]] if tb > 0 else 0
+    if hi - lo <= L:
+        return tb
+    return vmsg[hi - L]
+
+
+@leaf
+def _range(PRE, row, a, x):
+    return PRE[row, x] - PRE[row, a]
+
+
+@leaf
+def _effsum(a, b, ptok, PRE, st):
+    """Tokens of tail positions [a, b) as they stand in the context now."""
+    if b <= a:
+        return 0
+    s = ptok[b] - ptok[a]
+    mask_on = st[C_MASK_ON] != 0
+    has1 = st[C_HAS1] != 0
+    b0 = st[S_B0]
+    b1 = st[S_B1]
+    if mask_on:
+        x = b if b < b0 else b0
+        if x > a:
+            s += _range(PRE, st[C_R_DM0], a, x)
+        if has1:
+            x = b if b < b1 else b1
+            if x > a:
+                s += _range(PRE, st[C_R_DM1], a, x)
+    if st[C_CLEAR_ON] != 0:
+        y = st[S_CLR] + 1
+        if b < y:
+            y = b
+        if y > a:
+            s += _range(PRE, st[C_R_DC], a, y)
+            if mask_on:
+                x = y if y < b0 else b0
+                if x > a:
+                    s -= _range(PRE, st[C_R_DCM0], a, x)
+                if has1:
+                    x = y if y < b1 else b1
+                    if x > a:
+                        s -= _range(PRE, st[C_R_DCM1], a, x)
+    return s
+
+
+@leaf
+def _masked_now(v, f, st):
+    c = f & MASK_CLASS
+    return (c == F_RESULT and v < st[S_B0]) or (c == MASK_CLASS and v < st[S_B1])
+
+
+@leaf
+def _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg):
+    K = st[C_K]
+    if nvp < K:
+        return ptok[nvp]
+    tb = _tail_start(nvp, K, st[S_CUT])
+    ss = _shown_start(tb, nvp, st[C_L], vrow, msg_ordinal, vmsg)
+    return ptok[K] + st[S_RTOK] + st[S_STOK] + _effsum(ss, nvp, ptok, PRE, st)
+
+
+@leaf
+def _n_items(nvp, st, vrow, msg_ordinal, vmsg):
+    K = st[C_K]
+    if nvp < K:
+        return nvp
+    tb = _tail_start(nvp, K, st[S_CUT])
+    ss = _shown_start(tb, nvp, st[C_L], vrow, msg_ordinal, vmsg)
+    return K + (st[S_RT] - st[S_RH]) + (st[S_ST] - st[S_SH]) + (nvp - ss)
+
+
+@leaf
+def _mark(st, compacted, edited):
+    for key in range(2):
+        b = KEY_BASE + key * KEY_SIZE
+        if compacted:
+            st[b + PK_COMPACTED] = 1
+        if edited:
+            st[b + PK_EDITED] = 1
+
+
+@leaf
+def _event(events, st, etype, r, from_row, to_row, artifact, before, after, item, span_events,
+           span_tokens, strategy):
+    k = st[S_NE]
+    events[k, 0] = etype
+    events[k, 1] = r
+    events[k, 2] = from_row
+    events[k, 3] = to_row
+    events[k, 4] = artifact
+    events[k, 5] = before
+    events[k, 6] = after
+    events[k, 7] = item
+    events[k, 8] = span_events
+    events[k, 9] = span_tokens
+    events[k, 10] = strategy
+    st[S_NE] = k + 1
+
+
+# ================================== accounting ==================================
+@leaf
+def _first_diff(b, ss, lim, st, ptok, vflag):
+    """First tail position in [ss, lim) whose placeholder state differs from the one the
+    previous prompt of this key (descriptor at ``b``) saw; ``lim`` if none."""
+    d = lim
+    mp = st[C_MP]
+    cp = st[C_CP]
+    pclr = st[b + PK_CLR]
+    if st[C_MASK_ON] != 0:
+        # tool results masked since then: class 0 positions in [old b0, b0), class 1 in [old b1, b1)
+        for cls in (F_RESULT, MASK_CLASS):
+            if cls == MASK_CLASS and st[C_HAS1] == 0:
+                break
+            lo = st[b + PK_B0] if cls == F_RESULT else st[b + PK_B1]
+            hi = st[S_B0] if cls == F_RESULT else st[S_B1]
+            if lo < ss:
+                lo = ss
+            if hi > d:
+                hi = d
+            for v in range(lo, hi):
+                f = vflag[v]
+                if (f & MASK_CLASS) == cls:
+                    prev = cp if ((f & F_CLEAR) != 0 and v <= pclr) else ptok[v + 1] - ptok[v]
+                    if prev != mp:
+                        d = v
+                        break
+    if st[C_CLEAR_ON] != 0:
+        # rows cleared since then (and not masked now)
+        lo = pclr + 1
+        if lo < ss:
+            lo = ss
+        hi = st[S_CLR] + 1
+        if hi > d:
+            hi = d
+        for v in range(lo, hi):
+            f = vflag[v]
+            if (f & F_CLEAR) != 0 and not _masked_now(v, f, st) and ptok[v + 1] - ptok[v] != cp:
+                d = v
+                break
+    return d
+
+
+@hot
+def _lcp(b, h, rh, rt, sh, sq, ss, te, st, ptok, PRE, vflag, RET, SEG):
+    """Longest common prefix (tokens) of the previous prompt of the key at ``b`` and the
+    prompt described by (h, retained [rh, rt), segments [sh, sq), tail [ss, te))."""
+    ph = st[b + PK_H]
+    if ph != h:
+        return ptok[ph if ph < h else h]
+    lcp = ptok[h]
+    prh = st[b + PK_RH]
+    lp = st[b + PK_RT] - prh
+    lc = rt - rh
+    if lp > 0 or lc > 0:
+        c = 0
+        if prh == rh:
+            c = lp if lp < lc else lc
+        lcp += RET[1, prh + c] - RET[1, prh]
+        if c != lp or c != lc:
+            return lcp
+    psh = st[b + PK_SH]
+    lp = st[b + PK_ST] - psh
+    lc = sq - sh
+    if lp > 0 or lc > 0:
+        c = 0
+        if psh == sh:
+            c = lp if lp < lc else lc
+        lcp += SEG[2, psh + c] - SEG[2, psh]
+        if c != lp or c != lc:
+            return lcp
+    pss = st[b + PK_SS]
+    pte = st[b + PK_TE]
+    if pss >= pte or ss >= te or pss != ss:
+        return lcp
+    lim = pte if pte < te else te
+    if st[C_MASK_ON] == 0 and st[C_CLEAR_ON] == 0:  # no placeholders: rows never change
+        return lcp + ptok[lim] - ptok[ss]
+    d = _first_diff(b, ss, lim, st, ptok, vflag)
+    return lcp + _effsum(ss, d, ptok, PRE, st)
+
+
+@hot
+def _account(key, full, items, trailer, r, call, output, before, after, flags, nvp, st, params, ptok,
+             PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger):
+    """One ledger row; the prompt is the compiled context (``full``, ``items`` tokens) or the
+    segments only (``items``: their tokens)."""
+    K = st[C_K]
+    sh = st[S_SH]
+    sq = st[S_ST]
+    if full:
+        if nvp < K:
+            h = nvp
+            ss = nvp
+        else:
+            h = K
+            tb = _tail_start(nvp, K, st[S_CUT])
+            ss = _shown_start(tb, nvp, st[C_L], vrow, msg_ordinal, vmsg)
+        te = nvp
+        rh = st[S_RH]
+        rt = st[S_RT]
+    else:
+        h = 0
+        ss = 0
+        te = 0
+        rh = 0
+        rt = 0
+    total = items + trailer
+    ts = Q[Q_TS, r]
+    b = KEY_BASE + key * KEY_SIZE
+    mode = st[C_MODE]
+    read = 0
+    write = 0
+    loss = LOSS_NONE
+    if mode != CM_NONE:
+        min_cache = st[C_MIN_CACHE]
+        if st[b + PK_EXISTS] == 0:
+            loss = LOSS_COLD
+            lcp = 0
+        elif ts - st[b + PK_TS] > params[P_TTL_MS]:
+            loss = LOSS_TTL
+            lcp = 0
+        else:
+            lcp = _lcp(b, h, rh, rt, sh, sq, ss, te, st, ptok, PRE, vflag, RET, SEG)
+            if lcp < st[b + PK_TOTAL]:
+                if st[b + PK_COMPACTED] != 0:
+                    loss = LOSS_COMPACTION
+                elif st[b + PK_EDITED] != 0:
+                    loss = LOSS_EDIT
+                else:
+                    loss = LOSS_DRIFT
+            if lcp < min_cache:
+                if loss == LOSS_NONE:
+                    loss = LOSS_BELOW_MINIMUM
+                lcp = 0
+        gran = st[C_GRAN]
+        read = lcp if gran == 1 else (lcp // gran) * gran
+        if mode == CM_EXPLICIT and total >= min_cache:
+            write = total - read
+    st[b + PK_EXISTS] = 1
+    st[b + PK_TOTAL] = items
+    st[b + PK_H] = h
+    st[b + PK_RH] = rh
+    st[b + PK_RT] = rt
+    st[b + PK_SH] = sh
+    st[b + PK_ST] = sq
+    st[b + PK_SS] = ss
+    st[b + PK_TE] = te
+    st[b + PK_B0] = st[S_B0]
+    st[b + PK_B1] = st[S_B1]
+    st[b + PK_CLR] = st[S_CLR]
+    st[b + PK_TS] = ts
+    st[b + PK_COMPACTED] = 0
+    st[b + PK_EDITED] = 0
+    k = st[S_NL]
+    ledger[k, 0] = r
+    ledger[k, 1] = call
+    ledger[k, 2] = total
+    ledger[k, 3] = read
+    ledger[k, 4] = write
+    ledger[k, 5] = total - read - write
+    ledger[k, 6] = output
+    ledger[k, 7] = before
+    ledger[k, 8] = after
+    ledger[k, 9] = flags
+    ledger[k, 10] = loss
+    ledger[k, 11] = key
+    ledger[k, 12] = ts
+    st[S_NL] = k + 1
+
+
+# ================================== the cut-point rule ==================================
+@hot
+def _rule(r, nvp, context, n_items, st, params, vflag, vmsg, msg_ordinal, Q, B):
+    """The latest tail position the rule allows to be cut (may be < the tail start), or
+    NOFIRE when the rule does not fire."""
+    t = st[C_TRIGGER]
+    value = params[P_TRIGGER_VALUE]
+    K = st[C_K]
+    if t == T_TOKENS:
+        return nvp - 1 if context >= value else NOFIRE
+    if t == T_STRIDE:
+        p = Q[Q_FIRST, r]
+        if p == 0:
+            return NOFIRE
+        iv = np.int64(value)
+        k = msg_ordinal[p - 1] // iv
+        if k < st[S_NEXT_STRIDE]:
+            return NOFIRE
+        st[S_NEXT_STRIDE] = k + 1
+        anchor = vmsg[k * iv - 1]  # the (k x N)-th message
+        return anchor if anchor > st[S_CUT] else NOFIRE
+    if t == T_TIME:
+        return nvp - 1 if Q[Q_TS, r] - st[S_LAST_CTS] >= value else NOFIRE
+    if t == T_EVENTS:
+        if n_items <= value:
+            return NOFIRE
+        keep = np.int64(value) // 2 - K - 1
+        if keep < 0:
+            keep = 0
+        tb = _tail_start(nvp, K, st[S_CUT])
+        return nvp - keep - 1 if nvp - tb > keep else NOFIRE
+    if t == T_TURNS:
+        m = st[C_TURN_KEEP]
+        if r - st[S_LAST_CREQ] < value + m:
+            return NOFIRE
+        # the last tail row first seen (or produced) at request <= q = r - m: every row
+        # before request q's first row; of the rows of request q+1's position, the outputs
+        tb = _tail_start(nvp, K, st[S_CUT])
+        if tb >= nvp:
+            return NOFIRE
+        q = r - m
+        if q >= r:
+            return nvp - 1
+        if q < 0:
+            return NOFIRE
+        lo = Q[Q_NVP, q]
+        hi = Q[Q_NVP, q + 1]
+        v = hi - 1
+        while v >= lo and v >= tb:
+            if vflag[v] & F_OUT:
+                return v
+            v -= 1
+        x = lo - 1
+        return x if x >= tb else NOFIRE
+    if t == T_RECORDED:
+        p = Q[Q_FIRST, r]
+        j = st[S_BPTR]
+        s = 0
+        while j < B.shape[1] and B[B_ROW, j] < p:
+            s += B[B_SUM, j]
+            j += 1
+        if j == st[S_BPTR]:
+            return NOFIRE
+        st[S_BPTR] = j
+        st[S_REC_SUM] = s
+        return B[B_VPOS, j - 1] - 1  # the last position before the latest pending boundary
+    return NOFIRE
+
+
+@leaf
+def _kept_tokens(tb, nvp, keep_tokens, st, ptok, PRE):
+    """How many trailing tail items fit in ``keep_tokens`` (stopping at the first misfit)."""
+    if st[C_NONNEG] != 0:
+        lo = tb
+        hi = nvp
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if _effsum(mid, nvp, ptok, PRE, st) <= keep_tokens:
+                hi = mid
+            else:
+                lo = mid + 1
+        return nvp - lo
+    acc = 0
+    kept = 0
+    for v in range(nvp - 1, tb - 1, -1):
+        e = _effsum(v, v + 1, ptok, PRE, st)
+        if acc + e > keep_tokens:
+            break
+        acc += e
+        kept += 1
+    return kept
+
+
+@leaf
+def _choose_cut(latest, tb, nvp, respect_keep, st, ptok, PRE, prev_safe):
+    if respect_keep:
+        ke = st[C_KEEP_EVENTS]
+        if ke > 0:
+            if nvp - tb <= ke:
+                return -1
+            if nvp - ke - 1 < latest:
+                latest = nvp - ke - 1
+        kt = st[C_KEEP_TOKENS]
+        if kt > 0:
+            kept = _kept_tokens(tb, nvp, kt, st, ptok, PRE)
+            if kept >= nvp - tb:
+                return -1
+            if nvp - kept - 1 < latest:
+                latest = nvp - kept - 1
+    x = latest if latest < nvp - 1 else nvp - 1
+    if x < tb:
+        return -1
+    s = prev_safe[x]
+    return s if s >= tb else -1
+
+
+# ================================== actions ==================================
+@leaf
+def _retain(tb, cutp, st, ptok, vflag, RET):
+    """Carry raw (user) messages of the span and of the retained block across the cut:
+    the most recent ones whose tokens fit the budget (stopping at the first misfit)."""
+    kind = st[C_RETAIN_KIND]
+    if kind == RETAIN_NONE:
+        return
+    budget = st[C_RETAIN_BUDGET]
+    pick = F_USER if kind == RETAIN_USER_MESSAGES else F_MSG
+    acc = 0
+    low = tb  # lowest span position whose pick is kept
+    stopped = False
+    for v in range(cutp, tb - 1, -1):
+        if vflag[v] & pick:
+            t = ptok[v + 1] - ptok[v]
+            if acc + t > budget:
+                stopped = True
+                low = v + 1
+                break
+            acc += t
+    rh = st[S_RH]
+    rt = st[S_RT]
+    if stopped:
+        new_rh = rt
+    elif st[C_TOKENS_NONNEG] != 0:
+        # smallest j with acc + tokens(ret[j:rt]) <= budget (suffix sums are monotone)
+        lo = rh
+        hi = rt
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if acc + RET[1, rt] - RET[1, mid] <= budget:
+                hi = mid
+            else:
+                lo = mid + 1
+        new_rh = lo
+    else:
+        new_rh = rt
+        a2 = acc
+        for j in range(rt - 1, rh - 1, -1):
+            t = RET[1, j + 1] - RET[1, j]
+            if a2 + t > budget:
+                break
+            a2 += t
+            new_rh = j
+    k = rt
+    for v in range(low, cutp + 1):
+        if vflag[v] & pick:
+            RET[0, k] = v
+            RET[1, k + 1] = RET[1, k] + ptok[v + 1] - ptok[v]
+            k += 1
+    st[S_RH] = new_rh
+    st[S_RT] = k
+    st[S_RTOK] = RET[1, k] - RET[1, new_rh]
+
+
+@leaf
+def _seg_push(st, SEG, no, tok, replace):
+    k = st[S_ST]
+    if replace:
+        st[S_SH] = k
+    SEG[0, k] = no
+    SEG[1, k] = tok
+    SEG[2, k + 1] = SEG[2, k] + tok
+    st[S_ST] = k + 1
+    st[S_STOK] = SEG[2, k + 1] - SEG[2, st[S_SH]]
+
+
+@leaf
+def _merge_if_needed(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG,
+                     ledger, events):
+    limit = st[C_MAXSEG]
+    nseg = st[S_ST] - st[S_SH]
+    if not (st[C_ACCUM] != 0 and limit > 0 and nseg > limit):
+        return
+    total = st[S_STOK]
+    merged = clamp_summary_nb(total, params[P_SUMMARY_RATIO], params[P_SUMMARY_CAP],
+                              params[P_SUMMARY_FLOOR])
+    before = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    _account(1, False, total, st[C_SUM_PROMPT], r, CALL_MERGE, merged, before, before, 0, nvp, st, params,
+             ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)
+    artifact = st[S_NEXT_ART]
+    st[S_NEXT_ART] = artifact + 1
+    _seg_push(st, SEG, artifact, merged, True)
+    _mark(st, True, False)
+    after = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    _event(events, st, EV_MERGE, r, -1, -1, artifact, before, after, merged, nseg, total, ST_SUMMARY)
+
+
+@leaf
+def _compact(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal,
+             vmsg, Q, RET, SEG, ledger, events):
+    """Try to compact; returns LedgerFlag bits describing what happened."""
+    K = st[C_K]
+    before = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    tb = _tail_start(nvp, K, st[S_CUT])
+    cutp = _choose_cut(latest, tb, nvp, True, st, ptok, PRE, prev_safe)
+    if cutp < 0 and forced:
+        cutp = _choose_cut(latest, tb, nvp, False, st, ptok, PRE, prev_safe)
+    if cutp < 0:
+        return LF_SKIPPED_NO_SAFE_CUT
+    span_n = cutp - tb + 1
+    if not forced:
+        n_items = _n_items(nvp, st, vrow, msg_ordinal, vmsg)
+        if span_n < params[P_MIN_PROGRESS] * n_items:
+            return LF_SKIPPED_NO_PROGRESS
+    span_tokens = _effsum(tb, cutp + 1, ptok, PRE, st)
+    s = st[C_STRATEGY]
+    accumulate = st[C_ACCUM] != 0
+    artifact = -1
+    item_tokens = 0
+    if s in (ST_SUMMARY, ST_OPAQUE, ST_RECORDED):
+        if s == ST_RECORDED:
+            item_tokens = st[S_REC_SUM] if st[C_TRIGGER] == T_RECORDED else 0
+        elif accumulate:
+            item_tokens = clamp_summary_nb(span_tokens, params[P_SUMMARY_RATIO],
+                                           params[P_SUMMARY_CAP], params[P_SUMMARY_FLOOR])
+        else:
+            item_tokens = clamp_summary_nb(st[S_STOK] + span_tokens, params[P_SUMMARY_RATIO],
+                                           params[P_SUMMARY_CAP], params[P_SUMMARY_FLOOR])
+        artifact = st[S_NEXT_ART]
+        st[S_NEXT_ART] = artifact + 1
+        key = 0 if st[C_SHARES] != 0 else 1
+        _account(key, True, before, st[C_SUM_PROMPT], r, CALL_COMPACTION, item_tokens, before, before, 0,
+                 nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)
+        if s != ST_RECORDED:
+            _seg_push(st, SEG, artifact, item_tokens, not accumulate)
+    _retain(tb, cutp, st, ptok, vflag, RET)
+    if st[S_COV_FROM] < 0 or accumulate or s == ST_TRUNCATE:
+        st[S_COV_FROM] = vrow[tb]
+    st[S_CUT] = cutp
+    st[S_COMPACTIONS] += 1
+    st[S_LAST_CREQ] = r
+    st[S_LAST_CTS] = Q[Q_TS, r]
+    _mark(st, True, False)
+    after = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    _event(events, st, EV_CHECKPOINT, r, st[S_COV_FROM], vrow[cutp], artifact, before, after,
+           item_tokens, span_n, span_tokens, s)
+    _merge_if_needed(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG,
+                     ledger, events)
+    return LF_COMPACTED
+
+
+@leaf
+def _clear_tool_uses(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, events):
+    K = st[C_K]
+    tb = _tail_start(nvp, K, st[S_CUT])
+    if tb >= nvp:
+        return 0
+    # tool calls in the tail: two monotone pointers into the call list
+    rc = st[C_R_CALLS]
+    ncalls = st[C_NCALLS]
+    lo = st[S_CALL_LO]
+    while lo < ncalls and PRE[rc, lo] < tb:
+        lo += 1
+    hi = st[S_CALL_HI]
+    if hi < lo:
+        hi = lo
+    while hi < ncalls and PRE[rc, hi] < nvp:
+        hi += 1
+    st[S_CALL_LO] = lo
+    st[S_CALL_HI] = hi
+    keep = st[C_CLEAR_KEEP]
+    if hi - lo <= keep:
+        return 0
+    if keep > 0:
+        bpos = PRE[rc, hi - keep]
+        brow = vrow[bpos]
+    else:
+        bpos = nvp
+        brow = Q[Q_FIRST, r]
+    a = st[S_CLR] + 1
+    if a < tb:
+        a = tb
+    if a >= bpos:
+        return 0
+    cnt = _range(PRE, st[C_R_NC], a, bpos)
+    if cnt == 0:
+        return 0
+    gain = _range(PRE, st[C_R_GC], a, bpos)
+    if st[C_MASK_ON] != 0:
+        mp_gain = st[C_MP] - st[C_CP]
+        if mp_gain < 0:
+            mp_gain = 0
+        x = bpos if bpos < st[S_B0] else st[S_B0]
+        if x > a:
+            gain += mp_gain * _range(PRE, st[C_R_NCM0], a, x) - _range(PRE, st[C_R_GCM0], a, x)
+        if st[C_HAS1] != 0:
+            x = bpos if bpos < st[S_B1] else st[S_B1]
+            if x > a:
+                gain += mp_gain * _range(PRE, st[C_R_NCM1], a, x) - _range(PRE, st[C_R_GCM1], a, x)
+    if gain <= 0 or gain < params[P_CLEAR_AT_LEAST]:
+        return 0
+    ptr = st[S_CLPTR]
+    if ptr < a:
+        ptr = a
+    while (vflag[ptr] & F_CLEAR) == 0:
+        ptr += 1
+    st[S_CLPTR] = ptr
+    before = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    st[S_CLR] = bpos - 1
+    st[S_CLR_ROW] = brow - 1
+    _mark(st, False, True)
+    after = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    _event(events, st, EV_CONTEXT_EDIT, r, vrow[ptr], brow - 1, -1, before, after, gain, cnt, gain,
+           ST_CLEAR)
+    return LF_EDITED
+
+
+@leaf
+def _truncate_to_fit(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal, vmsg,
+                     events):
+    """Emergency: cut at the earliest safe row that makes the context fit the window."""
+    K = st[C_K]
+    window = params[P_WINDOW]
+    before = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    tb = _tail_start(nvp, K, st[S_CUT])
+    if tb >= nvp:
+        return
+    chosen = prev_safe[nvp - 1]
+    if chosen < tb:
+        return
+    base = ptok[K] + st[S_RTOK] + st[S_STOK]
+    L = st[C_L]
+    need_message = st[C_NEED_MESSAGE] != 0
+    for i in range(tb, nvp):
+        f = vflag[i]
+        if (f & F_OPEN0) != 0 and (not need_message or (f & F_MSG) != 0):
+            ss = _shown_start(i + 1, nvp, L, vrow, msg_ordinal, vmsg)
+            if base + _effsum(ss, nvp, ptok, PRE, st) <= window:
+                chosen = i
+                break
+    span_n = chosen - tb + 1
+    span_tokens = _effsum(tb, chosen + 1, ptok, PRE, st)
+    st[S_CUT] = chosen
+    st[S_COMPACTIONS] += 1
+    _mark(st, True, False)
+    after = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    _event(events, st, EV_CHECKPOINT, r, vrow[tb], vrow[chosen], -1, before, after, 0, span_n,
+           span_tokens, ST_TRUNCATE)
+
+
+# ================================== the loop ==================================
+@leaf
+def _requests(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, Q, B, PRE, RET, SEG,
+              ledger, events):
+    """Replay requests from ``r0`` on; returns the first request not replayed (the number of
+    requests, or earlier when an output buffer might not hold one more request)."""
+    nr = Q.shape[1]
+    nv = vrow.size
+    K = st[C_K]
+    L = st[C_L]
+    m = st[C_M]
+    mask_on = st[C_MASK_ON] != 0
+    trigger = st[C_TRIGGER]
+    strategy = st[C_STRATEGY]
+    window = params[P_WINDOW]
+    for r in range(r0, nr):
+        # room for everything one request can write
+        if (st[S_NL] + MAX_LEDGER_PER_REQUEST > ledger.shape[0]
+                or st[S_NE] + MAX_EVENTS_PER_REQUEST > events.shape[0]
+                or st[S_ST] + MAX_SEGMENTS_PER_REQUEST >= SEG.shape[1]):
+            return r
+        p = Q[Q_FIRST, r]
+        nvp = Q[Q_NVP, r]
+        flags = 0
+        if mask_on and r >= m:
+            old0 = st[S_B0]
+            old1 = st[S_B1]
+            q = r - m
+            st[S_B0] = Q[Q_NVP, q]
+            st[S_B1] = Q[Q_NVP, q + 1] if q + 1 < nr else nv
+            # tool results that became placeholders with this request, in the shown tail
+            tb = _tail_start(nvp, K, st[S_CUT])
+            ss = _shown_start(tb, nvp, L, vrow, msg_ordinal, vmsg)
+            newly = False
+            hi = st[S_B0] if st[S_B0] < nvp else nvp
+            for v in range(old0 if old0 > ss else ss, hi):
+                if (vflag[v] & MASK_CLASS) == F_RESULT:
+                    newly = True
+                    break
+            if not newly and st[C_HAS1] != 0:
+                hi = st[S_B1] if st[S_B1] < nvp else nvp
+                for v in range(old1 if old1 > ss else ss, hi):
+                    if (vflag[v] & MASK_CLASS) == MASK_CLASS:
+                        newly = True
+                        break
+            if newly:
+                _mark(st, False, True)
+                flags |= LF_EDITED
+        if L > 0:
+            tb = _tail_start(nvp, K, st[S_CUT])
+            ss = _shown_start(tb, nvp, L, vrow, msg_ordinal, vmsg)
+            start = ss if ss < nvp else -1
+            if start != st[S_WIN_START] and nvp - ss < nvp - tb:
+                # the bounded window slid: older raw messages left the prompt
+                _mark(st, False, True)
+                flags |= LF_EDITED
+            st[S_WIN_START] = start
+        before = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+        if (st[C_FLUSH] != 0 and before >= params[P_FLUSH_THRESHOLD]
+                and st[S_FLUSHED_AT] != st[S_COMPACTIONS]):
+            output = st[C_FLUSH_OUTPUT]
+            _account(0, True, before, st[C_FLUSH_PROMPT], r, CALL_FLUSH, output, before, before, 0, nvp, st,
+                     params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)
+            st[S_FLUSHED_AT] = st[S_COMPACTIONS]
+            flags |= LF_FLUSHED
+            _event(events, st, EV_FLUSH, r, -1, p - 1, -1, before, before, output, 0, 0, 0)
+        context = before
+        if trigger != T_NONE and strategy != ST_NONE:
+            n_items = _n_items(nvp, st, vrow, msg_ordinal, vmsg) if trigger == T_EVENTS else 0
+            latest = _rule(r, nvp, before, n_items, st, params, vflag, vmsg, msg_ordinal, Q, B)
+            if latest != NOFIRE:
+                if strategy == ST_CLEAR:
+                    done = _clear_tool_uses(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
+                                            vmsg, Q, events)
+                else:
+                    done = _compact(r, nvp, latest, False, st, params, ptok, PRE, vflag, vrow,
+                                    prev_safe, msg_ordinal, vmsg, Q, RET, SEG, ledger, events)
+                flags |= done
+                if done & (LF_COMPACTED | LF_EDITED):
+                    context = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+        if context > window:
+            flags |= LF_OVERFLOW | LF_EMERGENCY
+            _event(events, st, EV_OVERFLOW, r, -1, -1, -1, context, context, 0, 0, 0, 0)
+            if st[C_EMERGENCY] == EMERGENCY_COMPACT and strategy in (ST_SUMMARY, ST_OPAQUE):
+                flags |= _compact(r, nvp, nvp - 1, True, st, params, ptok, PRE, vflag, vrow, prev_safe,
+                                  msg_ordinal, vmsg, Q, RET, SEG, ledger, events) & LF_COMPACTED
+                context = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+            if context > window:
+                _truncate_to_fit(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal,
+                                 vmsg, events)
+                context = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+        _account(0, True, context, 0, r, CALL_MAIN, Q[Q_OUT, r], before, context, flags, nvp, st, params, ptok,
+                 PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)
+    return nr
+
+
+def init_state(cfg, Q):
+    """The state vector a replay starts from: the configuration plus the initial state."""
+    st = np.zeros(N_STATE, np.int64)
+    st[:N_CFG] = cfg[:N_CFG]
+    st[S_CUT] = -1
+    st[S_CLR] = -1
+    st[S_CLR_ROW] = -1
+    st[S_FLUSHED_AT] = -1
+    st[S_LAST_CTS] = Q[Q_TS, 0] if Q.shape[1] > 0 else 0
+    st[S_NEXT_STRIDE] = 1
+    st[S_COV_FROM] = -1
+    st[S_WIN_START] = -1
+    return st
+
+
+@njit
+def run_requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, Q, B, PRE, RET,
+                    SEG, ledger, events):
+    """Replay requests from ``r0`` on into the buffers (``ledger``/``events`` rows counted in
+    ``st[S_NL]``/``st[S_NE]``); returns the first request not replayed: the number of
+    requests when done, earlier when the caller must grow a buffer and call again."""
+    return _requests(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, Q, B, PRE, RET,
+                     SEG, ledger, events)
