@@ -76,24 +76,9 @@ def pair_tool_events(continuity, seq, kind, call_ids):
 
     A result pairs with the most recent earlier unmatched call of the same id in the
     same continuity; anything left over is unpaired. Returns (pair_seq, unpaired_mask).
+    Compiled (:mod:`workbench.continuity.pairing_nb`; its ``pair_tool_events_py`` is the
+    plain-Python oracle this must agree with).
     """
-    import numpy as np
+    from workbench.continuity.pairing_nb import pair_tool_events as compiled
 
-    n = len(seq)
-    pair = np.full(n, -1, dtype=np.int64)
-    open_calls: dict[tuple[int, str], int] = {}
-    for i in range(n):
-        k = kind[i]
-        cid = call_ids[i]
-        if cid is None:
-            continue
-        key = (int(continuity[i]), cid)
-        if k == EventKind.TOOL_CALL:
-            open_calls[key] = i
-        elif k == EventKind.TOOL_RESULT:
-            j = open_calls.pop(key, None)
-            if j is not None:
-                pair[i] = seq[j]
-                pair[j] = seq[i]
-    pairable = (kind == EventKind.TOOL_CALL) | (kind == EventKind.TOOL_RESULT)
-    return pair, pairable & (pair < 0)
+    return compiled(continuity, seq, kind, call_ids)

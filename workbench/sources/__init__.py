@@ -1,22 +1,24 @@
 """Importers for real agent logs (one module per source format).
 
-Every format module registers itself with :func:`workbench.sources.base.register` when
-imported; :func:`load_formats` imports them all (lazily, on first use).
+Every format module registers itself (:func:`workbench.sources._common.register_format`)
+when imported; :func:`load_formats` imports them all (lazily, on first use), in the order
+of :data:`FORMAT_MODULES`. Helpers shared by the formats live in ``_common``.
 """
 
 from __future__ import annotations
 
 import importlib
 
+# registry order: detection breaks score ties by it, messages list formats in it
 FORMAT_MODULES = (
     "claude_code",
     "codex",
+    "openai_messages",
     "swe_agent",
     "mini_swe_agent",
     "openhands",
     "openhands_sdk",
     "gemini_cli",
-    "openai_messages",
     "aider",
 )
 

@@ -38,8 +38,9 @@ from typing import Any
 
 from workbench.continuity.enums import EventFlag, EventKind, Origin, Role
 from workbench.errors import SourceError
-from workbench.sources.base import Detection, ParseContext, ParsedContinuity, SourceFormat, register
-from workbench.sources.openai_messages import Builder, Malformed, guard_parse, safe_sniff
+from workbench.sources._common import Builder, Malformed, register_format
+from workbench.sources._common import roundtrip as _roundtrip
+from workbench.sources.base import Detection, ParseContext, ParsedContinuity
 
 NAME = "aider"
 EXPECTED = "an aider markdown chat history ('#### ' user lines, '> ' tool output, replies)"
@@ -185,7 +186,7 @@ def _session_id(ts: str, used: set[str]) -> str:
 
 
 def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
-    data = ctx.path.read_bytes()
+    data = ctx.read_bytes()
     if not data.strip():
         raise SourceError("file is empty", path=str(ctx.path), expected=EXPECTED)
     try:
@@ -270,12 +271,12 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
 
 
 def roundtrip(events_raw: list[str | None]) -> str:
-    """The file's text: the raws of all continuities (in order) concatenated."""
-    return "".join(r for r in events_raw if r is not None)
+    """The file's text: the raws of all continuities (in order) concatenated (with the
+    file's BOM, if any, in front)."""
+    return _roundtrip(events_raw, joiner="", documents=False)
 
 
-@safe_sniff
-def sniff(path: Path, head_bytes: bytes) -> Detection:
+def _sniff(path: Path, head_bytes: bytes) -> Detection:
     text = head_bytes.decode("utf-8", "replace")
     first = text.lstrip("\ufeff \t\r\n")[:1]
     if first in ("{", "["):
@@ -293,11 +294,10 @@ def sniff(path: Path, head_bytes: bytes) -> Detection:
     return Detection(0.05 if md and users else 0.0, "no aider chat structure")
 
 
-FORMAT = register(SourceFormat(
-    name=NAME,
-    description="aider markdown chat history (#### user lines, > tool output, Tokens lines)",
-    sniff=sniff,
-    parse=guard_parse(NAME, _parse),
+FORMAT = register_format(
+    NAME, "aider markdown chat history (#### user lines, > tool output, Tokens lines)",
+    sniff=_sniff, parse=_parse,
+    profile="as-recorded",  # no preset mirrors aider's chat-history summarisation
     raw_joiner="",  # raws are exact text chunks: "".join reproduces the file
-))
-parse = FORMAT.parse
+)
+parse, sniff = FORMAT.parse, FORMAT.sniff

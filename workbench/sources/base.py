@@ -21,15 +21,42 @@ from workbench.continuity.enums import CompactTrigger, EventFlag, EventKind, Ori
 from workbench.errors import SourceError
 
 ON_ERROR = ("fail", "skip")
+UTF8_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass
 class ParseContext:
-    """Per-file state handed to a parser: where we are and what to do on bad input."""
+    """Per-file state handed to a parser: where we are and what to do on bad input.
+
+    Parsers read the file with :meth:`read_bytes`, which strips a leading UTF-8 byte order
+    mark (and sets ``bom``) so that no parser ever sees one; the BOM is put back on the
+    round trip from a META ``bom`` event (see ``workbench.sources._common.add_bom_event``).
+    ``data`` may hold the file's bytes already (the import driver has read them).
+    """
 
     path: Path
     on_error: str = "fail"
     skipped: list[dict[str, Any]] = field(default_factory=list)
+    data: bytes | None = field(default=None, repr=False)
+    bom: bool = field(default=False, init=False)  # the file starts with a UTF-8 BOM (set by read_bytes)
+    _bom_marked: bool = field(default=False, init=False, repr=False)
+    _body: bytes | None = field(default=None, init=False, repr=False)
+
+    def read_bytes(self) -> bytes:
+        """The file's bytes without a leading UTF-8 BOM (read once, then cached)."""
+        if self._body is None:
+            data = self.path.read_bytes() if self.data is None else self.data
+            self.bom = data.startswith(UTF8_BOM)
+            self._body = data[len(UTF8_BOM):] if self.bom else data
+        return self._body
+
+    def take_bom(self) -> bool:
+        """True exactly once per file when it had a BOM (whoever adds the marker event)."""
+        self.read_bytes()
+        if self.bom and not self._bom_marked:
+            self._bom_marked = True
+            return True
+        return False
 
     def bad_record(self, line: int | None, message: str, expected: str, raw: str | None,
                    rows: EventRows | None) -> None:
@@ -134,6 +161,9 @@ class SourceFormat:
     # a raw record round-trips by joining the events' raw column with this separator
     # (JSONL: "\n"); None when the format keeps one raw document per file
     raw_joiner: str | None = "\n"
+    # the harness preset (workbench.engine.presets) whose policy the recorded logs follow;
+    # "as-recorded" when no preset mirrors the harness
+    profile: str | None = None
 
 
 FORMATS: dict[str, SourceFormat] = {}
@@ -154,7 +184,7 @@ def iter_jsonl(ctx: ParseContext, rows: EventRows | None = None) -> Iterator[tup
     """
     import orjson
 
-    data = ctx.path.read_bytes()
+    data = ctx.read_bytes()
     if not data.strip():
         raise SourceError("file is empty", path=str(ctx.path), expected="at least one JSON record")
     lines = data.split(b"\n")

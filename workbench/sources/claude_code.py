@@ -58,23 +58,33 @@ reads its subagent files.
 
 from __future__ import annotations
 
-import datetime as _dt
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import orjson
 
 from workbench.continuity.enums import CompactTrigger, EventFlag, EventKind, Origin, Role
 from workbench.errors import SourceError
+from workbench.sources._common import (
+    Malformed,
+    add_bom_event,
+    dumps,
+    flatten_content,
+    guard_record,
+    media_placeholder,
+    opt_int,
+    parse_ts,
+    register_format,
+    sniff_jsonl_records,
+    str_or_none,
+)
+from workbench.sources._common import roundtrip as roundtrip  # this format's round trip
 from workbench.sources.base import (
     Detection,
     EventRows,
     ParseContext,
     ParsedContinuity,
-    SourceFormat,
     iter_jsonl,
-    register,
 )
 
 NAME = "claude_code"
@@ -93,108 +103,19 @@ _TRIGGERS = {"auto": CompactTrigger.AUTO, "manual": CompactTrigger.MANUAL}
 F_OUT = int(EventFlag.OUTPUT)
 
 
-class _Bad(Exception):
-    """A record of a known type with a structure we cannot read."""
-
-    def __init__(self, message: str, expected: str = EXPECTED):
-        super().__init__(message)
-        self.message = message
-        self.expected = expected
-
-
 # ---------------------------------------------------------------- small helpers
 
-def parse_ts_ms(value: Any) -> int:
-    """ISO-8601 string (``...Z`` or with offset) or epoch s/ms number -> epoch ms; -1 if not."""
-    if isinstance(value, str):
-        try:
-            d = _dt.datetime.fromisoformat(value)
-        except ValueError:
-            return -1
-        if d.tzinfo is None:
-            d = d.replace(tzinfo=_dt.UTC)
-        try:
-            return int(round(d.timestamp() * 1000))
-        except (OverflowError, OSError, ValueError):
-            return -1
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
-        if abs(value) > 1e15:
-            return -1
-        return int(value) if abs(value) >= 1e11 else int(value * 1000)
-    return -1
-
-
-def dumps(value: Any) -> str:
-    """Compact JSON text of a parsed value (ValueError if it cannot be serialised)."""
-    try:
-        return orjson.dumps(value).decode()
-    except TypeError:  # orjson: ints beyond 64 bits, nesting deeper than 255
-        import json
-
-        try:
-            return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-        except RecursionError:
-            raise ValueError("value nested too deeply to serialise") from None
-
-
-def _str_or_none(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _placeholder(block: dict) -> str:
-    src = block.get("source")
-    btype = block.get("type")
-    if isinstance(src, dict):
-        media = src.get("media_type") or src.get("type") or "?"
-        data = src.get("data")
-        if isinstance(data, str):
-            return f"[{btype}: {media}, {len(data)} base64 chars]"
-        if isinstance(src.get("url"), str):
-            return f"[{btype}: {src['url']}]"
-        return f"[{btype}: {media}]"
-    return f"[{btype}]"
-
-
-def flatten_content(content: Any) -> str:
-    """Tool-result (or message) content -> one string; non-text parts become placeholders."""
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = []
-        for item in content:
-            if isinstance(item, str):
-                parts.append(item)
-            elif isinstance(item, dict):
-                t = item.get("type")
-                if t == "text" and isinstance(item.get("text"), str):
-                    parts.append(item["text"])
-                elif t in ("image", "document"):
-                    parts.append(_placeholder(item))
-                else:
-                    parts.append(dumps(item))
-            else:
-                parts.append(dumps(item))
-        return "\n".join(parts)
-    return dumps(content)
-
-
 def _usage_of(usage: Any) -> tuple[int, int, int, int] | None:
+    """(input, cache read, cache write, output) from ``message.usage``; absent counts are 0."""
     if usage is None:
         return None
     if not isinstance(usage, dict):
-        raise _Bad("message.usage is not an object", "usage as an object of token counts")
-    out = []
-    for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
-                "output_tokens"):
-        v = usage.get(key, 0)
-        if v is None:
-            v = 0
-        if not isinstance(v, int) or isinstance(v, bool) or v < 0 or v >= 1 << 62:
-            raise _Bad(f"message.usage.{key} is {v!r}", "usage token counts as non-negative integers")
-        out.append(v)
-    return out[0], out[1], out[2], out[3]
+        raise Malformed("", "message.usage is not an object", "usage as an object of token counts")
+    inp, read, write, out = (
+        opt_int(usage.get(key), f"message.usage.{key}", "usage token counts as non-negative integers") or 0
+        for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
+                    "output_tokens"))
+    return inp, read, write, out
 
 
 # ---------------------------------------------------------------- record mapping
@@ -206,8 +127,8 @@ def _blocks_to_specs(rec: dict, content: Any, *, assistant: bool, base: dict,
     if isinstance(content, str):
         return [{**base, "kind": EventKind.MESSAGE, "text": content}]
     if not isinstance(content, list):
-        raise _Bad(f"message.content is {type(content).__name__}",
-                   "message.content as a string or a list of content blocks")
+        raise Malformed("", f"message.content is {type(content).__name__}",
+                        "message.content as a string or a list of content blocks")
     if not content:
         return [{**base, "kind": EventKind.MESSAGE, "text": ""}]
     specs = []
@@ -218,21 +139,21 @@ def _blocks_to_specs(rec: dict, content: Any, *, assistant: bool, base: dict,
             continue
         t = block.get("type")
         if t == "text":
-            specs.append({**base, "kind": EventKind.MESSAGE, "text": _str_or_none(block.get("text")) or ""})
+            specs.append({**base, "kind": EventKind.MESSAGE, "text": str_or_none(block.get("text")) or ""})
         elif t == "thinking":
             specs.append({**base, "kind": EventKind.REASONING, "name": "thinking",
-                          "text": _str_or_none(block.get("thinking")) or ""})
+                          "text": str_or_none(block.get("thinking")) or ""})
         elif t == "redacted_thinking":
             specs.append({**base, "kind": EventKind.REASONING, "name": "redacted_thinking", "text": None})
         elif t in ("tool_use", "server_tool_use", "mcp_tool_use"):
-            cid = _str_or_none(block.get("id"))
-            name = _str_or_none(block.get("name"))
+            cid = str_or_none(block.get("id"))
+            name = str_or_none(block.get("name"))
             if cid is not None and name is not None:
                 tool_names[cid] = name
             specs.append({**base, "kind": EventKind.TOOL_CALL, "call_id": cid, "name": name,
                           "text": dumps(block.get("input"))})
         elif t == "tool_result" or (isinstance(t, str) and t.endswith("_tool_result")):
-            cid = _str_or_none(block.get("tool_use_id"))
+            cid = str_or_none(block.get("tool_use_id"))
             flags = base["flags"] | (int(EventFlag.ERROR) if block.get("is_error") is True else 0)
             # a tool result is an input even inside an assistant record (server tools)
             spec = {**base, "kind": EventKind.TOOL_RESULT, "call_id": cid, "flags": flags,
@@ -243,7 +164,7 @@ def _blocks_to_specs(rec: dict, content: Any, *, assistant: bool, base: dict,
                 spec["role"] = Role.ASSISTANT
             specs.append(spec)
         elif t in ("image", "document"):
-            specs.append({**base, "kind": EventKind.MESSAGE, "name": t, "text": _placeholder(block)})
+            specs.append({**base, "kind": EventKind.MESSAGE, "name": t, "text": media_placeholder(block)})
         else:
             specs.append({**base, "kind": EventKind.OPAQUE, "name": f"block:{t}" if isinstance(t, str) else "block",
                           "text": dumps(block)})
@@ -253,23 +174,23 @@ def _blocks_to_specs(rec: dict, content: Any, *, assistant: bool, base: dict,
 def _map_record(rec: Any, tool_names: dict[str, str]) -> tuple[list[dict], bool]:
     """Map one parsed record to event specs; returns (specs, recognised_as_claude_code)."""
     if not isinstance(rec, dict):
-        raise _Bad(f"line is a JSON {type(rec).__name__}, not an object")
+        raise Malformed("", f"line is a JSON {type(rec).__name__}, not an object", EXPECTED)
     rtype = rec.get("type")
     if not isinstance(rtype, str):
-        raise _Bad("record has no string 'type'")
+        raise Malformed("", "record has no string 'type'", EXPECTED)
     flags = 0
     if rec.get("isMeta") is True:
         flags |= int(EventFlag.META)
     if rec.get("isSidechain") is True:
         flags |= int(EventFlag.SIDECHAIN)
-    ts = parse_ts_ms(rec.get("timestamp"))
-    uuid = _str_or_none(rec.get("uuid"))
+    ts = parse_ts(rec.get("timestamp"))
+    uuid = str_or_none(rec.get("uuid"))
 
     if rtype == "user" or rtype == "assistant":
         msg = rec.get("message")
         if not isinstance(msg, dict):
-            raise _Bad(f"'{rtype}' record without a message object",
-                       f"a '{rtype}' record with a message object")
+            raise Malformed("", f"'{rtype}' record without a message object",
+                            f"a '{rtype}' record with a message object")
         content = msg.get("content")
         if rtype == "user":
             if rec.get("isCompactSummary") is True:
@@ -282,8 +203,8 @@ def _map_record(rec: Any, tool_names: dict[str, str]) -> tuple[list[dict], bool]
                     "message_id": uuid}
             return _blocks_to_specs(rec, content, assistant=False, base=base,
                                     tool_names=tool_names), True
-        model = _str_or_none(msg.get("model"))
-        mid = _str_or_none(msg.get("id"))
+        model = str_or_none(msg.get("model"))
+        mid = str_or_none(msg.get("id"))
         synthetic = model == "<synthetic>" or rec.get("isApiErrorMessage") is True or mid is None
         usage = _usage_of(msg.get("usage"))
         if synthetic:
@@ -304,7 +225,7 @@ def _map_record(rec: Any, tool_names: dict[str, str]) -> tuple[list[dict], bool]
     if rtype == "system":
         sub = rec.get("subtype")
         sub = sub if isinstance(sub, str) else None
-        text = _str_or_none(rec.get("content"))
+        text = str_or_none(rec.get("content"))
         if sub == "compact_boundary":
             meta = rec.get("compactMetadata")
             meta = meta if isinstance(meta, dict) else {}
@@ -321,8 +242,8 @@ def _map_record(rec: Any, tool_names: dict[str, str]) -> tuple[list[dict], bool]
 
     if rtype == "summary":
         return [{"kind": EventKind.SUMMARY, "origin": Origin.BACKGROUND, "flags": flags,
-                 "message_id": _str_or_none(rec.get("leafUuid")), "name": "legacy_summary",
-                 "text": _str_or_none(rec.get("summary")) or ""}], True
+                 "message_id": str_or_none(rec.get("leafUuid")), "name": "legacy_summary",
+                 "text": str_or_none(rec.get("summary")) or ""}], True
 
     if rtype in SIDE_EFFECT_TYPES:
         name = rtype
@@ -335,12 +256,12 @@ def _map_record(rec: Any, tool_names: dict[str, str]) -> tuple[list[dict], bool]
             op = rec.get("operation")
             if isinstance(op, str):
                 name = f"queue-operation/{op}"
-            text = _str_or_none(rec.get("content"))
+            text = str_or_none(rec.get("content"))
         elif rtype == "file-history-snapshot":
             snap = rec.get("snapshot")
             if ts < 0 and isinstance(snap, dict):
-                ts = parse_ts_ms(snap.get("timestamp"))
-            uuid = uuid or _str_or_none(rec.get("messageId"))
+                ts = parse_ts(snap.get("timestamp"))
+            uuid = uuid or str_or_none(rec.get("messageId"))
         return [{"kind": EventKind.SIDE_EFFECT, "origin": Origin.HARNESS, "flags": flags,
                  "ts_ms": ts, "message_id": uuid, "name": name, "text": text}], True
 
@@ -356,7 +277,7 @@ _ADD_KEYS = ("kind", "role", "origin", "text", "call_id", "message_id", "name", 
              "flags", "compact_trigger", "compact_pre_tokens")
 
 
-def parse(ctx: ParseContext) -> list[ParsedContinuity]:
+def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
     rows = EventRows()
     tool_names: dict[str, str] = {}
     req_of: dict[str, int] = {}  # message id -> request index
@@ -370,18 +291,14 @@ def parse(ctx: ParseContext) -> list[ParsedContinuity]:
     agent_id = None
     versions: dict[str, int] = {}
     add = rows.add
+    add_bom_event(ctx, add)
 
     for line, raw, obj in iter_jsonl(ctx, rows):
         records += 1
-        try:
-            specs, ok = _map_record(obj, tool_names)
-        except _Bad as exc:
-            ctx.bad_record(line, exc.message, exc.expected, raw, rows)
+        mapped = guard_record(ctx, rows, line, raw, _map_record, obj, tool_names, expected=EXPECTED)
+        if mapped is None:
             continue
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
-            ctx.bad_record(line, f"unexpected record structure ({type(exc).__name__}: {exc})",
-                           EXPECTED, raw, rows)
-            continue
+        specs, ok = mapped
         recognised += ok
         if session_id is None or agent_id is None:
             sid = obj.get("sessionId")
@@ -468,40 +385,6 @@ def parse(ctx: ParseContext) -> list[ParsedContinuity]:
 
 # ---------------------------------------------------------------- sniff
 
-def _head_records(head: bytes, limit: int = 8) -> tuple[list[Any], bool]:
-    """Parse up to ``limit`` complete leading lines of ``head``; (records, had_partial)."""
-    lines = head.split(b"\n")
-    partial = not head.endswith(b"\n") and len(lines) >= 1
-    complete = lines[:-1] if partial else lines
-    out = []
-    for ln in complete:
-        if not ln.strip():
-            continue
-        try:
-            out.append(orjson.loads(ln))
-        except orjson.JSONDecodeError:
-            out.append(None)
-        if len(out) >= limit:
-            break
-    if not out and partial and lines[0].strip():
-        try:  # a small file without trailing newline
-            out.append(orjson.loads(lines[0]))
-            partial = False
-        except orjson.JSONDecodeError:
-            pass
-    return out, partial
-
-
-def _saw(recs: list[Any]) -> str:
-    """A short description of what the leading lines were (for detection messages)."""
-    bad = sum(r is None for r in recs)
-    kinds = sorted({repr(r["type"]) if isinstance(r, dict) and isinstance(r.get("type"), str)
-                    else "object without 'type'" if isinstance(r, dict)
-                    else type(r).__name__ for r in recs if r is not None})[:4]
-    parts = ([f"{bad} not JSON"] if bad else []) + ([f"saw {', '.join(kinds)}"] if kinds else [])
-    return "; ".join(parts)
-
-
 def _looks_cc(rec: Any) -> bool:
     if not isinstance(rec, dict) or "payload" in rec:
         return False
@@ -513,26 +396,22 @@ def _looks_cc(rec: Any) -> bool:
     return "sessionId" in rec and "uuid" in rec
 
 
-def sniff(path: Path, head: bytes) -> Detection:
-    recs, partial = _head_records(head)
-    if not recs:
-        if partial and head.lstrip().startswith(b"{") and b'"sessionId"' in head and (
-                b'"type":"user"' in head or b'"type":"assistant"' in head or b'"type":"summary"' in head):
-            return Detection(0.7, "first line is longer than the sniffed head but has Claude Code keys")
-        return Detection(0.0, "no complete JSON line at the start")
-    hits = sum(_looks_cc(r) for r in recs)
-    if hits == 0:
-        return Detection(0.0, f"0/{len(recs)} leading lines are Claude Code records ({_saw(recs)})")
-    score = 0.95 * hits / len(recs)
-    if path.suffix == ".jsonl":
-        score = min(1.0, score + 0.03)
-    return Detection(score, f"{hits}/{len(recs)} leading lines are Claude Code records "
-                            "(type user/assistant/progress/summary... with sessionId/uuid)")
+def _long_first_line(head: bytes) -> bool:
+    return head.lstrip().startswith(b"{") and b'"sessionId"' in head and (
+        b'"type":"user"' in head or b'"type":"assistant"' in head or b'"type":"summary"' in head)
 
 
-FORMAT = register(SourceFormat(
-    name=NAME,
-    description="Claude Code session JSONL (~/.claude/projects/*/<session>.jsonl, subagents/)",
-    sniff=sniff,
-    parse=parse,
-))
+def _sniff(path: Path, head: bytes) -> Detection:
+    return sniff_jsonl_records(
+        head, _looks_cc, "Claude Code", bonus=0.03 if path.suffix == ".jsonl" else 0.0,
+        detail=lambda recs: "type user/assistant/progress/summary... with sessionId/uuid",
+        long_first_line=_long_first_line,
+        long_reason="first line is longer than the sniffed head but has Claude Code keys")
+
+
+FORMAT = register_format(
+    NAME, "Claude Code session JSONL (~/.claude/projects/*/<session>.jsonl, subagents/)",
+    sniff=_sniff, parse=_parse, profile="claude-code",
+)
+parse, sniff = FORMAT.parse, FORMAT.sniff
+

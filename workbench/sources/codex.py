@@ -54,16 +54,20 @@ from typing import Any
 
 from workbench.continuity.enums import CompactTrigger, EventFlag, EventKind, Origin, Role
 from workbench.errors import SourceError
-from workbench.sources.base import (
-    Detection,
-    EventRows,
-    ParseContext,
-    ParsedContinuity,
-    SourceFormat,
-    iter_jsonl,
-    register,
+from workbench.sources._common import (
+    Malformed,
+    add_bom_event,
+    dumps,
+    flatten_content,
+    guard_record,
+    opt_int,
+    parse_ts,
+    register_format,
+    sniff_jsonl_records,
+    str_or_none,
 )
-from workbench.sources.claude_code import _head_records, _saw, dumps, flatten_content, parse_ts_ms
+from workbench.sources._common import roundtrip as roundtrip  # this format's round trip
+from workbench.sources.base import Detection, EventRows, ParseContext, ParsedContinuity, iter_jsonl
 
 NAME = "codex"
 EXPECTED = "a Codex rollout record ({timestamp, type, payload})"
@@ -82,17 +86,6 @@ _ORIGINS = {Role.USER: Origin.USER, Role.ASSISTANT: Origin.AGENT, Role.DEVELOPER
 
 F_OUT = int(EventFlag.OUTPUT)
 IN, OUT, OTHER = 0, 1, 2  # how an event relates to requests (input, output, neither)
-
-
-class _Bad(Exception):
-    def __init__(self, message: str, expected: str = EXPECTED):
-        super().__init__(message)
-        self.message = message
-        self.expected = expected
-
-
-def _s(v: Any) -> str | None:
-    return v if isinstance(v, str) else None
 
 
 def _content_text(content: Any) -> str:
@@ -138,21 +131,13 @@ def _output_text(output: Any) -> tuple[str, bool]:
     return flatten_content(output), False
 
 
-def _int(v: Any, what: str) -> int:
-    if v is None:
-        return 0
-    if not isinstance(v, int) or isinstance(v, bool) or v < 0 or v >= 1 << 62:
-        raise _Bad(f"{what} is {v!r}", "token counts as non-negative integers")
-    return v
-
-
 def _usage(last: Any) -> tuple[int, int, int, int]:
     if not isinstance(last, dict):
-        raise _Bad("token_count info.last_token_usage is not an object",
-                   "info.last_token_usage with input_tokens/cached_input_tokens/output_tokens")
-    inp = _int(last.get("input_tokens"), "last_token_usage.input_tokens")
-    cached = _int(last.get("cached_input_tokens"), "last_token_usage.cached_input_tokens")
-    out = _int(last.get("output_tokens"), "last_token_usage.output_tokens")
+        raise Malformed("", "token_count info.last_token_usage is not an object",
+                        "info.last_token_usage with input_tokens/cached_input_tokens/output_tokens")
+    inp, cached, out = (
+        opt_int(last.get(key), f"last_token_usage.{key}", "token counts as non-negative integers") or 0
+        for key in ("input_tokens", "cached_input_tokens", "output_tokens"))
     return max(0, inp - cached), min(cached, inp), 0, out
 
 
@@ -171,53 +156,54 @@ class _Parser:
     # each returns a list of (spec, relation) ------------------------------------------
     def map(self, rec: Any, user_msg_fallback: bool) -> list[tuple[dict, int]]:
         if not isinstance(rec, dict):
-            raise _Bad(f"line is a JSON {type(rec).__name__}, not an object")
+            raise Malformed("", f"line is a JSON {type(rec).__name__}, not an object", EXPECTED)
         rtype = rec.get("type")
         if not isinstance(rtype, str):
-            raise _Bad("record has no string 'type'")
-        ts = parse_ts_ms(rec.get("timestamp"))
+            raise Malformed("", "record has no string 'type'", EXPECTED)
+        ts = parse_ts(rec.get("timestamp"))
         if "payload" not in rec:
             if rtype in LEGACY_ITEM_TYPES:
                 return self.item(rec, ts)
             if rtype in TOP_TYPES:
-                raise _Bad(f"'{rtype}' record without payload", f"a '{rtype}' record with a payload object")
+                raise Malformed("", f"'{rtype}' record without payload", f"a '{rtype}' record with a payload object")
             if "instructions" in rec and "id" in rec:  # legacy session header
-                self.session_id = self.session_id or _s(rec.get("id"))
+                self.session_id = self.session_id or str_or_none(rec.get("id"))
                 return [({"kind": EventKind.META, "role": Role.SYSTEM, "origin": Origin.HARNESS,
-                          "ts_ms": ts, "name": "session_header", "text": _s(rec.get("instructions"))}, OTHER)]
+                          "ts_ms": ts, "name": "session_header", "text": str_or_none(rec.get("instructions"))}, OTHER)]
             return [({"kind": EventKind.OPAQUE, "ts_ms": ts, "name": rtype}, OTHER)]
         p = rec["payload"]
         if rtype not in TOP_TYPES:
             return [({"kind": EventKind.OPAQUE, "ts_ms": ts, "name": rtype}, OTHER)]
         if not isinstance(p, dict):
-            raise _Bad(f"'{rtype}' payload is {type(p).__name__}", f"a '{rtype}' record with a payload object")
+            raise Malformed("", f"'{rtype}' payload is {type(p).__name__}",
+                            f"a '{rtype}' record with a payload object")
         if rtype == "response_item":
             return self.item(p, ts)
         if rtype == "event_msg":
             return self.event(p, ts, user_msg_fallback)
         if rtype == "session_meta":
-            self.session_id = self.session_id or _s(p.get("id"))
-            self.provider = self.provider or _s(p.get("model_provider"))
+            self.session_id = self.session_id or str_or_none(p.get("id"))
+            self.provider = self.provider or str_or_none(p.get("model_provider"))
             for k in ("cli_version", "originator", "source", "model_provider"):
                 if isinstance(p.get(k), str):
                     self.meta.setdefault(k, p[k])
             bi = p.get("base_instructions")
-            text = _s(bi.get("text")) if isinstance(bi, dict) else _s(bi)
+            text = str_or_none(bi.get("text")) if isinstance(bi, dict) else str_or_none(bi)
             if text is None:
-                text = _s(p.get("instructions"))
+                text = str_or_none(p.get("instructions"))
             return [({"kind": EventKind.META, "role": Role.SYSTEM, "origin": Origin.HARNESS, "ts_ms": ts,
-                      "message_id": _s(p.get("id")), "name": "session_meta", "text": text}, OTHER)]
+                      "message_id": str_or_none(p.get("id")), "name": "session_meta", "text": text}, OTHER)]
         if rtype == "turn_context":
-            m = _s(p.get("model"))
+            m = str_or_none(p.get("model"))
             if m:
                 self.models[m] = self.models.get(m, 0) + 1
             self._window(p.get("model_context_window"))
             return [({"kind": EventKind.META, "origin": Origin.HARNESS, "ts_ms": ts,
-                      "message_id": _s(p.get("turn_id")), "name": "turn_context"}, OTHER)]
+                      "message_id": str_or_none(p.get("turn_id")), "name": "turn_context"}, OTHER)]
         # compacted
         trig = p.get("trigger")
         trigger = CompactTrigger.MANUAL if trig == "manual" else CompactTrigger.AUTO
-        text = _s(p.get("message")) or ""
+        text = str_or_none(p.get("message")) or ""
         if not text and isinstance(p.get("replacement_history"), list):
             text = "\n".join(_content_text(it.get("content")) for it in p["replacement_history"]
                              if isinstance(it, dict))
@@ -232,7 +218,7 @@ class _Parser:
 
     def item(self, p: dict, ts: int) -> list[tuple[dict, int]]:
         t = p.get("type")
-        mid = _s(p.get("id"))
+        mid = str_or_none(p.get("id"))
         if t == "message":
             role = _ROLES.get(p.get("role"), Role.NONE)
             text = _content_text(p.get("content"))
@@ -257,18 +243,18 @@ class _Parser:
         if t in ("function_call", "custom_tool_call"):
             args = p.get("arguments") if t == "function_call" else p.get("input")
             return [({"kind": EventKind.TOOL_CALL, "role": Role.ASSISTANT, "origin": Origin.AGENT,
-                      "flags": F_OUT, "ts_ms": ts, "message_id": mid, "call_id": _s(p.get("call_id")),
-                      "name": _s(p.get("name")), "text": args if isinstance(args, str) else dumps(args)}, OUT)]
+                      "flags": F_OUT, "ts_ms": ts, "message_id": mid, "call_id": str_or_none(p.get("call_id")),
+                      "name": str_or_none(p.get("name")), "text": args if isinstance(args, str) else dumps(args)}, OUT)]
         if t == "local_shell_call":
             return [({"kind": EventKind.TOOL_CALL, "role": Role.ASSISTANT, "origin": Origin.AGENT,
                       "flags": F_OUT, "ts_ms": ts, "message_id": mid,
-                      "call_id": _s(p.get("call_id")) or mid, "name": "local_shell",
+                      "call_id": str_or_none(p.get("call_id")) or mid, "name": "local_shell",
                       "text": dumps(p.get("action"))}, OUT)]
         if t in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
             text, err = _output_text(p.get("output"))
             return [({"kind": EventKind.TOOL_RESULT, "role": Role.TOOL, "origin": Origin.TOOL,
                       "flags": int(EventFlag.ERROR) if err else 0, "ts_ms": ts,
-                      "call_id": _s(p.get("call_id")), "text": text}, IN)]
+                      "call_id": str_or_none(p.get("call_id")), "text": text}, IN)]
         if t == "web_search_call":
             cid = mid or self.pending_ws_id
             self.pending_ws_id = None
@@ -300,10 +286,10 @@ class _Parser:
         if t in ("task_started", "turn_started"):
             self._window(p.get("model_context_window"))
         if t == "web_search_end":
-            self.pending_ws_id = _s(p.get("call_id"))
-        text = _s(p.get("message"))
+            self.pending_ws_id = str_or_none(p.get("call_id"))
+        text = str_or_none(p.get("message"))
         if t == "agent_reasoning":
-            text = _s(p.get("text"))
+            text = str_or_none(p.get("text"))
         if t == "user_message" and user_msg_fallback:
             return [({"kind": EventKind.MESSAGE, "role": Role.USER, "origin": Origin.USER, "ts_ms": ts,
                       "text": text or ""}, IN)]
@@ -338,7 +324,7 @@ def _has_token_info(rec: Any) -> bool:
     return isinstance(p, dict) and p.get("type") == "token_count" and isinstance(p.get("info"), dict)
 
 
-def parse(ctx: ParseContext) -> list[ParsedContinuity]:
+def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
     pr = _Parser(ctx)
     rows = pr.rows
     # one pass to read, then decide two file-level questions before mapping; lines that
@@ -357,19 +343,16 @@ def parse(ctx: ParseContext) -> list[ParsedContinuity]:
     last_total: str | None = None
     rel_rows: list[int] = []  # non-output rows: their request is fixed up at the end
     add = rows.add
+    bom_row = add_bom_event(ctx, add, request=0)
+    if bom_row is not None:
+        rel_rows.append(bom_row)
     for line, raw, obj in items:
         if line is None:  # a line iter_jsonl could not read (on_error="skip")
             kind, kw = obj
             rows.add(kind, **kw)
             continue
-        try:
-            specs = pr.map(obj, user_msg_fallback)
-        except _Bad as exc:
-            ctx.bad_record(line, exc.message, exc.expected, raw, rows)
-            continue
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
-            ctx.bad_record(line, f"unexpected record structure ({type(exc).__name__}: {exc})",
-                           EXPECTED, raw, rows)
+        specs = guard_record(ctx, rows, line, raw, pr.map, obj, user_msg_fallback, expected=EXPECTED)
+        if specs is None:
             continue
         if isinstance(obj, dict) and (obj.get("type") in TOP_TYPES or obj.get("type") in LEGACY_ITEM_TYPES
                                       or ("instructions" in obj and "id" in obj)):
@@ -441,28 +424,27 @@ def _looks_codex(rec: Any) -> bool:
     return "instructions" in rec and "id" in rec and "timestamp" in rec
 
 
-def sniff(path: Path, head: bytes) -> Detection:
-    recs, partial = _head_records(head)
-    if not recs:
-        if partial and head.lstrip().startswith(b'{"timestamp"') and b'"payload"' in head[:200] and (
-                b'"type":"session_meta"' in head or b'"type":"response_item"' in head):
-            return Detection(0.7, "first line is longer than the sniffed head but starts like a Codex rollout")
-        return Detection(0.0, "no complete JSON line at the start")
-    hits = sum(_looks_codex(r) for r in recs)
-    if hits == 0:
-        return Detection(0.0, f"0/{len(recs)} leading lines are Codex rollout records ({_saw(recs)})")
-    score = 0.95 * hits / len(recs)
-    if path.name.startswith("rollout-"):
-        score = min(1.0, score + 0.04)
+def _long_first_line(head: bytes) -> bool:
+    return head.lstrip().startswith(b'{"timestamp"') and b'"payload"' in head[:200] and (
+        b'"type":"session_meta"' in head or b'"type":"response_item"' in head)
+
+
+def _detail(recs: list[Any]) -> str:
     first = recs[0] if isinstance(recs[0], dict) else {}
     start = "session_meta first" if first.get("type") == "session_meta" else "no session_meta first"
-    return Detection(score, f"{hits}/{len(recs)} leading lines are Codex rollout records "
-                            f"({{timestamp, type, payload}}; {start})")
+    return f"{{timestamp, type, payload}}; {start}"
 
 
-FORMAT = register(SourceFormat(
-    name=NAME,
-    description="OpenAI Codex CLI / Desktop rollout JSONL (~/.codex/sessions/**/rollout-*.jsonl)",
-    sniff=sniff,
-    parse=parse,
-))
+def _sniff(path: Path, head: bytes) -> Detection:
+    return sniff_jsonl_records(
+        head, _looks_codex, "Codex rollout", bonus=0.04 if path.name.startswith("rollout-") else 0.0,
+        detail=_detail, long_first_line=_long_first_line,
+        long_reason="first line is longer than the sniffed head but starts like a Codex rollout")
+
+
+FORMAT = register_format(
+    NAME, "OpenAI Codex CLI / Desktop rollout JSONL (~/.codex/sessions/**/rollout-*.jsonl)",
+    sniff=_sniff, parse=_parse, profile="codex-local",
+)
+parse, sniff = FORMAT.parse, FORMAT.sniff
+

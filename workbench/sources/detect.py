@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from workbench.errors import SourceError
-from workbench.sources.base import Detection, SourceFormat
+from workbench.sources.base import UTF8_BOM, Detection, SourceFormat
 
 HEAD_BYTES = 64 * 1024
 THRESHOLD = 0.5  # the best score must reach this to be believed
@@ -24,7 +24,10 @@ def read_head(path: Path, n: int = HEAD_BYTES) -> bytes:
 
 
 def check_text(path: Path, data: bytes) -> None:
-    """Reject empty and binary files with a clear message (before any format sees them)."""
+    """Reject empty and binary files with a clear message (before any format sees them).
+    A UTF-8 byte order mark is not content: a file holding only one is empty."""
+    if data.startswith(UTF8_BOM) and not data[len(UTF8_BOM):].strip():
+        data = b""
     if not data.strip():
         raise SourceError("file is empty" if not data else "file holds only whitespace",
                           path=str(path), expected="an agent log with at least one record")
@@ -49,15 +52,10 @@ def check_text(path: Path, data: bytes) -> None:
 
 def sniff_all(path: Path, head: bytes, formats: dict[str, SourceFormat]) -> list[tuple[str, Detection]]:
     """Every format's verdict, best first (ties keep registry order)."""
-    seen = []
-    for name, fmt in formats.items():
-        try:
-            det = fmt.sniff(path, head)
-            if not isinstance(det, Detection):
-                det = Detection(0.0, f"sniffer returned {type(det).__name__}")
-        except Exception as exc:  # a broken sniffer must not hide the others
-            det = Detection(0.0, f"sniffer failed: {type(exc).__name__}: {exc}")
-        seen.append((name, det))
+    from workbench.sources._common import sniff_safely
+
+    # a broken sniffer must not hide the others (registered formats are guarded already)
+    seen = [(name, sniff_safely(fmt.sniff, path, head)) for name, fmt in formats.items()]
     order = {n: i for i, n in enumerate(formats)}
     seen.sort(key=lambda nd: (-nd[1].score, order[nd[0]]))
     return seen

@@ -28,7 +28,7 @@ Caveat: Gemini CLI appends the tool calls of follow-up model turns to the same g
 message, so one gemini message may stand for several API calls while carrying one
 ``tokens`` record; we keep one request per gemini message, as recorded.
 
-Raw: document layout (see :mod:`workbench.sources.openai_messages`); :func:`roundtrip`.
+Raw: document layout (see :mod:`workbench.sources._common`); :func:`roundtrip`.
 """
 
 from __future__ import annotations
@@ -37,15 +37,14 @@ from pathlib import Path
 from typing import Any
 
 from workbench.continuity.enums import EventFlag, EventKind, Origin, Role
-from workbench.errors import SourceError
-from workbench.sources.base import Detection, ParseContext, ParsedContinuity, SourceFormat, register
-from workbench.sources.openai_messages import (
+from workbench.sources._common import (
     Builder,
     Malformed,
     content_text,
     dumps,
-    guard_parse,
-    load_document,
+    is_message_list,
+    join_parts,
+    open_document,
     opt_dict,
     opt_id,
     opt_int,
@@ -53,11 +52,12 @@ from workbench.sources.openai_messages import (
     opt_str,
     parse_ts,
     peek,
-    rebuild_document,
-    safe_sniff,
-    start_document,
+    pick,
+    register_format,
     want_dict,
 )
+from workbench.sources._common import roundtrip as roundtrip  # this format's round trip
+from workbench.sources.base import Detection, ParseContext, ParsedContinuity
 
 NAME = "gemini_cli"
 EXPECTED = "a Gemini CLI session object {sessionId, messages: [{type, content, ...}]}"
@@ -84,23 +84,19 @@ def _result_text(result: Any, where: str) -> str | None:
     if isinstance(result, str):
         return result
     parts = result if isinstance(result, list) else [result]
-    out = []
-    for k, part in enumerate(parts):
-        if isinstance(part, str):
-            out.append(part)
-            continue
-        part = want_dict(part, f"{where}[{k}]", "a result part {functionResponse: {...}}")
-        fr = part.get("functionResponse")
-        resp = fr.get("response") if isinstance(fr, dict) else None
-        if isinstance(resp, dict) and isinstance(resp.get("output"), str):
-            out.append(resp["output"])
-        elif isinstance(resp, dict) and isinstance(resp.get("error"), str):
-            out.append(resp["error"])
-        elif isinstance(part.get("text"), str):
-            out.append(part["text"])
-        else:
-            out.append(dumps(part))
-    return "\n".join(out)
+    return join_parts(parts, where, "a result part {functionResponse: {...}}", _result_part_text)
+
+
+def _result_part_text(part: dict, where: str) -> str:
+    fr = part.get("functionResponse")
+    resp = fr.get("response") if isinstance(fr, dict) else None
+    if isinstance(resp, dict) and isinstance(resp.get("output"), str):
+        return resp["output"]
+    if isinstance(resp, dict) and isinstance(resp.get("error"), str):
+        return resp["error"]
+    if isinstance(part.get("text"), str):
+        return part["text"]
+    return dumps(part)
 
 
 def _events(m: Any, where: str, b: Builder, st: dict) -> list[dict[str, Any]]:
@@ -164,38 +160,22 @@ def _events(m: Any, where: str, b: Builder, st: dict) -> list[dict[str, Any]]:
 
 
 def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
-    doc = load_document(ctx, EXPECTED)
-    if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
-        raise SourceError("top-level JSON is not an object with a 'messages' list",
-                          path=str(ctx.path), expected=EXPECTED)
-    b = Builder(ctx)
-    lay = start_document(doc)
-    lay.take_array("messages")
+    doc, b, lay = open_document(ctx, EXPECTED, lambda d: isinstance(d, dict) and is_message_list(d),
+                                "not an object with a 'messages' list")
+    msgs = lay.take_messages()
     lay.emit(b)
     st: dict[str, Any] = {}
-    for i, m in enumerate(doc["messages"]):
-        raw = dumps(m)
-        try:
-            evs = _events(m, f"messages[{i}]", b, st)
-        except Malformed as exc:
-            b.bad(exc, raw)
-            continue
-        b.commit(evs, raw=raw)
+    b.record_elements(msgs, "messages", lambda m, where: _events(m, where, b, st))
     rows = b.finish()
     sid = doc.get("sessionId")
-    meta = {k: doc[k] for k in ("projectHash", "startTime", "lastUpdated") if isinstance(doc.get(k), str)}
+    meta = pick(doc, projectHash=str, startTime=str, lastUpdated=str)
     return [ParsedContinuity(continuity_id=sid if isinstance(sid, str) and sid else ctx.path.stem,
                              source_format=NAME, source_file=str(ctx.path), rows=rows,
                              model=st.get("model"), provider="google", meta=meta)]
 
 
-def roundtrip(events_raw: list[str | None]) -> Any:
-    """The parsed session object (``== json.load(file)``), rebuilt from the raw column."""
-    return rebuild_document(events_raw)
 
-
-@safe_sniff
-def sniff(path: Path, head_bytes: bytes) -> Detection:
+def _sniff(path: Path, head_bytes: bytes) -> Detection:
     p = peek(path, head_bytes)
     if p.doc_ok:
         d = p.doc
@@ -216,11 +196,10 @@ def sniff(path: Path, head_bytes: bytes) -> Detection:
     return Detection(0.0, "not a Gemini CLI session")
 
 
-FORMAT = register(SourceFormat(
-    name=NAME,
-    description="Gemini CLI chat session JSON (messages with tokens, thoughts, toolCalls)",
-    sniff=sniff,
-    parse=guard_parse(NAME, _parse),
+FORMAT = register_format(
+    NAME, "Gemini CLI chat session JSON (messages with tokens, thoughts, toolCalls)",
+    sniff=_sniff, parse=_parse,
+    profile="as-recorded",  # no preset mirrors Gemini CLI's chat compression
     raw_joiner=None,
-))
-parse = FORMAT.parse
+)
+parse, sniff = FORMAT.parse, FORMAT.sniff

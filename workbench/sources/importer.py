@@ -62,6 +62,7 @@ class ParsedFile:
     continuities: list[ParsedContinuity]
     skipped: list[dict[str, Any]]
     detection: str | None = None
+    bom: bool = False  # the file starts with a UTF-8 byte order mark
 
 
 @dataclass
@@ -118,6 +119,7 @@ def collect_files(paths: list[Path]) -> list[SourceFile]:
 
 def _parse_one(sf: SourceFile, forced: SourceFormat | None, formats: dict[str, SourceFormat],
                on_error: str) -> ParsedFile:
+    from workbench.sources._common import run_parser
     from workbench.sources.detect import HEAD_BYTES, check_text, describe, detect_format
 
     data = sf.path.read_bytes()
@@ -128,20 +130,11 @@ def _parse_one(sf: SourceFile, forced: SourceFormat | None, formats: dict[str, S
         detection = describe(seen[:3])
     else:
         fmt = forced
-    ctx = ParseContext(path=sf.path, on_error=on_error)
-    try:
-        conts = fmt.parse(ctx)
-    except SourceError:
-        raise
-    except RecursionError as exc:
-        raise SourceError(f"record nested too deeply for the {fmt.name} parser ({exc})",
-                          path=str(sf.path)) from exc
-    except Exception as exc:  # a parser bug must still name the file
-        raise SourceError(f"{fmt.name} parser failed: {type(exc).__name__}: {exc}",
-                          path=str(sf.path)) from exc
+    ctx = ParseContext(path=sf.path, on_error=on_error, data=data)
+    conts = run_parser(fmt.name, fmt.parse, ctx)  # a parser bug must still name the file
     return ParsedFile(path=sf.path, fmt=fmt.name, sha256=hashlib.sha256(data).hexdigest(),
                       size=len(data), continuities=conts, skipped=list(ctx.skipped),
-                      detection=detection)
+                      detection=detection, bom=ctx.bom)
 
 
 def parse_files(files: list[SourceFile], *, fmt: str | None = None, on_error: str = "fail",
@@ -259,10 +252,12 @@ def build_tables(res: ParseResult, tokenizers: tuple[str, ...] | list[str] = ("c
             strs[name] = buf
 
     # tool pairing; a parser may pre-pair a self-contained call (pair_seq == seq)
+    string_types = dict(S.STRING_COLUMNS)
+    call_id_arr = pa.array(strs["call_id"], type=getattr(pa, string_types["call_id"])())
     preset = cols["pair_seq"] >= 0
-    call_ids = strs["call_id"]
+    call_ids = call_id_arr
     if preset.any():
-        call_ids = [None if p else cid for cid, p in zip(call_ids, preset.tolist(), strict=True)]
+        call_ids = pc.if_else(pa.array(preset), pa.scalar(None, call_id_arr.type), call_id_arr)
     pair, unpaired = pair_tool_events(cont_idx, seq, cols["kind"], call_ids)
     pair[preset] = cols["pair_seq"][preset]
     unpaired &= ~preset
@@ -276,8 +271,9 @@ def build_tables(res: ParseResult, tokenizers: tuple[str, ...] | list[str] = ("c
         arrays[name] = pa.array(cols[name], type=getattr(pa, typ)())
     text = pa.array(strs["text"], type=pa.large_string())
     arrays["chars"] = pc.fill_null(pc.utf8_length(text), 0).cast(pa.int32())
+    built = {"text": text, "call_id": call_id_arr}
     for name, typ in S.STRING_COLUMNS:
-        arrays[name] = text if name == "text" else pa.array(strs[name], type=getattr(pa, typ)())
+        arrays[name] = built[name] if name in built else pa.array(strs[name], type=getattr(pa, typ)())
     t1 = time.perf_counter()
     for tok in tokenizers:
         arrays[S.token_column(tok)] = pa.array(count_texts(text, tok), type=pa.int32())
@@ -292,7 +288,7 @@ def build_tables(res: ParseResult, tokenizers: tuple[str, ...] | list[str] = ("c
         "parent": pa.array(np.array(parents, dtype=np.int32)),
         "source_format": pa.array([c.source_format for _, c in conts], type=pa.string()),
         "source_file": pa.array([str(res.files[fi].path) for fi, _ in conts], type=pa.string()),
-        "profile": pa.array([_PROFILES.get(c.source_format) for _, c in conts], type=pa.string()),
+        "profile": pa.array([profile_of(c.source_format) for _, c in conts], type=pa.string()),
         "model": pa.array([c.model for _, c in conts], type=pa.string()),
         "provider": pa.array([c.provider for _, c in conts], type=pa.string()),
         "context_window": pa.array(np.array(windows, dtype=np.int64)),
@@ -304,8 +300,13 @@ def build_tables(res: ParseResult, tokenizers: tuple[str, ...] | list[str] = ("c
     return events, continuities, ids, unresolved
 
 
-# which harness preset a source format's recorded behaviour follows
-_PROFILES = {"claude_code": "claude-code", "codex": "codex-local"}
+def profile_of(source_format: str) -> str | None:
+    """The harness preset a source format's recorded behaviour follows (each format
+    declares it: ``SourceFormat.profile``); None for a format that is not registered."""
+    from workbench.sources import load_formats
+
+    fmt = load_formats().get(source_format)
+    return None if fmt is None else fmt.profile
 
 
 # ------------------------------------------------------------------ driver
@@ -337,7 +338,8 @@ def import_paths(paths: list[Path], out: Path, *, fmt: str | None = None, on_err
     source = {
         "format": formats[0] if len(formats) == 1 else "mixed",
         "files": [{"path": str(f.path), "sha256": f.sha256, "bytes": f.size, "format": f.fmt,
-                   "skipped": len(f.skipped), "continuities": len(f.continuities)}
+                   "skipped": len(f.skipped), "continuities": len(f.continuities),
+                   **({"bom": True} if f.bom else {})}
                   for f in res.files],
     }
     conts = [c for f in res.files for c in f.continuities]

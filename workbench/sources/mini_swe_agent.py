@@ -21,7 +21,7 @@ Usage: the fixture has none; ``info.model_stats`` (totals) goes to ``meta`` and 
 per-message ``extra.response.usage`` (newer logs, LiteLLM shape) is recorded on the
 request's first event.
 
-Raw: document layout (see :mod:`workbench.sources.openai_messages`); :func:`roundtrip`.
+Raw: document layout (see :mod:`workbench.sources._common`); :func:`roundtrip`.
 """
 
 from __future__ import annotations
@@ -31,26 +31,25 @@ from pathlib import Path
 from typing import Any
 
 from workbench.continuity.enums import EventFlag, EventKind, Origin, Role
-from workbench.errors import SourceError
-from workbench.sources.base import Detection, ParseContext, ParsedContinuity, SourceFormat, register
-from workbench.sources.openai_messages import (
+from workbench.sources._common import (
     Builder,
-    Malformed,
     call_event,
-    content_text,
     dumps,
-    guard_parse,
     is_message,
+    is_message_list,
     litellm_usage,
-    load_document,
+    open_document,
     opt_dict,
     opt_list,
     peek,
-    rebuild_document,
-    safe_sniff,
-    start_document,
+    pick,
+    register_format,
+    role_and_text,
+    system_message,
     want_dict,
 )
+from workbench.sources._common import roundtrip as roundtrip  # this format's round trip
+from workbench.sources.base import Detection, ParseContext, ParsedContinuity
 
 NAME = "mini_swe_agent"
 EXPECTED = "a mini-swe-agent trajectory: a list of {role, content} messages or {info, messages}"
@@ -85,13 +84,9 @@ class _State:
 
 
 def _events(m: Any, where: str, b: Builder, st: _State) -> list[dict[str, Any]]:
-    m = want_dict(m, where, "a message object {role, content}")
-    role = m.get("role")
-    if not isinstance(role, str):
-        raise Malformed(f"{where}.role", "is missing or not a string", "a role string")
-    text = content_text(m.get("content"), f"{where}.content")
+    m, role, text = role_and_text(m, where, "a message object {role, content}")
     if role == "system":
-        return [dict(kind=EventKind.MESSAGE, role=Role.SYSTEM, origin=Origin.SYSTEM, text=text)]
+        return [system_message(text)]
     if role == "assistant":
         acts = _actions(m, text, where)
         extra = opt_dict(m.get("extra"), f"{where}.extra")
@@ -122,43 +117,23 @@ def _events(m: Any, where: str, b: Builder, st: _State) -> list[dict[str, Any]]:
 
 
 def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
-    doc = load_document(ctx, EXPECTED)
+    doc, b, lay = open_document(ctx, EXPECTED, is_message_list,
+                                "neither a message list nor an object with 'messages'")
     meta: dict[str, Any] = {}
     model = None
-    if isinstance(doc, list):
-        lay = start_document(doc)
-        lay.take_array(None)
-        msgs = doc
-    elif isinstance(doc, dict) and isinstance(doc.get("messages"), list):
-        lay = start_document(doc)
-        lay.take_array("messages")
-        msgs = doc["messages"]
+    msgs = lay.take_messages()
+    if isinstance(doc, dict):
         info = doc.get("info")
+        meta.update(pick(info, model_stats=dict, exit_status=str))
         if isinstance(info, dict):
-            if isinstance(info.get("model_stats"), dict):
-                meta["model_stats"] = info["model_stats"]
-            if isinstance(info.get("exit_status"), str):
-                meta["exit_status"] = info["exit_status"]
             cfg = info.get("config")
             mcfg = cfg.get("model") if isinstance(cfg, dict) else None
             if isinstance(mcfg, dict) and isinstance(mcfg.get("model_name"), str):
                 model = mcfg["model_name"]
-        if isinstance(doc.get("trajectory_format"), str):
-            meta["trajectory_format"] = doc["trajectory_format"]
-    else:
-        raise SourceError("top-level JSON is neither a message list nor an object with 'messages'",
-                          path=str(ctx.path), expected=EXPECTED)
-    b = Builder(ctx)
+        meta.update(pick(doc, trajectory_format=str))
     lay.emit(b)
     st = _State()
-    for i, m in enumerate(msgs):
-        raw = dumps(m)
-        try:
-            evs = _events(m, f"messages[{i}]", b, st)
-        except Malformed as exc:
-            b.bad(exc, raw)
-            continue
-        b.commit(evs, raw=raw)
+    b.record_elements(msgs, "messages", lambda m, where: _events(m, where, b, st))
     rows = b.finish()
     name = ctx.path.name
     cid = name[: -len(".traj.json")] if name.endswith(".traj.json") else ctx.path.stem
@@ -166,13 +141,8 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
                              rows=rows, model=model, meta=meta)]
 
 
-def roundtrip(events_raw: list[str | None]) -> Any:
-    """The parsed trajectory (``== json.load(file)``), rebuilt from the raw column."""
-    return rebuild_document(events_raw)
 
-
-@safe_sniff
-def sniff(path: Path, head_bytes: bytes) -> Detection:
+def _sniff(path: Path, head_bytes: bytes) -> Detection:
     p = peek(path, head_bytes)
     suffix = p.name.endswith(".traj.json")
     if p.doc_ok:
@@ -198,11 +168,10 @@ def sniff(path: Path, head_bytes: bytes) -> Detection:
     return Detection(0.0, "not a mini-swe-agent trajectory")
 
 
-FORMAT = register(SourceFormat(
-    name=NAME,
-    description="mini-swe-agent trajectory (.traj.json): role/content messages with bash blocks",
-    sniff=sniff,
-    parse=guard_parse(NAME, _parse),
+FORMAT = register_format(
+    NAME, "mini-swe-agent trajectory (.traj.json): role/content messages with bash blocks",
+    sniff=_sniff, parse=_parse,
+    profile="no-compaction",  # mini-swe-agent keeps its whole linear history
     raw_joiner=None,
-))
-parse = FORMAT.parse
+)
+parse, sniff = FORMAT.parse, FORMAT.sniff

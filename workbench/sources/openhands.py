@@ -41,28 +41,25 @@ from pathlib import Path
 from typing import Any
 
 from workbench.continuity.enums import CompactTrigger, EventFlag, EventKind, Origin, Role
-from workbench.errors import SourceError
-from workbench.sources.base import Detection, ParseContext, ParsedContinuity, SourceFormat, register
-from workbench.sources.openai_messages import (
+from workbench.sources._common import (
     Builder,
-    Malformed,
     call_event,
     content_text,
     dumps,
-    guard_parse,
     litellm_usage,
-    load_document,
+    open_document,
     opt_dict,
     opt_id,
     opt_str,
     parse_tool_calls,
     parse_ts,
     peek,
-    rebuild_document,
-    safe_sniff,
-    start_document,
+    register_format,
+    system_message,
     want_dict,
 )
+from workbench.sources._common import roundtrip as roundtrip  # this format's round trip
+from workbench.sources.base import Detection, ParseContext, ParsedContinuity
 
 NAME = "openhands"
 EXPECTED = "an OpenHands event list [{id, timestamp, source, action|observation, ...}]"
@@ -119,7 +116,7 @@ def _events(e: Any, where: str, b: Builder, st: _State) -> list[dict[str, Any]]:
         args = opt_dict(e.get("args"), f"{where}.args") or {}
         if action == "system":
             text = content_text(args.get("content"), f"{where}.args.content")
-            return [dict(kind=EventKind.MESSAGE, role=Role.SYSTEM, origin=Origin.SYSTEM, text=text, **common)]
+            return [{**system_message(text), **common}]
         if action == "condensation":
             summary = opt_str(args.get("summary"), f"{where}.args.summary")
             evs = [dict(kind=EventKind.COMPACTION, origin=Origin.BACKGROUND, name="condensation",
@@ -200,39 +197,23 @@ def _events(e: Any, where: str, b: Builder, st: _State) -> list[dict[str, Any]]:
 
 
 def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
-    doc = load_document(ctx, EXPECTED)
-    if not isinstance(doc, list):
-        raise SourceError("top-level JSON is not a list of events", path=str(ctx.path), expected=EXPECTED)
-    b = Builder(ctx)
-    lay = start_document(doc)
+    doc, b, lay = open_document(ctx, EXPECTED, lambda d: isinstance(d, list), "not a list of events")
     lay.take_array(None)
     lay.emit(b)
     st = _State()
-    for i, e in enumerate(doc):
-        raw = dumps(e)
-        try:
-            evs = _events(e, f"[{i}]", b, st)
-        except Malformed as exc:
-            b.bad(exc, raw)
-            continue
-        b.commit(evs, raw=raw)
+    b.record_elements(doc, "", lambda e, where: _events(e, where, b, st))
     rows = b.finish()
     return [ParsedContinuity(continuity_id=ctx.path.stem, source_format=NAME,
                              source_file=str(ctx.path), rows=rows, model=st.model,
                              meta={"events": len(doc)})]
 
 
-def roundtrip(events_raw: list[str | None]) -> Any:
-    """The parsed event list (``== json.load(file)``), rebuilt from the raw column."""
-    return rebuild_document(events_raw)
-
 
 def _is_event(v: Any) -> bool:
     return isinstance(v, dict) and "id" in v and ("action" in v or "observation" in v)
 
 
-@safe_sniff
-def sniff(path: Path, head_bytes: bytes) -> Detection:
+def _sniff(path: Path, head_bytes: bytes) -> Detection:
     p = peek(path, head_bytes)
     if p.doc_ok:
         d = p.doc
@@ -251,11 +232,8 @@ def sniff(path: Path, head_bytes: bytes) -> Detection:
     return Detection(0.0, "not a JSON list of events")
 
 
-FORMAT = register(SourceFormat(
-    name=NAME,
-    description="OpenHands v0 event stream (JSON list of actions/observations with LiteLLM usage)",
-    sniff=sniff,
-    parse=guard_parse(NAME, _parse),
-    raw_joiner=None,
-))
-parse = FORMAT.parse
+FORMAT = register_format(
+    NAME, "OpenHands v0 event stream (JSON list of actions/observations with LiteLLM usage)",
+    sniff=_sniff, parse=_parse, profile="openhands-default", raw_joiner=None,
+)
+parse, sniff = FORMAT.parse, FORMAT.sniff

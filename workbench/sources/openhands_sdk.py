@@ -42,7 +42,7 @@ on the continuity, ``cost`` and ``latency_sec`` to ``meta``.
 
 Raw: events.jsonl keeps each line's text on its first event (non-null raws joined by
 ``"\\n"`` == the non-blank lines); the call log uses the document layout of
-:mod:`workbench.sources.openai_messages` (messages array and the response value taken
+:mod:`workbench.sources._common` (messages array and the response value taken
 out). :func:`roundtrip` handles both.
 """
 
@@ -53,23 +53,13 @@ from typing import Any
 
 from workbench.continuity.enums import CompactTrigger, EventFlag, EventKind, Origin, Role
 from workbench.errors import SourceError
-from workbench.sources.base import (
-    Detection,
-    ParseContext,
-    ParsedContinuity,
-    SourceFormat,
-    iter_jsonl,
-    register,
-)
-from workbench.sources.openai_messages import (
+from workbench.sources._common import (
     Builder,
     Malformed,
     MessageState,
     call_event,
     content_text,
     dumps,
-    guard_parse,
-    is_document_raws,
     litellm_usage,
     message_events,
     opt_dict,
@@ -80,11 +70,13 @@ from workbench.sources.openai_messages import (
     parse_tool_calls,
     parse_ts,
     peek,
-    rebuild_document,
-    safe_sniff,
+    pick,
+    register_format,
     start_document,
     want_dict,
 )
+from workbench.sources._common import roundtrip as roundtrip  # this format's round trip
+from workbench.sources.base import Detection, ParseContext, ParsedContinuity
 
 NAME = "openhands_sdk"
 EXPECTED = "an OpenHands SDK event (a JSON object with a string 'kind')"
@@ -289,13 +281,7 @@ def _event_events(e: Any, where: str, b: Builder, st: _State) -> list[dict[str, 
 def _parse_events(ctx: ParseContext) -> ParsedContinuity:
     b = Builder(ctx)
     st = _State()
-    for line, text, obj in iter_jsonl(ctx, b.rows):
-        try:
-            evs = _event_events(obj, f"line {line}", b, st)
-        except Malformed as exc:
-            b.bad(exc, text, line)
-            continue
-        b.commit(evs, raw=text, line=line)
+    b.record_lines(lambda e, where: _event_events(e, where, b, st))
     rows = b.finish()
     stem = ctx.path.stem
     cid = ctx.path.parent.name if stem == "events" and ctx.path.parent.name else stem
@@ -318,29 +304,15 @@ def _parse_call_log(ctx: ParseContext, doc: dict) -> ParsedContinuity:
         lay.take_value("response")
     lay.emit(b)
     ms = MessageState()
-    for i, m in enumerate(msgs):
-        raw = dumps(m)
-        try:
-            evs = message_events(m, f"messages[{i}]", b, ms, assistant_is_request=False)
-        except Malformed as exc:
-            b.bad(exc, raw)
-            continue
-        b.commit(evs, raw=raw)
+    b.record_elements(msgs, "messages",
+                      lambda m, where: message_events(m, where, b, ms, assistant_is_request=False))
     model = None
-    if take_resp:
-        raw = dumps(resp)
-        try:
-            evs = _response_events(resp, b, ms)
-            model = resp.get("model") if isinstance(resp.get("model"), str) else None
-        except Malformed as exc:
-            b.bad(exc, raw)
-        else:
-            b.commit(evs, raw=raw)
+    if take_resp and b.record(lambda r, _where: _response_events(r, b, ms), resp, "response", dumps(resp)):
+        model = resp.get("model") if isinstance(resp.get("model"), str) else None
     rows = b.finish()
-    meta: dict[str, Any] = {"container": "llm_call_log"}
-    for k in ("cost", "latency_sec", "timestamp"):
-        if isinstance(doc.get(k), int | float) and not isinstance(doc.get(k), bool):
-            meta[k] = doc[k]
+    number = (int, float)
+    meta: dict[str, Any] = {"container": "llm_call_log",
+                            **pick(doc, cost=number, latency_sec=number, timestamp=number)}
     cw = doc.get("context_window")
     cw = cw if isinstance(cw, int) and not isinstance(cw, bool) and cw > 0 else -1
     return ParsedContinuity(continuity_id=ctx.path.stem, source_format=NAME,
@@ -368,7 +340,7 @@ def _response_events(resp: dict, b: Builder, ms: MessageState) -> list[dict[str,
 def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
     import orjson
 
-    data = ctx.path.read_bytes()
+    data = ctx.read_bytes()
     first = data.lstrip()[:1]
     if first == b"[":
         raise SourceError("a JSON list is not an OpenHands SDK log", path=str(ctx.path),
@@ -383,16 +355,8 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
     return [_parse_events(ctx)]
 
 
-def roundtrip(events_raw: list[str | None]) -> Any:
-    """events.jsonl: the non-blank lines joined by ``"\\n"`` (``str``). LLM call log: the
-    parsed document (``== json.load(file)``)."""
-    if is_document_raws(events_raw):
-        return rebuild_document(events_raw)
-    return "\n".join(r for r in events_raw if r is not None)
 
-
-@safe_sniff
-def sniff(path: Path, head_bytes: bytes) -> Detection:
+def _sniff(path: Path, head_bytes: bytes) -> Detection:
     p = peek(path, head_bytes)
     if p.doc_ok:
         d = p.doc
@@ -415,11 +379,9 @@ def sniff(path: Path, head_bytes: bytes) -> Detection:
     return Detection(0.0, "not JSON")
 
 
-FORMAT = register(SourceFormat(
-    name=NAME,
-    description="OpenHands SDK (v1): events.jsonl event stream, or an LLM call log JSON",
-    sniff=sniff,
-    parse=guard_parse(NAME, _parse),
+FORMAT = register_format(
+    NAME, "OpenHands SDK (v1): events.jsonl event stream, or an LLM call log JSON",
+    sniff=_sniff, parse=_parse, profile="openhands-sdk",
     raw_joiner="\n",  # events.jsonl; the LLM call log uses the document layout (roundtrip())
-))
-parse = FORMAT.parse
+)
+parse, sniff = FORMAT.parse, FORMAT.sniff

@@ -26,7 +26,7 @@ execution_time, sometimes the full message list); each becomes a SIDE_EFFECT nam
 instance_cost); there is no per-request usage, so the totals go to
 ``ParsedContinuity.meta["model_stats"]`` and no usage columns are set.
 
-Raw: the document layout of :mod:`workbench.sources.openai_messages` (META ``document``
+Raw: the document layout of :mod:`workbench.sources._common` (META ``document``
 = the object with ``history`` and ``trajectory`` emptied, META ``layout``, then history
 elements, then trajectory steps); :func:`roundtrip` rebuilds ``json.load(file)``.
 """
@@ -41,24 +41,22 @@ import orjson
 
 from workbench.continuity.enums import EventFlag, EventKind, Origin, Role
 from workbench.errors import SourceError
-from workbench.sources.base import Detection, ParseContext, ParsedContinuity, SourceFormat, register
-from workbench.sources.openai_messages import (
+from workbench.sources._common import (
     Builder,
-    Malformed,
     call_event,
-    content_text,
     dumps,
-    guard_parse,
-    load_document,
+    open_document,
     opt_id,
     opt_list,
     parse_tool_calls,
     peek,
-    rebuild_document,
-    safe_sniff,
-    start_document,
-    want_dict,
+    pick,
+    register_format,
+    role_and_text,
+    system_message,
 )
+from workbench.sources._common import roundtrip as roundtrip  # this format's round trip
+from workbench.sources.base import Detection, ParseContext, ParsedContinuity
 
 NAME = "swe_agent"
 EXPECTED = "a SWE-agent trajectory object {history: [...], trajectory: [...], info: {...}}"
@@ -93,13 +91,9 @@ class _State:
 
 
 def _history_events(m: Any, where: str, b: Builder, st: _State) -> list[dict[str, Any]]:
-    m = want_dict(m, where, "a history message {role, content, ...}")
-    role = m.get("role")
-    if not isinstance(role, str):
-        raise Malformed(f"{where}.role", "is missing or not a string", "a role string")
-    text = content_text(m.get("content"), f"{where}.content")
+    m, role, text = role_and_text(m, where, "a history message {role, content, ...}")
     if role == "system":
-        return [dict(kind=EventKind.MESSAGE, role=Role.SYSTEM, origin=Origin.SYSTEM, text=text)]
+        return [system_message(text)]
     if role == "assistant":
         calls = parse_tool_calls(m.get("tool_calls"), f"{where}.tool_calls")
         action = m.get("action")
@@ -140,11 +134,7 @@ def _history_events(m: Any, where: str, b: Builder, st: _State) -> list[dict[str
 
 
 def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
-    doc = load_document(ctx, EXPECTED)
-    if not isinstance(doc, dict):
-        raise SourceError("top-level JSON is not an object", path=str(ctx.path), expected=EXPECTED)
-    b = Builder(ctx)
-    lay = start_document(doc)
+    doc, b, lay = open_document(ctx, EXPECTED, lambda d: isinstance(d, dict), "not an object")
     arrays = []
     for key in ("history", "trajectory"):
         if key not in doc:
@@ -158,43 +148,25 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
         raise SourceError("no 'history' or 'trajectory' list", path=str(ctx.path), expected=EXPECTED)
     lay.emit(b)
     st = _State()
-    for i, m in enumerate(doc.get("history") if "history" in arrays else []):
-        raw = dumps(m)
-        try:
-            evs = _history_events(m, f"history[{i}]", b, st)
-        except Malformed as exc:
-            b.bad(exc, raw)
-            continue
-        b.commit(evs, raw=raw)
+    if "history" in arrays:
+        b.record_elements(doc["history"], "history", lambda m, where: _history_events(m, where, b, st))
     for step in doc.get("trajectory") if "trajectory" in arrays else []:
         b.add(EventKind.SIDE_EFFECT, origin=Origin.HARNESS, name="trajectory_step", raw=dumps(step))
     rows = b.finish()
-    meta: dict[str, Any] = {}
-    info = doc.get("info")
-    if isinstance(info, dict):
-        if isinstance(info.get("model_stats"), dict):
-            meta["model_stats"] = info["model_stats"]
-        if isinstance(info.get("exit_status"), str):
-            meta["exit_status"] = info["exit_status"]
-    if isinstance(doc.get("environment"), str):
-        meta["environment"] = doc["environment"]
+    meta: dict[str, Any] = {**pick(doc.get("info"), model_stats=dict, exit_status=str),
+                            **pick(doc, environment=str)}
     name = ctx.path.name
     cid = name[: -len(".traj")] if name.endswith(".traj") else ctx.path.stem
     return [ParsedContinuity(continuity_id=cid, source_format=NAME, source_file=str(ctx.path),
                              rows=rows, model=_model_name(doc), meta=meta)]
 
 
-def roundtrip(events_raw: list[str | None]) -> Any:
-    """The parsed trajectory object, rebuilt from the raw column (``== json.load(file)``)."""
-    return rebuild_document(events_raw)
-
 
 _HEAD_TRAJ = re.compile(rb'"trajectory"\s*:\s*\[')
 _HEAD_HIST = re.compile(rb'"history"\s*:\s*\[')
 
 
-@safe_sniff
-def sniff(path: Path, head_bytes: bytes) -> Detection:
+def _sniff(path: Path, head_bytes: bytes) -> Detection:
     p = peek(path, head_bytes)
     suffix = p.name.endswith(".traj")
     if p.doc_ok:
@@ -217,11 +189,10 @@ def sniff(path: Path, head_bytes: bytes) -> Detection:
     return Detection(0.2 if suffix else 0.0, ".traj file name only" if suffix else "no trajectory keys")
 
 
-FORMAT = register(SourceFormat(
-    name=NAME,
-    description="SWE-agent trajectory (.traj): history messages, trajectory steps, model_stats totals",
-    sniff=sniff,
-    parse=guard_parse(NAME, _parse),
+FORMAT = register_format(
+    NAME, "SWE-agent trajectory (.traj): history messages, trajectory steps, model_stats totals",
+    sniff=_sniff, parse=_parse,
+    profile="observation-masking",  # SWE-agent's last_n_observations history processor
     raw_joiner=None,
-))
-parse = FORMAT.parse
+)
+parse, sniff = FORMAT.parse, FORMAT.sniff
