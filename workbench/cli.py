@@ -192,6 +192,93 @@ def demo(
 _register_subcommands()
 
 
+def _run_spec(spec_path: Path, out: Path | None, executor: str, workers: int | None,
+              scheduler: str | None, retry_failed: bool):
+    from workbench.sweep.runner import run_sweep
+
+    report = run_sweep(spec_path, out, executor=executor, workers=workers, scheduler=scheduler,
+                       progress=sys.stderr.isatty(), retry_failed=retry_failed)
+    typer.echo(f"{report.out}: {report.line()}", err=True)
+    return report
+
+
+@app.command()
+def sweep(
+    spec: Annotated[Path, typer.Argument(help="sweep spec, e.g. simulations/codex-limit.yaml")],
+    out: Annotated[Path | None, typer.Option(help="sweep directory (default runs/sweeps/NAME)")] = None,
+    executor: Annotated[str, typer.Option(help="process | dask | serial")] = "process",
+    workers: Annotated[int | None, typer.Option(help="worker processes (default: CPU count)")] = None,
+    scheduler: Annotated[str | None, typer.Option(help="Dask scheduler address (--executor dask)")] = None,
+    retry_failed: Annotated[bool, typer.Option(help="run failed configurations again")] = False,
+) -> None:
+    """Run a declarative sweep (resumable: completed runs are skipped)."""
+    import polars as pl
+
+    from workbench.sweep.runner import aggregate, collect
+    from workbench.sweep.tune import render_configs
+
+    try:
+        report = _run_spec(spec, out, executor, workers, scheduler, retry_failed)
+        agg = aggregate(collect(report.out))
+    except WorkbenchError as exc:
+        _fail(exc)
+    render_configs(agg)
+    failed = agg.filter(~pl.col("complete"))
+    for r in failed.select("config_index", "error").iter_rows(named=True):
+        typer.echo(f"configuration {r['config_index']} failed: {r['error']}", err=True)
+
+
+@app.command()
+def tune(
+    spec: Annotated[Path, typer.Argument(help="sweep spec, e.g. simulations/openclaw-flush.yaml")],
+    objective: Annotated[str, typer.Option(help="metric to optimise (e.g. cost_usd)")] = "cost_usd",
+    maximize: Annotated[bool, typer.Option("--maximize", help="maximise the objective instead")] = False,
+    constraint: Annotated[list[str] | None, typer.Option(help="'metric op number', repeat; e.g. 'overflows==0'")] = None,
+    harness: Annotated[str | None, typer.Option(help="claude-code | codex | openclaw | openhands | anthropic | langchain")] = None,
+    out: Annotated[Path | None, typer.Option(help="sweep directory (default runs/sweeps/NAME)")] = None,
+    executor: Annotated[str, typer.Option(help="process | dask | serial")] = "process",
+    workers: Annotated[int | None, typer.Option(help="worker processes (default: CPU count)")] = None,
+    scheduler: Annotated[str | None, typer.Option(help="Dask scheduler address (--executor dask)")] = None,
+    top: Annotated[int, typer.Option(help="rows of the table besides the Pareto front")] = 10,
+    no_run: Annotated[bool, typer.Option("--no-run", help="use the results already written; run nothing")] = False,
+) -> None:
+    """Run (or reuse) a sweep, pick the best feasible thresholds, print them in a harness's keys."""
+    from workbench.sweep.harness_config import HARNESSES, render
+    from workbench.sweep.runner import aggregate, collect, default_out
+    from workbench.sweep.spec import SweepSpec
+    from workbench.sweep.tune import best_policy, render_table
+    from workbench.sweep.tune import tune as tune_sweep
+
+    try:
+        if harness is not None and harness not in HARNESSES:
+            raise WorkbenchError(f"unknown harness {harness!r}; choose one of {', '.join(HARNESSES)}")
+        loaded = SweepSpec.load(spec)
+        out = out or default_out(loaded)
+        if not no_run:
+            _run_spec(spec, out, executor, workers, scheduler, retry_failed=False)
+        agg = aggregate(collect(out))
+        result = tune_sweep(agg, objective, constraint or [], "max" if maximize else "min")
+    except WorkbenchError as exc:
+        _fail(exc)
+    render_table(result, top=top)
+    if result.best is None:
+        typer.secho("no configuration satisfies every constraint", fg=typer.colors.YELLOW, err=True)
+        raise typer.Exit(1)
+    best = result.best
+    chosen = {k: best[k] for k in loaded.parameter_keys()}
+    typer.echo(f"best: configuration {best['config_index']} ({best['config_id']}): "
+               + ", ".join(f"{k}={v}" for k, v in chosen.items())
+               + f"; {objective}={best[objective]}")
+    if harness is not None:
+        try:
+            policy = best_policy(result, loaded)
+            snippet = render(harness, policy, window=int(best.get("context_window") or 0) or None)
+        except WorkbenchError as exc:
+            _fail(exc)
+        typer.echo("")
+        typer.echo(snippet.text())
+
+
 def main() -> None:
     app()
 

@@ -1,0 +1,41 @@
+"""`workbench sweep` and `workbench tune` end to end (serial executor, small dataset)."""
+
+from __future__ import annotations
+
+import tomllib
+
+import yaml
+from typer.testing import CliRunner
+
+from workbench.cli import app
+
+runner = CliRunner()
+
+
+def test_sweep_then_tune_prints_a_codex_config(small_dataset, tmp_path):
+    spec = tmp_path / "codex.yaml"
+    spec.write_text(yaml.safe_dump({
+        "name": "codex-cli-test", "dataset": str(small_dataset), "base": "codex-local",
+        "parameters": {"trigger.fraction": [0.5, 0.7, 0.9], "provider.context_window": 200_000},
+        "seeds": [0]}))
+    out = tmp_path / "out"
+    r = runner.invoke(app, ["sweep", str(spec), "--out", str(out), "--executor", "serial"])
+    assert r.exit_code == 0, r.output
+    assert "3 runs (3 configurations): 3 completed" in r.output
+    assert (out / "runs.parquet").is_file()
+
+    r = runner.invoke(app, ["tune", str(spec), "--out", str(out), "--no-run", "--objective", "cost_usd",
+                            "--constraint", "overflows==0", "--harness", "codex"])
+    assert r.exit_code == 0, r.output
+    assert "best: configuration" in r.output
+    toml_text = r.output.split("## ~/.codex/config.toml (toml)\n", 1)[1].split("\n## ", 1)[0]
+    cfg = tomllib.loads(toml_text)
+    assert cfg["model_context_window"] == 200_000
+    assert cfg["model_auto_compact_token_limit"] in {100_000, 140_000, 180_000}
+
+    r = runner.invoke(app, ["tune", str(spec), "--out", str(out), "--no-run", "--constraint", "overflows<0"])
+    assert r.exit_code == 1 and "no configuration satisfies" in r.output
+    r = runner.invoke(app, ["tune", str(spec), "--out", str(out), "--no-run", "--constraint", "leaks=0"])
+    assert r.exit_code == 2 and "bad constraint" in r.output
+    r = runner.invoke(app, ["tune", str(spec), "--out", str(out), "--no-run", "--constraint", "leaks==0"])
+    assert r.exit_code == 2 and "evaluate: true" in r.output

@@ -1,0 +1,335 @@
+"""A tuned policy's thresholds in a harness's own configuration keys, ready to paste.
+
+Every key carries where it comes from:
+
+* ``documented``: named in the harness's published docs/reference;
+* ``source``: read from the harness's code or shipped config template, not its docs;
+* ``inferred``: our reading of behaviour reported by users (issue threads); verify first.
+
+Only keys that exist are emitted; what a harness cannot express is said in ``notes``.
+
+=============  ===================================================================================
+harness        keys
+=============  ===================================================================================
+claude-code    ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`` (env, documented; can only *lower* the built-in
+               threshold of effective window - 13k), ``autoCompactEnabled`` (settings, documented)
+codex          ``model_auto_compact_token_limit``, ``model_context_window`` (config.toml, documented)
+openclaw       ``agents.defaults.compaction.reserveTokensFloor`` (source),
+               ``...memoryFlush.enabled`` / ``...memoryFlush.softThresholdTokens`` (documented)
+openhands      v0 ``config.toml`` ``[condenser] type="llm" keep_first max_size`` (source: shipped
+               template); SDK ``LLMSummarizingCondenser(max_size, keep_first, max_tokens)`` (documented)
+anthropic      ``context_management.edits``: ``clear_tool_uses_20250919`` (trigger, keep,
+               clear_at_least, exclude_tools, clear_tool_inputs) and ``compact_20260112`` (trigger),
+               beta headers ``context-management-2025-06-27`` / ``compact-2026-01-12`` (documented)
+langchain      ``SummarizationMiddleware(model, trigger=(kind, n), keep=(kind, n))`` (documented)
+=============  ===================================================================================
+
+>>> from workbench.engine.presets import get_policy
+>>> s = render("codex", get_policy("codex-local", {"trigger.fraction": 0.8}), window=272_000)
+>>> print(s.blocks[0].text.splitlines()[-1])
+model_auto_compact_token_limit = 217600
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from workbench.errors import WorkbenchError
+
+HARNESSES = ("claude-code", "codex", "openclaw", "openhands", "anthropic", "langchain")
+
+
+@dataclass(frozen=True)
+class Key:
+    name: str
+    value: Any
+    provenance: str  # documented | source | inferred
+    where: str  # the file / API / environment it goes to
+
+
+@dataclass(frozen=True)
+class Block:
+    format: str  # toml | json | yaml | shell | python | http
+    title: str
+    text: str
+
+
+@dataclass
+class HarnessSnippet:
+    harness: str
+    blocks: list[Block] = field(default_factory=list)
+    keys: list[Key] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        out = [f"# {self.harness}: the chosen thresholds in its own keys"]
+        for b in self.blocks:
+            out += ["", f"## {b.title} ({b.format})", b.text.rstrip()]
+        if self.keys:
+            out += ["", "## provenance"]
+            out += [f"- {k.name} = {k.value!r}: {k.provenance} ({k.where})" for k in self.keys]
+        if self.notes:
+            out += ["", "## notes"] + [f"- {n}" for n in self.notes]
+        return "\n".join(out) + "\n"
+
+
+def _threshold(policy, window: int) -> int | None:
+    t = policy.trigger
+    if t.kind != "tokens":
+        return None
+    return int(t.threshold(window))
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int | float):
+        return repr(v)
+    return json.dumps(str(v))  # a TOML basic string is JSON-compatible for plain text
+
+
+def _not_tokens(policy, harness: str) -> str:
+    return (f"the policy's trigger is {policy.trigger.rule_id()}, not a token threshold; {harness} "
+            "only takes a token threshold, so nothing below reproduces it")
+
+
+# ---- harnesses ----------------------------------------------------------------------------------
+def claude_code(policy, window: int) -> HarnessSnippet:
+    s = HarnessSnippet("claude-code")
+    threshold = _threshold(policy, window)
+    if policy.trigger.kind == "none" or policy.compaction.kind == "none":
+        settings = {"autoCompactEnabled": False}
+        s.blocks.append(Block("json", "~/.claude/settings.json", json.dumps(settings, indent=2)))
+        s.keys.append(Key("autoCompactEnabled", False, "documented", "settings.json (settings reference)"))
+        s.notes.append("older versions keep this in ~/.claude.json (`claude config set -g autoCompactEnabled false`)")
+        return s
+    if threshold is None:
+        s.notes.append(_not_tokens(policy, "Claude Code"))
+        return s
+    effective = window - min(policy.provider.max_output, 20_000)
+    default = effective - 13_000
+    env: dict[str, str] = {}
+    if threshold < default:
+        pct = math.floor(threshold * 10_000 / effective) / 100  # floor(E * pct / 100) <= threshold
+        pct_text = str(int(pct)) if float(pct).is_integer() else f"{pct:.2f}"
+        env["CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"] = pct_text
+        reached = math.floor(effective * pct / 100)
+        s.keys.append(Key("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", pct_text, "documented",
+                          "environment (Claude Code env-var reference)"))
+        s.notes.append(f"threshold {threshold:,} tokens = {pct_text}% of the effective window "
+                       f"{effective:,} (window {window:,} - min(max output, 20k)); Claude Code computes "
+                       f"floor(effective x pct) = {reached:,}")
+    else:
+        s.notes.append(f"the chosen threshold {threshold:,} is at or above Claude Code's default "
+                       f"{default:,} (effective window - 13k); CLAUDE_AUTOCOMPACT_PCT_OVERRIDE can only "
+                       "lower the threshold, so the default stays and no override is emitted")
+    settings = {"autoCompactEnabled": True}
+    if env:
+        settings["env"] = env
+        lines = [f"export {k}={v}" for k, v in env.items()]
+        s.blocks.append(Block("shell", "shell profile, before starting `claude`", "\n".join(lines)))
+    s.blocks.append(Block("json", "~/.claude/settings.json", json.dumps(settings, indent=2)))
+    s.keys.append(Key("autoCompactEnabled", True, "documented", "settings.json (settings reference)"))
+    if env:
+        s.notes.append("several Claude Code versions were reported (issues #63186, #36381, #57567) to ignore "
+                       "this variable when set only in settings.json `env`; exporting it in the shell is "
+                       "the reliable route (inferred from those reports)")
+    if policy.flush.enabled:
+        s.notes.append("Claude Code has no pre-compaction flush key; the flush settings are not expressible")
+    if policy.masking.after_turns or policy.trigger.keep_last_events or policy.compaction.retain != "none":
+        s.notes.append("keep/masking parameters have no Claude Code key (microcompact is internal)")
+    s.notes.append("CLAUDE_CODE_AUTO_COMPACT_WINDOW / autoCompactWindow (the window the percentage "
+                   "applies to) appear in newer versions; not emitted (inferred, semantics unverified)")
+    return s
+
+
+def codex(policy, window: int) -> HarnessSnippet:
+    s = HarnessSnippet("codex")
+    threshold = _threshold(policy, window)
+    if threshold is None:
+        s.notes.append(_not_tokens(policy, "Codex"))
+        return s
+    lines = ["# ~/.codex/config.toml"]
+    if policy.provider.context_window:
+        lines.append(f"model_context_window = {int(policy.provider.context_window)}")
+        s.keys.append(Key("model_context_window", int(policy.provider.context_window), "documented",
+                          "~/.codex/config.toml (config reference)"))
+    else:
+        lines.append(f"# model_context_window = {window}  (the window this threshold was tuned on)")
+    lines.append(f"model_auto_compact_token_limit = {threshold}")
+    s.keys.append(Key("model_auto_compact_token_limit", threshold, "documented",
+                      "~/.codex/config.toml (config reference)"))
+    s.blocks.append(Block("toml", "~/.codex/config.toml", "\n".join(lines) + "\n"))
+    if threshold > 0.9 * window:
+        s.notes.append(f"{threshold:,} is above 90% of the window ({int(0.9 * window):,}); Codex clamps "
+                       "the limit to 90% (source), so the effective threshold is lower than tuned")
+    if policy.compaction.retain != "none":
+        s.notes.append(f"retained {policy.compaction.retain} up to {policy.compaction.retain_tokens:,} "
+                       "tokens is built into Codex (20k local / 64k remote); no key")
+    if policy.flush.enabled:
+        s.notes.append("Codex has no pre-compaction flush key; the flush settings are not expressible")
+    return s
+
+
+def openclaw(policy, window: int) -> HarnessSnippet:
+    import yaml
+
+    s = HarnessSnippet("openclaw")
+    threshold = _threshold(policy, window)
+    compaction: dict[str, Any] = {}
+    if threshold is None:
+        s.notes.append(_not_tokens(policy, "OpenClaw"))
+    else:
+        reserve = int(window - threshold)
+        compaction["reserveTokensFloor"] = reserve
+        s.keys.append(Key("agents.defaults.compaction.reserveTokensFloor", reserve, "source",
+                          "OpenClaw config (read by its compaction and memory-flush code)"))
+    flush: dict[str, Any] = {"enabled": bool(policy.flush.enabled)}
+    s.keys.append(Key("agents.defaults.compaction.memoryFlush.enabled", bool(policy.flush.enabled),
+                      "documented", "OpenClaw config (session management: memory flush)"))
+    if policy.flush.enabled:
+        reserve = compaction.get("reserveTokensFloor", int(policy.flush.reserve_tokens))
+        soft = int(window - reserve - policy.flush.threshold(window))
+        if soft < 0:
+            s.notes.append(f"the tuned flush threshold lies above the compaction threshold; "
+                           f"softThresholdTokens clamped to 0 (was {soft:,})")
+            soft = 0
+        flush["softThresholdTokens"] = soft
+        s.keys.append(Key("agents.defaults.compaction.memoryFlush.softThresholdTokens", soft, "documented",
+                          "OpenClaw config (session management: memory flush)"))
+        if policy.flush.reserve_tokens != reserve and not policy.flush.fraction:
+            s.notes.append("OpenClaw uses one reserve for compaction and flush; softThresholdTokens was "
+                           "computed so the flush fires at the tuned flush threshold")
+    compaction["memoryFlush"] = flush
+    doc = {"agents": {"defaults": {"compaction": compaction}}}
+    s.blocks.append(Block("json", "OpenClaw config (JSON)", json.dumps(doc, indent=2)))
+    s.blocks.append(Block("yaml", "OpenClaw config (YAML)", yaml.safe_dump(doc, sort_keys=False)))
+    return s
+
+
+def openhands(policy, window: int) -> HarnessSnippet:
+    s = HarnessSnippet("openhands")
+    t = policy.trigger
+    keep_first = int(t.keep_first)
+    if t.kind == "events":
+        max_size = int(t.max_events)
+        toml = ("[condenser]\n" 'type = "llm"\n' 'llm_config = "condenser"\n'
+                f"keep_first = {keep_first}\nmax_size = {max_size}\n")
+        s.blocks.append(Block("toml", "OpenHands v0 config.toml", toml))
+        s.keys += [Key("condenser.type", "llm", "source", "config.toml (shipped config.template.toml)"),
+                   Key("condenser.keep_first", keep_first, "source", "config.toml (shipped config.template.toml)"),
+                   Key("condenser.max_size", max_size, "source", "config.toml (shipped config.template.toml)")]
+        py = (f"LLMSummarizingCondenser(llm=llm, max_size={max_size}, keep_first={keep_first})")
+        s.keys += [Key("LLMSummarizingCondenser.max_size", max_size, "documented", "OpenHands SDK"),
+                   Key("LLMSummarizingCondenser.keep_first", keep_first, "documented", "OpenHands SDK")]
+    else:
+        threshold = _threshold(policy, window)
+        if threshold is None:
+            s.notes.append(f"the policy's trigger is {t.rule_id()}; OpenHands condensers trigger on "
+                           "event count (max_size) or tokens (SDK max_tokens)")
+            return s
+        py = f"LLMSummarizingCondenser(llm=llm, max_tokens={threshold}, keep_first={keep_first})"
+        s.keys += [Key("LLMSummarizingCondenser.max_tokens", threshold, "documented", "OpenHands SDK"),
+                   Key("LLMSummarizingCondenser.keep_first", keep_first, "documented", "OpenHands SDK")]
+        s.notes.append("a token trigger exists only in the SDK condenser (max_tokens); the v0 config.toml "
+                       "condenser has no token key")
+    s.blocks.append(Block("python", "OpenHands SDK",
+                          "from openhands.sdk.context.condenser import LLMSummarizingCondenser\n\n"
+                          f"condenser = {py}\n"))
+    if t.min_progress:
+        s.notes.append("minimum progress is fixed in the SDK (0.1); no key")
+    return s
+
+
+def anthropic(policy, window: int) -> HarnessSnippet:
+    s = HarnessSnippet("anthropic")
+    threshold = _threshold(policy, window)
+    if threshold is None:
+        s.notes.append(_not_tokens(policy, "the Messages API context management"))
+        return s
+    c = policy.compaction
+    edits: list[dict[str, Any]] = []
+    betas: list[str] = []
+    if c.kind == "clear_tool_uses":
+        edit: dict[str, Any] = {"type": "clear_tool_uses_20250919",
+                                "trigger": {"type": "input_tokens", "value": threshold},
+                                "keep": {"type": "tool_uses", "value": int(c.clear_keep)}}
+        if c.clear_at_least:
+            edit["clear_at_least"] = {"type": "input_tokens", "value": int(c.clear_at_least)}
+        if c.exclude_tools:
+            edit["exclude_tools"] = list(c.exclude_tools)
+        if c.clear_inputs:
+            edit["clear_tool_inputs"] = True
+        edits.append(edit)
+        betas.append("context-management-2025-06-27")
+        for k in ("trigger", "keep", "clear_at_least", "exclude_tools", "clear_tool_inputs"):
+            if k in edit:
+                s.keys.append(Key(f"context_management.edits[clear_tool_uses_20250919].{k}", edit[k],
+                                  "documented", "Messages API request body (context editing)"))
+    elif c.kind in ("summary", "opaque"):
+        edits.append({"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": threshold}})
+        betas.append("compact-2026-01-12")
+        s.keys.append(Key("context_management.edits[compact_20260112].trigger", edits[0]["trigger"],
+                          "documented", "Messages API request body (compaction)"))
+        if threshold < 50_000:
+            s.notes.append(f"the API rejects compaction triggers below 50,000 tokens; {threshold:,} must be raised")
+    else:
+        s.notes.append(f"compaction kind {c.kind!r} has no Anthropic context-management edit")
+        return s
+    body = {"context_management": {"edits": edits}}
+    s.blocks.append(Block("json", "Messages API request body (fragment)", json.dumps(body, indent=2)))
+    s.blocks.append(Block("http", "request header", f"anthropic-beta: {','.join(betas)}"))
+    if policy.masking.after_turns:
+        s.notes.append("observation masking by turn age has no API edit; clear_tool_uses keeps the last N tool uses instead")
+    return s
+
+
+def langchain(policy, window: int) -> HarnessSnippet:
+    s = HarnessSnippet("langchain")
+    t = policy.trigger
+    if t.kind == "tokens" and t.tokens:
+        trigger: tuple = ("tokens", int(t.tokens))
+    elif t.kind == "tokens" and t.fraction:
+        trigger = ("fraction", float(t.fraction))
+    elif t.kind == "tokens":
+        trigger = ("tokens", _threshold(policy, window))
+    elif t.kind == "events":
+        trigger = ("messages", int(t.max_events))
+        s.notes.append("the policy counts events; LangChain counts messages (tool calls/results are messages too)")
+    else:
+        s.notes.append(f"the policy's trigger is {t.rule_id()}; SummarizationMiddleware triggers on "
+                       "tokens, a fraction of the window, or a message count")
+        return s
+    kwargs: dict[str, Any] = {"trigger": trigger}
+    if t.keep_last_tokens:
+        kwargs["keep"] = ("tokens", int(t.keep_last_tokens))
+    elif t.keep_last_fraction:
+        kwargs["keep"] = ("fraction", float(t.keep_last_fraction))
+    elif t.keep_last_events:
+        kwargs["keep"] = ("messages", int(t.keep_last_events))
+    else:
+        s.notes.append("the policy keeps no minimum raw tail; keep is left at its default ('messages', 20)")
+    model = policy.provider.model or "MODEL"
+    args = ", ".join([f"model={model!r}"] + [f"{k}={v!r}" for k, v in kwargs.items()])
+    code = ("from langchain.agents.middleware import SummarizationMiddleware\n\n"
+            f"summarization = SummarizationMiddleware({args})\n")
+    s.blocks.append(Block("python", "LangChain agent middleware", code))
+    for k, v in kwargs.items():
+        s.keys.append(Key(f"SummarizationMiddleware.{k}", v, "documented", "LangChain reference"))
+    return s
+
+
+RENDERERS = {"claude-code": claude_code, "codex": codex, "openclaw": openclaw, "openhands": openhands,
+             "anthropic": anthropic, "langchain": langchain}
+
+
+def render(harness: str, policy, *, window: int | None = None) -> HarnessSnippet:
+    """The policy's thresholds for ``harness``; ``window`` defaults to the policy's own
+    ``provider.context_window`` or 200,000."""
+    if harness not in RENDERERS:
+        raise WorkbenchError(f"unknown harness {harness!r}; choose one of {', '.join(HARNESSES)}")
+    w = int(window or policy.provider.context_window or 200_000)
+    return RENDERERS[harness](policy, w)

@@ -1,0 +1,397 @@
+"""Run a sweep: write the run table, execute the runs that are not done, collect.
+
+Layout of a sweep directory::
+
+    <out>/sweep.json              the resolved spec, dataset hashes, provenance
+    <out>/runs.parquet            run_id + every parameter, one row per run (written first)
+    <out>/results/<run_id>.parquet  summary rows of one run (one per continuity)
+    <out>/results/<run_id>.json     status (ok | error), error text, evaluation headline, timing
+
+Every file is written atomically, results by the driver as each run completes, so a
+sweep killed at any point (even SIGKILL) leaves only whole results behind; running it
+again skips every run whose ``.json`` says ``ok`` (or ``error``: a configuration the
+policy rejects fails the same way twice; ``retry_failed=True`` runs those again) and
+produces the same tables as an uninterrupted sweep.
+
+Workers load a dataset once per process (cached by path and file hashes) and send back a
+few summary rows per run, never per-request arrays.
+
+>>> from workbench.sweep.runner import run_sweep, collect    # doctest: +SKIP
+>>> report = run_sweep("simulations/codex-limit.yaml", "runs/sweeps/codex-limit")  # doctest: +SKIP
+>>> collect("runs/sweeps/codex-limit").select("trigger.fraction", "seed", "cost_usd")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import io
+import os
+import socket
+import time
+import traceback
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from workbench.sweep.spec import RunSpec, SweepSpec, dataset_files, runs_frame
+
+RUNS_FILE = "runs.parquet"
+SWEEP_FILE = "sweep.json"
+RESULTS_DIR = "results"
+# metrics of a run's summary rows: summed over continuities (then averaged over seeds)
+ADDITIVE = ("requests", "calls", "prompt_tokens", "input_tokens", "cached_input_tokens",
+            "cache_write_tokens", "output_tokens", "cost_usd", "compaction_cost_usd",
+            "flush_cost_usd", "compactions", "flushes", "overflows", "edits", "full_requests")
+# evaluation headline columns (one value per run)
+EVALUATION = ("leaks", "leaks_context", "secrets", "retention", "fact_probes")
+# failures: the worst seed counts, not the mean
+WORST_CASE = ("overflows", "leaks", "leaks_context")
+
+
+@dataclass
+class SweepReport:
+    out: Path
+    runs: int
+    configurations: int
+    skipped: int  # already done before this call
+    completed: int  # finished ok in this call
+    failed: int  # finished with an error in this call (invalid configurations included)
+    elapsed_s: float
+    executor: str
+
+    def line(self) -> str:
+        return (f"{self.runs} runs ({self.configurations} configurations): {self.completed} completed, "
+                f"{self.failed} failed, {self.skipped} already done; {self.elapsed_s:.1f} s on {self.executor}")
+
+
+def default_out(spec: SweepSpec) -> Path:
+    return Path("runs") / "sweeps" / spec.name
+
+
+def _load_spec(spec: SweepSpec | str | Path) -> SweepSpec:
+    return spec if isinstance(spec, SweepSpec) else SweepSpec.load(spec)
+
+
+def _dumps(obj: Any) -> bytes:
+    import orjson
+
+    return orjson.dumps(obj, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS | orjson.OPT_SERIALIZE_NUMPY)
+
+
+def _write_parquet(frame, path: Path) -> None:
+    from workbench.util.atomic import atomic_write_bytes
+
+    buf = io.BytesIO()
+    frame.write_parquet(buf, compression="zstd")
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
+# ---- planning -------------------------------------------------------------------------------
+def plan(spec: SweepSpec | str | Path, out: str | Path | None = None, *, progress: bool = False):
+    """Resolve the dataset (generating it if the spec says how), expand the runs and write
+    ``sweep.json`` + ``runs.parquet`` atomically. Returns ``(spec, dataset, runs, out)``."""
+    from workbench.util.provenance import git_revision, package_versions
+
+    spec = _load_spec(spec)
+    out = Path(out) if out is not None else default_out(spec)
+    ds = spec.dataset.ensure(spec.tokenizer, progress=progress)
+    files = dataset_files(ds)
+    runs = spec.runs(files)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / RESULTS_DIR).mkdir(exist_ok=True)
+    _write_parquet(runs_frame(spec, runs, str(ds.path)), out / RUNS_FILE)
+    from workbench.util.atomic import atomic_write_bytes
+
+    atomic_write_bytes(out / SWEEP_FILE, _dumps({
+        "name": spec.name, "spec": spec.to_dict(),
+        "dataset": {"path": str(ds.path), "name": ds.name, "files": files},
+        "runs": len(runs), "configurations": len({r.config_id for r in runs}),
+        "git_revision": git_revision(), "versions": package_versions(), "created_at": _now(),
+    }))
+    return spec, ds, runs, out
+
+
+def _read_json(path: Path) -> dict | None:
+    import orjson
+
+    try:
+        return orjson.loads(path.read_bytes())
+    except (FileNotFoundError, orjson.JSONDecodeError):
+        return None
+
+
+def is_done(out: Path, run_id: str, *, evaluate: bool, retry_failed: bool = False) -> bool:
+    meta = _read_json(out / RESULTS_DIR / f"{run_id}.json")
+    if meta is None:
+        return False
+    if meta.get("status") == "error":
+        return not retry_failed
+    if meta.get("status") != "ok" or not (out / RESULTS_DIR / f"{run_id}.parquet").is_file():
+        return False
+    return bool(meta.get("evaluated")) or not evaluate
+
+
+# ---- execution ------------------------------------------------------------------------------
+def run_sweep(spec: SweepSpec | str | Path, out: str | Path | None = None, *,
+              executor: Any = "process", workers: int | None = None, scheduler: Any = None,
+              progress: bool = False, retry_failed: bool = False) -> SweepReport:
+    """Run every run of ``spec`` that is not done yet; results land in ``out/results``."""
+    from workbench.sweep.executors import get_executor
+    from workbench.util.progress import progress_iter
+
+    t0 = time.perf_counter()
+    spec, ds, runs, out = plan(spec, out, progress=progress)
+    evaluate = spec.evaluate is not None
+    todo: list[RunSpec] = []
+    skipped = failed = completed = 0
+    for r in runs:
+        if is_done(out, r.run_id, evaluate=evaluate, retry_failed=retry_failed):
+            skipped += 1
+        elif r.error is not None:  # rejected by the policy: recorded without a worker
+            write_result(out, {**_meta(r.run_id, r.config_id, r.seed), "status": "error",
+                               "error": f"PolicyError: {r.error}", "traceback": None,
+                               "overrides": _plain(r.overrides), "policy_digest": r.policy_digest})
+            failed += 1
+        else:
+            todo.append(r)
+    ex = get_executor(executor, workers=workers, scheduler=scheduler)
+    described = ex.name
+    if todo:
+        tasks = (r.task(spec, str(ds.path)) for r in todo)
+        with ex:
+            described = ex.describe()
+            results = ex.imap_unordered(execute_run, tasks)
+            for res in progress_iter(results, f"sweep {spec.name}", enabled=progress, total=len(todo)):
+                write_result(out, res)
+                if res["status"] == "ok":
+                    completed += 1
+                else:
+                    failed += 1
+    return SweepReport(out=out, runs=len(runs), configurations=len({r.config_id for r in runs}),
+                       skipped=skipped, completed=completed, failed=failed,
+                       elapsed_s=time.perf_counter() - t0, executor=described)
+
+
+def _plain(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
+
+
+def _meta(run_id: str, config_id: str, seed: int) -> dict[str, Any]:
+    return {"run_id": run_id, "config_id": config_id, "seed": seed}
+
+
+def write_result(out: Path, res: dict[str, Any]) -> None:
+    """Rows to ``<run_id>.parquet`` first, then ``<run_id>.json``: the JSON marks the run
+    done, so a run interrupted between the two is simply run again."""
+    import polars as pl
+
+    from workbench.util.atomic import atomic_write_bytes
+
+    res = dict(res)
+    rows = res.pop("rows", None)
+    d = Path(out) / RESULTS_DIR
+    if res["status"] == "ok":
+        _write_parquet(pl.DataFrame(rows, infer_schema_length=None), d / f"{res['run_id']}.parquet")
+        res["rows"] = len(rows)
+    res.setdefault("finished_at", _now())
+    atomic_write_bytes(d / f"{res['run_id']}.json", _dumps(res))
+
+
+# ---- the worker side ------------------------------------------------------------------------
+_DATASETS: OrderedDict = OrderedDict()  # (path, tokenizer, files digest) -> (Dataset, inputs)
+_MAX_DATASETS = 2
+
+
+def load_prepared(path: str, tokenizer: str):
+    """``(Dataset, [ReplayInput])`` for a dataset path, prepared once per process."""
+    from workbench.continuity.dataset import load_dataset
+    from workbench.engine.run import prepare_dataset
+
+    ds = load_dataset(path)
+    key = (str(Path(path).resolve()), tokenizer, tuple(sorted(dataset_files(ds).items())))
+    hit = _DATASETS.get(key)
+    if hit is not None:
+        _DATASETS.move_to_end(key)
+        return hit
+    hit = (ds, prepare_dataset(ds, tokenizer))
+    _DATASETS[key] = hit
+    while len(_DATASETS) > _MAX_DATASETS:
+        _DATASETS.popitem(last=False)
+    return hit
+
+
+def execute_run(task: dict[str, Any]) -> dict[str, Any]:
+    """Run one configuration x seed over every continuity; never raises (errors are
+    returned as ``status: error`` with the exception text)."""
+    t0 = time.perf_counter()
+    meta = {**_meta(task["run_id"], task["config_id"], task["seed"]),
+            "overrides": task["overrides"], "engine": task["engine"], "tokenizer": task["tokenizer"]}
+    try:
+        from workbench.engine.policy import Policy
+
+        policy = Policy.from_dict(task["base"]).with_overrides(task["overrides"])
+        meta["policy_digest"] = policy.digest()
+        ds, inputs = load_prepared(task["dataset"], task["tokenizer"])
+        rows, headline = simulate_one(ds, inputs, policy, run_id=task["run_id"], seed=task["seed"],
+                                      engine=task["engine"], tokenizer=task["tokenizer"],
+                                      evaluate=task.get("evaluate"))
+    except Exception as exc:  # a failing configuration must not stop the sweep
+        return {**meta, "status": "error", "error": f"{type(exc).__name__}: {exc}",
+                "traceback": traceback.format_exc(limit=12), "elapsed_s": time.perf_counter() - t0,
+                "worker": f"{socket.gethostname()}:{os.getpid()}"}
+    return {**meta, "status": "ok", "error": None, "rows": rows, "evaluated": headline is not None,
+            "evaluation": headline, "elapsed_s": time.perf_counter() - t0,
+            "worker": f"{socket.gethostname()}:{os.getpid()}"}
+
+
+def simulate_one(ds, inputs, policy, *, run_id: str, seed: int, engine: str, tokenizer: str,
+                 evaluate: dict | None = None) -> tuple[list[dict], dict | None]:
+    """``simulate`` for one policy over prepared inputs: the summary rows (plus the
+    evaluation headline when asked), exactly as ``workbench.engine.run.simulate`` has them."""
+    import polars as pl
+
+    from workbench.engine.provider import resolve_provider
+    from workbench.engine.run import (
+        SimulationResult,
+        events_frame,
+        ledger_frame,
+        replay,
+        summary_row,
+    )
+
+    rows, ledgers, events, providers = [], [], [], {}
+    for inp in inputs:
+        prov = resolve_provider(policy, continuity_model=inp.model, continuity_window=inp.context_window)
+        led, ev = replay(inp, policy, prov, engine)
+        lf = ledger_frame(led, inp, policy, prov, run_id)
+        ef = events_frame(ev, inp, policy, run_id)
+        rows.append({**summary_row(lf, ef, inp, policy, prov, run_id), "seed": seed})
+        if evaluate is not None:
+            ledgers.append(lf)
+            events.append(ef)
+            providers[inp.continuity_id] = prov.as_dict()
+    if evaluate is None:
+        return rows, None
+    from workbench.evaluate.pipeline import evaluate_run
+
+    config = {"run_id": run_id, "seed": seed, "engine": engine, "tokenizer": tokenizer,
+              "dataset": {"path": str(ds.path), "name": ds.name},
+              "policies": {policy.name: {"policy": policy.to_dict(), "digest": policy.digest(),
+                                         "cut_rule_id": policy.trigger.rule_id(), "providers": providers}}}
+    result = SimulationResult(ledger=pl.concat(ledgers, how="vertical"),
+                              events=pl.concat(events, how="diagonal_relaxed"),
+                              summary=pl.DataFrame(rows).drop("seed"), config=config, run_id=run_id,
+                              inputs={inp.continuity_id: inp for inp in inputs})
+    report = evaluate_run(result, ds, summarizer=evaluate.get("summarizer", "modelled"),
+                          summarizer_options=evaluate.get("options") or None,
+                          baseline=bool(evaluate.get("baseline", False)))["report"]
+    headline = dict(report["policies"][policy.name])
+    headline["over_redaction"] = report.get("over_redaction")
+    for row in rows:
+        row.update({k: headline.get(k) for k in EVALUATION})
+    return rows, headline
+
+
+# ---- reading results ------------------------------------------------------------------------
+def run_table(out: str | Path):
+    import polars as pl
+
+    from workbench.errors import WorkbenchError
+
+    path = Path(out) / RUNS_FILE
+    if not path.is_file():
+        raise WorkbenchError(f"{out}: not a sweep directory (no {RUNS_FILE}); run `workbench sweep` first")
+    return pl.read_parquet(path)
+
+
+def status(out: str | Path):
+    """One row per run: ``status`` (ok | error | pending), ``error``, ``elapsed_s``."""
+    import polars as pl
+
+    out = Path(out)
+    table = run_table(out)
+    st, err, el = [], [], []
+    for run_id in table["run_id"]:
+        meta = _read_json(out / RESULTS_DIR / f"{run_id}.json")
+        if meta is None or (meta.get("status") == "ok"
+                            and not (out / RESULTS_DIR / f"{run_id}.parquet").is_file()):
+            st.append("pending")
+            err.append(None)
+            el.append(None)
+        else:
+            st.append(meta.get("status"))
+            err.append(meta.get("error"))
+            el.append(meta.get("elapsed_s"))
+    return table.select("run_id").with_columns(pl.Series("status", st, pl.String),
+                                                pl.Series("error", err, pl.String),
+                                                pl.Series("elapsed_s", el, pl.Float64))
+
+
+def collect(out: str | Path):
+    """The run table joined with every run's summary rows (one row per run x continuity;
+    runs without results appear once, with ``status`` pending or error and null metrics)."""
+    import polars as pl
+
+    out = Path(out)
+    table = run_table(out)
+    st = status(out)
+    ok = st.filter(pl.col("status") == "ok")["run_id"].to_list()
+    parts = [pl.read_parquet(out / RESULTS_DIR / f"{rid}.parquet") for rid in ok]
+    frame = table.join(st, on="run_id", how="left")
+    if parts:
+        res = pl.concat(parts, how="diagonal_relaxed").drop("policy", "seed", strict=False)
+        frame = frame.join(res, on="run_id", how="left")
+    sort = ["run_index"] + (["continuity_id"] if "continuity_id" in frame.columns else [])
+    return frame.sort(sort, nulls_last=True)
+
+
+def aggregate(frame):
+    """One row per configuration: metrics summed over continuities, then averaged over seeds
+    (overflows, leaks: the worst seed; retention: mean and ``retention_min``); ``cache_hit_rate``
+    is recomputed from the token totals. Only configurations whose runs all succeeded have
+    ``complete`` true."""
+    import polars as pl
+
+    params = [c for c in frame.columns if "." in c or c in ("emergency", "description")]
+    keep_first = ["config_index", "policy", "policy_digest", "invalid", *params]
+    present = set(frame.columns)
+    add = [c for c in ADDITIVE if c in present]
+    ev = [c for c in EVALUATION if c in present]
+    per_run_aggs = [pl.col(c).sum() for c in add]
+    if "peak_context_tokens" in present:
+        per_run_aggs.append(pl.col("peak_context_tokens").max())
+    per_run_aggs += [pl.col(c).first() for c in ev]
+    per_run_aggs += [pl.col("status").first(), pl.col("error").first()]
+    if "context_window" in present:
+        per_run_aggs.append(pl.col("context_window").max())
+    if "continuity_id" in present:
+        per_run_aggs.append(pl.col("continuity_id").drop_nulls().n_unique().alias("continuities"))
+    per_run = frame.group_by("run_id", "config_id", "seed", *keep_first, maintain_order=True).agg(per_run_aggs)
+    if "prompt_tokens" in per_run.columns:
+        per_run = per_run.with_columns(
+            pl.when(pl.col("prompt_tokens") > 0)
+            .then(pl.col("cached_input_tokens") / pl.col("prompt_tokens"))
+            .otherwise(0.0).alias("cache_hit_rate"))
+    okr = pl.col("status") == "ok"
+    aggs = [pl.len().alias("runs"), okr.sum().alias("runs_ok"),
+            pl.col("error").drop_nulls().first().alias("error")]
+    for c in [*add, "cache_hit_rate", "peak_context_tokens", *ev]:
+        if c not in per_run.columns:
+            continue
+        vals = pl.col(c).filter(okr)
+        if c in WORST_CASE or c == "peak_context_tokens":
+            aggs.append(vals.max().alias(c))
+        else:
+            aggs.append(vals.mean().alias(c))
+    if "retention" in per_run.columns:
+        aggs.append(pl.col("retention").filter(okr).min().alias("retention_min"))
+    for c in ("context_window", "continuities"):
+        if c in per_run.columns:
+            aggs.append(pl.col(c).max().alias(c))
+    agg = per_run.group_by("config_id", *keep_first, maintain_order=True).agg(aggs)
+    return agg.with_columns((pl.col("runs_ok") == pl.col("runs")).alias("complete")).sort("config_index")

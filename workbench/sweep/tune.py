@@ -1,0 +1,256 @@
+"""Pick thresholds from a sweep: constraints, the best feasible configuration, the Pareto front.
+
+Constraints are ``name op number`` with ``op`` one of ``== != <= >= < >``, parsed by a
+regular expression (never ``eval``). Metrics are the columns of
+:func:`workbench.sweep.runner.aggregate` (``cost_usd``, ``overflows``, ``compactions``,
+``flushes``, ``peak_context_tokens``, ``cache_hit_rate``, ``full_requests`` ... summed over
+continuities, averaged over seeds; ``overflows``/``leaks`` take the worst seed) plus
+``leaks`` and ``retention`` when the sweep evaluated its runs. A configuration whose metric
+is missing (null) does not satisfy a constraint on it.
+
+The Pareto front minimises cost, maximises retention and minimises leaks (the objectives
+whose columns exist), over the feasible configurations.
+
+>>> c = parse_constraint("retention>=0.95")
+>>> (c.metric, c.op, c.value)
+('retention', '>=', 0.95)
+>>> import polars as pl
+>>> df = pl.DataFrame({"config_index": [0, 1, 2], "cost_usd": [3.0, 1.0, 2.0],
+...                    "overflows": [0, 2, 0], "complete": [True] * 3})
+>>> tune(df, "cost_usd", ["overflows==0"]).best["config_index"]
+2
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from workbench.errors import WorkbenchError
+
+OPS = {"==": operator.eq, "!=": operator.ne, "<=": operator.le, ">=": operator.ge,
+       "<": operator.lt, ">": operator.gt}
+_CONSTRAINT = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(==|!=|<=|>=|<|>)\s*"
+                         r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
+# Pareto objectives, in order of preference for ties
+PARETO = (("cost_usd", "min"), ("retention", "max"), ("leaks", "min"))
+
+
+class TuneError(WorkbenchError):
+    """A bad constraint or objective, or nothing to choose from."""
+
+
+@dataclass(frozen=True)
+class Constraint:
+    metric: str
+    op: str
+    value: float
+
+    def __str__(self) -> str:
+        v = int(self.value) if float(self.value).is_integer() else self.value
+        return f"{self.metric}{self.op}{v}"
+
+    def expr(self):
+        import polars as pl
+
+        col = pl.col(self.metric)
+        return OPS[self.op](col, self.value).fill_null(False)
+
+
+def parse_constraint(text: str) -> Constraint:
+    m = _CONSTRAINT.match(text)
+    if not m:
+        raise TuneError(f"bad constraint {text!r}: write 'metric op number' with op one of "
+                        f"{' '.join(OPS)} (e.g. 'overflows==0', 'retention>=0.95')")
+    return Constraint(m.group(1), m.group(2), float(m.group(3)))
+
+
+@dataclass
+class TuneResult:
+    objective: str
+    direction: str
+    constraints: list[Constraint]
+    configs: Any  # polars frame: every configuration, with feasible / pareto / rank columns
+    best: dict[str, Any] | None
+    pareto_objectives: list[tuple[str, str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def feasible(self):
+        import polars as pl
+
+        return self.configs.filter(pl.col("feasible"))
+
+    @property
+    def pareto(self):
+        import polars as pl
+
+        return self.configs.filter(pl.col("pareto"))
+
+
+def pareto_mask(values: np.ndarray) -> np.ndarray:
+    """Non-dominated rows of ``values`` (n x k, every column minimised; NaN = worst)."""
+    v = np.where(np.isnan(values), np.inf, values.astype(np.float64))
+    n = v.shape[0]
+    keep = np.ones(n, bool)
+    for i in range(n):
+        if not keep[i]:
+            continue
+        dominated_by = np.all(v <= v[i], axis=1) & np.any(v < v[i], axis=1)
+        if dominated_by.any():
+            keep[i] = False
+    return keep
+
+
+def tune(frame, objective: str = "cost_usd", constraints: Sequence[str | Constraint] = (),
+         direction: str = "min") -> TuneResult:
+    """The best feasible configuration of an aggregated sweep frame (one row per configuration,
+    see :func:`workbench.sweep.runner.aggregate`) and its Pareto front."""
+    import polars as pl
+
+    if direction not in ("min", "max"):
+        raise TuneError("direction must be min or max")
+    cons = [c if isinstance(c, Constraint) else parse_constraint(c) for c in constraints]
+    metrics = set(frame.columns)
+    for name in [objective, *(c.metric for c in cons)]:
+        if name not in metrics:
+            known = sorted(c for c in frame.columns if frame.schema[c].is_numeric() and "." not in c
+                           and not c.endswith("_index"))
+            hint = " (leaks and retention need `evaluate: true` in the spec)" if name in ("leaks", "retention") else ""
+            raise TuneError(f"unknown metric {name!r}{hint}; available: {', '.join(known)}")
+    if not frame.schema[objective].is_numeric():
+        raise TuneError(f"objective {objective!r} is not numeric")
+    notes: list[str] = []
+    ok = pl.col("complete") if "complete" in metrics else pl.lit(True)
+    feasible = ok & pl.col(objective).is_not_null()
+    for c in cons:
+        feasible = feasible & c.expr()
+    df = frame.with_columns(feasible.alias("feasible")).with_row_index("_r")
+    if "complete" in metrics and not df["complete"].all():
+        notes.append(f"{int((~df['complete']).sum())} configuration(s) with failed or missing runs are "
+                     "never chosen (see `status` in the results)")
+    objs = [(c, d) for c, d in PARETO if c in metrics]
+    if objective not in {c for c, _ in objs}:
+        objs = [(objective, direction), *objs]
+    fe = df.filter(pl.col("feasible"))
+    pool = fe if fe.height else df.filter(ok)
+    if not fe.height:
+        notes.append("no configuration satisfies every constraint; the Pareto front is over all "
+                     "complete configurations")
+    mask = np.zeros(df.height, bool)
+    if pool.height:
+        mat = np.column_stack([
+            pool[c].cast(pl.Float64).fill_null(np.nan).to_numpy() * (1.0 if d == "min" else -1.0)
+            for c, d in objs])
+        mask[pool["_r"].to_numpy()[pareto_mask(mat)]] = True
+    df = df.with_columns(pl.Series("pareto", mask))
+    order = [pl.col("feasible").not_(), pl.col(objective) if direction == "min" else -pl.col(objective)]
+    descending = [False, False]
+    for c, d in PARETO:
+        if c in metrics and c != objective:
+            order.append(pl.col(c) if d == "min" else -pl.col(c))
+            descending.append(False)
+    if "config_index" in metrics:
+        order.append(pl.col("config_index"))
+        descending.append(False)
+    df = (df.sort(order, descending=descending, nulls_last=True).drop("_r")
+          .with_row_index("rank", offset=1))
+    best = df.row(0, named=True) if fe.height else None
+    return TuneResult(objective=objective, direction=direction, constraints=cons, configs=df,
+                      best=best, pareto_objectives=objs, notes=notes)
+
+
+def best_policy(result: TuneResult, spec):
+    """The chosen configuration as a resolved :class:`Policy` (spec base + its overrides)."""
+    if result.best is None:
+        raise TuneError("no feasible configuration")
+    overrides = {}
+    for key in spec.parameter_keys():
+        value = result.best.get(key)
+        if isinstance(value, str) and value[:1] in "[{":
+            import orjson
+
+            value = orjson.loads(value)
+        from workbench.sweep.spec import coerce
+
+        overrides[key] = coerce(key, value)
+    return spec.base_policy().with_overrides(overrides)
+
+
+def render_table(result: TuneResult, *, top: int = 10, console=None) -> None:
+    """A rich table: the best configurations, feasible first, plus the Pareto front."""
+    import polars as pl
+    from rich.table import Table
+
+    console = console or _console()
+    df = result.configs
+    params = _swept_columns(df)
+    shown = df.filter((pl.col("rank") <= top) | pl.col("pareto"))
+    metric_cols = [result.objective] + [c for c in ("cost_usd", "overflows", "compactions", "flushes",
+                                                    "peak_context_tokens", "cache_hit_rate", "leaks",
+                                                    "retention") if c in df.columns and c != result.objective]
+    metric_cols += [c.metric for c in result.constraints if c.metric not in metric_cols]
+    table = Table("#", *params, *metric_cols, "feasible", "pareto",
+                  title=f"{'minimise' if result.direction == 'min' else 'maximise'} {result.objective}"
+                        + (f" subject to {', '.join(map(str, result.constraints))}" if result.constraints else ""))
+    for r in shown.iter_rows(named=True):
+        mark = "★" if result.best is not None and r["rank"] == 1 else str(r["rank"])
+        table.add_row(mark, *(_fmt(r[p]) for p in params), *(_fmt(r[m], m) for m in metric_cols),
+                      "yes" if r["feasible"] else "", "●" if r["pareto"] else "")
+    console.print(table)
+    for n in result.notes:
+        console.print(f"[yellow]note:[/yellow] {n}")
+
+
+def _console():
+    from rich.console import Console
+
+    c = Console()
+    return c if c.is_terminal else Console(width=180)
+
+
+def _swept_columns(df) -> list[str]:
+    """Parameter columns that vary (all parameter columns when none does)."""
+    params = [c for c in df.columns if "." in c]
+    varying = [c for c in params if df[c].n_unique() > 1]
+    return varying or params
+
+
+def _fmt(v: Any, name: str = "") -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        if name == "cost_usd" or name.endswith("_usd"):
+            return f"{v:,.4f}"
+        if name in ("cache_hit_rate", "retention"):
+            return f"{v:.3f}"
+        return f"{v:,.6g}" if not v.is_integer() else f"{int(v):,}"
+    if isinstance(v, int) and not isinstance(v, bool):
+        return f"{v:,}" if abs(v) >= 10_000 else str(v)
+    return str(v)
+
+
+SUMMARY_METRICS = ("cost_usd", "compactions", "flushes", "overflows", "peak_context_tokens",
+                   "cache_hit_rate", "full_requests", "leaks", "retention")
+
+
+def render_configs(agg, *, console=None, limit: int = 50) -> None:
+    """A rich table of an aggregated sweep (one row per configuration)."""
+    from rich.table import Table
+
+    console = console or _console()
+    params = _swept_columns(agg)
+    metrics = [c for c in SUMMARY_METRICS if c in agg.columns]
+    table = Table("#", *params, *metrics, "runs", title=f"{agg.height} configurations")
+    for r in agg.head(limit).iter_rows(named=True):
+        runs = f"{r['runs_ok']}/{r['runs']}" if "runs_ok" in r else ""
+        table.add_row(str(r["config_index"]), *(_fmt(r[p]) for p in params),
+                      *(_fmt(r[m], m) for m in metrics), runs)
+    console.print(table)
+    if agg.height > limit:
+        console.print(f"... {agg.height - limit} more (see `collect` / runs.parquet)")
