@@ -8,8 +8,10 @@ Run::
 
 Prints the per-source summary of :func:`workbench.evaluate.fidelity.fidelity_table`
 (median/p90 absolute percentage errors of the calibrated prompt, cache read, cache write
-and output; cache misses recorded vs simulated; compaction requests and preTokens) and
-the per-continuity prompt errors next to the import manifest's own calibration errors.
+and output; cache misses recorded vs simulated; compaction requests and preTokens), the
+per-continuity prompt errors next to the import manifest's own calibration errors, and
+each compaction's summarizer call (recorded by a Claude Code ``agent-acompact`` file vs
+the simulated compaction call).
 These are measurements, not pass/fail targets; the module docstring explains them.
 """
 
@@ -76,6 +78,16 @@ def main(argv: list[str] | None = None) -> int:
                      f"{_f(r['output_ape_median'])}"))
     print(table(rows, ("continuity", "source", "compared", "calibration", "prompt APE med/p90 %",
                        "manifest in/cv %", "uncal. %", "cache-read APE %", "output APE %")))
+    print()
+    rows = []
+    for r in res["compactions"].iter_rows(named=True):
+        rows.append((r["continuity_id"][:44], r["trigger"], r["recorded_request"], r["simulated_request"],
+                     r["recorded_summarizer_prompt"] if r["recorded_summarizer_prompt"] is not None else "-",
+                     r["recorded_summarizer_cache_read"] if r["recorded_summarizer_cache_read"] is not None else "-",
+                     r["simulated_summarizer_prompt"], r["simulated_summarizer_cache_read"],
+                     _f(r["calibrated_summarizer_prompt"], 0)))
+    print(table(rows, ("compaction", "trigger", "recorded req", "simulated req", "summarizer rec prompt",
+                       "rec read", "sim prompt", "sim read", "calibrated")))
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         for name in ("requests", "compactions", "continuities", "summary"):
