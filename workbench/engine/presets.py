@@ -24,7 +24,8 @@ _SUMMARY = Compaction(kind="summary", ratio=0.05, floor=1_500, cap=12_000, promp
 # Claude Code's summarizer call re-writes the conversation to the cache instead of reading
 # it (issues report ~97k tokens re-written per compaction; the recorded acompact call in
 # ../shared read only the 17.8k system prefix and wrote 121.7k)
-_CLAUDE_SUMMARY = Compaction(kind="summary", ratio=0.05, floor=1_500, cap=12_000, prompt_tokens=900,
+# (its instruction, recorded in the same call, is ~2k cl100k tokens)
+_CLAUDE_SUMMARY = Compaction(kind="summary", ratio=0.05, floor=1_500, cap=12_000, prompt_tokens=2_000,
                              shares_cache=False)
 
 PRESETS: dict[str, Policy] = {p.name: p for p in (
