@@ -198,8 +198,10 @@ def replay_kernel(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray,
     msg_ordinal = np.ascontiguousarray(inp.msg_ordinal, dtype=np.int64)
     nr = inp.n_requests
     st = nb.init_state(cfg, pos.Q)
-    ledger = np.empty((nr + nr // 16 + 16, len(LEDGER_COLUMNS)), np.int64)
-    events = np.empty((nr // 8 + 16, len(EVENT_COLUMNS)), np.int64)
+    # Room for the most one request can write: an upper bound, so the buffers never grow.
+    # np.empty only reserves address space; pages become resident when rows are written.
+    ledger = np.empty((nr * nb.MAX_LEDGER_PER_REQUEST + 16, len(LEDGER_COLUMNS)), np.int64)
+    events = np.empty((nr * nb.MAX_EVENTS_PER_REQUEST + 16, len(EVENT_COLUMNS)), np.int64)
     ret = np.zeros((2, n_retain + 1), np.int64)  # retained positions, cumulative tokens
     seg = np.zeros((3, 17), np.int64)  # artifact number, tokens, cumulative tokens
     r = 0
@@ -208,7 +210,7 @@ def replay_kernel(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray,
                                pos.Q, pos.B, pre, ret, seg, ledger, events)
         if r >= nr:
             break
-        # a buffer might not hold one more request: grow it and go on
+        # a buffer might not hold one more request (never with the bounds above): grow it
         if st[nb.S_NL] + nb.MAX_LEDGER_PER_REQUEST > ledger.shape[0]:
             ledger = _grow_rows(ledger, nb.MAX_LEDGER_PER_REQUEST)
         if st[nb.S_NE] + nb.MAX_EVENTS_PER_REQUEST > events.shape[0]:

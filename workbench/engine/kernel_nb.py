@@ -147,6 +147,19 @@ leaf = njit(_nrt=False)
 # The two helpers the request loop calls every time are inlined into it (LLVM would not).
 hot = njit(_nrt=False, inline="always")
 
+# Helpers called with constants get explicit signatures: numba would otherwise compile one
+# version per combination of literal arguments (most of a cold start's compile time).
+_A1, _A2, _F1, _U1 = "int64[::1]", "int64[:, ::1]", "float64[::1]", "uint8[::1]"
+_I = "int64"
+
+
+def _sig(ret: str, *args: str) -> str:
+    return f"{ret}({', '.join(args)})"
+
+
+def leaf_sig(*sig: str):
+    return njit(_sig(*sig), _nrt=False)
+
 
 @njit
 def clamp_summary_nb(source, ratio, cap, floor):
@@ -447,7 +460,7 @@ def _n_items(nvp, st, vrow, msg_ordinal, vmsg):
     return K + (st[S_RT] - st[S_RH]) + (st[S_ST] - st[S_SH]) + (nvp - ss)
 
 
-@leaf
+@leaf_sig("void", _A1, "boolean", "boolean")
 def _mark(st, compacted, edited):
     for key in range(2):
         b = KEY_BASE + key * KEY_SIZE
@@ -457,7 +470,7 @@ def _mark(st, compacted, edited):
             st[b + PK_EDITED] = 1
 
 
-@leaf
+@leaf_sig("void", _A2, _A1, *[_I] * 11)
 def _event(events, st, etype, r, from_row, to_row, artifact, before, after, item, span_events,
            span_tokens, strategy):
     k = st[S_NE]
@@ -557,8 +570,7 @@ def _lcp(b, h, rh, rt, sh, sq, ss, te, st, ptok, PRE, vflag, RET, SEG):
     return lcp + _effsum(ss, d, ptok, PRE, st)
 
 
-@hot
-def _account(key, full, items, trailer, r, call, output, before, after, flags, nvp, st, params, ptok,
+def _account_impl(key, full, items, trailer, r, call, output, before, after, flags, nvp, st, params, ptok,
              PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger):
     """One ledger row; the prompt is the compiled context (``full``, ``items`` tokens) or the
     segments only (``items``: their tokens)."""
@@ -644,6 +656,12 @@ def _account(key, full, items, trailer, r, call, output, before, after, flags, n
     ledger[k, 11] = key
     ledger[k, 12] = ts
     st[S_NL] = k + 1
+
+
+# flush, compaction and merge calls
+_account = leaf_sig("void", _I, "boolean", *[_I] * 9, _A1, _F1, _A1, _A2, _U1, _A1, _A1, _A1, _A2, _A2, _A2,
+                    _A2)(_account_impl)
+_account_main = hot(_account_impl)  # the main request's call, inlined into the request loop
 
 
 # ================================== the cut-point rule ==================================
@@ -739,7 +757,7 @@ def _kept_tokens(tb, nvp, keep_tokens, st, ptok, PRE):
     return kept
 
 
-@leaf
+@leaf_sig(_I, _I, _I, _I, "boolean", _A1, _A1, _A2, _A1)
 def _choose_cut(latest, tb, nvp, respect_keep, st, ptok, PRE, prev_safe):
     if respect_keep:
         ke = st[C_KEEP_EVENTS]
@@ -818,7 +836,7 @@ def _retain(tb, cutp, st, ptok, vflag, RET):
     st[S_RTOK] = RET[1, k] - RET[1, new_rh]
 
 
-@leaf
+@leaf_sig("void", _A1, _A2, _I, _I, "boolean")
 def _seg_push(st, SEG, no, tok, replace):
     k = st[S_ST]
     if replace:
@@ -851,7 +869,7 @@ def _merge_if_needed(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vm
     _event(events, st, EV_MERGE, r, -1, -1, artifact, before, after, merged, nseg, total, ST_SUMMARY)
 
 
-@leaf
+@leaf_sig(_I, _I, _I, _I, "boolean", _A1, _F1, _A1, _A2, _U1, _A1, _A1, _A1, _A1, _A2, _A2, _A2, _A2, _A2)
 def _compact(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal,
              vmsg, Q, RET, SEG, ledger, events):
     """Try to compact; returns LedgerFlag bits describing what happened."""
@@ -1095,7 +1113,7 @@ def _requests(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, Q
                 _truncate_to_fit(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal,
                                  vmsg, events)
                 context = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-        _account(0, True, context, 0, r, CALL_MAIN, Q[Q_OUT, r], before, context, flags, nvp, st, params, ptok,
+        _account_main(0, True, context, 0, r, CALL_MAIN, Q[Q_OUT, r], before, context, flags, nvp, st, params, ptok,
                  PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)
     return nr
 
