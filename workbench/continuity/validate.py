@@ -76,9 +76,9 @@ def pair_tool_events(continuity, seq, kind, call_ids):
 
     A result pairs with the most recent earlier unmatched call of the same id in the
     same continuity; anything left over is unpaired. Returns (pair_seq, unpaired_mask).
-    Compiled (:mod:`workbench.continuity.pairing_nb`; its ``pair_tool_events_py`` is the
-    plain-Python oracle this must agree with).
+    Vectorised (:mod:`workbench.continuity.pairing`; its ``pair_tool_events_py`` is the
+    plain-Python oracle this must agree with). ``call_ids`` may be an Arrow string array.
     """
-    from workbench.continuity.pairing_nb import pair_tool_events as compiled
+    from workbench.continuity.pairing import pair_tool_events as vectorised
 
-    return compiled(continuity, seq, kind, call_ids)
+    return vectorised(continuity, seq, kind, call_ids)

@@ -315,7 +315,7 @@ def import_paths(paths: list[Path], out: Path, *, fmt: str | None = None, on_err
                  progress: bool = False, tokenizers=("cl100k", "approx")):
     """Import logs at ``paths`` into the dataset directory ``out``; return the Dataset."""
     from workbench.continuity.dataset import write_dataset
-    from workbench.sources.calibrate import calibrate_table
+    from workbench.sources.calibrate import NOT_MEANINGFUL, calibrate_table
 
     files = collect_files([Path(p) for p in paths])
     tokenizers = tuple(tokenizers)
@@ -329,8 +329,10 @@ def import_paths(paths: list[Path], out: Path, *, fmt: str | None = None, on_err
         bar.phase("building and tokenizing")
         events, continuities, ids, unresolved = build_tables(res, tokenizers)
         bar.phase("calibrating")
+        conts = [c for f in res.files for c in f.continuities]
         cal_tok = "cl100k" if "cl100k" in tokenizers else (tokenizers[0] if tokenizers else None)
-        calibration = (calibrate_table(events, ids, cal_tok) if cal_tok
+        not_meaningful = {cid: c.meta.get(NOT_MEANINGFUL) for cid, c in zip(ids, conts, strict=True)}
+        calibration = (calibrate_table(events, ids, cal_tok, not_meaningful) if cal_tok
                        else {cid: {"status": "no tokenizer column to calibrate"} for cid in ids})
 
     skipped = [{"file": str(f.path), **s} for f in res.files for s in f.skipped]
@@ -342,7 +344,6 @@ def import_paths(paths: list[Path], out: Path, *, fmt: str | None = None, on_err
                    **({"bom": True} if f.bom else {})}
                   for f in res.files],
     }
-    conts = [c for f in res.files for c in f.continuities]
     extra = {"import": {
         "on_error": on_error,
         "skipped_total": len(skipped),

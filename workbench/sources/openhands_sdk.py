@@ -21,8 +21,12 @@ Usage. The SDK writes no per-response usage in events; ``stats`` updates carry t
 ``completion_tokens``, ``cache_read_tokens``, ``cache_write_tokens``). Every stats update
 whose accumulated counters changed closes one LLM call: its USAGE event carries the
 difference to the previous update of the same usage id (``prompt_tokens`` is LiteLLM's,
-which includes cached tokens, so ``usage_input = Δprompt - Δcache_read - Δcache_write``;
-``per_turn_token`` = Δprompt + Δcompletion confirms one call per update in events.jsonl).
+which includes cached tokens, so ``usage_input = Δprompt - Δcache_read - Δcache_write``).
+``per_turn_token`` is prompt + completion of the latest call only, so ``per_turn_token =
+Δprompt + Δcompletion`` confirms one call per update (true of every update in
+events.jsonl); an update where it differs spans several calls: it is still one USAGE
+event, but the continuity's meta then says the usage is not per request
+(``calibration_not_meaningful``, ``stats_updates_spanning_calls``) and calibration skips it.
 Such a USAGE event opens a request; the agent outputs that follow it (same
 ``llm_response_id``), before any new input, are that request's outputs. A change of
 another usage id (the ``condenser`` LLM) is a request of its own (origin BACKGROUND),
@@ -31,7 +35,10 @@ numbered before the agent's call of the same update. A
 ``condenser`` metrics entry in the fixture never changes (all zeros): it is usage
 bookkeeping of the condenser LLM, not a compaction, so it yields no event of its own.
 Final accumulated metrics go to ``meta["model_stats"]``; the agent LLM's ``model_name``
-is the continuity's model.
+is the continuity's model. The recorded events.jsonl is a fragment: it starts
+mid-conversation (no SystemPromptEvent, no user message; two of its four calls have no
+output event in the file), so its usage cannot calibrate a tokenizer (see
+:mod:`workbench.sources.calibrate`: the counted context is not what was sent).
 
 **LLM call log** (``<model>-<timestamp>.json``: ``messages``, ``tools``, ``kwargs``,
 ``context_window``, ``response``, ``cost``, ``timestamp``, ``latency_sec``): one request.
@@ -77,6 +84,7 @@ from workbench.sources._common import (
 )
 from workbench.sources._common import roundtrip as roundtrip  # this format's round trip
 from workbench.sources.base import Detection, ParseContext, ParsedContinuity
+from workbench.sources.calibrate import NOT_MEANINGFUL
 
 NAME = "openhands_sdk"
 EXPECTED = "an OpenHands SDK event (a JSON object with a string 'kind')"
@@ -100,6 +108,7 @@ class _State:
         self.pending_req: int | None = None  # opened by a stats update, awaiting outputs
         self.req_of_response: dict[str, int] = {}
         self.cur_req: int | None = None  # request of the latest outputs (until an input)
+        self.multi_call_updates = 0  # stats updates whose delta spans several LLM calls
 
 
 def _output_request(b: Builder, st: _State, rid: str | None) -> int:
@@ -135,10 +144,14 @@ def _stats_events(value: Any, where: str, b: Builder, st: _State, common: dict) 
             continue
         cur = tuple(opt_int(acc.get(k), f"{w}.accumulated_token_usage.{k}") or 0 for k in _COUNTERS)
         cw = opt_int(acc.get("context_window"), f"{w}.accumulated_token_usage.context_window")
+        last_call = acc.get("per_turn_token")  # prompt + completion of the latest call only
         prev = st.acc.get(uid, (0, 0, 0, 0))
         d = tuple(c - p for c, p in zip(cur, prev, strict=True))
         if any(x < 0 for x in d):  # counters were reset: this update starts from zero
             d = cur
+        if (isinstance(last_call, int) and not isinstance(last_call, bool) and (d[0] or d[1])
+                and last_call != d[0] + d[1]):
+            st.multi_call_updates += 1  # the delta covers more than the latest call
         deltas.append((uid, m, cur, d, cw))
     evs: list[dict] = []
     # a background LLM (condenser) runs before the agent's call within one step: number it first
@@ -285,10 +298,16 @@ def _parse_events(ctx: ParseContext) -> ParsedContinuity:
     rows = b.finish()
     stem = ctx.path.stem
     cid = ctx.path.parent.name if stem == "events" and ctx.path.parent.name else stem
+    meta: dict[str, Any] = {"container": "events"}
+    if st.metrics:
+        meta["model_stats"] = st.metrics
+    if st.multi_call_updates:
+        meta["stats_updates_spanning_calls"] = st.multi_call_updates
+        meta[NOT_MEANINGFUL] = (f"{st.multi_call_updates} stats update(s) span several LLM calls "
+                                "(per_turn_token != delta prompt + completion tokens): the recorded "
+                                "usage is not per request")
     return ParsedContinuity(continuity_id=cid, source_format=NAME, source_file=str(ctx.path),
-                            rows=rows, model=st.model, context_window=st.context_window,
-                            meta={"container": "events", "model_stats": st.metrics} if st.metrics
-                            else {"container": "events"})
+                            rows=rows, model=st.model, context_window=st.context_window, meta=meta)
 
 
 def _parse_call_log(ctx: ParseContext, doc: dict) -> ParsedContinuity:
