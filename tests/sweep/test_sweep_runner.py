@@ -98,6 +98,24 @@ def test_failures_are_recorded_and_the_sweep_continues_then_resume_skips(make_sp
     assert (retried.completed, retried.failed, retried.skipped) == (0, 6, 2)
 
 
+def test_run_summaries_match_simulate_for_every_preset(small_dataset):
+    from workbench.continuity.dataset import load_dataset
+    from workbench.engine.presets import PRESETS
+    from workbench.engine.run import prepare_dataset, simulate
+    from workbench.sweep.runner import simulate_one
+
+    ds = load_dataset(small_dataset)
+    inputs = prepare_dataset(ds, "cl100k")
+    ref = simulate(ds, list(PRESETS.values()), run_id="r").summary
+    for i, pol in enumerate(PRESETS.values()):
+        (row,), headline = simulate_one(ds, inputs, pol, run_id="r", seed=0, engine="kernel", tokenizer="cl100k")
+        assert headline is None and row.pop("seed") == 0
+        expected = ref.row(i, named=True)
+        assert list(row) == list(expected)
+        for k, v in expected.items():
+            assert row[k] == (pytest.approx(v, rel=1e-12) if isinstance(v, float) else v), (pol.name, k)
+
+
 def test_results_match_simulate(make_spec, tmp_path):
     from workbench.engine.presets import get_policy
     from workbench.engine.run import simulate

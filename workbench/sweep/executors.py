@@ -169,7 +169,8 @@ class DaskExecutor(Executor):
         from distributed import as_completed
 
         client = self._ensure()
-        window = self._window or 4 * self.workers
+        # a deep window: each task is a scheduler round trip (~10 ms), keep many in flight
+        window = self._window or max(64, 16 * self.workers)
         it = iter(tasks)
         ac = as_completed()
 

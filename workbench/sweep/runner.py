@@ -139,8 +139,11 @@ def is_done(out: Path, run_id: str, *, evaluate: bool, retry_failed: bool = Fals
 # ---- execution ------------------------------------------------------------------------------
 def run_sweep(spec: SweepSpec | str | Path, out: str | Path | None = None, *,
               executor: Any = "process", workers: int | None = None, scheduler: Any = None,
-              progress: bool = False, retry_failed: bool = False) -> SweepReport:
-    """Run every run of ``spec`` that is not done yet; results land in ``out/results``."""
+              progress: bool = False, retry_failed: bool = False,
+              batch_size: int | None = None) -> SweepReport:
+    """Run every run of ``spec`` that is not done yet; results land in ``out/results``.
+    With ``engine: batch`` each task replays ``batch_size`` configurations in one compiled
+    call (default: enough tasks for four per worker, at most 256 configurations each)."""
     from workbench.sweep.executors import get_executor
     from workbench.util.progress import progress_iter
 
@@ -162,10 +165,14 @@ def run_sweep(spec: SweepSpec | str | Path, out: str | Path | None = None, *,
     ex = get_executor(executor, workers=workers, scheduler=scheduler)
     described = ex.name
     if todo:
-        tasks = (r.task(spec, str(ds.path)) for r in todo)
         with ex:
             described = ex.describe()
-            results = ex.imap_unordered(execute_run, tasks)
+            if spec.engine == "batch":
+                tasks = batch_tasks(spec, str(ds.path), todo, ex.workers, batch_size)
+                results = _flatten(ex.imap_unordered(execute_batch, tasks))
+            else:
+                tasks = (r.task(spec, str(ds.path)) for r in todo)
+                results = ex.imap_unordered(execute_run, tasks)
             for res in progress_iter(results, f"sweep {spec.name}", enabled=progress, total=len(todo)):
                 write_result(out, res)
                 if res["status"] == "ok":
@@ -175,6 +182,32 @@ def run_sweep(spec: SweepSpec | str | Path, out: str | Path | None = None, *,
     return SweepReport(out=out, runs=len(runs), configurations=len({r.config_id for r in runs}),
                        skipped=skipped, completed=completed, failed=failed,
                        elapsed_s=time.perf_counter() - t0, executor=described)
+
+
+def _flatten(results):
+    for res in results:
+        if isinstance(res, list):
+            yield from res
+        else:
+            yield res
+
+
+def batch_tasks(spec: SweepSpec, dataset_path: str, runs: list[RunSpec], workers: int,
+                batch_size: int | None = None):
+    """Tasks of the batch engine: configurations (with the seeds still to run) in chunks."""
+    import math
+
+    by_config: dict[str, dict[str, Any]] = {}
+    for r in runs:
+        c = by_config.setdefault(r.config_id, {"config_id": r.config_id, "overrides": _plain(r.overrides),
+                                               "runs": []})
+        c["runs"].append([r.run_id, r.seed])
+    configs = list(by_config.values())
+    size = batch_size or max(1, min(256, math.ceil(len(configs) / (4 * max(1, workers)))))
+    for i in range(0, len(configs), size):
+        chunk = configs[i: i + size]
+        yield {"run_id": f"batch-{chunk[0]['runs'][0][0]}-{len(chunk)}", "dataset": dataset_path,
+               "base": spec.base, "engine": spec.engine, "tokenizer": spec.tokenizer, "configs": chunk}
 
 
 def _plain(d: dict[str, Any]) -> dict[str, Any]:
@@ -249,10 +282,59 @@ def execute_run(task: dict[str, Any]) -> dict[str, Any]:
             "worker": f"{socket.gethostname()}:{os.getpid()}"}
 
 
+def execute_batch(task: dict[str, Any]) -> list[dict[str, Any]]:
+    """The batch engine's task: structural metrics of many configurations per compiled call
+    (:mod:`workbench.sweep.batch`); one result per run, as ``execute_run`` returns them."""
+    from workbench.engine.policy import Policy
+    from workbench.errors import PolicyError
+
+    t0 = time.perf_counter()
+    worker = f"{socket.gethostname()}:{os.getpid()}"
+    common = {"engine": task["engine"], "tokenizer": task["tokenizer"]}
+    out: list[dict[str, Any]] = []
+
+    def fail(config, error, tb=None):
+        for run_id, seed in config["runs"]:
+            out.append({**_meta(run_id, config["config_id"], seed), "overrides": config["overrides"],
+                        **common, "status": "error", "error": error, "traceback": tb,
+                        "elapsed_s": 0.0, "worker": worker})
+
+    base = Policy.from_dict(task["base"])
+    valid, policies = [], []
+    for config in task["configs"]:
+        try:
+            policies.append(base.with_overrides(config["overrides"]))
+            valid.append(config)
+        except PolicyError as exc:
+            fail(config, f"PolicyError: {exc}")
+    if not valid:
+        return out
+    try:
+        from workbench.sweep.batch import batch_structural
+
+        _, inputs = load_prepared(task["dataset"], task["tokenizer"])
+        frames = [batch_structural(inp, policies) for inp in inputs]
+    except Exception as exc:  # the whole chunk failed: record it on each of its runs
+        tb = traceback.format_exc(limit=12)
+        for config in valid:
+            fail(config, f"{type(exc).__name__}: {exc}", tb)
+        return out
+    per_run = (time.perf_counter() - t0) / max(1, sum(len(c["runs"]) for c in valid))
+    for i, (config, policy) in enumerate(zip(valid, policies, strict=True)):
+        digest = policy.digest()
+        for run_id, seed in config["runs"]:
+            rows = [{"run_id": run_id, **f.row(i, named=True), "seed": seed} for f in frames]
+            out.append({**_meta(run_id, config["config_id"], seed), "overrides": config["overrides"],
+                        **common, "policy_digest": digest, "status": "ok", "error": None, "rows": rows,
+                        "evaluated": False, "evaluation": None, "elapsed_s": per_run,
+                        "batched": len(valid), "worker": worker})
+    return out
+
+
 def simulate_one(ds, inputs, policy, *, run_id: str, seed: int, engine: str, tokenizer: str,
                  evaluate: dict | None = None) -> tuple[list[dict], dict | None]:
-    """``simulate`` for one policy over prepared inputs: the summary rows (plus the
-    evaluation headline when asked), exactly as ``workbench.engine.run.simulate`` has them."""
+    """``simulate`` for one policy over prepared inputs: the summary rows of
+    ``workbench.engine.run.simulate`` (plus the evaluation headline when asked)."""
     import polars as pl
 
     from workbench.engine.provider import resolve_provider
@@ -268,13 +350,15 @@ def simulate_one(ds, inputs, policy, *, run_id: str, seed: int, engine: str, tok
     for inp in inputs:
         prov = resolve_provider(policy, continuity_model=inp.model, continuity_window=inp.context_window)
         led, ev = replay(inp, policy, prov, engine)
+        if evaluate is None:  # the summary straight from the matrices: no per-request frames
+            rows.append({**summary_from_arrays(led, ev, inp, policy, prov, run_id), "seed": seed})
+            continue
         lf = ledger_frame(led, inp, policy, prov, run_id)
         ef = events_frame(ev, inp, policy, run_id)
         rows.append({**summary_row(lf, ef, inp, policy, prov, run_id), "seed": seed})
-        if evaluate is not None:
-            ledgers.append(lf)
-            events.append(ef)
-            providers[inp.continuity_id] = prov.as_dict()
+        ledgers.append(lf)
+        events.append(ef)
+        providers[inp.continuity_id] = prov.as_dict()
     if evaluate is None:
         return rows, None
     from workbench.evaluate.pipeline import evaluate_run
@@ -295,6 +379,46 @@ def simulate_one(ds, inputs, policy, *, run_id: str, seed: int, engine: str, tok
     for row in rows:
         row.update({k: headline.get(k) for k in EVALUATION})
     return rows, headline
+
+
+def summary_from_arrays(led, ev, inp, policy, prov, run_id: str) -> dict[str, Any]:
+    """``workbench.engine.run.summary_row`` computed from the engine's ledger/event matrices
+    with numpy (same columns and integers; float sums may differ in the last bit), without
+    building the per-request frames, which cost seconds on a million-event continuity."""
+    import numpy as np
+
+    from workbench.engine import enums as E
+    from workbench.engine.records import EVENT_INDEX, LEDGER_INDEX
+
+    col = {k: led[:, i] for k, i in LEDGER_INDEX.items()}
+    call = col["call_kind"]
+    main = call == E.CallKind.MAIN
+    cost = np.asarray(prov.prices.cost(col["prompt_tokens"], col["cache_read_tokens"],
+                                       col["cache_write_tokens"], col["uncached_tokens"],
+                                       col["output_tokens"]), dtype=np.float64)
+    et = ev[:, EVENT_INDEX["type"]]
+    prompt = int(col["prompt_tokens"].sum())
+    cached = int(col["cache_read_tokens"].sum())
+    return {
+        "run_id": run_id, "policy": policy.name, "continuity_id": inp.continuity_id,
+        "model": prov.model, "context_window": prov.window,
+        "requests": int(main.sum()), "calls": int(led.shape[0]),
+        "prompt_tokens": prompt,
+        "input_tokens": int(col["uncached_tokens"].sum()),
+        "cached_input_tokens": cached,
+        "cache_write_tokens": int(col["cache_write_tokens"].sum()),
+        "output_tokens": int(col["output_tokens"].sum()),
+        "cost_usd": float(cost.sum()),
+        "compaction_cost_usd": float(cost[(call == E.CallKind.COMPACTION) | (call == E.CallKind.MERGE)].sum()),
+        "flush_cost_usd": float(cost[call == E.CallKind.FLUSH].sum()),
+        "compactions": int((et == E.EventType.CHECKPOINT).sum()),
+        "flushes": int((et == E.EventType.FLUSH).sum()),
+        "overflows": int((et == E.EventType.OVERFLOW).sum()),
+        "edits": int((et == E.EventType.CONTEXT_EDIT).sum()),
+        "peak_context_tokens": int(col["context_after"][main].max()) if main.any() else 0,
+        "full_requests": int((col["cache_read_tokens"][main] == 0).sum()),
+        "cache_hit_rate": float(cached / prompt) if prompt else 0.0,
+    }
 
 
 # ---- reading results ------------------------------------------------------------------------

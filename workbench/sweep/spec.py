@@ -18,7 +18,7 @@ swept; ``seeds`` is its own axis; ``mode`` combines the swept lists as a Cartesi
     mode: product
     seeds: [0, 1]
     evaluate: false                      # true: leakage + retention per run (slower)
-    engine: kernel
+    engine: kernel                       # kernel | reference | batch (structural, prange)
     tokenizer: cl100k
 
 A run is one configuration x one seed over every continuity of the dataset. Its id hashes
@@ -47,7 +47,7 @@ from typing import Any
 from workbench.errors import PolicyError, WorkbenchError
 
 MODES = ("product", "zip")
-ENGINES = ("kernel", "reference")
+ENGINES = ("kernel", "reference", "batch")  # batch: structural metrics, many configurations per call
 SPEC_KEYS = {"name", "description", "dataset", "base", "parameters", "mode", "seeds", "evaluate",
              "engine", "tokenizer"}
 GENERATE_KEYS = {"profile", "events", "seed", "text", "tokenizers", "facts", "secrets",
@@ -319,6 +319,8 @@ class SweepSpec:
         engine = str(data.get("engine", "kernel"))
         if engine not in ENGINES:
             raise SpecError(f"engine must be one of {ENGINES}, got {engine!r}")
+        if engine == "batch" and EvaluateSpec.from_value(data.get("evaluate")) is not None:
+            raise SpecError("engine batch computes structural metrics only; use engine kernel with evaluate")
         spec = cls(name=name, dataset=DatasetSpec.from_value(data["dataset"]), base=base,
                    parameters=params, mode=mode, seeds=tuple(int(s) for s in seeds_list),
                    evaluate=EvaluateSpec.from_value(data.get("evaluate")), engine=engine,
