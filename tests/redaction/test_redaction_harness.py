@@ -45,13 +45,25 @@ def test_every_compatible_combination_is_fully_redacted(seed):
     assert not failures, failures[:5]
 
 
-def test_split_messages_needs_the_junction():
+def test_split_messages_junction_names_the_format():
     p = S.plant_secret(np.random.default_rng(3), "aws_secret_key", "prose", "split_messages")
-    alone = [H.redact(t).text for t in p.texts]
-    assert H.leaked(p.value, alone), "each half alone is not recognisable"
+    alone = [H.redact(t) for t in p.texts]
+    # each half alone is caught as a random piece, without knowing what it is a piece of
+    assert not H.leaked(p.value, [r.text for r in alone])
+    assert all(r.kinds == ("secret",) for r in alone)
     joined = [r.text for r in H.redact_messages(p.texts)]
     assert not H.leaked(p.value, joined)
     assert all("<REDACTED:aws_secret_key>" in t for t in joined)
+
+
+def test_split_messages_needs_the_junction_for_short_halves():
+    """A half too short for a random piece on its own (here 9 of a prefix-less key's 40
+    characters ... plus the 31 on the other side) is found through the junction."""
+    value = AWS_SECRET
+    a, b = f"the key is {value[:9]}", f"{value[9:]} and more"
+    assert H.redact(a).text == a  # 9 characters alone: nothing to go on
+    out = [r.text for r in H.redact_messages([a, b])]
+    assert out == ["the key is <REDACTED:aws_secret_key>", "<REDACTED:aws_secret_key> and more"]
 
 
 # --------------------------------------------------------------------------- precision

@@ -169,17 +169,37 @@ for _c in _RUN_CHARS:
     _RUN_TABLE[_c] = ord("a")
 _RUN_TABLE[ord("=")] = ord("b")
 _RUN_TABLE = bytes(_RUN_TABLE)
-_RUN_PROXY = re.compile(b"a" * 20 + b"a*b{0,2}")
+RUN_MIN = 12  # shortest run looked at (prefix-less fragments); prefixed formats need 20
+_RUN_PROXY = re.compile(b"a" * RUN_MIN + b"a*b{0,2}")
+# a second proxy with the character classes of a run: U(pper) l(ower) d(igit) s(eparator)
+_CLS_TABLE = bytearray(b" " * 256)
+for _c in range(256):
+    ch = chr(_c)
+    if "A" <= ch <= "Z":
+        _CLS_TABLE[_c] = ord("U")
+    elif "a" <= ch <= "z":
+        _CLS_TABLE[_c] = ord("l")
+    elif "0" <= ch <= "9":
+        _CLS_TABLE[_c] = ord("d")
+    elif ch in "+/_-":
+        _CLS_TABLE[_c] = ord("s")
+_CLS_TABLE = bytes(_CLS_TABLE)
 
 
 def _runs(view: str):
-    """Spans of maximal ``[A-Za-z0-9+/_-]{20,}={0,2}`` runs of ``view``."""
+    """Spans of maximal ``[A-Za-z0-9+/_-]{12,}={0,2}`` runs of ``view``."""
     proxy = view.encode("ascii", "replace").translate(_RUN_TABLE)
     return (m.span() for m in _RUN_PROXY.finditer(proxy))
 _PREFIX = re.compile(
     r"AKIA|ASIA|ABIA|ACCA|gh[pousr]_|github_pat_|glpat-|sk-|[sr]k_(?:live|test)_|"
     r"xox[abposr]-|AIza|eyJ|hf_|npm_"
 )
+#: Every known prefix, searched inside token runs. Written so that SRE scans fast (a
+#: leading group of the four-letter ``A...`` literals; ``[sr]k_`` found by its ``k_``).
+_PREFIX_SCAN = re.compile(r"(?:AKIA|ASIA|ABIA|ACCA|AIza)|gh[pousr]_|github_pat_|glpat-|sk-|"
+                          r"k_(?:live|test)_|xox[aboprs]-|eyJ|hf_|npm_")
+
+
 _TAIL_ALNUM = r"(?![A-Za-z0-9])"
 _TAIL_WORD_DASH = r"(?![A-Za-z0-9_-])"
 
@@ -297,11 +317,174 @@ def _prefixed(view: str, pos: int) -> tuple[int, str] | None:
     return None
 
 
+# --------------------------------------------------------------------------- truncated
+
+# A known prefix with a body shorter than the format's (a summary quoting half a key, a
+# secret split across messages): ``(prefix regex, body regex, min body, kind, test)``. The
+# minimum makes the piece a leak by the evaluations' criterion (>= 12 characters or >= 50%
+# of the secret) while a bare prefix, as documentation writes it (``ghp_/gho_``), is not.
+_R_TRUNC_BODY_ALNUM = re.compile(r"[A-Za-z0-9]*")
+_R_TRUNC_BODY_WORD = re.compile(r"[A-Za-z0-9_]*")
+_R_TRUNC_BODY_WORD_DASH = re.compile(r"[A-Za-z0-9_-]*")
+_R_TRUNC_BODY_LETTERS = re.compile(r"[A-Za-z]*")
+_R_TRUNC_BODY_LOWER = re.compile(r"[a-z0-9]*")
+_R_TRUNC_BODY_UPPER = re.compile(r"[A-Z0-9]*")
+_R_TRUNC_BODY_SLACK = re.compile(r"[A-Za-z0-9-]*")
+_R_ANT_HEAD = re.compile(r"sk-ant-(?:api|admin)(?:\d\d-|\d{0,2}(?=\.\.\.|[^A-Za-z0-9_-]|$))")
+_R_OPENAI_HEAD = re.compile(r"sk-(?:proj|svcacct|admin)-")
+_TRUNC_STOP = re.compile(r"[A-Za-z0-9]")
+
+
+def _body_ok(body: str, min_len: int) -> bool:
+    if len(body) < min_len:
+        return False
+    if len(body) >= 4 and is_placeholder(body):
+        return False
+    return not any(w in body.lower() for w in ("xxx", "***", "your", "example"))
+
+
+def _truncated(view: str, ps: int) -> tuple[int, str] | None:
+    """A known prefix at ``ps`` followed by a cut-short body: ``(end, kind)`` or None."""
+    c0 = view[ps]
+    if c0 == "A":
+        if view.startswith("AIza", ps):
+            e = _R_TRUNC_BODY_WORD_DASH.match(view, ps + 4).end()
+            body = view[ps + 4:e]
+            if _body_ok(body, 8) and _classes(body) >= 2 and not is_wordy(body):
+                return e, "google_api_key"
+            return None
+        e = _R_TRUNC_BODY_UPPER.match(view, ps + 4).end()
+        body = view[ps + 4:e]
+        if (6 <= len(body) < 16 and _body_ok(body, 6)
+                and (any(c.isdigit() for c in body) or (
+                    len(body) >= 8 and _B32.issuperset(body)
+                    and sum(c in "AEIOUY" for c in body) <= 0.3 * len(body)))
+                and not any(d.startswith(view[ps:e]) for d in DOC_EXAMPLES)
+                and not (e < len(view) and _TRUNC_STOP.match(view, e))):
+            return e, "aws_access_key_id"
+        return None
+    if c0 == "g":
+        if view.startswith("github_pat_", ps):
+            e = _R_TRUNC_BODY_WORD.match(view, ps + 11).end()
+            body = view[ps + 11:e]
+            if _body_ok(body, 2) and not is_wordy(body):
+                return e, "github_fine_grained"
+            return None
+        if view.startswith("glpat-", ps):
+            e = _R_TRUNC_BODY_WORD_DASH.match(view, ps + 6).end()
+            body = view[ps + 6:e]
+            if _body_ok(body, 6) and _classes(body) >= 2 and not is_wordy(body):
+                return e, "gitlab_pat"
+            return None
+        e = _R_TRUNC_BODY_ALNUM.match(view, ps + 4).end()
+        body = view[ps + 4:e]
+        if (_body_ok(body, 8) and _classes(body) >= 2 and not is_wordy(body)
+                and not any(d.startswith(view[ps:e]) for d in DOC_EXAMPLES)):
+            return e, "github_classic"
+        return None
+    if c0 == "s" or c0 == "r":
+        if view.startswith("sk-ant-", ps):
+            m = _R_ANT_HEAD.match(view, ps)
+            if not m:
+                return None
+            e = _R_TRUNC_BODY_WORD_DASH.match(view, m.end()).end()
+            body = view[m.end():e]
+            if body and len(body) >= 4 and is_placeholder(body):
+                return None
+            if body or view.startswith("...", e) or view[m.end() - 1].isdigit():
+                return e, "anthropic_api"
+            return None
+        if view.startswith("sk-", ps):
+            m = _R_OPENAI_HEAD.match(view, ps)
+            if m:
+                e = _R_TRUNC_BODY_WORD_DASH.match(view, m.end()).end()
+                body = view[m.end():e]
+                if _body_ok(body, 2) and not is_wordy(body):
+                    return e, "openai_project"
+                return None
+            e = _R_TRUNC_BODY_ALNUM.match(view, ps + 3).end()
+            body = view[ps + 3:e]
+            if _body_ok(body, 9) and (_classes(body) >= 3 or "T3BlbkFJ" in body) \
+                    and not is_wordy(body):
+                return e, "openai_legacy"
+            return None
+        if view.startswith("k_", ps + 1) and view.startswith(("live_", "test_"), ps + 3):
+            e = _R_TRUNC_BODY_ALNUM.match(view, ps + 8).end()
+            body = view[ps + 8:e]
+            if (_body_ok(body, 4) and not is_wordy(body)
+                    and not any(d.startswith(view[ps:e]) for d in DOC_EXAMPLES)):
+                return e, "stripe_key"
+        return None
+    if c0 == "x":
+        e = _R_TRUNC_BODY_SLACK.match(view, ps + 5).end()
+        body = view[ps + 5:e]
+        if _body_ok(body, 7) and sum(c.isdigit() for c in body) >= 4:
+            return e, "slack_token"
+        return None
+    if c0 == "e":
+        e = _R_TRUNC_BODY_WORD_DASH.match(view, ps + 3).end()
+        tok = view[ps:e]
+        if len(tok) >= 12:
+            cut = len(tok) // 4 * 4
+            try:
+                raw = base64.urlsafe_b64decode(tok[:cut])
+            except (binascii.Error, ValueError):
+                return None
+            if raw.startswith(_JWT_HEADS):
+                return e, "jwt"
+        return None
+    if c0 == "h":
+        e = _R_TRUNC_BODY_LETTERS.match(view, ps + 3).end()
+        body = view[ps + 3:e]
+        if (_body_ok(body, 9) and not (e < len(view) and _TRUNC_STOP.match(view, e))
+                and sum(c.isupper() for c in body) >= 2 and sum(c.islower() for c in body) >= 2
+                and not is_wordy_strict(body)):
+            return e, "huggingface"
+        return None
+    if c0 == "n":
+        e = _R_TRUNC_BODY_LOWER.match(view, ps + 4).end()
+        body = view[ps + 4:e]
+        if (_body_ok(body, 8) and sum(c.isalpha() for c in body) >= 3
+                and (any(c.isdigit() for c in body) or (len(body) >= 10 and not is_wordy(body)
+                                                        and _CONSONANT_RUN.search(body)))
+                and not (e < len(view) and _TRUNC_STOP.match(view, e))):
+            return e, "npm"
+        return None
+    return None
+
+
+def _prefix_hit(view: str, ps: int) -> tuple[int, str] | None:
+    """A prefixed format at ``ps``, whole or cut short (not a documentation example)."""
+    hit = _prefixed(view, ps)
+    if hit is None:
+        hit = _truncated(view, ps)
+        if hit is not None and _in_doc_example(view, ps, hit[0]):
+            return None
+    return hit
+
+
+_JWT_HEADS = tuple(b'{"' + k.encode() + b'"' for k in ("alg", "typ", "kid", "sub", "iss", "aud",
+                                                        "exp", "nbf", "iat", "jti"))
+_R_SG_TRUNC = re.compile(r"SG\.[A-Za-z0-9_-]{9,}(?:\.[A-Za-z0-9_-]*)?")
+
+
+def _sendgrid_truncated(view: str, start: int) -> int:
+    """End of a cut-short SendGrid key at ``start`` (``SG.`` + >= 9 body chars), or -1."""
+    m = _R_SG_TRUNC.match(view, start)
+    if m is None:
+        return -1
+    body = m.group()[3:]
+    first = body.split(".", 1)[0]
+    if is_placeholder(first) or _classes(first) < 2 or is_wordy(first):
+        return -1
+    return m.end()
+
+
 # --------------------------------------------------------------------------- AWS secret key
 
 _B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
 _STD_B64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
-_HEX_RUN = re.compile(r"(?:0x)?([0-9a-fA-F]{32,})")
+_HEX_RUN = re.compile(r"(?:0x)?([0-9a-fA-F]{20,})")
 
 
 def _printable_text(raw: bytes) -> str | None:
@@ -382,6 +565,159 @@ def _aws_secret(view: str, rs: int, re_: int) -> bool:
     return not _line_is_b64_block(view, rs, re_)
 
 
+# --------------------------------------------------------------------------- random runs
+
+#: Ids of agent platforms and registries (``toolu_01...``, ``call_...``, ``msg_...``,
+#: ``req_...``, ``agent_msg_...``, ``sha512-...``): a lowercase word (>= 3 letters) then
+#: ``_``/``-`` and one random part. Known credential prefixes are matched first.
+_R_ID_PREFIX = re.compile(r"[a-z]{3,16}[0-9]{0,3}(?:_[a-z]{2,16}){0,3}[_-][A-Za-z0-9+/]{6,}={0,2}(?![A-Za-z0-9_-])")
+_R_PIECE_SPLIT = re.compile(r"[-_./+]+")
+_R_WORDISH = re.compile(r"[A-Z]?[a-z]{2,}")
+_R_ALNUM_ONLY = re.compile(r"[^A-Za-z0-9]+")
+_ID_KEY_ENDS = ("id", "ids", "uuid", "guid", "hash", "digest", "sha", "sha1", "sha256",
+                "signature", "sig", "checksum", "etag", "nonce", "cursor", "integrity",
+                "encryptedcontent", "ref", "commit", "revision", "version", "fingerprint")
+_SECRET_KEY_WORDS = ("key", "secret", "token", "pass", "pwd", "auth", "cred", "bearer")
+_B32 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+_HEX_LETTERS = frozenset("abcdefABCDEF")
+
+
+def _english_piece(w: str) -> bool:
+    low = w.lower()
+    v = sum(c in _VOWELS for c in low) / len(low)
+    return len(w) >= 3 and 0.25 <= v <= 0.75 and not _CONSONANT_RUN.search(low)
+
+
+def _word_pieces(core: str) -> list[str]:
+    """English-looking pieces of ``core``: ``[A-Z]?[a-z]{2,}`` with a word's vowel mix."""
+    return [w for w in _R_WORDISH.findall(core) if _english_piece(w)]
+
+
+def _key_before(view: str, rs: int) -> str:
+    """The key a value at ``rs`` is assigned to (``"x-request-id": "VALUE"`` -> ``x-request-id``)."""
+    k = rs
+    lim = max(0, rs - 8)
+    while k > lim and view[k - 1] in " \t\"'=:,\\":
+        k -= 1
+    if k == rs:
+        return ""
+    j = k
+    while j > 0 and k - j < 48 and view[j - 1] in _KEY_CHARS:
+        j -= 1
+    return view[j:k]
+
+
+def _id_key(key: str) -> bool:
+    low = key.lower().replace("_", "").replace("-", "").replace(".", "")
+    return bool(low) and low.endswith(_ID_KEY_ENDS) and not any(w in low for w in _SECRET_KEY_WORDS)
+
+
+def random_shape(core: str, loose: bool = False) -> bool:
+    """Is ``core`` (a token without known prefix) shaped like a random credential or a
+    piece of one? Mixed-case alphanumerics with digits; lowercase+digits with letters past
+    ``f`` (not hex); base32 uppercase+digits (AWS key ids); with ``loose`` (a credential
+    keyword or an ellipsis vouches for it) shorter pieces and mixed-case letters only.
+
+    Rejected: ids with a lowercase-word prefix (``toolu_01...``), paths and dotted or
+    dashed identifiers with a word piece, camelCase/snake_case identifiers (segment rate
+    and English-looking cover), placeholders, hex, and base64 of readable text.
+    """
+    if len(core) > 200 or _R_ID_PREFIX.match(core):
+        return False
+    cls = core.encode("ascii", "replace").translate(_CLS_TABLE)
+    up, lo, dg = cls.count(b"U"), cls.count(b"l"), cls.count(b"d")
+    n = up + lo + dg
+    if n < (10 if loose else 12):
+        return False
+    plain = n == len(core)  # no separators
+    if not plain:  # a path, a dotted or dashed identifier: word pieces give it away
+        words = [x for x in _R_PIECE_SPLIT.split(core) if len(x) >= 3 and x.isalpha()
+                 and (x.islower() or x.isupper() or x.istitle()) and _english_piece(x)]
+        if len(words) >= 2 or any(len(x) >= 5 for x in words):
+            return False
+    if up and lo and dg:
+        if up < 2 or lo < 2:
+            return False
+        alnum = core if plain else _R_ALNUM_ONLY.sub("", core)
+    elif lo and dg:
+        if dg < (2 if loose else 3):
+            return False
+        alnum = core if plain else _R_ALNUM_ONLY.sub("", core)
+        if sum(c > "f" for c in alnum if c >= "a") < 3:
+            return False
+    elif up and dg:
+        if up < 5 or dg < (1 if loose else 2) or not (plain or loose):
+            return False
+        alnum = core if plain else _R_ALNUM_ONLY.sub("", core)
+        if not _B32.issuperset(alnum) or (not loose and len(_R_DIGITS.findall(alnum)) < 2):
+            return False
+    elif up and lo and loose:
+        if n < 12 or up < 3 or lo < 3:
+            return False
+        alnum = core if plain else _R_ALNUM_ONLY.sub("", core)
+        if is_wordy_strict(alnum):
+            return False
+    else:
+        return False
+    # identifiers: few case/digit segments, or much of it English-looking pieces
+    if len(_SEGMENT.findall(alnum)) < 0.3 * n:
+        return False
+    words = _word_pieces(alnum)
+    if sum(map(len, words)) > 0.5 * n or sum(len(w) >= 5 for w in words) >= 3:
+        return False
+    if is_placeholder(core) or shannon(alnum) < min(4.0, math.log2(n) - 0.8):
+        return False
+    return not _b64_readable(core)
+
+
+def _b64_readable(run: str) -> bool:
+    """Does ``run`` (or its longest whole-quantum prefix) decode to ASCII text?"""
+    cut = len(run.rstrip("=")) // 4 * 4
+    if cut < 8:
+        return False
+    text = _b64_text(run if len(run) % 4 == 0 else run[:cut])
+    return text is not None and text.isascii()
+
+
+_R_DIGITS = re.compile(r"[0-9]+")
+
+
+def _in_doc_example(view: str, s: int, e: int) -> bool:
+    """Is ``view[s:e]`` part of a vendor documentation example?"""
+    for d in DOC_EXAMPLES:
+        n = len(d)
+        if e - s <= n and view.find(d, max(0, e - n), s + n) != -1:
+            return True
+    return False
+
+
+#: Internal kind of :func:`_random_run` findings (reported as ``secret``): a random piece is
+#: not joined across line or message breaks (each piece is judged on its own).
+RANDOM_KIND = "secret~random"
+
+
+#: A piece of a Slack token without its ``xox?-`` prefix: two long digit groups (team,
+#: user/bot or app ids), or a long digit group and the 32-hex tail of a user token.
+_R_SLACK_PIECE = re.compile(
+    r"[a-z]{0,3}-?(?:\d{1,13}-)*\d{9,13}-\d{9,13}(?:-\d{1,13})?(?:-[A-Za-z0-9]{0,32})?-?"
+    r"|-?(?:\d{1,13}-)?\d{6,13}-[0-9a-f]{32}")
+
+
+def _random_run(view: str, rs: int, re_: int) -> bool:
+    """A prefix-less random run (a piece of a credential), not an id, digest or blob line."""
+    core_s, core_e = rs, re_
+    while core_e > core_s and view[core_e - 1] in "=+/_-":
+        core_e -= 1
+    while core_s < core_e and view[core_s] in "+/_-":
+        core_s += 1
+    core = view[core_s:core_e]
+    if not random_shape(core):
+        return False
+    if _id_key(_key_before(view, rs)) or _in_doc_example(view, rs, re_):
+        return False
+    return not _line_is_b64_block(view, rs, re_)
+
+
 # --------------------------------------------------------------------------- PEM
 
 _R_PEM_HEAD = re.compile(r"-----BEGIN ([A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
@@ -431,7 +767,27 @@ def _pem(view: str, out: list[Finding]) -> None:
 
 def _pem_placeholder(body: str) -> bool:
     core = [c for c in body if c in _B64_CHARS]
+    body = body.rstrip().rstrip(".").rstrip()  # a cut-short body ends in an ellipsis
     return len(core) < 32 or len(set(core)) <= 8 or "..." in body or "EXAMPLE" in body
+
+
+#: A private-key PEM header or footer line, possibly cut short (``-----BEGIN OPENSSH PRI...``):
+#: the armor names a key that was there, and the summary quoting it leaks its first line.
+_R_PEM_ARMOR = re.compile(
+    r"-----(?:BEGIN|END) (?:(?:RSA|EC|DSA|OPENSSH|ENCRYPTED|PGP) )?"
+    r"(?:PRIVATE KEY(?: BLOCK)?-{0,5}|PR(?:I(?:V(?:A(?:T(?:E(?: (?:K(?:EY?)?)?)?)?)?)?)?)?"
+    r"(?=\.\.\.|$|\\n|\n)"
+    r"|(?:OPENSSH|ENCRYPTED)(?= ?(?:\.\.\.|$|\\n|\n)))(?:\.\.\.)?")
+
+
+def _pem_armor(view: str, out: list[Finding]) -> None:
+    for tag in ("-----BEGIN ", "-----END "):
+        pos = view.find(tag)
+        while pos != -1:
+            m = _R_PEM_ARMOR.match(view, pos)
+            if m:
+                out.append((pos, m.end(), "pem_private_key"))
+            pos = view.find(tag, pos + 5)
 
 
 def _pem_tail_start(view: str, end_line: int) -> int:
@@ -506,7 +862,58 @@ def _url_credentials(view: str, out: list[Finding]) -> None:
                 if (len(pw) >= 3 and not pw.isdigit() and low not in _PLACEHOLDER_PASSWORDS
                         and pw != user and not _template(pw) and not _weak_placeholder(pw)):
                     out.append((m.start("pw"), m.end("pw"), "url_credentials"))
+            else:  # cut short: scheme://user:PASSWORD and then the text ends
+                m = _R_USERINFO_CUT.match(view, pos + 3)
+                if m:
+                    vs, ve = m.start("pw"), m.end("pw")
+                    while ve > vs and view[ve - 1] in _TRAIL_PUNCT:
+                        ve -= 1
+                    pw = view[vs:ve]
+                    if any(c.isalpha() for c in pw) and _url_password_piece(pw, m.group("user")):
+                        out.append((vs, ve, "url_credentials"))
         pos = view.find("://", pos + 3)
+
+
+_R_USERINFO_CUT = re.compile(
+    r"(?P<user>[A-Za-z0-9._~-]{1,64}):(?P<pw>[^\s/?#@\"<>\\`\[\]{}]{4,256}?)"
+    r"(?:\.\.\.)?(?=[\s\"'`]|\\[nrt\"]|$)")
+_R_PW_TAIL = re.compile(
+    r"(?P<pw>[A-Za-z0-9!$&'()*+,;=%~.-]{5,64})@(?P<host>[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|"
+    r"\d{1,3}(?:\.\d{1,3}){3})(?::\d{2,5})?/")
+
+
+def _url_password_piece(pw: str, user: str = "") -> bool:
+    """A piece of a URL password (no ``@host`` after it): random-looking, not a port,
+    a placeholder, a template or a word."""
+    if len(pw) < 5 or pw.isdigit() or pw == user or _template(pw) or _weak_placeholder(pw):
+        return False
+    low = pw.lower()
+    if low in _PLACEHOLDER_PASSWORDS or any(w in low for w in _PLACEHOLDER_WORDS):
+        return False
+    if pw.isalpha() and (pw.islower() or is_wordy(pw) or len(pw) < 8):
+        return False
+    return _classes(pw) >= 2 and not is_wordy(pw) and not _CODEISH.match(pw)
+
+
+def _url_password_tails(view: str, out: list[Finding]) -> None:
+    """``PASSWORD@host:port/path`` at a token start: the end of a URL whose start (and
+    user) is elsewhere, e.g. the second half of a URL split across messages. An e-mail
+    address has no ``:port/`` or ``/`` after its domain and a word for a local part."""
+    pos = view.find("@")
+    while pos != -1:
+        k = pos
+        while k > 0 and pos - k < 64 and view[k - 1] not in " \t\n\"`<>[]{}|^\\/:":
+            k -= 1
+        if k < pos and (k == 0 or view[k - 1] in " \t\n\"`<>[]{}(|"
+                         or view.startswith("\\n", k - 2)):
+            start = k + 1 if view.startswith("\\n", k - 2) and view[k] == "n" and k else k
+            m = _R_PW_TAIL.match(view, start)
+            if m and m.end("pw") == pos:
+                pw = m.group("pw")
+                if (_url_password_piece(pw) and (_classes(pw) >= 3 or any(
+                        c in pw for c in "!$&'()*+,;=%"))):
+                    out.append((m.start("pw"), m.end("pw"), "url_credentials"))
+        pos = view.find("@", pos + 1)
 
 
 # --------------------------------------------------------------------------- passwords
@@ -621,7 +1028,7 @@ _GENERIC_TRIGGERS = ("token", "Token", "TOKEN", "secret", "Secret", "SECRET", "a
 _GENERIC_TRIGGERS_LOW = ("token", "secret", "api_key", "apikey", "api-key", "access_key",
                          "accesskey", "credential", "bearer")
 _GENERIC_KEY_ENDS = ("token", "secret", "apikey", "accesskey", "secretkey", "privatekey",
-                     "credential", "credentials", "bearer", "authtoken")
+                     "credential", "credentials", "bearer", "authtoken", "accesskeyid")
 _R_GENERIC_FILLER = re.compile(r"[^\n:=\"'`\\]{0,60}?(?=[:=])")
 _R_BEARER_VALUE = re.compile(r"[ \t]+(?P<v>[A-Za-z0-9+/=_.~-]{8,})")
 _HEXISH = re.compile(r"[0-9a-fA-F-]+")
@@ -639,12 +1046,26 @@ def random_token(v: str) -> bool:
              + any(c.isdigit() for c in v))
     if not (alnum == 3 or (len(v) >= 20 and alnum == 2 and shannon(v) >= 3.5)):
         return False
-    return not is_wordy(v) and _b64_text(v) is None
+    return not is_wordy(v) and not _b64_readable(v)
 
 
-def generic_value_ok(v: str) -> bool:
-    """A value after a credential keyword that looks like a credential."""
-    return random_token(v[:-3] if v.endswith("...") else v)
+def generic_value_ok(v: str, key: str = "") -> bool:
+    """A value after a credential keyword (``key``, normalised) that looks like a credential
+    or a cut-short piece of one: the keyword vouches for shorter, less mixed values
+    (:func:`random_shape` with ``loose``), hex after a token/secret keyword, and base32
+    uppercase after an access-key-id keyword."""
+    core = v[:-3] if v.endswith("...") else v
+    if random_token(core):
+        return True
+    if (len(core) < 10 or _template(core) or "://" in core or core[0] in "/~."
+            or any(c in core for c in "()[]{} ") or _CODEISH.match(core) or is_placeholder(core)):
+        return False
+    if _HEXISH.fullmatch(core):
+        return (len(core) >= 12 and "-" not in core and key.endswith(("token", "secret"))
+                and any(c.isalpha() for c in core) and any(c.isdigit() for c in core))
+    if key.endswith("keyid") and core.isupper() and core.isalnum() and _B32.issuperset(core):
+        return sum(c in "AEIOUY" for c in core) <= 0.3 * len(core)
+    return random_shape(core, loose=True)
 
 
 def _generic_keys(view: str, out: list[Finding], low: str | None = None) -> None:
@@ -673,7 +1094,7 @@ def _generic_keys(view: str, out: list[Finding], low: str | None = None) -> None
                     vs, ve = _clean_value(view, m.start("v"), m.end("v"))
                     if view.startswith("...", ve):
                         ve += 3
-                    if generic_value_ok(view[vs:ve]):
+                    if generic_value_ok(view[vs:ve], key):
                         out.append((vs, ve, "secret"))
             pos = hay.find(trig, pos + n)
 
@@ -720,7 +1141,9 @@ def _fragments(view: str, out: list[Finding]) -> None:
                 while cut < len(tok) and tok[cut] in "=:":
                     cut += 1
                 tok, start = tok[cut:], start + cut
-                if len(tok) >= 16 and _left_ok(view, start) and random_token(tok):
+                if len(tok) >= 10 and _left_ok(view, start) and (
+                        (len(tok) >= 16 and random_token(tok))
+                        or (any(c.isdigit() for c in tok) and random_shape(tok, loose=True))):
                     out.append((start, pos + 3, "secret"))
         nxt = pos + 3
         while view.startswith(".", nxt):
@@ -820,20 +1243,27 @@ def _decode_runs(view: str, out: list[Finding], depth: int) -> None:
 
 
 def _decode_b64_hex(view: str, rs: int, re_: int, out: list[Finding], depth: int) -> None:
+    """Decode a hex or base64 run (a cut-short one from its start, as a reader would) and
+    scan the text it encodes; a finding there redacts the whole run."""
     run = view[rs:re_]
     n = len(run)
     hm = _HEX_RUN.fullmatch(run)
     if hm:
         h = hm.group(1)
-        if len(h) % 2 == 0 and len(h) >= 32:
-            text = _printable_text(bytes.fromhex(h))
+        if len(h) >= 20:
+            text = _printable_text(bytes.fromhex(h[:len(h) // 2 * 2]))
             if text is not None:
                 found = _find_text(text, depth + 1)
                 if found:
                     out.append((rs, re_, found[0][2]))
         return
-    if n < 24 or n % 4 or run == run.lower() or run == run.upper():
-        return  # base64 of text is mixed-case (and padded: unpadded runs are not decoded)
+    if n < 16 or run == run.lower() or run == run.upper():
+        return  # base64 of text is mixed-case
+    if n % 4:
+        cut = len(run.rstrip("=")) // 4 * 4
+        if "=" in run or cut < 16:
+            return
+        run = run[:cut]
     text = _b64_text(run)
     if text is not None:
         found = _find_text(text, depth + 1)
@@ -869,7 +1299,7 @@ _WORD_PIECE = re.compile(r"[A-Z]?[a-z]{1,24}|[A-Z]{2,24}")
 
 def junction_ok(joined: str, a: int, b: int, cut: int, kind: str) -> bool:
     """Accept a finding ``joined[a:b]`` that straddles a line/message break at ``cut``?"""
-    if not a < cut < b:
+    if not a < cut < b or kind == RANDOM_KIND:
         return False
     left = joined[a:cut]
     if left in DOC_EXAMPLES or left.startswith("<REDACTED:"):
@@ -959,8 +1389,8 @@ def join_at(lsrc: str, b0: int, rsrc: str, b1: int, depth: int = 0,
         return []
     joined = left + right_tok
     cut = len(left)
-    found = (_find(joined, depth, junctions=False) if normalised
-             else _find_text(joined, depth, junctions=False))
+    found = (_find(joined, depth, junctions=False, pieces=False) if normalised
+             else _find_text(joined, depth, junctions=False, pieces=False))
     return [(ls + a, b1 + (b - cut), k) for a, b, k in found
             if junction_ok(joined, a, b, cut, k)]
 
@@ -974,38 +1404,90 @@ def _junctions(view: str, out: list[Finding], depth: int) -> None:
 # --------------------------------------------------------------------------- driver
 
 
-def _find(view: str, depth: int = 0, junctions: bool = True) -> list[Finding]:
-    """Findings in ``view`` itself (already normalised by the caller or ASCII)."""
+def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
+          ) -> list[Finding]:
+    """Findings in ``view`` itself (already normalised by the caller or ASCII).
+
+    ``pieces=False`` skips the prefix-less random pieces (:func:`_random_run`): a join
+    across a break keeps none of them anyway.
+    """
     out: list[Finding] = []
-    # 1. token runs: prefixed formats, AWS secret keys, base64/hex decoding
-    for rs, re_ in _runs(view):
-        if rs > 0 and view[rs - 1] == "\\" and view[rs] in "ntrbf":
+    # 1. token runs: prefixed formats (whole or cut short), AWS secret keys, base64/hex
+    #    decoding, prefix-less random pieces
+    proxy = view.encode("ascii", "replace")
+    cls = proxy.translate(_CLS_TABLE) if pieces else b""
+    search = _PREFIX_SCAN.search
+    for m in _RUN_PROXY.finditer(proxy.translate(_RUN_TABLE)):
+        rs, re_ = m.span()
+        if view[rs - 1] == "\\" and rs and view[rs] in "ntrbf":
             rs += 1  # a JSON escape glued to the run
-        p = _PREFIX.search(view, rs, re_)
-        while p is not None:
-            ps = p.start()
-            hit = _prefixed(view, ps) if _left_ok(view, ps) else None
-            if hit:
-                out.append((ps, hit[0], hit[1]))
-                p = _PREFIX.search(view, hit[0], re_) if hit[0] < re_ else None
-            else:
-                p = _PREFIX.search(view, ps + 1, re_)
-        if rs >= 3 and view.startswith("SG.", rs - 3) and _left_ok(view, rs - 3):
-            sm = _R_SENDGRID.match(view, rs - 3)
-            if sm and not is_placeholder(sm.group()[3:]):
-                out.append((sm.start(), sm.end(), "sendgrid"))
-        core_end = re_
-        while core_end > rs and view[core_end - 1] == "=":
-            core_end -= 1
-        if core_end - rs == 40 and re_ == core_end and _aws_secret(view, rs, re_):
-            out.append((rs, re_, "aws_secret_key"))
-        if depth < MAX_DEPTH and re_ - rs >= 24:
+        p = search(view, rs, re_)
+        if p is not None:
+            hits = 0
+            while p is not None:
+                ps = p.start()
+                nxt = ps + 1
+                if view[ps] == "k":  # sk_live_ / rk_test_ start one character earlier
+                    ps -= 1
+                    if ps < rs or view[ps] not in "sr":
+                        p = search(view, nxt, re_)
+                        continue
+                hit = _prefix_hit(view, ps) if _left_ok(view, ps) else None
+                if hit:
+                    out.append((ps, hit[0], hit[1]))
+                    hits += 1
+                    nxt = hit[0]
+                p = search(view, nxt, re_) if nxt < re_ else None
+            if hits:
+                continue
+        n = re_ - rs
+        if n >= 20:
+            core_end = re_
+            while view[core_end - 1] == "=":
+                core_end -= 1
+            if core_end - rs == 40 and re_ == core_end and _aws_secret(view, rs, re_):
+                out.append((rs, re_, "aws_secret_key"))
+                continue
+            if n > 202:
+                if depth < MAX_DEPTH:
+                    _decode_b64_hex(view, rs, re_, out, depth)
+                continue
+        if n >= 16 and depth < MAX_DEPTH:
+            k = len(out)
             _decode_b64_hex(view, rs, re_, out, depth)
-    # 2. literal triggers
+            if len(out) > k:
+                continue
+        if pieces and cls.find(b"d", rs, re_) != -1:
+            if n >= 20 and _R_SLACK_PIECE.fullmatch(view, rs, re_):
+                out.append((rs, re_, "slack_token"))
+                continue
+            up, lo = cls.count(b"U", rs, re_), cls.count(b"l", rs, re_)
+            if ((up > 1 and lo > 1) or (lo > 2 and not up and not _HEXISH.fullmatch(view, rs, re_))
+                    or (up > 4 and not lo)) \
+                    and not _R_ID_PREFIX.match(view, rs) and _random_run(view, rs, re_):
+                out.append((rs, re_, RANDOM_KIND))
+    # 2. SendGrid keys (``SG.`` + two dot-separated parts), whole or cut short
+    if "SG." in view:
+        ps = view.find("SG.")
+        while ps != -1:
+            if _left_ok(view, ps):
+                sm = _R_SENDGRID.match(view, ps)
+                if sm and not is_placeholder(sm.group()[3:]):
+                    out.append((ps, sm.end(), "sendgrid"))
+                else:
+                    te = _sendgrid_truncated(view, ps)
+                    if te > 0:
+                        out.append((ps, te, "sendgrid"))
+            ps = view.find("SG.", ps + 3)
+    # 3. literal triggers
     if "PRIVATE KEY" in view:
         _pem(view, out)
+    if "-----BEGIN " in view or "-----END " in view:
+        _pem_armor(view, out)
     if "://" in view:
         _url_credentials(view, out)
+    if "@" in view:
+        _url_password_tails(view, out)
     low = _lowered(view)
     _passwords(view, out, low)
     _generic_keys(view, out, low)
@@ -1013,18 +1495,19 @@ def _find(view: str, depth: int = 0, junctions: bool = True) -> list[Finding]:
         _fragments(view, out)
     if "<REDACTED:" in view or "[BYOK:" in view:
         _markers(view, out, depth)
-    # 3. %XX and \uXXXX clusters
+    # 4. %XX and \uXXXX clusters
     if depth < MAX_DEPTH:
         _decode_runs(view, out, depth)
-    # 4. secrets split across lines
+    # 5. secrets split across lines
     if junctions:
         _junctions(view, out, depth)
     return out
 
 
-def _find_text(text: str, depth: int, junctions: bool = True) -> list[Finding]:
+def _find_text(text: str, depth: int, junctions: bool = True, pieces: bool = True
+               ) -> list[Finding]:
     view, vmap = normalize(text)
-    found = _find(view, depth, junctions)
+    found = _find(view, depth, junctions, pieces)
     if vmap is None or not found:
         return found
     return [(*vmap.span(a, b), k) for a, b, k in found]
@@ -1036,12 +1519,14 @@ def merge(findings: list[Finding], text: str | None = None) -> list[Finding]:
         return []
     items = []
     for s, e, k in findings:
+        if k == RANDOM_KIND:
+            k = "secret"
         if text is not None and s >= 12:
             mm = _MARKER_BEFORE.search(text, max(0, s - 52), s)
             if mm:
                 s = mm.start()
         items.append((s, e, k))
-    items.sort(key=lambda t: (t[0], -t[1]))
+    items.sort(key=lambda t: (t[0], -t[1], t[2] == "secret"))  # a named kind wins ties
     merged: list[list] = []
     for s, e, k in items:
         if merged and s <= merged[-1][1]:
