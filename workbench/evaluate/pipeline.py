@@ -48,7 +48,7 @@ def evaluate_run(result, dataset, out: str | Path | None = None, *, summarizer: 
 
     from workbench.evaluate.leakage import leakage_summary, leakage_table, over_redaction
     from workbench.evaluate.retention import retention_summary, retention_table
-    from workbench.evaluate.texts import DatasetText, materialize_texts
+    from workbench.evaluate.texts import DatasetText, materialize_texts, policies_of
     from workbench.util.atomic import atomic_write_bytes
 
     dt = DatasetText(dataset)
@@ -61,12 +61,15 @@ def evaluate_run(result, dataset, out: str | Path | None = None, *, summarizer: 
     by_policy, _ = retention_summary(retention)
     leak_sum = leakage_summary(leaks)
     headline = {}
+    policies = policies_of(result)
     for name in result.summary["policy"].unique(maintain_order=True).to_list():
         lp = leaks.filter(pl.col("policy") == name)
         derived = lp.filter(pl.col("channel").is_in(["summary", "memory"]))
         rp = by_policy.filter(pl.col("policy") == name)
         headline[name] = {
-            "sr1": bool(lp["sr1"][0]) if lp.height else None,
+            "sr1": bool(policies[name].redaction.sr1_carry_forward),
+            "derived_texts": int(texts.filter(pl.col("policy") == name).height),
+            "redactions": int(texts.filter(pl.col("policy") == name)["redactions"].sum()),
             "secrets": int(lp["secret_id"].n_unique()),
             "leaks": int(derived.filter(pl.col("leaked"))["secret_id"].n_unique()),
             "leaks_context": int(lp.filter((pl.col("channel") == "context") & pl.col("leaked"))["secret_id"].n_unique()),
