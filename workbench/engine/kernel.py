@@ -32,7 +32,8 @@ from workbench.engine.prepare import ReplayInput
 
 @dataclass(frozen=True)
 class Positions:
-    """Policy-independent arrays of one continuity in visible positions (see kernel_nb)."""
+    """Policy-independent arrays of one continuity in visible positions (see kernel_nb);
+    rows and positions are int32, token sums int64."""
 
     vrow: np.ndarray
     ptok: np.ndarray
@@ -68,6 +69,8 @@ def positions(inp: ReplayInput, summaries_visible: bool) -> Positions:
     entry = _entry(inp)
     key = ("positions", bool(summaries_visible))
     if key not in entry:
+        if inp.n >= 2**31:
+            raise ValueError("replay_kernel: rows are int32 positions; split continuities of 2**31 events")
         i64 = lambda a: np.ascontiguousarray(a, dtype=np.int64)  # noqa: E731
         b = lambda a: np.ascontiguousarray(a, dtype=bool)  # noqa: E731
         visible, is_summary, is_message = b(inp.visible), b(inp.is_summary), b(inp.is_message)
@@ -75,8 +78,8 @@ def positions(inp: ReplayInput, summaries_visible: bool) -> Positions:
         brow = np.flatnonzero(inp.is_boundary).astype(np.int64)
         btok = np.ascontiguousarray(inp.recorded_summary_tokens[brow], dtype=np.int64)
         # numpy allocations (huge-page advised) fault in faster than numba's for big arrays
-        vrow, ptok = np.empty(nv, np.int64), np.empty(nv + 1, np.int64)
-        vflag, vmsg = np.empty(nv, np.uint8), np.empty(nmsg, np.int64)
+        vrow, ptok = np.empty(nv, np.int32), np.empty(nv + 1, np.int64)
+        vflag, vmsg = np.empty(nv, np.uint8), np.empty(nmsg, np.int32)
         Q, B = np.empty((4, inp.n_requests), np.int64), np.empty((3, brow.size), np.int64)
         counts = nb.positions_nb(
             visible, is_summary, bool(summaries_visible), i64(inp.tokens), is_message,
@@ -95,7 +98,7 @@ def prev_safe(inp: ReplayInput, summaries_visible: bool, need_message: bool) -> 
     key = ("prev_safe", bool(summaries_visible), bool(need_message))
     if key not in entry:
         vflag = positions(inp, summaries_visible).vflag
-        entry[key] = np.empty(vflag.size, np.int64)
+        entry[key] = np.empty(vflag.size, np.int32)
         nb.prev_safe_nb(vflag, bool(need_message), entry[key])
     return entry[key]
 
@@ -143,18 +146,13 @@ def lowered_config(kinds: np.ndarray, params: np.ndarray, pos: Positions) -> np.
     cfg[nb.C_CLEAR_KEEP] = int(params[E.P_CLEAR_KEEP])
     cfg[nb.C_TURN_KEEP] = int(params[E.P_TRIGGER_KEEP_TURNS])
     cfg[nb.C_NEED_MESSAGE] = int(bool(k[E.K_MESSAGE_BOUNDARY]))
-    cfg[nb.C_NCALLS] = pos.n_calls
     # rows of the placeholder prefix-sum table, only those this policy reads
     rows = []
     if mask_on:
         rows += [nb.C_R_DM0] + ([nb.C_R_DM1] if has1 else [])
     if clear_on:
-        rows += [nb.C_R_DC, nb.C_R_GC, nb.C_R_NC, nb.C_R_CALLS]
-        if mask_on:
-            rows += [nb.C_R_DCM0, nb.C_R_GCM0, nb.C_R_NCM0]
-            if has1:
-                rows += [nb.C_R_DCM1, nb.C_R_GCM1, nb.C_R_NCM1]
-    cfg[nb.C_R_DM0: nb.C_R_CALLS + 1] = -1
+        rows += [nb.C_R_DC] + ([nb.C_R_DCM0] if mask_on else []) + ([nb.C_R_DCM1] if mask_on and has1 else [])
+    cfg[nb.C_R_DM0: nb.C_R_DCM1 + 1] = -1
     for i, slot in enumerate(rows):
         cfg[slot] = i
     return cfg
@@ -184,7 +182,7 @@ def replay_kernel(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray,
     vflag = pos.vflag
     pre = np.zeros((1, 1), np.int64)
     if mask_on or clear_on:
-        n_rows = int((cfg[nb.C_R_DM0: nb.C_R_CALLS + 1] >= 0).sum())
+        n_rows = int((cfg[nb.C_R_DM0: nb.C_R_DCM1 + 1] >= 0).sum())
         pre = np.zeros((n_rows, pos.vrow.size + 1), np.int64)
         if clear_on:
             vflag = np.empty_like(pos.vflag)
@@ -204,10 +202,12 @@ def replay_kernel(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray,
     events = np.empty((nr * nb.MAX_EVENTS_PER_REQUEST + 16, len(EVENT_COLUMNS)), np.int64)
     ret = np.zeros((2, n_retain + 1), np.int64)  # retained positions, cumulative tokens
     seg = np.zeros((3, 17), np.int64)  # artifact number, tokens, cumulative tokens
+    keep = int(params[E.P_CLEAR_KEEP])
+    ring = np.zeros(min(keep, pos.n_calls) + 1 if clear_on and keep >= 0 else 1, np.int64)  # recent calls
     r = 0
     while True:
         r = nb.run_requests_nb(r, st, params, pos.ptok, pos.vrow, vflag, safe, pos.vmsg, msg_ordinal,
-                               pos.Q, pos.B, pre, ret, seg, ledger, events)
+                               pos.Q, pos.B, pre, ret, seg, ring, ledger, events)
         if r >= nr:
             break
         # a buffer might not hold one more request (never with the bounds above): grow it

@@ -120,18 +120,21 @@ B_ROW, B_VPOS, B_SUM = range(3)  # boundary row, visible rows before it, recorde
 (C_K, C_L, C_M, C_MP, C_CP, C_MASK_ON, C_CLEAR_ON, C_HAS1, C_NONNEG, C_TRIGGER, C_STRATEGY,
  C_MODE, C_MIN_CACHE, C_GRAN, C_ACCUM, C_RETAIN_KIND, C_RETAIN_BUDGET, C_SHARES, C_MAXSEG,
  C_EMERGENCY, C_FLUSH, C_KEEP_EVENTS, C_KEEP_TOKENS, C_SUM_PROMPT, C_FLUSH_PROMPT,
- C_FLUSH_OUTPUT, C_CLEAR_KEEP, C_TURN_KEEP, C_NEED_MESSAGE, C_TOKENS_NONNEG, C_NCALLS,
- C_CLEAR_INPUTS,
+ C_FLUSH_OUTPUT, C_CLEAR_KEEP, C_TURN_KEEP, C_NEED_MESSAGE, C_TOKENS_NONNEG, C_CLEAR_INPUTS,
  # rows of the placeholder prefix-sum table PRE (-1: not built for this policy)
- C_R_DM0, C_R_DM1, C_R_DC, C_R_DCM0, C_R_DCM1, C_R_GC, C_R_NC, C_R_GCM0, C_R_NCM0, C_R_GCM1,
- C_R_NCM1, C_R_CALLS) = range(44)
+ C_R_DM0, C_R_DM1, C_R_DC, C_R_DCM0, C_R_DCM1) = range(36)
 N_CFG = 48
 
 # ---- replay state slots ---------------------------------------------------------------------
 (S_CUT, S_CLR, S_CLR_ROW, S_NEXT_ART, S_COMPACTIONS, S_FLUSHED_AT, S_LAST_CREQ, S_LAST_CTS,
  S_NEXT_STRIDE, S_BPTR, S_REC_SUM, S_COV_FROM, S_WIN_START, S_RH, S_RT, S_RTOK, S_SH, S_ST,
- S_STOK, S_B0, S_B1, S_NL, S_NE, S_CALL_LO, S_CALL_HI, S_CLPTR) = range(N_CFG, N_CFG + 26)
-KEY_BASE = 80
+ S_STOK, S_B0, S_B1, S_NL, S_NE, S_CLPTR,
+ # clear_tool_uses: tool calls seen before the scan position (the last ones in a ring) ...
+ S_CALLS_SEEN, S_CALL_SCAN,
+ # ... and sliding sums over the clearable rows in [S_WA, S_WB): count and gain, and for
+ # each mask class the same over its masked part [S_WA, S_WBc)
+ S_WA, S_WB, S_WN, S_WG, S_WB0, S_WN0, S_WG0, S_WB1, S_WN1, S_WG1) = range(N_CFG, N_CFG + 36)
+KEY_BASE = 96
 KEY_SIZE = 16
 # fields of the previous-prompt descriptor of one cache key (at KEY_BASE + key * KEY_SIZE)
 (PK_EXISTS, PK_TOTAL, PK_H, PK_RH, PK_RT, PK_SH, PK_ST, PK_SS, PK_TE, PK_B0, PK_B1, PK_CLR,
@@ -150,6 +153,7 @@ hot = njit(_nrt=False, inline="always")
 # Helpers called with constants get explicit signatures: numba would otherwise compile one
 # version per combination of literal arguments (most of a cold start's compile time).
 _A1, _A2, _F1, _U1 = "int64[::1]", "int64[:, ::1]", "float64[::1]", "uint8[::1]"
+_P1 = "int32[::1]"  # row and position lists (vrow, vmsg, prev_safe): half the memory of int64
 _I = "int64"
 
 
@@ -253,7 +257,7 @@ def positions_nb(visible, is_summary, summaries_visible, tokens, is_message, is_
                 has1 = 1
         elif not (rr == q or (rr == -1 and q == nr)):
             bad_rows = 1
-            if res and rr >= 0:
+            if res:
                 bad_results = 1
         vflag[v] = f
         v += 1
@@ -299,8 +303,7 @@ def policy_arrays_nb(ptok, vflag, excluded_v, cfg, PRE, vf):
 
     dm_c: sum of (mp - tok) over tool results of mask class c; dc: (cp - tok) over
     clearable rows; dcm_c: the same over clearable rows of class c (masking wins over
-    clearing); gc / gcm_c: max(0, tok - cp) (the gain of clearing); nc / ncm_c: counts;
-    the CALLS row lists tool-call positions.
+    clearing, so these are taken back where both apply).
     """
     nv = vflag.size
     mask_on = cfg[C_MASK_ON] != 0
@@ -310,66 +313,39 @@ def policy_arrays_nb(ptok, vflag, excluded_v, cfg, PRE, vf):
     cp = cfg[C_CP]
     clear_inputs = cfg[C_CLEAR_INPUTS] != 0
     has_excl = excluded_v.size == nv
-    a0 = 0
-    a1 = 0
-    s_dc = 0
-    s_gc = 0
-    s_nc = 0
-    s_dcm0 = 0
-    s_gcm0 = 0
-    s_ncm0 = 0
-    s_dcm1 = 0
-    s_gcm1 = 0
-    s_ncm1 = 0
-    k = 0
-    r_dm0 = cfg[C_R_DM0]
-    r_dm1 = cfg[C_R_DM1]
+    r_dm0, r_dm1, r_dc, r_dcm0, r_dcm1 = cfg[C_R_DM0], cfg[C_R_DM1], cfg[C_R_DC], cfg[C_R_DCM0], cfg[C_R_DCM1]
+    dm0 = 0
+    dm1 = 0
+    dc = 0
+    dcm0 = 0
+    dcm1 = 0
     for v in range(nv):
         f = vflag[v]
         t = ptok[v + 1] - ptok[v]
         cls = f & MASK_CLASS
         if mask_on:
             if cls == F_RESULT:
-                a0 += mp - t
+                dm0 += mp - t
             elif cls == MASK_CLASS:
-                a1 += mp - t
-            PRE[r_dm0, v + 1] = a0
+                dm1 += mp - t
+            PRE[r_dm0, v + 1] = dm0
             if has1:
-                PRE[r_dm1, v + 1] = a1
+                PRE[r_dm1, v + 1] = dm1
         if clear_on:
-            if f & F_CALL:
-                PRE[cfg[C_R_CALLS], k] = v
-                k += 1
             clearable = ((f & F_RESULT) != 0 or (clear_inputs and (f & F_CALL) != 0)) and not (
                 has_excl and excluded_v[v] != 0)
             vf[v] = f | F_CLEAR if clearable else f
             if clearable:
-                g = t - cp
-                if g < 0:
-                    g = 0
-                s_dc += cp - t
-                s_gc += g
-                s_nc += 1
-                if mask_on:
-                    if cls == F_RESULT:
-                        s_dcm0 += cp - t
-                        s_gcm0 += g
-                        s_ncm0 += 1
-                    elif cls == MASK_CLASS:
-                        s_dcm1 += cp - t
-                        s_gcm1 += g
-                        s_ncm1 += 1
-            PRE[cfg[C_R_DC], v + 1] = s_dc
-            PRE[cfg[C_R_GC], v + 1] = s_gc
-            PRE[cfg[C_R_NC], v + 1] = s_nc
+                dc += cp - t
+                if cls == F_RESULT:
+                    dcm0 += cp - t
+                elif cls == MASK_CLASS:
+                    dcm1 += cp - t
+            PRE[r_dc, v + 1] = dc
             if mask_on:
-                PRE[cfg[C_R_DCM0], v + 1] = s_dcm0
-                PRE[cfg[C_R_GCM0], v + 1] = s_gcm0
-                PRE[cfg[C_R_NCM0], v + 1] = s_ncm0
+                PRE[r_dcm0, v + 1] = dcm0
                 if has1:
-                    PRE[cfg[C_R_DCM1], v + 1] = s_dcm1
-                    PRE[cfg[C_R_GCM1], v + 1] = s_gcm1
-                    PRE[cfg[C_R_NCM1], v + 1] = s_ncm1
+                    PRE[r_dcm1, v + 1] = dcm1
 
 
 # ================================== compiled-context queries ==================================
@@ -659,7 +635,7 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
 
 
 # flush, compaction and merge calls
-_account = leaf_sig("void", _I, "boolean", *[_I] * 9, _A1, _F1, _A1, _A2, _U1, _A1, _A1, _A1, _A2, _A2, _A2,
+_account = leaf_sig("void", _I, "boolean", *[_I] * 9, _A1, _F1, _A1, _A2, _U1, _P1, _A1, _P1, _A2, _A2, _A2,
                     _A2)(_account_impl)
 _account_main = hot(_account_impl)  # the main request's call, inlined into the request loop
 
@@ -757,7 +733,7 @@ def _kept_tokens(tb, nvp, keep_tokens, st, ptok, PRE):
     return kept
 
 
-@leaf_sig(_I, _I, _I, _I, "boolean", _A1, _A1, _A2, _A1)
+@leaf_sig(_I, _I, _I, _I, "boolean", _A1, _A1, _A2, _P1)
 def _choose_cut(latest, tb, nvp, respect_keep, st, ptok, PRE, prev_safe):
     if respect_keep:
         ke = st[C_KEEP_EVENTS]
@@ -869,7 +845,7 @@ def _merge_if_needed(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vm
     _event(events, st, EV_MERGE, r, -1, -1, artifact, before, after, merged, nseg, total, ST_SUMMARY)
 
 
-@leaf_sig(_I, _I, _I, _I, "boolean", _A1, _F1, _A1, _A2, _U1, _A1, _A1, _A1, _A1, _A2, _A2, _A2, _A2, _A2)
+@leaf_sig(_I, _I, _I, _I, "boolean", _A1, _F1, _A1, _A2, _U1, _P1, _P1, _A1, _P1, _A2, _A2, _A2, _A2, _A2)
 def _compact(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal,
              vmsg, Q, RET, SEG, ledger, events):
     """Try to compact; returns LedgerFlag bits describing what happened."""
@@ -924,29 +900,82 @@ def _compact(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev_sa
 
 
 @leaf
-def _clear_tool_uses(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, events):
+def _clear_window(a, b, st, ptok, vflag):
+    """Move the sliding sums over clearable rows to [a, b) (both ends only move forward):
+    returns (rows, tokens freed by clearing them as they stand now)."""
+    cp = st[C_CP]
+    mask_on = st[C_MASK_ON] != 0
+    wb = st[S_WB]
+    while wb < b:
+        if vflag[wb] & F_CLEAR:
+            g = ptok[wb + 1] - ptok[wb] - cp
+            st[S_WN] += 1
+            st[S_WG] += g if g > 0 else 0
+        wb += 1
+    st[S_WB] = wb
+    if mask_on:  # the masked part of the window: class-c rows before the class bound
+        for cls, sb, sn, sg, bound in ((F_RESULT, S_WB0, S_WN0, S_WG0, S_B0),
+                                       (MASK_CLASS, S_WB1, S_WN1, S_WG1, S_B1)):
+            x = b if b < st[bound] else st[bound]
+            v = st[sb]
+            while v < x:
+                f = vflag[v]
+                if (f & F_CLEAR) != 0 and (f & MASK_CLASS) == cls:
+                    g = ptok[v + 1] - ptok[v] - cp
+                    st[sn] += 1
+                    st[sg] += g if g > 0 else 0
+                v += 1
+            st[sb] = v
+    wa = st[S_WA]
+    while wa < a:
+        f = vflag[wa]
+        if f & F_CLEAR:
+            g = ptok[wa + 1] - ptok[wa] - cp
+            g = g if g > 0 else 0
+            st[S_WN] -= 1
+            st[S_WG] -= g
+            c = f & MASK_CLASS
+            if c == F_RESULT and wa < st[S_WB0]:
+                st[S_WN0] -= 1
+                st[S_WG0] -= g
+            elif c == MASK_CLASS and wa < st[S_WB1]:
+                st[S_WN1] -= 1
+                st[S_WG1] -= g
+        wa += 1
+    st[S_WA] = wa
+    if st[S_WB0] < wa:
+        st[S_WB0] = wa
+    if st[S_WB1] < wa:
+        st[S_WB1] = wa
+    gain = st[S_WG]
+    if mask_on:  # masked rows stand as mask placeholders
+        mp_gain = st[C_MP] - cp
+        if mp_gain < 0:
+            mp_gain = 0
+        gain += mp_gain * (st[S_WN0] + st[S_WN1]) - st[S_WG0] - st[S_WG1]
+    return st[S_WN], gain
+
+
+@leaf
+def _clear_tool_uses(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RING, events):
     K = st[C_K]
     tb = _tail_start(nvp, K, st[S_CUT])
     if tb >= nvp:
         return 0
-    # tool calls in the tail: two monotone pointers into the call list
-    rc = st[C_R_CALLS]
-    ncalls = st[C_NCALLS]
-    lo = st[S_CALL_LO]
-    while lo < ncalls and PRE[rc, lo] < tb:
-        lo += 1
-    hi = st[S_CALL_HI]
-    if hi < lo:
-        hi = lo
-    while hi < ncalls and PRE[rc, hi] < nvp:
-        hi += 1
-    st[S_CALL_LO] = lo
-    st[S_CALL_HI] = hi
+    # tool calls before the request's first row; the last keep + 1 of them in RING
+    size = RING.size
+    seen = st[S_CALLS_SEEN]
+    for v in range(st[S_CALL_SCAN], nvp):
+        if vflag[v] & F_CALL:
+            RING[seen % size] = v
+            seen += 1
+    st[S_CALLS_SEEN] = seen
+    st[S_CALL_SCAN] = nvp
     keep = st[C_CLEAR_KEEP]
-    if hi - lo <= keep:
-        return 0
+    if keep >= 0 and (seen < keep + 1 or RING[(seen - keep - 1) % size] < tb):
+        return 0  # at most `keep` tool calls in the tail
     if keep > 0:
-        bpos = PRE[rc, hi - keep]
+        bpos = RING[(seen - keep) % size]  # the keep-th most recent call: kept with what follows
         brow = vrow[bpos]
     else:
         bpos = nvp
@@ -956,22 +985,8 @@ def _clear_tool_uses(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vm
         a = tb
     if a >= bpos:
         return 0
-    cnt = _range(PRE, st[C_R_NC], a, bpos)
-    if cnt == 0:
-        return 0
-    gain = _range(PRE, st[C_R_GC], a, bpos)
-    if st[C_MASK_ON] != 0:
-        mp_gain = st[C_MP] - st[C_CP]
-        if mp_gain < 0:
-            mp_gain = 0
-        x = bpos if bpos < st[S_B0] else st[S_B0]
-        if x > a:
-            gain += mp_gain * _range(PRE, st[C_R_NCM0], a, x) - _range(PRE, st[C_R_GCM0], a, x)
-        if st[C_HAS1] != 0:
-            x = bpos if bpos < st[S_B1] else st[S_B1]
-            if x > a:
-                gain += mp_gain * _range(PRE, st[C_R_NCM1], a, x) - _range(PRE, st[C_R_GCM1], a, x)
-    if gain <= 0 or gain < params[P_CLEAR_AT_LEAST]:
+    cnt, gain = _clear_window(a, bpos, st, ptok, vflag)
+    if cnt == 0 or gain <= 0 or gain < params[P_CLEAR_AT_LEAST]:
         return 0
     ptr = st[S_CLPTR]
     if ptr < a:
@@ -1025,7 +1040,7 @@ def _truncate_to_fit(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_
 # ================================== the loop ==================================
 @leaf
 def _requests(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, Q, B, PRE, RET, SEG,
-              ledger, events):
+              RING, ledger, events):
     """Replay requests from ``r0`` on; returns the first request not replayed (the number of
     requests, or earlier when an output buffer might not hold one more request)."""
     nr = Q.shape[1]
@@ -1095,7 +1110,7 @@ def _requests(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, Q
             if latest != NOFIRE:
                 if strategy == ST_CLEAR:
                     done = _clear_tool_uses(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
-                                            vmsg, Q, events)
+                                            vmsg, Q, RING, events)
                 else:
                     done = _compact(r, nvp, latest, False, st, params, ptok, PRE, vflag, vrow,
                                     prev_safe, msg_ordinal, vmsg, Q, RET, SEG, ledger, events)
@@ -1135,9 +1150,9 @@ def init_state(cfg, Q):
 
 @njit
 def run_requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, Q, B, PRE, RET,
-                    SEG, ledger, events):
+                    SEG, RING, ledger, events):
     """Replay requests from ``r0`` on into the buffers (``ledger``/``events`` rows counted in
     ``st[S_NL]``/``st[S_NE]``); returns the first request not replayed: the number of
     requests when done, earlier when the caller must grow a buffer and call again."""
     return _requests(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, Q, B, PRE, RET,
-                     SEG, ledger, events)
+                     SEG, RING, ledger, events)
