@@ -357,7 +357,7 @@ def _truncated(view: str, ps: int) -> tuple[int, str] | None:
         body = view[ps + 4:e]
         if (6 <= len(body) < 16 and _body_ok(body, 6)
                 and (any(c.isdigit() for c in body) or (
-                    len(body) >= 8 and _B32.issuperset(body)
+                    (len(body) >= 8 or view.startswith("...", e)) and _B32.issuperset(body)
                     and sum(c in "AEIOUY" for c in body) <= 0.3 * len(body)))
                 and not any(d.startswith(view[ps:e]) for d in DOC_EXAMPLES)
                 and not (e < len(view) and _TRUNC_STOP.match(view, e))):
@@ -583,9 +583,25 @@ _HEX_LETTERS = frozenset("abcdefABCDEF")
 
 
 def _english_piece(w: str) -> bool:
+    n = len(w)
+    if n < 3:
+        return False
     low = w.lower()
-    v = sum(c in _VOWELS for c in low) / len(low)
-    return len(w) >= 3 and 0.25 <= v <= 0.75 and not _CONSONANT_RUN.search(low)
+    v = (low.count("a") + low.count("e") + low.count("i") + low.count("o") + low.count("u")
+         + low.count("y"))
+    return 0.25 * n <= v <= 0.75 * n and not _CONSONANT_RUN.search(low)
+
+
+def _path_like(core: str) -> bool:
+    """A path, dotted or dashed identifier: two English-looking pieces, or one of >= 5."""
+    words = 0
+    for x in _R_PIECE_SPLIT.split(core):
+        if len(x) >= 3 and x.isalpha() and (x.islower() or x.isupper() or x.istitle()) \
+                and _english_piece(x):
+            if len(x) >= 5 or words:
+                return True
+            words = 1
+    return False
 
 
 def _word_pieces(core: str) -> list[str]:
@@ -630,11 +646,8 @@ def random_shape(core: str, loose: bool = False) -> bool:
     if n < (10 if loose else 12):
         return False
     plain = n == len(core)  # no separators
-    if not plain:  # a path, a dotted or dashed identifier: word pieces give it away
-        words = [x for x in _R_PIECE_SPLIT.split(core) if len(x) >= 3 and x.isalpha()
-                 and (x.islower() or x.isupper() or x.istitle()) and _english_piece(x)]
-        if len(words) >= 2 or any(len(x) >= 5 for x in words):
-            return False
+    if not plain and _path_like(core):  # word pieces give a path or identifier away
+        return False
     if up and lo and dg:
         if up < 2 or lo < 2:
             return False
@@ -646,10 +659,13 @@ def random_shape(core: str, loose: bool = False) -> bool:
         if sum(c > "f" for c in alnum if c >= "a") < 3:
             return False
     elif up and dg:
-        if up < 5 or dg < (1 if loose else 2) or not (plain or loose):
+        if up < 5 or not (plain or loose):
             return False
         alnum = core if plain else _R_ALNUM_ONLY.sub("", core)
-        if not _B32.issuperset(alnum) or (not loose and len(_R_DIGITS.findall(alnum)) < 2):
+        if not _B32.issuperset(alnum):
+            return False
+        if not loose and len(_R_DIGITS.findall(alnum)) < 2 \
+                and sum(map(alnum.count, "AEIOUY")) > 0.25 * up:
             return False
     elif up and lo and loose:
         if n < 12 or up < 3 or lo < 3:
@@ -659,11 +675,13 @@ def random_shape(core: str, loose: bool = False) -> bool:
             return False
     else:
         return False
-    # identifiers: few case/digit segments, or much of it English-looking pieces
-    if len(_SEGMENT.findall(alnum)) < 0.3 * n:
+    # identifiers: few case/digit segments, or much of it English-looking pieces (a
+    # lowercase+digit piece switches class less often; letters only need a keyword)
+    rate, cover = (0.2, 0.5) if not up else (0.25, 0.6) if not dg else (0.3, 0.5)
+    if len(_SEGMENT.findall(alnum)) < rate * n:
         return False
-    words = _word_pieces(alnum)
-    if sum(map(len, words)) > 0.5 * n or sum(len(w) >= 5 for w in words) >= 3:
+    words = _word_pieces(core)
+    if sum(map(len, words)) > cover * n or sum(len(w) >= 5 for w in words) >= 3:
         return False
     if is_placeholder(core) or shannon(alnum) < min(4.0, math.log2(n) - 0.8):
         return False
@@ -781,12 +799,25 @@ _R_PEM_ARMOR = re.compile(
 
 
 def _pem_armor(view: str, out: list[Finding]) -> None:
+    """Private-key armor lines (whole or cut short) and the base64 lines next to them: the
+    body after a header, the body before a footer."""
     for tag in ("-----BEGIN ", "-----END "):
         pos = view.find(tag)
         while pos != -1:
             m = _R_PEM_ARMOR.match(view, pos)
             if m:
-                out.append((pos, m.end(), "pem_private_key"))
+                s, e = pos, m.end()
+                if tag == "-----END ":
+                    st = _pem_tail_start(view, pos)
+                    if _b64_count(view[st:pos]) >= 16:
+                        s = st
+                else:
+                    bm = _R_PEM_BODY.match(view, e)
+                    if bm and _b64_count(bm.group()) >= 16:
+                        e = bm.end()
+                        while view.startswith(".", e):
+                            e += 1
+                out.append((s, e, "pem_private_key"))
             pos = view.find(tag, pos + 5)
 
 
@@ -882,6 +913,9 @@ _R_PW_TAIL = re.compile(
     r"\d{1,3}(?:\.\d{1,3}){3})(?::\d{2,5})?/")
 
 
+_R_AT_HOST = re.compile(r"(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+|\d{1,3}(?:\.\d{1,3}){3})(?::\d{2,5})?/")
+
+
 def _url_password_piece(pw: str, user: str = "") -> bool:
     """A piece of a URL password (no ``@host`` after it): random-looking, not a port,
     a placeholder, a template or a word."""
@@ -901,6 +935,9 @@ def _url_password_tails(view: str, out: list[Finding]) -> None:
     address has no ``:port/`` or ``/`` after its domain and a word for a local part."""
     pos = view.find("@")
     while pos != -1:
+        if not _R_AT_HOST.match(view, pos + 1):
+            pos = view.find("@", pos + 1)
+            continue
         k = pos
         while k > 0 and pos - k < 64 and view[k - 1] not in " \t\n\"`<>[]{}|^\\/:":
             k -= 1
@@ -1064,7 +1101,8 @@ def generic_value_ok(v: str, key: str = "") -> bool:
         return (len(core) >= 12 and "-" not in core and key.endswith(("token", "secret"))
                 and any(c.isalpha() for c in core) and any(c.isdigit() for c in core))
     if key.endswith("keyid") and core.isupper() and core.isalnum() and _B32.issuperset(core):
-        return sum(c in "AEIOUY" for c in core) <= 0.3 * len(core)
+        body = core[4:] if core.startswith(("AKIA", "ASIA", "ABIA", "ACCA")) else core
+        return sum(c in "AEIOUY" for c in body) <= 0.3 * len(body)
     return random_shape(core, loose=True)
 
 
@@ -1242,27 +1280,35 @@ def _decode_runs(view: str, out: list[Finding], depth: int) -> None:
                 out.append((*dmap.span(a, b), k))
 
 
-def _decode_b64_hex(view: str, rs: int, re_: int, out: list[Finding], depth: int) -> None:
-    """Decode a hex or base64 run (a cut-short one from its start, as a reader would) and
-    scan the text it encodes; a finding there redacts the whole run."""
+#: The first character of every base64 quantum of ASCII text (a byte 0x20-0x7f, or a
+#: tab/newline): indexes 2 and 8-31. Hex of ASCII text: a high nibble 2-7 every 2 digits.
+_ASCII_B64_FIRST = frozenset("CIJKLMNOPQRSTUVWXYZabcdef")
+_ASCII_HEX_HIGH = frozenset("234567")
+
+
+def _decode_hex(view: str, rs: int, re_: int, out: list[Finding], depth: int) -> None:
+    """Decode a hex run (a cut-short one from its start, as a reader would) and scan the
+    text it encodes; a finding there redacts the whole run."""
+    h = _HEX_RUN.fullmatch(view, rs, re_).group(1)
+    if len(h) < 20:
+        return
+    if (len(h) < 32 or len(h) % 2) and not _ASCII_HEX_HIGH.issuperset(h[0:16:2]):
+        return  # a cut-short run must at least start like ASCII text
+    text = _printable_text(bytes.fromhex(h[:len(h) // 2 * 2]))
+    if text is not None:
+        found = _find_text(text, depth + 1)
+        if found:
+            out.append((rs, re_, found[0][2]))
+
+
+def _decode_b64(view: str, rs: int, re_: int, out: list[Finding], depth: int) -> None:
+    """Decode a mixed-case base64 run (a cut-short one from its start) and scan the text."""
     run = view[rs:re_]
     n = len(run)
-    hm = _HEX_RUN.fullmatch(run)
-    if hm:
-        h = hm.group(1)
-        if len(h) >= 20:
-            text = _printable_text(bytes.fromhex(h[:len(h) // 2 * 2]))
-            if text is not None:
-                found = _find_text(text, depth + 1)
-                if found:
-                    out.append((rs, re_, found[0][2]))
-        return
-    if n < 16 or run == run.lower() or run == run.upper():
-        return  # base64 of text is mixed-case
-    if n % 4:
+    if n % 4 or n < 24:
         cut = len(run.rstrip("=")) // 4 * 4
-        if "=" in run or cut < 16:
-            return
+        if cut < 16 or "=" in run[:cut] or not _ASCII_B64_FIRST.issuperset(run[0:cut:4]):
+            return  # a cut-short run must at least start like ASCII text
         run = run[:cut]
     text = _b64_text(run)
     if text is not None:
@@ -1415,13 +1461,15 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
     # 1. token runs: prefixed formats (whole or cut short), AWS secret keys, base64/hex
     #    decoding, prefix-less random pieces
     proxy = view.encode("ascii", "replace")
-    cls = proxy.translate(_CLS_TABLE) if pieces else b""
+    cls = proxy.translate(_CLS_TABLE)
     search = _PREFIX_SCAN.search
+    first = search(view)  # nearly all text holds no prefix at all: one scan decides
+    first = first.start() if first is not None else len(view)
     for m in _RUN_PROXY.finditer(proxy.translate(_RUN_TABLE)):
         rs, re_ = m.span()
         if view[rs - 1] == "\\" and rs and view[rs] in "ntrbf":
             rs += 1  # a JSON escape glued to the run
-        p = search(view, rs, re_)
+        p = search(view, rs, re_) if re_ > first else None
         if p is not None:
             hits = 0
             while p is not None:
@@ -1441,31 +1489,43 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
             if hits:
                 continue
         n = re_ - rs
-        if n >= 20:
+        if n < 16:
+            if not pieces or cls.find(b"d", rs, re_) == -1:
+                continue
+            up, lo, dg = cls.count(b"U", rs, re_), cls.count(b"l", rs, re_), 1
+        else:
+            up, lo, dg = (cls.count(b"U", rs, re_), cls.count(b"l", rs, re_),
+                          cls.find(b"d", rs, re_) != -1)
+        if 40 <= n <= 42 and up > 2 and lo > 2 and dg:
             core_end = re_
             while view[core_end - 1] == "=":
                 core_end -= 1
             if core_end - rs == 40 and re_ == core_end and _aws_secret(view, rs, re_):
                 out.append((rs, re_, "aws_secret_key"))
                 continue
-            if n > 202:
-                if depth < MAX_DEPTH:
-                    _decode_b64_hex(view, rs, re_, out, depth)
-                continue
         if n >= 16 and depth < MAX_DEPTH:
             k = len(out)
-            _decode_b64_hex(view, rs, re_, out, depth)
+            if not (up and lo) or view.startswith("0x", rs):  # single-case: maybe hex
+                if n >= 20 and dg and _HEX_RUN.fullmatch(view, rs, re_):
+                    _decode_hex(view, rs, re_, out, depth)
+            elif n >= 24 and not n % 4 or _ASCII_B64_FIRST.issuperset(view[rs:rs + 16:4]):
+                _decode_b64(view, rs, re_, out, depth)
             if len(out) > k:
                 continue
-        if pieces and cls.find(b"d", rs, re_) != -1:
-            if n >= 20 and _R_SLACK_PIECE.fullmatch(view, rs, re_):
-                out.append((rs, re_, "slack_token"))
+        if n > 202 or not pieces or not dg:
+            continue
+        if n >= 20 and _R_SLACK_PIECE.fullmatch(view, rs, re_):
+            out.append((rs, re_, "slack_token"))
+            continue
+        # cheap shape tests first: lowercase+digit pieces (npm) have no separators, and a
+        # run with three slashes is a path
+        if up:
+            if (lo < 2 and (lo or up < 5)) or (up > 1 and view.count("/", rs, re_) > 2):
                 continue
-            up, lo = cls.count(b"U", rs, re_), cls.count(b"l", rs, re_)
-            if ((up > 1 and lo > 1) or (lo > 2 and not up and not _HEXISH.fullmatch(view, rs, re_))
-                    or (up > 4 and not lo)) \
-                    and not _R_ID_PREFIX.match(view, rs) and _random_run(view, rs, re_):
-                out.append((rs, re_, RANDOM_KIND))
+        elif lo < 3 or cls.find(b"s", rs, re_) != -1 or _HEXISH.fullmatch(view, rs, re_):
+            continue
+        if not _R_ID_PREFIX.match(view, rs) and _random_run(view, rs, re_):
+            out.append((rs, re_, RANDOM_KIND))
     # 2. SendGrid keys (``SG.`` + two dot-separated parts), whole or cut short
     if "SG." in view:
         ps = view.find("SG.")
