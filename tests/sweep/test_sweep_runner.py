@@ -189,3 +189,18 @@ def test_sigkill_then_resume_equals_an_uninterrupted_sweep(make_spec, tmp_path):
     assert fk.equals(fc)
     assert mk == mc
     assert {"leaks", "retention"} <= set(fk.columns) and fk["retention"].null_count() == 0
+
+
+def test_executor_failures_surface_as_executor_errors(dask_cluster):
+    import math
+
+    from workbench.sweep.executors import DaskExecutor, ExecutorError, get_executor
+
+    with DaskExecutor(dask_cluster.scheduler_address) as ex:
+        assert sorted(ex.imap_unordered(math.sqrt, [4.0, 9.0, 16.0])) == [2.0, 3.0, 4.0]
+        with pytest.raises(ExecutorError, match="math domain error"):
+            list(ex.imap_unordered(math.sqrt, [4.0, -1.0]))
+    with pytest.raises(ExecutorError, match="unknown executor"):
+        get_executor("threads")
+    with pytest.raises(ExecutorError, match="only for --executor dask"):
+        get_executor("process", scheduler="tcp://127.0.0.1:1")

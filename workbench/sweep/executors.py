@@ -172,7 +172,7 @@ class DaskExecutor(Executor):
         # a deep window: each task is a scheduler round trip (~10 ms), keep many in flight
         window = self._window or max(64, 16 * self.workers)
         it = iter(tasks)
-        ac = as_completed()
+        ac = as_completed(with_results=True)  # results are gathered in batches, not one round trip each
 
         def submit(t) -> None:
             key = None
@@ -185,11 +185,14 @@ class DaskExecutor(Executor):
             if n >= window:
                 break
         try:
-            for fut in ac:
+            results = iter(ac)
+            while True:
                 try:
-                    result = fut.result()
+                    fut, result = next(results)
+                except StopIteration:
+                    break
                 except Exception as exc:  # KilledWorker, CommClosedError, ...
-                    raise ExecutorError(f"Dask task {fut.key} failed: {type(exc).__name__}: {exc}; "
+                    raise ExecutorError(f"a Dask task failed: {type(exc).__name__}: {exc}; "
                                         "completed runs are kept, re-run the sweep to resume") from None
                 fut.release()
                 yield result

@@ -240,7 +240,7 @@ def openhands(policy, window: int) -> HarnessSnippet:
                           "from openhands.sdk.context.condenser import LLMSummarizingCondenser\n\n"
                           f"condenser = {py}\n"))
     if t.min_progress:
-        s.notes.append("minimum progress is fixed in the SDK (0.1); no key")
+        s.notes.append(f"min_progress={t.min_progress} (the SDK condenser's minimum progress, 0.1 there) is not emitted")
     return s
 
 
