@@ -72,6 +72,7 @@ DOC_EXAMPLES = frozenset({
     "sk_test_4eC39HqLyjWDarjtT1zdp7dc",
     "sk_test_BQokikJOvBiI2HlWgH4olfQ2",
     "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+    "xoxb-not-a-real-token-this-will-not-work",
 })
 _PLACEHOLDER_WORDS = ("example", "xxxx", "your", "placeholder", "redacted", "dummy", "sample",
                       "changeme", "replace", "insert", "secret_here", "token_here", "key_here",
@@ -455,11 +456,9 @@ def _truncated(view: str, ps: int) -> tuple[int, str] | None:
 
 def _prefix_hit(view: str, ps: int) -> tuple[int, str] | None:
     """A prefixed format at ``ps``, whole or cut short (not a documentation example)."""
-    hit = _prefixed(view, ps)
-    if hit is None:
-        hit = _truncated(view, ps)
-        if hit is not None and _in_doc_example(view, ps, hit[0]):
-            return None
+    hit = _prefixed(view, ps) or _truncated(view, ps)
+    if hit is not None and _in_doc_example(view, ps, hit[0]):
+        return None
     return hit
 
 
@@ -529,22 +528,28 @@ def _line_is_b64_block(view: str, rs: int, re_: int) -> bool:
         j = k
         while j > 0 and k - j < 80 and view[j - 1] in _B64_CHARS:
             j -= 1
-        if k - j >= 60:
-            return True
-    # next line
+        if k - j >= 60 or (j == k and view.endswith("-----", 0, k)):
+            return True  # a full base64 line or an armor line before
+    # next lines: a full base64 line, or short ones down to an armor line
     k = re_
-    if view.startswith("\\n", k):
-        k += 2
-    elif view.startswith("\n", k):
-        k += 1
-    elif view.startswith("\r\n", k):
-        k += 2
-    else:
-        return False
-    j = k
-    while j < len(view) and j - k < 80 and view[j] in _B64_CHARS:
-        j += 1
-    return j - k >= 60 or view.startswith("-----END", j)
+    for _ in range(64):
+        if view.startswith("\\n", k):
+            k += 2
+        elif view.startswith("\n", k):
+            k += 1
+        elif view.startswith("\r\n", k):
+            k += 2
+        else:
+            return False
+        j = k
+        while j < len(view) and j - k < 80 and view[j] in _B64_CHARS:
+            j += 1
+        if j - k >= 60 or view.startswith("-----END", j):
+            return True
+        if j == k:
+            return False
+        k = j
+    return False
 
 
 def _aws_secret(view: str, rs: int, re_: int) -> bool:
@@ -689,24 +694,43 @@ def random_shape(core: str, loose: bool = False) -> bool:
 
 
 def _b64_readable(run: str) -> bool:
-    """Does ``run`` (or its longest whole-quantum prefix) decode to ASCII text?"""
-    cut = len(run.rstrip("=")) // 4 * 4
-    if cut < 8:
-        return False
-    text = _b64_text(run if len(run) % 4 == 0 else run[:cut])
-    return text is not None and text.isascii()
+    """Does ``run`` decode to readable ASCII text at some alignment (a piece of base64 may
+    start inside a quantum)? Readable: printable ASCII, >= 75% letters and spaces."""
+    core = run.rstrip("=")
+    for off in range(4):
+        seg = core[off:]
+        cut = len(seg) // 4 * 4
+        if cut < 8:
+            break
+        text = _b64_text(seg if len(seg) == cut and off == 0 and core == run else seg[:cut])
+        if text is not None and text.isascii() and \
+                sum(c.isalpha() or c == " " for c in text) >= 0.75 * len(text):
+            return True
+    return False
 
 
 _R_DIGITS = re.compile(r"[0-9]+")
 
 
 def _in_doc_example(view: str, s: int, e: int) -> bool:
-    """Is ``view[s:e]`` part of a vendor documentation example?"""
-    for d in DOC_EXAMPLES:
+    """Is ``view[s:e]`` part of a vendor documentation example (quoted whole or cut short)?"""
+    tok = view[s:e].rstrip(".")
+    for d, piece in _DOC_PIECES:
         n = len(d)
-        if e - s <= n and view.find(d, max(0, e - n), s + n) != -1:
+        if e - s <= n and (tok in piece or (d.startswith(tok) and len(tok) > n - len(piece))
+                           or view.find(d, max(0, e - n), s + n) != -1):
             return True
+        i = d.find(tok) if len(tok) >= 8 else -1
+        if i > 0:  # a piece of the example that the text goes on to complete
+            rest = d[i + len(tok):]
+            if rest and view.startswith(rest[:16], e):
+                return True
     return False
+
+
+#: (example, the part of it a cut-short quote is matched against): every HS256 JWT shares
+#: the documentation JWT's header, so a header alone is not "the documentation example".
+_DOC_PIECES = tuple((d, d.split(".", 1)[1] if d.startswith("eyJ") else d) for d in DOC_EXAMPLES)
 
 
 #: Internal kind of :func:`_random_run` findings (reported as ``secret``): a random piece is
@@ -722,18 +746,25 @@ _R_SLACK_PIECE = re.compile(
 
 
 def _random_run(view: str, rs: int, re_: int) -> bool:
-    """A prefix-less random run (a piece of a credential), not an id, digest or blob line."""
+    """A prefix-less random run (a piece of a credential), not an id, digest or blob line.
+
+    Base64 padding (``=``) marks encoded data (digests, integrity hashes, key bodies,
+    encoded text), never a piece of a token format."""
+    if view[re_ - 1] == "=":
+        return False
     core_s, core_e = rs, re_
-    while core_e > core_s and view[core_e - 1] in "=+/_-":
+    while core_e > core_s and view[core_e - 1] in "+/_-":
         core_e -= 1
     while core_s < core_e and view[core_s] in "+/_-":
         core_s += 1
-    core = view[core_s:core_e]
-    if not random_shape(core):
-        return False
-    if _id_key(_key_before(view, rs)) or _in_doc_example(view, rs, re_):
-        return False
-    return not _line_is_b64_block(view, rs, re_)
+    return random_shape(view[core_s:core_e]) and _piece_context_ok(view, rs, re_)
+
+
+def _piece_context_ok(view: str, rs: int, re_: int) -> bool:
+    """Context of a prefix-less piece: not the value of an id/digest key, not part of a
+    documentation example, not a line of a base64 block."""
+    return not (_id_key(_key_before(view, rs)) or _in_doc_example(view, rs, re_)
+                or _line_is_b64_block(view, rs, re_) or (rs and view[rs - 1] == "%"))
 
 
 # --------------------------------------------------------------------------- PEM
@@ -1044,8 +1075,8 @@ def _passwords(view: str, out: list[Finding], low: str | None = None) -> None:
         while ks > 0 and pos - ks < 64 and view[ks - 1] in _KEY_CHARS:
             ks -= 1
         ke = _R_KEY_RIGHT.match(view, pos + n).end()
-        if ke in seen or not _password_key_ok(view[ks:ke]):
-            continue
+        if ke in seen or not _password_key_ok(view[ks:ke]) or view.endswith(("${", "{{"), 0, ks):
+            continue  # (a template variable such as ${DB_PASSWORD:-default} names no password)
         seen.add(ke)
         m = _R_PW_VALUE.match(view, ke)
         if m is None and view.startswith("--", ks):
@@ -1077,11 +1108,14 @@ def random_token(v: str) -> bool:
     placeholder, hex digest/UUID or the base64 of readable text."""
     if len(v) < 12 or _template(v) or "://" in v or v[0] in "/~." or _HEXISH.fullmatch(v):
         return False
-    if any(c in v for c in "()[]{} ") or _CODEISH.match(v) or is_placeholder(v):
+    if any(c in v for c in "()[]{} ") or _CODEISH.match(v) or is_placeholder(v) \
+            or (not v.isalnum() and _path_like(v)):
         return False
     alnum = (any(c.isupper() for c in v) + any(c.islower() for c in v)
              + any(c.isdigit() for c in v))
-    if not (alnum == 3 or (len(v) >= 20 and alnum == 2 and shannon(v) >= 3.5)):
+    if alnum == 2:
+        return len(v) >= 20 and shannon(v) >= 3.5 and random_shape(v, loose=True)
+    if alnum != 3:
         return False
     return not is_wordy(v) and not _b64_readable(v)
 
@@ -1092,6 +1126,8 @@ def generic_value_ok(v: str, key: str = "") -> bool:
     (:func:`random_shape` with ``loose``), hex after a token/secret keyword, and base32
     uppercase after an access-key-id keyword."""
     core = v[:-3] if v.endswith("...") else v
+    if _PREFIX_SCAN.match(core) or core.startswith(("sk_", "rk_", "SG.")):
+        return False  # a known prefix: the prefixed rules judge it
     if random_token(core):
         return True
     if (len(core) < 10 or _template(core) or "://" in core or core[0] in "/~."
@@ -1132,7 +1168,7 @@ def _generic_keys(view: str, out: list[Finding], low: str | None = None) -> None
                     vs, ve = _clean_value(view, m.start("v"), m.end("v"))
                     if view.startswith("...", ve):
                         ve += 3
-                    if generic_value_ok(view[vs:ve], key):
+                    if generic_value_ok(view[vs:ve], key) and not _in_doc_example(view, vs, ve):
                         out.append((vs, ve, "secret"))
             pos = hay.find(trig, pos + n)
 
@@ -1165,24 +1201,28 @@ def _fragments(view: str, out: list[Finding]) -> None:
                 start += 1
             tok = view[start:end]
             pm = _R_FRAGMENT_PREFIX.match(tok)
-            if pm and _left_ok(view, start):
-                body = tok[pm.end():]
-                if (len(body) >= 8 and not is_placeholder(body) and not is_wordy(body)
-                        and _classes(body) >= 2):
-                    p = pm.group(1)
-                    kind = _FRAGMENT_KINDS.get(p) or (
-                        "github_classic" if p.startswith("gh") else
-                        "stripe_key" if p[1:3] == "k_" else "slack_token")
-                    out.append((start, pos + 3, kind))
-            else:  # no prefix: the value after the last assignment in the token
+            if not pm:  # the value after the last assignment in the token
                 cut = max(tok.rfind("="), tok.rfind(":")) + 1
                 while cut < len(tok) and tok[cut] in "=:":
                     cut += 1
                 tok, start = tok[cut:], start + cut
-                if len(tok) >= 10 and _left_ok(view, start) and (
-                        (len(tok) >= 16 and random_token(tok))
-                        or (any(c.isdigit() for c in tok) and random_shape(tok, loose=True))):
-                    out.append((start, pos + 3, "secret"))
+                pm = _R_FRAGMENT_PREFIX.match(tok)
+            if pm:
+                body = tok[pm.end():]
+                p = pm.group(1)
+                if (_left_ok(view, start) and len(body) >= 8 and not is_placeholder(body)
+                        and not is_wordy(body) and _classes(body) >= 2
+                        and not _in_doc_example(view, start, end)
+                        and (p != "eyJ" or _truncated(view, start) is not None)):
+                    kind = _FRAGMENT_KINDS.get(p) or (
+                        "github_classic" if p.startswith("gh") else
+                        "stripe_key" if p[1:3] == "k_" else "slack_token")
+                    out.append((start, pos + 3, kind))
+            elif (len(tok) >= 10 and _left_ok(view, start) and not _R_ID_PREFIX.match(tok)
+                  and ((len(tok) >= 16 and random_token(tok))
+                       or (any(c.isdigit() for c in tok) and random_shape(tok, loose=True)))
+                  and _piece_context_ok(view, start, end)):
+                out.append((start, pos + 3, RANDOM_KIND))
         nxt = pos + 3
         while view.startswith(".", nxt):
             nxt += 1
@@ -1470,7 +1510,9 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
         if view[rs - 1] == "\\" and rs and view[rs] in "ntrbf":
             rs += 1  # a JSON escape glued to the run
         p = search(view, rs, re_) if re_ > first else None
+        owned = False  # a run starting with a known prefix is judged by the prefixed rules
         if p is not None:
+            owned = p.start() == rs or (p.start() == rs + 1 and view[rs] in "sr")
             hits = 0
             while p is not None:
                 ps = p.start()
@@ -1512,9 +1554,9 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
                 _decode_b64(view, rs, re_, out, depth)
             if len(out) > k:
                 continue
-        if n > 202 or not pieces or not dg:
+        if n > 202 or not pieces or not dg or owned:
             continue
-        if n >= 20 and _R_SLACK_PIECE.fullmatch(view, rs, re_):
+        if n >= 20 and _R_SLACK_PIECE.fullmatch(view, rs, re_) and not is_placeholder(view[rs:re_]):
             out.append((rs, re_, "slack_token"))
             continue
         # cheap shape tests first: lowercase+digit pieces (npm) have no separators, and a
