@@ -11,6 +11,11 @@ measurement of a size runs in a fresh interpreter (fresh peak-RSS counter, numba
 warmed first). "first" replays build the continuity's policy-independent position arrays;
 "warm" replays reuse them, as a sweep over one continuity does. Times are wall clock and
 process CPU; on a loaded machine the CPU figure is the steadier one.
+
+Fresh memory is part of every replay (the ledger alone is 104 bytes per request). On VMs
+whose memory is backed lazily by the host, first-touch page faults can dominate: a
+sweep worker can keep freed memory in-process with ``MALLOC_MMAP_MAX_=0
+MALLOC_TRIM_THRESHOLD_=<large>`` (glibc), which makes repeated replays steadier.
 """
 
 from __future__ import annotations
@@ -177,7 +182,8 @@ def throughput(paths: dict[int, Path], small: Path, policies: tuple[str, ...], r
                          fmt_rate(n, p["first"][1]), f"{p['warm_wall']:.3f}", fmt_rate(n, p["warm_wall"]),
                          fmt_rate(n, p["warm_cpu"])))
     print(f"\n2. structural replay throughput, one core (target >= 20 M events/s); M ev/s by wall "
-          f"and by CPU time; best of {reps} warm replays")
+          f"and by CPU time; first = a new ReplayInput (builds its position arrays), warm = best "
+          f"of {reps} further replays")
     print(table(rows, ("events", "policy", "first s", "first M ev/s", "(cpu)", "warm s", "warm M ev/s",
                        "(cpu)")))
     return results

@@ -253,7 +253,7 @@ PROFILES = ("coding", "chat", "long-running", "multi-actor")
 
 @given(profile=st.sampled_from(PROFILES), events=st.sampled_from([200, 500, 1000]), seed=st.integers(0, 3),
        window=st.sampled_from([8000, 30_000, 120_000]), data=st.data())
-@_settings(25)
+@_settings(20)
 def test_parity_on_generated_continuities(profile, events, seed, window, data):
     inp = generated(profile, events, seed)
     policy = data.draw(policies(window), label="policy")
@@ -269,7 +269,7 @@ def _presets():
     return PRESETS
 
 
-@pytest.mark.parametrize("profile,events,seed", [("coding", 700, 1), ("long-running", 2000, 2), ("chat", 500, 3)])
+@pytest.mark.parametrize("profile,events,seed", [("coding", 600, 1), ("long-running", 2000, 2), ("chat", 400, 3)])
 @pytest.mark.parametrize("window", [200_000, 20_000])
 def test_parity_of_every_preset(profile, events, seed, window):
     presets = _presets()
