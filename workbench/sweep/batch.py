@@ -69,11 +69,19 @@ def _lower(inp, policy, model_override: str | None):
     cfg = kern.lowered_config(kinds, params, pos)
     retain = int(kinds[E.K_RETAIN_KIND])
     n_retain = 0 if retain == E.RETAIN_NONE else (pos.n_user if retain == E.RETAIN_USER_MESSAGES else pos.n_msg)
-    pre_rows = int((cfg[nb.C_R_DM0: nb.C_R_CALLS + 1] >= 0).sum()) if (mask_on or clear_on) else 1
+    # rows of the placeholder table this policy reads, as replay_kernel sizes it
+    pre_rows = int(sum(cfg[s] >= 0 for s in _pre_slots(nb))) if (mask_on or clear_on) else 1
+    keep = int(params[E.P_CLEAR_KEEP])
+    n_ring = min(keep, pos.n_calls) + 1 if clear_on and keep >= 0 else 1  # recent tool calls
     prices, ntiers = price_arrays(prov.prices)
     group = (visible, tuple(policy.compaction.exclude_tools) if clear_on else ())
     return {"cfg": cfg, "params": params, "prices": prices, "ntiers": ntiers, "n_retain": n_retain,
-            "pre_rows": pre_rows, "group": group, "provider": prov}
+            "n_ring": n_ring, "pre_rows": pre_rows, "group": group, "provider": prov}
+
+
+def _pre_slots(nb) -> list[int]:
+    """The configuration slots naming rows of the placeholder table (``kernel_nb.C_R_*``)."""
+    return sorted(getattr(nb, name) for name in dir(nb) if name.startswith("C_R_"))
 
 
 def batch_arrays(inp, policies: Sequence, *, model_override: str | None = None) -> tuple[np.ndarray, np.ndarray, list]:
@@ -110,6 +118,7 @@ def batch_arrays(inp, policies: Sequence, *, model_override: str | None = None) 
             np.ascontiguousarray(np.stack([lowered[i]["prices"] for i in idx])),
             np.ascontiguousarray(np.stack([lowered[i]["ntiers"] for i in idx])),
             np.array([lowered[i]["n_retain"] for i in idx], np.int64),
+            np.array([lowered[i]["n_ring"] for i in idx], np.int64),
             np.array([lowered[i]["pre_rows"] for i in idx], np.int64),
             pos.ptok, pos.vrow, pos.vflag, kern.prev_safe(inp, visible, True),
             kern.prev_safe(inp, visible, False), pos.vmsg, msg_ordinal, pos.Q, pos.B, excl)

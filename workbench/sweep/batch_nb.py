@@ -117,7 +117,7 @@ def reduce_nb(ledger, nl, events, ne, prices, ntiers, mi, mf):
 
 @njit
 def replay_structural_nb(cfg, params, prices, ntiers, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal,
-                         Q, B, PRE, n_retain, mi, mf):
+                         Q, B, PRE, n_retain, n_ring, mi, mf):
     """One configuration: the single-run request loop, its output reduced chunk by chunk."""
     nr = Q.shape[1]
     if nr == 0:
@@ -127,10 +127,11 @@ def replay_structural_nb(cfg, params, prices, ntiers, ptok, vrow, vflag, prev_sa
     events = np.empty((CHUNK_EVENTS, K.N_EVENT), np.int64)
     RET = np.zeros((2, n_retain + 1), np.int64)
     SEG = np.zeros((3, 17), np.int64)
+    RING = np.zeros(n_ring, np.int64)
     r = 0
     while True:
         r = K.run_requests_nb(r, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, Q, B, PRE,
-                              RET, SEG, ledger, events)
+                              RET, SEG, RING, ledger, events)
         reduce_nb(ledger, st[K.S_NL], events, st[K.S_NE], prices, ntiers, mi, mf)
         st[K.S_NL] = 0
         st[K.S_NE] = 0
@@ -143,14 +144,14 @@ def replay_structural_nb(cfg, params, prices, ntiers, ptok, vrow, vflag, prev_sa
 
 
 @njit(parallel=True)
-def batch_structural_nb(cfgs, params, prices, ntiers, n_retain, pre_rows, ptok, vrow, vflag,
+def batch_structural_nb(cfgs, params, prices, ntiers, n_retain, n_ring, pre_rows, ptok, vrow, vflag,
                         safe_message, safe_any, vmsg, msg_ordinal, Q, B, excluded_v):
     """Structural totals of ``cfgs.shape[0]`` configurations of one continuity.
 
     ``cfgs`` (int64 [n, N_CFG]) and ``params`` (float64 [n, N_PARAMS]) are the lowered
     configurations; ``prices`` (float64 [n, 4, 1 + 2 MAX_TIERS]) and ``ntiers`` (int64 [n, 4])
-    their price tables; ``n_retain`` and ``pre_rows`` (int64 [n]) the sizes of their retained
-    buffer and placeholder table; the rest is the continuity's positions (``kernel.positions``)
+    their price tables; ``n_retain``, ``n_ring`` and ``pre_rows`` (int64 [n]) the sizes of their
+    retained buffer, recent-tool-call ring and placeholder table; the rest is the continuity's positions (``kernel.positions``)
     with the two safe-cut arrays (cut at a message or at any event) and the clearable-tool
     exclusion mask shared by the batch. Returns ``(int64 [n, N_METRICS], float64 [n, N_COSTS])``.
     """
@@ -169,5 +170,5 @@ def batch_structural_nb(cfgs, params, prices, ntiers, n_retain, pre_rows, ptok, 
             K.policy_arrays_nb(ptok, vflag, excluded_v, cfg, PRE, vf)
         safe = safe_message if cfg[K.C_NEED_MESSAGE] != 0 else safe_any
         replay_structural_nb(cfg, params[c], prices[c], ntiers[c], ptok, vrow, vf, safe, vmsg, msg_ordinal,
-                             Q, B, PRE, n_retain[c], mi[c], mf[c])
+                             Q, B, PRE, n_retain[c], n_ring[c], mi[c], mf[c])
     return mi, mf
