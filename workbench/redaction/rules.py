@@ -392,7 +392,7 @@ def _truncated(view: str, ps: int) -> tuple[int, str] | None:
             body = view[m.end():e]
             if body and len(body) >= 4 and is_placeholder(body):
                 return None
-            if body or view.startswith("...", e) or view[m.end() - 1].isdigit():
+            if body:  # (a bare prefix, even cut short, is how placeholders begin)
                 return e, "anthropic_api"
             return None
         if view.startswith("sk-", ps):
@@ -530,15 +530,26 @@ def _line_is_b64_block(view: str, rs: int, re_: int) -> bool:
             j -= 1
         if k - j >= 60 or (j == k and view.endswith("-----", 0, k)):
             return True  # a full base64 line or an armor line before
+    elif rs >= 1 and view[rs - 1] == " ":  # a block flattened onto one line
+        k = rs - 1
+        j = k
+        while j > 0 and k - j < 80 and view[j - 1] in _B64_CHARS:
+            j -= 1
+        if k - j >= 60 or view.endswith("-----", 0, k):
+            return True
     # next lines: a full base64 line, or short ones down to an armor line
     k = re_
     for _ in range(64):
+        flat = False
         if view.startswith("\\n", k):
             k += 2
         elif view.startswith("\n", k):
             k += 1
         elif view.startswith("\r\n", k):
             k += 2
+        elif view.startswith(" ", k):
+            k += 1
+            flat = True
         else:
             return False
         j = k
@@ -546,7 +557,7 @@ def _line_is_b64_block(view: str, rs: int, re_: int) -> bool:
             j += 1
         if j - k >= 60 or view.startswith("-----END", j):
             return True
-        if j == k:
+        if j == k or flat:
             return False
         k = j
     return False
@@ -682,7 +693,8 @@ def random_shape(core: str, loose: bool = False) -> bool:
         return False
     # identifiers: few case/digit segments, or much of it English-looking pieces (a
     # lowercase+digit piece switches class less often; letters only need a keyword)
-    rate, cover = (0.2, 0.5) if not up else (0.25, 0.6) if not dg else (0.3, 0.5)
+    rate, cover = ((0.2, 0.5) if not up else (0.15, 0.5) if not lo else (0.25, 0.6) if not dg
+                   else (0.3, 0.5))
     if len(_SEGMENT.findall(alnum)) < rate * n:
         return False
     words = _word_pieces(core)
@@ -721,9 +733,12 @@ def _in_doc_example(view: str, s: int, e: int) -> bool:
                            or view.find(d, max(0, e - n), s + n) != -1):
             return True
         i = d.find(tok) if len(tok) >= 8 else -1
-        if i > 0:  # a piece of the example that the text goes on to complete
-            rest = d[i + len(tok):]
-            if rest and view.startswith(rest[:16], e):
+        if i >= 0:  # a piece of the example that the text goes on to complete
+            rest = d[i + len(tok):i + len(tok) + 16]
+            k = 0
+            while k < len(rest) and e + k < len(view) and view[e + k] == rest[k]:
+                k += 1
+            if rest and k >= min(8 if i else 16, len(rest)):  # (JWTs share a header)
                 return True
     return False
 
@@ -1542,7 +1557,8 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
             core_end = re_
             while view[core_end - 1] == "=":
                 core_end -= 1
-            if core_end - rs == 40 and re_ == core_end and _aws_secret(view, rs, re_):
+            if core_end - rs == 40 and re_ == core_end and _aws_secret(view, rs, re_) \
+                    and not _in_doc_example(view, rs, re_):
                 out.append((rs, re_, "aws_secret_key"))
                 continue
         if n >= 16 and depth < MAX_DEPTH:
