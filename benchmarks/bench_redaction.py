@@ -8,7 +8,11 @@ Prints
    (every format x context x transform combination, one seed): *caught* = no fragment of
    >= 12 chars / >= 50% survives in any view of the redacted texts; *flagged* = some
    finding overlaps the planted span;
-3. false positives on hard negatives for both (texts with any finding).
+3. false positives on hard negatives for both (texts with any finding);
+4. partial secrets as a summariser copies them (:mod:`workbench.redaction.probes`: a fragment
+   with an ellipsis, one half of a split secret): recall per format and shape for both
+   (*caught* as in 2), and false positives on hard negatives quoted whole, cut short with
+   an ellipsis or as a tail, and on every line of all recorded logs.
 
 Run: ``.venv/bin/python benchmarks/bench_redaction.py [--quick]``.
 """
@@ -29,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from workbench.redaction import harness as H  # noqa: E402
+from workbench.redaction import probes as P  # noqa: E402
 from workbench.redaction.baseline import detect_secrets_redact, detect_secrets_scan  # noqa: E402
 from workbench.synth import secrets as S  # noqa: E402
 
@@ -134,6 +139,59 @@ def negatives(count: int) -> None:
     print(f"{'ALL':20s} {count:5d} {sum(h_fp.values()):8d} {sum(d_fp.values()):15d}")
 
 
+def fragments(per_format: int, seeds: int) -> None:
+    probes = [p for seed in range(seeds) for p in P.all_probes(7000 + seed, per_format)]
+    texts = [p.text for p in probes]
+    w = time.perf_counter()
+    ds_out = dict(zip(texts, detect_secrets_redact(texts), strict=True))
+    ds_time = time.perf_counter() - w
+    w = time.perf_counter()
+    by_fmt = P.fragment_recall(probes)
+    h_time = time.perf_counter() - w
+    ds_fmt = P.fragment_recall(probes, lambda t: ds_out[t])
+    print(f"\npartial secrets: {len(probes)} summary lines holding a fragment or a half "
+          f"(harness {h_time:.1f}s incl. leak checks, detect-secrets {ds_time:.1f}s)")
+    print(f"{'format':22s} {'n':>5s} {'harness caught':>15s} {'detect-secrets caught':>22s}")
+    for k in S.SECRET_FORMATS:
+        (c, n), (d, _) = by_fmt[k], ds_fmt[k]
+        print(f"{k:22s} {n:5d} {c / n:15.3f} {d / n:22.3f}")
+    for name, key in (("shape", lambda p: p.shape), ("transform", lambda p: p.transform)):
+        got = P.fragment_recall(probes, key=key)
+        dsg = P.fragment_recall(probes, lambda t: ds_out[t], key=key)
+        for k in sorted(got):
+            (c, n), (d, _) = got[k], dsg[k]
+            print(f"{name + '=' + k:22s} {n:5d} {c / n:15.3f} {d / n:22.3f}")
+    n = len(probes)
+    c = sum(v[0] for v in by_fmt.values())
+    d = sum(v[0] for v in ds_fmt.values())
+    print(f"{'ALL':22s} {n:5d} {c / n:15.3f} {d / n:22.3f}")
+    # hard negatives quoted whole, cut short with an ellipsis, or as a tail
+    rng = np.random.default_rng(77)
+    lines: list[tuple[str, str]] = []
+    for i in range(700 if per_format < 40 else 2800):
+        kind = S.NEGATIVE_KINDS[i % len(S.NEGATIVE_KINDS)]
+        text, s0, e0 = S.plant_negative(rng, kind).parts[0]
+        tok = text[s0:e0]
+        k = int(rng.integers(min(8, len(tok)), len(tok) + 1))
+        lines += [(kind, f"- {tok}"), (kind, f"- {tok[len(tok) - k:]}")]
+        if not (kind == "doc_example" and tok.startswith("eyJ") and k < 53):
+            lines.append((kind, f"- {text[:s0]}{tok[:k]}\u2026{text[e0:]}"))
+    h_fp = sum(1 for _, t in lines if H.scan(t))
+    d_fp = sum(1 for r in detect_secrets_scan([t for _, t in lines]) if r.spans)
+    print(f"hard negatives whole / cut short / tail: {len(lines)} lines, harness {h_fp} with a "
+          f"finding, detect-secrets {d_fp}")
+    rec = ROOT.parent / "shared" / "datasets" / "recorded"
+    rec_lines = [ln for f in sorted(rec.rglob("*")) if f.is_file() and f.name != "SOURCES.md"
+                 for ln in f.read_text(encoding="utf-8").splitlines()]
+    if rec_lines:
+        mb = sum(len(x.encode()) for x in rec_lines) / 1e6
+        w, c0 = time.perf_counter(), time.process_time()
+        hits = sum(len(H.scan(x)) for x in rec_lines)
+        wall, cpu = time.perf_counter() - w, time.process_time() - c0
+        print(f"all recorded logs ({len(rec_lines)} lines, {mb:.2f} MB, every agent): {hits} "
+              f"findings; scan {mb / wall:.1f} MB/s wall, {mb / cpu:.1f} MB/s CPU")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer repeats and plants")
@@ -142,6 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     throughput(repeats=2 if quick else 5)
     recall(seeds=1)
     negatives(700 if quick else 2800)
+    fragments(per_format=20 if quick else 60, seeds=1 if quick else 2)
     return 0
 
 

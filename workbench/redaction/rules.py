@@ -1518,13 +1518,11 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
     proxy = view.encode("ascii", "replace")
     cls = proxy.translate(_CLS_TABLE)
     search = _PREFIX_SCAN.search
-    first = search(view)  # nearly all text holds no prefix at all: one scan decides
-    first = first.start() if first is not None else len(view)
     for m in _RUN_PROXY.finditer(proxy.translate(_RUN_TABLE)):
         rs, re_ = m.span()
         if view[rs - 1] == "\\" and rs and view[rs] in "ntrbf":
             rs += 1  # a JSON escape glued to the run
-        p = search(view, rs, re_) if re_ > first else None
+        p = search(view, rs, re_)
         owned = False  # a run starting with a known prefix is judged by the prefixed rules
         if p is not None:
             owned = p.start() == rs or (p.start() == rs + 1 and view[rs] in "sr")
@@ -1547,13 +1545,13 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
                 continue
         n = re_ - rs
         if n < 16:
-            if not pieces or cls.find(b"d", rs, re_) == -1:
+            if not pieces or owned or cls.find(b"d", rs, re_) == -1:
                 continue
             up, lo, dg = cls.count(b"U", rs, re_), cls.count(b"l", rs, re_), 1
-        else:
-            up, lo, dg = (cls.count(b"U", rs, re_), cls.count(b"l", rs, re_),
-                          cls.find(b"d", rs, re_) != -1)
-        if 40 <= n <= 42 and up > 2 and lo > 2 and dg:
+        else:  # (find stops at the first hit: cheaper than count on long runs)
+            up, lo = cls.find(b"U", rs, re_) != -1, cls.find(b"l", rs, re_) != -1
+            dg = cls.find(b"d", rs, re_) != -1
+        if 40 <= n <= 42 and up and lo and dg:
             core_end = re_
             while view[core_end - 1] == "=":
                 core_end -= 1
@@ -1572,6 +1570,8 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
                 continue
         if n > 202 or not pieces or not dg or owned:
             continue
+        if n >= 16:
+            up, lo = cls.count(b"U", rs, re_), cls.count(b"l", rs, re_)
         if n >= 20 and _R_SLACK_PIECE.fullmatch(view, rs, re_) and not is_placeholder(view[rs:re_]):
             out.append((rs, re_, "slack_token"))
             continue
