@@ -92,6 +92,7 @@ def test_probes_leak_before_redaction(probes):
     ("- export AWS_ACCESS_KEY_ID=414b4941355150425732334644485043434\u2026",
      "AKIA5QPBW23FDHPCCWSS"),
     ("- -----END RSA PRIVATE KEY---\u2026", "-----END RSA PRIVATE KEY-----"),
+    ('- DB_PASSWORD="lLk+N^I\\\u2026"', "lLk+N^I!o2Op"),
 ])
 def test_examples_from_the_evaluation(text, secret):
     assert H.leaked(secret, text)

@@ -1098,8 +1098,22 @@ def _passwords(view: str, out: list[Finding], low: str | None = None) -> None:
             m = _R_PW_CLI.match(view, ke)
         if m:
             vs, ve = _clean_value(view, m.start("v"), m.end("v"))
-            if password_value_ok(view[vs:ve]):
+            v = view[vs:ve]
+            if password_value_ok(v):
                 out.append((vs, ve, "password_in_prose"))
+            elif view.startswith(("...", "\\..."), ve) and _password_piece(v):
+                out.append((vs, ve, "password_in_prose"))  # cut short by an ellipsis
+
+
+def _password_piece(v: str) -> bool:
+    """The start of a password cut short by an ellipsis (5-7 characters): mixed classes,
+    no word, placeholder or template."""
+    if not 5 <= len(v) < 8 or _template(v) or any(c in v for c in "()[]{}/"):
+        return False
+    low = v.lower()
+    if low in _PLACEHOLDER_PASSWORDS or any(w in low for w in _PLACEHOLDER_WORDS):
+        return False
+    return _classes(v) >= 3 and not _weak_placeholder(v) and not _CODEISH.match(v)
 
 
 # --------------------------------------------------------------------------- generic keys
