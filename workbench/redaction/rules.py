@@ -341,6 +341,8 @@ def _body_ok(body: str, min_len: int) -> bool:
         return False
     if len(body) >= 4 and is_placeholder(body):
         return False
+    if len(body) < 4 and (len(set(body.lower())) < len(body) or "x" in body.lower()):
+        return False  # too short for is_placeholder: "xx", "00"
     return not any(w in body.lower() for w in ("xxx", "***", "your", "example"))
 
 
@@ -1239,10 +1241,11 @@ def _fragments(view: str, out: list[Finding]) -> None:
             if pm:
                 body = tok[pm.end():]
                 p = pm.group(1)
-                if (_left_ok(view, start) and len(body) >= 8 and not is_placeholder(body)
-                        and not is_wordy(body) and _classes(body) >= 2
-                        and not _in_doc_example(view, start, end)
-                        and (p != "eyJ" or _truncated(view, start) is not None)):
+                if _left_ok(view, start) and not _in_doc_example(view, start, end) and (
+                        (len(body) >= 8 and not is_placeholder(body) and not is_wordy(body)
+                         and _classes(body) >= 2
+                         and (p != "eyJ" or _truncated(view, start) is not None))
+                        or (p != "SG." and _truncated(view, start) is not None)):
                     kind = _FRAGMENT_KINDS.get(p) or (
                         "github_classic" if p.startswith("gh") else
                         "stripe_key" if p[1:3] == "k_" else "slack_token")
