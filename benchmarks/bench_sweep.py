@@ -62,46 +62,48 @@ def bench_batch(path: Path, n: int) -> list[tuple]:
     base = spec.base_policy()
     pols = [base.with_overrides(c) for c in spec.configurations()]
     batch_structural(inp, pols[:2])  # compile / load the cache
-    rows = [("prepare the continuity (once per worker)", f"{prep:.2f}", "", "")]
+    rows = [("prepare the continuity (once per worker)", f"{prep:.2f}", "", "", "")]
     per_thread = {}
     for threads in (1, 2):
         set_num_threads(threads)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         frame = batch_structural(inp, pols)
-        dt = time.perf_counter() - t
+        dt, cpu = time.perf_counter() - t, time.process_time() - c
         per_thread[threads] = dt
-        rows.append((f"batch kernel, {len(pols):,} configs, {threads} thread(s)", f"{dt:.2f}",
+        rows.append((f"batch kernel, {len(pols):,} configs, {threads} thread(s)", f"{dt:.2f}", f"{cpu:.2f}",
                      f"{dt / len(pols) * 1e3:.1f}", f"{inp.n * len(pols) / dt / 1e6:,.1f}"))
     set_num_threads(os.cpu_count() or 1)
     # the per-run path for comparison: single-run kernel (ledger + events matrices), sampled
     sample = pols[:: max(1, len(pols) // 20)][:20]
     prov = resolve_provider(sample[0], continuity_model=inp.model, continuity_window=inp.context_window)
     replay(inp, sample[0], prov, "kernel")
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     for p in sample:
         replay(inp, p, prov, "kernel")
-    single = (time.perf_counter() - t) / len(sample)
+    single, single_cpu = (time.perf_counter() - t) / len(sample), (time.process_time() - c) / len(sample)
     rows.append((f"single-run kernel (ledger matrices), per config, x{len(sample)}", f"{single * len(pols):.2f}*",
-                 f"{single * 1e3:.1f}", f"{inp.n / single / 1e6:,.1f}"))
+                 f"{single_cpu * len(pols):.2f}*", f"{single * 1e3:.1f}", f"{inp.n / single / 1e6:,.1f}"))
     from workbench.engine.run import events_frame, ledger_frame, summary_row
     from workbench.sweep.runner import simulate_one
 
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     for p in sample[:10]:
         simulate_one(ds, [inp], p, run_id="r", seed=0, engine="kernel", tokenizer="cl100k")
-    full = (time.perf_counter() - t) / 10
+    full, full_cpu = (time.perf_counter() - t) / 10, (time.process_time() - c) / 10
     rows.append(("per-run sweep task (single-run kernel + numpy summary), x10", f"{full * len(pols):.2f}*",
-                 f"{full * 1e3:.1f}", f"{inp.n / full / 1e6:,.1f}"))
-    t = time.perf_counter()
+                 f"{full_cpu * len(pols):.2f}*", f"{full * 1e3:.1f}", f"{inp.n / full / 1e6:,.1f}"))
+    t, c = time.perf_counter(), time.process_time()
     for p in sample[:2]:
         led, ev = replay(inp, p, prov, "kernel")
         summary_row(ledger_frame(led, inp, p, prov, "r"), events_frame(ev, inp, p, "r"), inp, p, prov, "r")
-    frames = (time.perf_counter() - t) / 2
+    frames, frames_cpu = (time.perf_counter() - t) / 2, (time.process_time() - c) / 2
     rows.append(("  ... with simulate()'s ledger/events frames (evaluated runs need them), x2",
-                 f"{frames * len(pols):.0f}*", f"{frames * 1e3:.0f}", f"{inp.n / frames / 1e6:,.2f}"))
+                 f"{frames * len(pols):.0f}*", f"{frames_cpu * len(pols):.0f}*", f"{frames * 1e3:.0f}",
+                 f"{inp.n / frames / 1e6:,.2f}"))
     print(f"\n## structural sweep: {len(pols):,} configurations x one {inp.n:,}-event continuity "
-          f"({inp.n_requests:,} requests); * = extrapolated from the sample")
-    print(table(rows, ("what", "s", "ms/config", "M events/s")))
+          f"({inp.n_requests:,} requests); * = extrapolated from the sample; cpu s = this process's "
+          "CPU time (all threads): what the work costs whatever else shares the machine")
+    print(table(rows, ("what", "wall s", "cpu s", "ms/config (wall)", "M events/s (wall)")))
     print(f"batch speed-up 1 -> 2 threads: {per_thread[1] / per_thread[2]:.2f}x; "
           f"batch vs per-run task: {full * len(pols) / per_thread[2]:.1f}x; "
           f"compactions across configs: {frame['compactions'].min()}..{frame['compactions'].max()}")
@@ -110,26 +112,32 @@ def bench_batch(path: Path, n: int) -> list[tuple]:
 
 def bench_sweep_path(path: Path, n: int) -> None:
     """The whole `workbench sweep` path with engine batch (workers, prep, atomic writes)."""
+    import resource
+
     from workbench.sweep.runner import run_sweep
     from workbench.sweep.spec import SweepSpec
+
+    def cpu_all() -> float:
+        me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
     rows = []
     for workers in (1, 2):
         out = Path(tempfile.mkdtemp(prefix="bench-sweep-"))
         spec = SweepSpec.from_dict({"name": "bench", "dataset": str(path), "base": "claude-code",
                                     "parameters": configs(n), "engine": "batch"})
-        t = time.perf_counter()
+        t, c = time.perf_counter(), cpu_all()
         rep = run_sweep(spec, out, executor="process", workers=workers)
-        dt = time.perf_counter() - t
+        dt, cpu = time.perf_counter() - t, cpu_all() - c  # the pool's workers have exited: counted
         t = time.perf_counter()
         again = run_sweep(spec, out, executor="process", workers=workers)
         resume = time.perf_counter() - t
-        rows.append((f"process x{workers}", f"{rep.runs:,}", f"{dt:.1f}", f"{rep.runs / dt:,.1f}",
+        rows.append((f"process x{workers}", f"{rep.runs:,}", f"{dt:.1f}", f"{cpu:.1f}", f"{rep.runs / dt:,.1f}",
                      f"{resume:.1f} ({again.skipped:,} skipped)"))
         shutil.rmtree(out, ignore_errors=True)
     print(f"\n## `run_sweep` end to end, engine batch ({n:,} runs: spawn, prepare per worker, "
           "batch kernel, one atomic Parquet + JSON per run)")
-    print(table(rows, ("executor", "runs", "s", "runs/s", "resume s")))
+    print(table(rows, ("executor", "runs", "wall s", "cpu s (all processes)", "runs/s", "resume s")))
 
 
 def bench_dask_overhead(tasks: int = 400) -> None:

@@ -189,6 +189,16 @@ def test_sigkill_then_resume_equals_an_uninterrupted_sweep(make_spec, tmp_path):
     assert fk.equals(fc)
     assert mk == mc
     assert {"leaks", "retention"} <= set(fk.columns) and fk["retention"].null_count() == 0
+    # evaluated runs are done for these evaluation settings only
+    assert run_sweep(SweepSpec.from_dict(d), clean, executor="serial").skipped == 6
+    structural = run_sweep(SweepSpec.from_dict({**d, "evaluate": False}), clean, executor="serial")
+    assert structural.skipped == 6
+    other = SweepSpec.from_dict({**d, "evaluate": {"summarizer": "extractive"}})
+    assert [r.run_id for r in other.runs(_files(make_spec))] == fk["run_id"].unique(maintain_order=True).to_list()
+    from workbench.sweep.runner import is_done
+
+    assert not any(is_done(clean, r, evaluate={"summarizer": "extractive", "baseline": False, "options": {}})
+                   for r in fk["run_id"].unique())
 
 
 def test_executor_failures_surface_as_executor_errors(dask_cluster):

@@ -23,6 +23,7 @@ few summary rows per run, never per-request arrays.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import io
 import os
@@ -125,7 +126,9 @@ def _read_json(path: Path) -> dict | None:
         return None
 
 
-def is_done(out: Path, run_id: str, *, evaluate: bool, retry_failed: bool = False) -> bool:
+def is_done(out: Path, run_id: str, *, evaluate: dict | None, retry_failed: bool = False) -> bool:
+    """A run is done when its JSON says ok (its Parquet present) and, if the spec evaluates,
+    it was evaluated with the same settings; or when it failed (unless ``retry_failed``)."""
     meta = _read_json(out / RESULTS_DIR / f"{run_id}.json")
     if meta is None:
         return False
@@ -133,7 +136,7 @@ def is_done(out: Path, run_id: str, *, evaluate: bool, retry_failed: bool = Fals
         return not retry_failed
     if meta.get("status") != "ok" or not (out / RESULTS_DIR / f"{run_id}.parquet").is_file():
         return False
-    return bool(meta.get("evaluated")) or not evaluate
+    return evaluate is None or (bool(meta.get("evaluated")) and meta.get("evaluate") == evaluate)
 
 
 # ---- execution ------------------------------------------------------------------------------
@@ -149,7 +152,7 @@ def run_sweep(spec: SweepSpec | str | Path, out: str | Path | None = None, *,
 
     t0 = time.perf_counter()
     spec, ds, runs, out = plan(spec, out, progress=progress)
-    evaluate = spec.evaluate is not None
+    evaluate = dataclasses.asdict(spec.evaluate) if spec.evaluate is not None else None
     todo: list[RunSpec] = []
     skipped = failed = completed = 0
     for r in runs:
@@ -278,7 +281,7 @@ def execute_run(task: dict[str, Any]) -> dict[str, Any]:
                 "traceback": traceback.format_exc(limit=12), "elapsed_s": time.perf_counter() - t0,
                 "worker": f"{socket.gethostname()}:{os.getpid()}"}
     return {**meta, "status": "ok", "error": None, "rows": rows, "evaluated": headline is not None,
-            "evaluation": headline, "elapsed_s": time.perf_counter() - t0,
+            "evaluate": task.get("evaluate"), "evaluation": headline, "elapsed_s": time.perf_counter() - t0,
             "worker": f"{socket.gethostname()}:{os.getpid()}"}
 
 
