@@ -11,7 +11,7 @@ a ledger per configuration. Summaries are modelled by size; nothing text-level r
 
 >>> from workbench.sweep.batch import batch_structural          # doctest: +SKIP
 >>> from workbench.engine.presets import get_policy             # doctest: +SKIP
->>> pols = [get_policy("claude-code", {"trigger.reserve_tokens": r}) for r in range(13_000, 80_000, 1_000)]
+>>> pols = [get_policy("claude-code", {"trigger.reserve_tokens": r}) for r in range(13_000, 80_000, 1_000)]  # doctest: +SKIP
 >>> batch_structural(inp, pols).select("cost_usd", "compactions")   # doctest: +SKIP
 """
 
