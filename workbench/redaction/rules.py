@@ -5,20 +5,30 @@ given. It works in passes designed for throughput on transcript text (most of wh
 no secret at all):
 
 1. :func:`~workbench.redaction.normalize.normalize` (free for ASCII text);
-2. one regex pass over *runs* of token characters ``[A-Za-z0-9+/_-]{20,}``; every prefixed
-   format is at least 20 characters long, so a literal-prefix search inside each run finds
-   AWS/GitHub/GitLab/OpenAI/Anthropic/Slack/Stripe/Google/JWT/Hugging Face/npm/SendGrid
-   candidates, and the same runs feed the prefix-less AWS secret key check (exactly 40
-   characters, mixed case, high entropy, not a line of a base64 block, not decodable text)
-   and the decoders (base64 / hex runs are decoded only when the run could be an encoding
-   and the result is printable text, which is then scanned recursively);
+2. one regex pass over *runs* of token characters ``[A-Za-z0-9+/_-]{12,}``: a literal-prefix
+   search inside each run finds AWS/GitHub/GitLab/OpenAI/Anthropic/Slack/Stripe/Google/JWT/
+   Hugging Face/npm candidates, whole or *cut short* (a known prefix with a shorter body,
+   as a summary quoting half a key writes it: :func:`_truncated`); the same runs feed the
+   prefix-less AWS secret key check (exactly 40 characters, mixed case, high entropy, not
+   a line of a base64 block, not decodable text), the decoders (base64 / hex runs, also
+   cut short, are decoded from their start when they could encode ASCII text, and the
+   text is scanned recursively), pieces of Slack tokens (long digit groups), and the
+   *random pieces* rule (:func:`random_shape`): a prefix-less run shaped like part of a
+   credential (mixed case with digits; lowercase+digits beyond hex; base32 uppercase with
+   digits) that is not an id (``toolu_01...``), a path or identifier (word pieces, case
+   segments), hex, base64 of readable text or padded base64, a placeholder, the value of
+   an id/digest key, part of a documentation example or a line of a base64 block;
 3. a few literal searches: ``PRIVATE KEY`` (PEM blocks, truncated blocks and orphaned
-   tails), ``://`` (URL userinfo: only the password is a finding), ``pass``/``pwd`` keywords
-   (the value after ``password is``/``password:``/``PGPASSWORD=`` ...), ``<REDACTED:`` (a
-   marker followed by the raw tail of a secret) and ``[BYOK:`` (a marker wrapping
-   secret-shaped content: kind ``marker_leak``); credential keywords (``token``,
-   ``secret``, ``api_key``, ``credential``, ``Bearer`` ...) followed by a random-looking
-   value (kind ``secret``), and secrets cut short by an ellipsis (``ghp_Q7wE9r...``, as
+   tails) and private-key armor lines, whole or cut short, with their adjacent body lines;
+   ``SG.`` (SendGrid, whole or cut short); ``://`` (URL userinfo: only the password is a
+   finding, also when the URL is cut short after it) and ``@`` (``PASSWORD@host:port/``,
+   the second half of a URL split across messages); ``pass``/``pwd`` keywords (the value
+   after ``password is``/``password:``/``PGPASSWORD=`` ..., or its start before an
+   ellipsis), ``<REDACTED:`` (a marker followed by the raw tail of a secret) and
+   ``[BYOK:`` (a marker wrapping secret-shaped content: kind ``marker_leak``); credential
+   keywords (``token``, ``secret``, ``api_key``, ``access_key_id``, ``credential``,
+   ``Bearer`` ...) followed by a random-looking value or a piece of one (kind ``secret``),
+   and secrets cut short by an ellipsis (``ghp_Q7wE9r...``, ``...=Zq8xR2mN4v...``, as
    summaries quote them);
 4. ``%XX`` and ``\\uXXXX`` clusters, decoded with exact offset maps and rescanned;
 5. line junctions: where a line break (real or JSON-escaped) separates two token runs, the
@@ -35,6 +45,8 @@ identifiers are rejected, so the hard negatives of ``workbench.synth.secrets`` n
 [(20, 60, 'github_classic')]
 >>> scan("see AKIAIOSFODNN7EXAMPLE and ghp_" + "x" * 36)
 []
+>>> scan("- 1iigMUoIoLDPuBopdcpLeoxtOcLn (half a key), toolu_01VzQ2DNRY9oieQdcxz6kpn9")
+[(2, 30, 'secret')]
 """
 
 from __future__ import annotations
@@ -1687,7 +1699,7 @@ def scan(text: str) -> list[Finding]:
 
 __all__ = [
     "DOC_EXAMPLES", "KNOWN_KINDS", "Finding", "is_placeholder", "is_wordy", "marker_tail_end",
-    "merge", "password_value_ok", "scan", "secretish", "shannon",
+    "merge", "password_value_ok", "random_shape", "scan", "secretish", "shannon",
 ]
 
 # re-exported for the harness
