@@ -207,3 +207,15 @@ def test_random_shape_rules():
     assert not R.random_shape("3f2a9c1e0b7d4a6f9e8d")  # hex
     assert not R.random_shape("HgKPYaftLyjaNa")  # letters only: needs a keyword
     assert R.random_shape("HgKPYaftLyjaNa", loose=True)
+
+
+def test_split_value_written_in_a_code_fence():
+    """A summary writes a value that was split across lines in a fence of its own."""
+    pw = "- locals: user='app', password='\n```\nEmberjunip\ner#4204\n```\n'\n- next"
+    url = "- export BROKER_URL=postgres://billing_svc:\n```\nlx$,PfEW\n1tkP\n```\n@db.internal/x"
+    for text, value in ((pw, "Emberjuniper#4204"), (url, "lx$,PfEW1tkP")):
+        assert H.leaked(value, text)
+        assert not H.leaked(value, H.redact(text).text)
+    for text in ("password:\n```\nos.environ['DB_PASSWORD']\n```\n",
+                 "Set the password:\n```\nchangeme\n```\n", "see\n```\nclass Foo:\n    pass\n```\n"):
+        assert H.scan(text) == [], text

@@ -1119,6 +1119,23 @@ def _passwords(view: str, out: list[Finding], low: str | None = None) -> None:
                 out.append((vs, ve, "password_in_prose"))  # cut short by an ellipsis
 
 
+#: A value written on its own lines inside a code fence right after its keyword (a summary
+#: quoting a secret that was split across lines: ``password='`` + fence + two lines).
+_R_FENCED_VALUE = re.compile(
+    r"(?:(?i:pass(?:word|wd|phrase)?|pwd)[\"']?\s*[:=]\s*|://[^\s:/@]{1,64}:)[\"'`]?[ \t]*"
+    r"\n```[A-Za-z]*\n(?P<body>(?:[^\n`]{1,200}\n){1,4})```")
+
+
+def _fenced_values(view: str, out: list[Finding]) -> None:
+    for m in _R_FENCED_VALUE.finditer(view):
+        lines = m.group("body").split("\n")[:-1]
+        v = "".join(x.strip() for x in lines)
+        ok = password_value_ok(v) if "://" not in m.group() else _url_password_piece(v)
+        if ok and len(lines) > 1:
+            out.append((m.start("body"), m.end("body") - 1, "password_in_prose"
+                        if "://" not in m.group() else "url_credentials"))
+
+
 def _password_piece(v: str) -> bool:
     """The start of a password cut short by an ellipsis (5-7 characters): mixed classes,
     no word, placeholder or template."""
@@ -1635,6 +1652,8 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
         _url_credentials(view, out)
     if "@" in view:
         _url_password_tails(view, out)
+    if "\n```" in view:
+        _fenced_values(view, out)
     low = _lowered(view)
     _passwords(view, out, low)
     _generic_keys(view, out, low)
