@@ -189,6 +189,35 @@ def demo(
         _fail(exc)
 
 
+@app.command()
+def report(
+    kind: Annotated[str, typer.Argument(help="policy-comparison | threshold-sweep | redaction-audit | "
+                                             "determinism-audit | fidelity")],
+    run: Annotated[Path, typer.Option(help="run directory (for threshold-sweep: the sweep directory)")],
+    out: Annotated[Path, typer.Option(help="report directory, e.g. reports/NAME")],
+    determinism: Annotated[Path | None, typer.Option(help="where `workbench audit determinism --out` wrote "
+                                                          "(default: the run directory)")] = None,
+    fidelity: Annotated[Path | None, typer.Option(help="where the fidelity audit wrote its Parquet "
+                                                       "(default: the run directory)")] = None,
+    continuity: Annotated[str | None, typer.Option(help="continuity id drawn in the sawtooth")] = None,
+    max_overflows: Annotated[int, typer.Option(help="constraint: overflows at most")] = 0,
+    max_leaks: Annotated[int, typer.Option(help="constraint: leaked secrets at most")] = 0,
+    min_retention: Annotated[float, typer.Option(help="constraint: fact retention at least")] = 0.95,
+) -> None:
+    """Render a report: papermill runs notebooks/KIND.ipynb on the run, nbconvert writes HTML
+    without code, figures are exported as PNG."""
+    from workbench.report.render import render_report
+    from workbench.report.verdict import Constraints
+
+    try:
+        res = render_report(kind, run, out, determinism=determinism, fidelity=fidelity, continuity=continuity,
+                            constraints=Constraints(max_overflows, max_leaks, min_retention))
+    except WorkbenchError as exc:
+        _fail(exc)
+    typer.echo(f"{len(res.figures)} figures (PNG) and the executed notebook in {out}")
+    typer.echo(f"wrote {res.html}")
+
+
 _register_subcommands()
 
 

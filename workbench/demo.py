@@ -1,8 +1,12 @@
-"""The main job behind ``make demo``: real logs and a synthetic set through the presets.
+"""The main job behind ``make demo``: real logs and a synthetic set through the presets,
+ending with the policy comparison reports a reviewer reads.
 
-Steps: import the bundled real agent logs, generate a seeded synthetic coding
-continuity, inspect both, replay every preset on both, and write the results (Parquet
-and config) under ``runs/demo``. Each step prints what it did and where it wrote.
+Steps: generate a seeded synthetic coding continuity (and a smaller one for the
+text-level audit), import the bundled real agent logs (``datasets/bundled``, else the
+workplace's ``../shared/datasets/recorded``), inspect them, replay every preset on each
+(``runs/demo-*``), run the redaction and conformance audits on the smaller synthetic run,
+and render a policy comparison report per run (``reports/demo-*/policy-comparison.html``).
+Each step prints what it did and where it wrote; the HTML paths come last.
 """
 
 from __future__ import annotations
@@ -12,6 +16,9 @@ from pathlib import Path
 from workbench.engine.presets import PRESETS
 
 PROJECT = Path(__file__).resolve().parent.parent
+# the text-level audit (summaries, redaction, retention) costs ~10 ms per event and preset,
+# so it runs on a smaller continuity than the cost comparison
+AUDIT_EVENTS = 3_000
 RECORDED_CANDIDATES = (
     PROJECT / "datasets" / "bundled",  # shipped with the project (see datasets/README.md)
     PROJECT.parent / "shared" / "datasets" / "recorded",  # the workplace's shared copy
@@ -25,7 +32,8 @@ def recorded_logs() -> Path | None:
     return None
 
 
-def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print) -> dict[str, Path]:
+def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print, audit_events: int = AUDIT_EVENTS,
+             reports: bool = True) -> dict[str, Path]:
     from workbench.cli import _print_summary
     from workbench.continuity.inspect import inspect_dataset, render_text
     from workbench.engine.run import simulate
@@ -33,34 +41,72 @@ def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print) -> dict[s
 
     out: dict[str, Path] = {}
     synthetic = root / "datasets" / "demo-coding"
-    say(f"1/4 generating a synthetic coding continuity ({events:,} events, seed 1) -> {synthetic}")
+    say(f"1/6 generating a synthetic coding continuity ({events:,} events, seed 1) -> {synthetic}")
     ds_syn = generate_dataset(GeneratorConfig(profile="coding", events=events, seed=1), synthetic)
     render_text(inspect_dataset(ds_syn.path))
     out["synthetic"] = ds_syn.path
+    audit = root / "datasets" / "demo-audit"
+    say(f"   and a smaller one for the text-level audit ({audit_events:,} events, seed 2) -> {audit}")
+    out["audit"] = generate_dataset(GeneratorConfig(profile="coding", events=audit_events, seed=2), audit).path
 
     logs = recorded_logs()
     if logs is not None:
         from workbench.sources.importer import import_paths
 
         recorded = root / "datasets" / "demo-recorded"
-        say(f"2/4 importing the real agent logs in {logs} -> {recorded}")
+        say(f"2/6 importing the real agent logs in {logs} -> {recorded}")
         ds_rec = import_paths([logs], recorded, on_error="fail", progress=True)
         render_text(inspect_dataset(ds_rec.path))
         out["recorded"] = ds_rec.path
     else:
-        say("2/4 no recorded logs found; skipping the import step")
+        say("2/6 no recorded logs found; skipping the import step")
 
     policies = list(PRESETS)
-    for name in ("synthetic", "recorded"):
+    runs: dict[str, Path] = {}
+    for name in ("synthetic", "audit", "recorded"):
         if name not in out:
             continue
         run_dir = root / "runs" / f"demo-{name}"
-        say(f"3/4 replaying {len(policies)} presets on the {name} dataset -> {run_dir}")
+        say(f"3/6 replaying {len(policies)} presets on the {name} dataset -> {run_dir}")
         result = simulate(out[name], policies, progress=True)
         result.write(run_dir)
         _print_summary(result.summary)
-        out[f"run-{name}"] = run_dir
-    say("4/4 done. Results (Parquet + config.json):")
+        runs[name] = out[f"run-{name}"] = run_dir
+
+    say(f"4/6 auditing {runs['audit']}: summaries and memory entries through SR-1, secret leakage, "
+        "fact retention (modelled summarizer; detect-secrets as the baseline), then conformance")
+    audit_run(runs["audit"])
+
+    html: dict[str, Path] = {}
+    if reports:
+        from workbench.report.render import render_report
+
+        for name, run_dir in runs.items():
+            dest = root / "reports" / f"demo-{name}"
+            say(f"5/6 rendering the policy comparison report of {run_dir} -> {dest}")
+            html[name] = render_report("policy-comparison", run_dir, dest, cwd=root).html
+            out[f"report-{name}"] = html[name]
+    say("6/6 done. Results (Parquet + config.json) and reports:")
     for key, path in out.items():
-        say(f"  {key:15s} {path}")
+        say(f"  {key:17s} {path}")
+    if html:
+        say("Policy comparison reports (open in a browser; the audited one carries the full verdict):")
+        for name in ("audit", "synthetic", "recorded"):
+            if name in html:
+                say(f"  {html[name]}")
     return out
+
+
+def audit_run(run_dir: Path) -> None:
+    """``workbench audit redaction`` then ``workbench audit conformance`` on ``run_dir``
+    (the same commands, so the files are exactly what the CLI writes)."""
+    import typer
+
+    from workbench.cli_audit import conformance, redaction
+
+    redaction(run=run_dir, summarizer="modelled", baseline=True)
+    try:
+        conformance(run=run_dir)
+    except typer.Exit as exc:  # a conformance failure is a finding the report shows, not a crash
+        if exc.exit_code not in (0, 1):
+            raise

@@ -1,0 +1,81 @@
+"""The verdict's pieces on hand-made frames: constraint checks, the cheapest choice, the
+Pareto front, and the text guard every shown text passes through."""
+
+from __future__ import annotations
+
+import base64
+
+import polars as pl
+import pytest
+
+from workbench.report.verdict import (
+    PLANTED_MARKER,
+    Constraints,
+    ReportError,
+    TextGuard,
+    _judge,
+    cheapest,
+    load_constraints,
+    with_pareto,
+)
+
+
+def _table(**cols):
+    return pl.DataFrame(cols)
+
+
+def test_constraints_judge_and_choose():
+    t = _judge(_table(policy=["a", "b", "c", "d"], cost_usd=[1.0, 2.0, 3.0, 0.5],
+                      overflows=[0, 0, 0, 3], leaks=[1, 0, 0, 0], retention=[1.0, 0.96, 0.99, 1.0]),
+               Constraints())
+    assert t["meets"].to_list() == [False, True, True, False]
+    assert t["reasons"][0] == "leaks 1 > 0" and t["reasons"][3] == "overflows 3 > 0"
+    assert cheapest(t) == ("b", True)
+
+
+def test_unmeasured_constraints_are_unverified_not_assumed():
+    t = _judge(_table(policy=["a", "b"], cost_usd=[1.0, 2.0], overflows=[0, 1],
+                      leaks=pl.Series([None, None], dtype=pl.Int64),
+                      retention=pl.Series([None, None], dtype=pl.Float64)), Constraints())
+    assert t["meets"].to_list() == [None, False]
+    assert "not measured: leaks, retention" in t["reasons"][0]
+    assert cheapest(t) == ("a", False)
+    assert cheapest(_judge(_table(policy=["x"], cost_usd=[1.0], overflows=[2], leaks=[0], retention=[1.0]),
+                           Constraints())) == (None, False)
+
+
+def test_load_constraints(tmp_path):
+    assert load_constraints(None) == Constraints(0, 0, 0.95)
+    p = tmp_path / "c.json"
+    p.write_text('{"max_overflows": 1, "min_retention": 0.5}')
+    assert load_constraints(p) == Constraints(1, 0, 0.5)
+    p.write_text('{"max_overflow": 1}')
+    with pytest.raises(ReportError, match="unknown constraint"):
+        load_constraints(p)
+
+
+def test_pareto_front():
+    t = with_pareto(_table(policy=list("abcd"), cost_usd=[1.0, 2.0, 3.0, 2.5], retention=[0.5, 0.9, 0.95, 0.8],
+                           leaks=[0, 0, 0, 0]))
+    assert t["pareto"].to_list() == [True, True, True, False]
+
+
+def test_text_guard_masks_planted_values_in_every_encoding():
+    secret = "zq8Xw2Lm9Pk4Rt7Yv1Bn3Cd6"  # nothing a detector would recognise
+    g = TextGuard([secret])
+    for shown in (f"see {secret} there", f"b64 {base64.b64encode(secret.encode()).decode()}",
+                  f"hex {secret.encode().hex()}", f"fragment {secret[5:19]} only"):
+        masked = g.mask_known(shown)  # the mask alone, whatever the harness would find
+        assert PLANTED_MARKER in masked and secret[5:17] not in masked
+        out = g(shown)  # harness, then mask
+        assert "<REDACTED:" in out and secret[5:17] not in out and secret not in out
+    assert g("nothing here") == "nothing here"
+
+
+def test_text_guard_runs_the_redaction_harness_first_and_never_cuts_a_marker():
+    g = TextGuard()
+    token = "ghp_" + "Q7wE9rT2yU4iO6pA8sD0fG1hJ3kL5zX7cV9b"
+    out = g(f"token {token} done")
+    assert token not in out and "<REDACTED:" in out
+    cut = g(f"token {token} done and more text", limit=9)
+    assert cut.startswith("token <REDACTED:") and cut.endswith("> …")

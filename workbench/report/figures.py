@@ -1,0 +1,433 @@
+"""Matplotlib figures the report notebooks call: they take frames read from a run's Parquet
+and draw; the only arithmetic is what a plot needs (a cumulative sum, a group count).
+
+Every function returns a :class:`matplotlib.figure.Figure` built without pyplot (so a
+notebook never shows it twice); :func:`show` displays it as a PNG output tagged with its
+name, which ``workbench report`` exports as ``<kind>-<name>.png``.
+
+>>> import polars as pl
+>>> from workbench.report import figures as F
+>>> ledger = pl.read_parquet("runs/demo-synthetic/ledger.parquet")   # doctest: +SKIP
+>>> F.show(F.sawtooth(ledger), "sawtooth")                           # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from typing import Any
+
+FIGURE_KEY = "workbench_figure"  # output metadata key naming an exported figure
+DPI = 100
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
+           "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39",
+           "#7b4173", "#3182bd", "#e6550d")
+
+
+def _figure(w: float = 10.0, h: float = 4.5):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(w, h), dpi=DPI, layout="constrained")
+    return fig
+
+
+def colors(names: Sequence[str]) -> dict[str, str]:
+    return {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(names)}
+
+
+def png_bytes(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=DPI)
+    return buf.getvalue()
+
+
+def show(fig, name: str) -> None:
+    """Display ``fig`` in a notebook as a PNG output named ``name`` (exported by the renderer)."""
+    from IPython.display import Image, display
+
+    display(Image(data=png_bytes(fig), format="png"), metadata={FIGURE_KEY: name})
+
+
+def _message(text: str, w: float = 10.0, h: float = 1.2):
+    fig = _figure(w, h)
+    ax = fig.add_subplot()
+    ax.axis("off")
+    ax.text(0.01, 0.5, text, va="center", ha="left", fontsize=11, color="#555")
+    return fig
+
+
+def _pick_continuity(ledger, continuity_id: str | None) -> str | None:
+    import polars as pl
+
+    if continuity_id is not None:
+        return continuity_id
+    if ledger.height == 0:
+        return None
+    # the continuity with the most requests shows the shape best
+    counts = (ledger.filter(pl.col("call_kind") == "main").group_by("continuity_id", maintain_order=True)
+              .len().sort("len", descending=True, maintain_order=True))
+    return counts["continuity_id"][0] if counts.height else ledger["continuity_id"][0]
+
+
+# ---- cost and context -------------------------------------------------------------------------
+OVERLAY_MAX = 4  # more policies than this: one panel each (small multiples)
+
+
+def sawtooth(ledger, *, continuity_id: str | None = None, policies: Sequence[str] | None = None,
+             window: int | None = None, overlay: bool | None = None):
+    """Context size over requests per policy, with compaction (▼), flush (●) and overflow (✕)
+    markers: the sawtooth. ``window``: draw the context window as a dashed line. Up to
+    four policies share one plot; more get one panel each with shared axes (``overlay``
+    forces either). A policy far beyond the window is clipped at 1.25 × window, and said so."""
+    import polars as pl
+
+    cid = _pick_continuity(ledger, continuity_id)
+    if cid is None:
+        return _message("no requests in this run")
+    led = ledger.filter(pl.col("continuity_id") == cid)
+    names = list(policies or led["policy"].unique(maintain_order=True).to_list())
+    col = colors(names)
+    overlay = len(names) <= OVERLAY_MAX if overlay is None else overlay
+    if overlay:
+        fig = _figure(11, 5)
+        axes = {n: fig.add_subplot() for n in names[:1]}
+        axes = {n: axes[names[0]] for n in names}
+    else:
+        ncols = 3
+        nrows = -(-len(names) // ncols)
+        fig = _figure(12, 2.1 * nrows + 0.8)
+        grid = fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False).ravel()
+        axes = dict(zip(names, grid, strict=False))
+        for ax in grid[len(names):]:
+            ax.axis("off")
+        for ax in grid[max(0, len(names) - ncols):len(names)]:
+            ax.tick_params(labelbottom=True)  # the last panel of each column shows the request axis
+            ax.set_xlabel("request", fontsize=8)
+    peaks: dict[str, int] = {}
+    for name in names:
+        ax = axes[name]
+        lp = led.filter(pl.col("policy") == name)
+        main = lp.filter(pl.col("call_kind") == "main").sort("call")
+        if main.height == 0:
+            continue
+        ax.plot(main["request"].to_numpy(), main["context_before"].to_numpy(), lw=1.0 if overlay else 0.7,
+                color=col[name], label=name, drawstyle="steps-post")
+        ymax = dict(zip(main["request"].to_list(), main["context_before"].to_list(), strict=True))
+        for kind, marker, size in (("compaction", "v", 40), ("flush", "o", 28)):
+            pts = lp.filter(pl.col("call_kind") == kind)
+            if pts.height:
+                small = pts.height > 60 or not overlay
+                ax.scatter(pts["request"].to_numpy(), [ymax.get(r, c) for r, c in
+                                                       zip(pts["request"].to_list(), pts["context_before"].to_list(), strict=True)],
+                           marker=marker, s=size / 3 if small else size, color=col[name], edgecolors="black",
+                           linewidths=0.3 if small else 0.5, zorder=3)
+        ov = main.filter(pl.col("overflow"))
+        if ov.height:
+            ax.scatter(ov["request"].to_numpy(), ov["context_before"].to_numpy(), marker="x",
+                       s=50 if ov.height <= 50 and overlay else 6, color="#c62828", zorder=4)
+        peaks[name] = int(main["context_before"].max() or 0)
+        if not overlay:
+            n_c = lp.filter(pl.col("call_kind") == "compaction").height
+            ax.set_title(f"{name}: {n_c} compactions" + (f", {ov.height} overflows" if ov.height else ""),
+                         fontsize=8, color="#c62828" if ov.height else "black")
+    clipped = []
+    if window and peaks and max(peaks.values()) > 1.5 * window:
+        # a policy far beyond the window would flatten every other line: clip, and say so
+        next(iter(axes.values())).set_ylim(0, 1.25 * window)
+        clipped = [f"{n} (peak {v / 1000:,.0f}k)" for n, v in peaks.items() if v > 1.25 * window]
+    for ax in dict.fromkeys(axes.values()):
+        if window:
+            ax.axhline(window, ls="--", lw=0.8, color="#c62828", alpha=0.6)
+        ax.yaxis.set_major_formatter(_kfmt())
+        ax.grid(alpha=0.3)
+        ax.tick_params(labelsize=7 if not overlay else 9)
+    from matplotlib.lines import Line2D
+
+    markers = [Line2D([], [], marker="v", ls="", color="#555", label="compaction"),
+               Line2D([], [], marker="o", ls="", color="#555", label="flush"),
+               Line2D([], [], marker="x", ls="", color="#c62828", label="overflow")]
+    if window:
+        markers.append(Line2D([], [], ls="--", color="#c62828", label="context window"))
+    title = f"Context size over requests — {cid}"
+    if clipped:
+        title += "\nclipped at 1.25 × window: " + ", ".join(clipped)
+    if overlay:
+        ax = next(iter(axes.values()))
+        handles, _ = ax.get_legend_handles_labels()
+        ax.legend(handles=handles + markers, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+        ax.set_xlabel("request")
+        ax.set_ylabel("context tokens (before the request)")
+        ax.set_title(title, fontsize=10)
+    else:
+        fig.legend(handles=markers, fontsize=8, loc="outside lower center", ncols=len(markers), frameon=False)
+        fig.supylabel("context tokens (before the request)", fontsize=9)
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def cumulative_cost(ledger, *, continuity_id: str | None = None, policies: Sequence[str] | None = None):
+    """Cumulative $ per policy over model calls (main, compaction, flush); all continuities
+    one after the other unless ``continuity_id`` is given."""
+    import polars as pl
+
+    led = ledger if continuity_id is None else ledger.filter(pl.col("continuity_id") == continuity_id)
+    names = list(policies or led["policy"].unique(maintain_order=True).to_list())
+    col = colors(names)
+    fig = _figure(11, 4.5)
+    ax = fig.add_subplot()
+    for name in names:
+        lp = led.filter(pl.col("policy") == name).sort("continuity_id", "call")
+        if lp.height == 0:
+            continue
+        y = lp["cost_usd"].cum_sum().to_numpy()
+        ax.plot(range(len(y)), y, color=col[name], lw=1.4, label=f"{name} (${y[-1]:,.2f})")
+    finals = [ln.get_ydata()[-1] for ln in ax.get_lines() if len(ln.get_ydata())]
+    positive = [f for f in finals if f > 0]
+    if positive and max(positive) / min(positive) > 30:
+        ax.set_yscale("log")  # costs spanning orders of magnitude
+    ax.set_xlabel("model call (main, compaction and flush calls)")
+    ax.set_ylabel("cumulative cost ($)" + (", log scale" if ax.get_yscale() == "log" else ""))
+    ax.set_title("Cumulative cost per policy")
+    ax.legend(fontsize=8, frameon=False, loc="upper left")
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def cache_hit_rate(table, *, name: str = "policy", rate: str = "cache_hit_rate"):
+    """Cache-hit rate (cached input tokens / prompt tokens) per policy, as bars."""
+    names = [str(n) for n in table[name].to_list()]
+    vals = [float(v or 0.0) for v in table[rate].to_list()]
+    fig = _figure(10, 0.6 + 0.35 * max(3, len(names)))
+    ax = fig.add_subplot()
+    col = colors(names)
+    ax.barh(names, vals, color=[col[n] for n in names])
+    for i, v in enumerate(vals):
+        ax.text(min(v, 1.0) + 0.005, i, f"{v:.1%}", va="center", fontsize=8)
+    ax.set_xlim(0, 1.08)
+    ax.invert_yaxis()
+    ax.set_xlabel("cached input tokens / prompt tokens")
+    ax.set_title("Cache-hit rate")
+    ax.grid(axis="x", alpha=0.3)
+    return fig
+
+
+def pareto(table, *, cost: str = "cost_usd", retention: str = "retention", label: str = "policy",
+           front: str | None = None, feasible: str | None = None, title: str = "Cost vs retention"):
+    """Cost against retention; the Pareto front (column ``front``, bool, as computed by the
+    runner) ringed; infeasible points hollow when ``feasible`` is given."""
+    import polars as pl
+
+    t = table.filter(pl.col(cost).is_not_null() & pl.col(retention).is_not_null())
+    if t.height == 0:
+        return _message(f"no {retention} figures: run the redaction audit (or `evaluate: true` in the sweep)")
+    fig = _figure(9, 5)
+    ax = fig.add_subplot()
+    xs, ys = t[cost].to_numpy(), t[retention].to_numpy()
+    labels = [str(v) for v in t[label].to_list()]
+    ok = t[feasible].fill_null(False).to_list() if feasible and feasible in t.columns else [True] * t.height
+    for x, y, lab, good in zip(xs, ys, labels, ok, strict=True):
+        ax.scatter([x], [y], s=40, facecolors="#1f77b4" if good else "none", edgecolors="#1f77b4", zorder=3)
+        ax.annotate(lab, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    if front and front in t.columns:
+        f = t.filter(pl.col(front))
+        if f.height:
+            ax.scatter(f[cost].to_numpy(), f[retention].to_numpy(), s=150, marker="D", facecolors="none",
+                       edgecolors="#d62728", linewidths=1.5, zorder=4, label="Pareto front")
+            ax.legend(fontsize=8, frameon=False, loc="lower right")
+    ax.set_xlabel("cost ($)")
+    ax.set_ylabel("fact retention")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def metric_by_parameter(table, parameter: str, *, metrics: Sequence[str] = ("cost_usd", "retention"),
+                        feasible: str | None = "feasible", chosen: Any = None, label: str = "config"):
+    """One panel per metric against a swept parameter (a sweep's configurations); feasible
+    configurations filled, the chosen one ringed."""
+    import polars as pl
+
+    mets = [m for m in metrics if m in table.columns]
+    if parameter not in table.columns or not mets:
+        return _message(f"no {parameter!r} / {', '.join(metrics)} columns in the sweep")
+    t = table.sort(parameter)
+    fig = _figure(5 * len(mets), 3.8)
+    axes = fig.subplots(1, len(mets), squeeze=False)[0]
+    ok = t[feasible].fill_null(False).to_list() if feasible and feasible in t.columns else [True] * t.height
+    for ax, m in zip(axes, mets, strict=True):
+        x = t[parameter].to_list()
+        y = t[m].cast(pl.Float64).to_list()
+        ax.plot(range(len(x)) if isinstance(x[0], str) else x, y, color="#999", lw=1, zorder=1)
+        for i, (xi, yi, good) in enumerate(zip(x, y, ok, strict=True)):
+            xv = i if isinstance(xi, str) else xi
+            ax.scatter([xv], [yi], s=36, facecolors="#1f77b4" if good else "none", edgecolors="#1f77b4", zorder=2)
+            if chosen is not None and t[label][i] == chosen:
+                ax.scatter([xv], [yi], s=160, facecolors="none", edgecolors="#2e7d32", linewidths=2, zorder=3)
+        ax.set_xlabel(parameter)
+        ax.set_ylabel(m)
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"Metrics against {parameter} (filled: meets the constraints; ringed: chosen)", fontsize=10)
+    return fig
+
+
+def leak_comparison(summary, *, channels: Sequence[str] = ("summary", "memory")):
+    """Per policy: secrets leaked into derived text with our harness as SR-1, with
+    detect-secrets as SR-1, and with no redaction (from the leakage summary frame)."""
+    import numpy as np
+    import polars as pl
+
+    if summary is None or summary.height == 0:
+        return _message("no leakage table: run `workbench audit redaction`")
+    s = (summary.filter(pl.col("channel").is_in(list(channels))).group_by("policy", maintain_order=True)
+         .agg(pl.col("leaks").sum(), pl.col("leaks_detect_secrets").sum(), pl.col("leaks_unredacted").sum()))
+    names = s["policy"].to_list()
+    x = np.arange(len(names))
+    fig = _figure(max(7, 1.0 * len(names) + 3), 4)
+    ax = fig.add_subplot()
+    for i, (col, lab, c) in enumerate((("leaks_unredacted", "no redaction", "#bdbdbd"),
+                                       ("leaks_detect_secrets", "detect-secrets", "#ff7f0e"),
+                                       ("leaks", "workbench harness (as stored)", "#1f77b4"))):
+        ax.bar(x + (i - 1) * 0.27, s[col].fill_null(0).to_numpy(), width=0.27, color=c, label=lab)
+    ax.set_xticks(x, names, rotation=25, ha="right", fontsize=8)
+    ax.set_ylabel("leaked (secret, channel) pairs")
+    ax.set_title(f"Leaks into {' + '.join(channels)}: redactor vs redactor")
+    ax.legend(fontsize=8, frameon=False)
+    ax.grid(axis="y", alpha=0.3)
+    return fig
+
+
+def retention_by_distance(retention):
+    """Share of fact probes retained per distance (requests since the fact was planted)."""
+    import polars as pl
+
+    if retention is None or retention.height == 0:
+        return _message("no fact probes (the dataset has no planted facts, or no redaction audit)")
+    by = (retention.group_by("policy", "distance", maintain_order=True)
+          .agg((pl.col("status") != "lost").mean().alias("retained")).sort("policy", "distance"))
+    names = retention["policy"].unique(maintain_order=True).to_list()
+    col = colors(names)
+    fig = _figure(10, 4.5)
+    ax = fig.add_subplot()
+    for n in names:
+        p = by.filter(pl.col("policy") == n)
+        ax.plot(p["distance"].to_numpy(), p["retained"].to_numpy(), marker="o", ms=3, color=col[n], label=n)
+    ax.set_xscale("log")
+    ax.set_ylim(-0.02, 1.05)
+    ax.set_xlabel("requests since the fact was planted")
+    ax.set_ylabel("retained (raw, summary or memory)")
+    ax.set_title("Fact retention by distance")
+    ax.legend(fontsize=8, frameon=False, ncols=2)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+# ---- leakage, determinism, fidelity -----------------------------------------------------------
+def leakage_heatmap(leakage, *, channels: Sequence[str] = ("summary", "memory"), column: str = "leaked",
+                    title: str | None = None):
+    """Leaked (policy, secret) pairs / pairs, by secret format × adversarial transform, over
+    the given channels (a pair leaks when any channel leaks it)."""
+    import numpy as np
+    import polars as pl
+
+    if leakage is None or leakage.height == 0:
+        return _message("no planted secrets: leakage was not measurable")
+    lk = leakage.filter(pl.col("channel").is_in(list(channels)))
+    pairs = (lk.group_by("policy", "secret_id", "format", "transform")
+             .agg(pl.col(column).fill_null(False).any().alias("leak")))
+    cells = pairs.group_by("format", "transform").agg(pl.col("leak").sum().alias("k"), pl.len().alias("n"))
+    formats = sorted(cells["format"].unique().to_list())
+    transforms = sorted(cells["transform"].unique().to_list())
+    k = np.zeros((len(formats), len(transforms)))
+    n = np.zeros_like(k)
+    for r in cells.iter_rows(named=True):
+        i, j = formats.index(r["format"]), transforms.index(r["transform"])
+        k[i, j], n[i, j] = r["k"], r["n"]
+    rate = np.where(n > 0, k / np.maximum(n, 1), np.nan)
+    fig = _figure(max(7, 1.1 * len(transforms) + 3), max(3.5, 0.32 * len(formats) + 1.8))
+    ax = fig.add_subplot()
+    im = ax.imshow(rate, cmap="Reds", vmin=0, vmax=1, aspect="auto")
+    for i in range(len(formats)):
+        for j in range(len(transforms)):
+            if n[i, j]:
+                ax.text(j, i, f"{int(k[i, j])}/{int(n[i, j])}", ha="center", va="center", fontsize=7,
+                        color="white" if rate[i, j] > 0.6 else "black")
+    ax.set_xticks(range(len(transforms)), transforms, rotation=35, ha="right", fontsize=8)
+    ax.set_yticks(range(len(formats)), formats, fontsize=8)
+    ax.set_xlabel("adversarial transform")
+    ax.set_ylabel("secret format")
+    ax.set_title(title or f"Leaks into {' + '.join(channels)} (leaked pairs / policy × secret pairs)")
+    fig.colorbar(im, ax=ax, label="leak rate", shrink=0.8)
+    return fig
+
+
+def determinism_matrix(checks):
+    """Check × policy: pass (green), fail (red), measured/other (grey)."""
+    import numpy as np
+    from matplotlib.colors import ListedColormap
+
+    if checks is None or checks.height == 0:
+        return _message("no determinism audit: run `workbench audit determinism --out DIR`")
+    rows = checks["check"].unique(maintain_order=True).to_list()
+    cols = checks["policy"].unique(maintain_order=True).to_list()
+    code = {"pass": 0, "fail": 1}
+    m = np.full((len(rows), len(cols)), 2.0)
+    for r in checks.iter_rows(named=True):
+        m[rows.index(r["check"]), cols.index(r["policy"])] = code.get(r["status"], 2)
+    fig = _figure(max(6, 1.0 * len(cols) + 3.5), 0.45 * len(rows) + 1.8)
+    ax = fig.add_subplot()
+    ax.imshow(m, cmap=ListedColormap(["#66bb6a", "#ef5350", "#bdbdbd"]), vmin=0, vmax=2, aspect="auto")
+    label = {0: "pass", 1: "FAIL", 2: "—"}
+    for i in range(len(rows)):
+        for j in range(len(cols)):
+            ax.text(j, i, label[int(m[i, j])], ha="center", va="center", fontsize=8)
+    ax.set_xticks(range(len(cols)), cols, rotation=30, ha="right", fontsize=8)
+    ax.set_yticks(range(len(rows)), rows, fontsize=8)
+    ax.set_title("Determinism: check × policy")
+    return fig
+
+
+def usage_scatter(frame, *, recorded: str = "recorded_prompt", simulated: Sequence[str] = ("simulated_prompt",),
+                  group: str | None = "source_format", title: str = "Simulated vs recorded prompt tokens"):
+    """Simulated (and calibrated) against recorded usage, one point per request, with y = x."""
+    import numpy as np
+    import polars as pl
+
+    if frame is None or frame.height == 0 or recorded not in frame.columns:
+        return _message("no recorded usage to compare (run `workbench audit fidelity` on an imported dataset)")
+    sims = [s for s in simulated if s in frame.columns]
+    fig = _figure(7.5, 6)
+    ax = fig.add_subplot()
+    groups = (frame[group].unique(maintain_order=True).to_list() if group and group in frame.columns else [None])
+    col = colors([str(g) for g in groups])
+    markers = ("o", "^", "s", "D")
+    lo, hi = np.inf, 0.0
+    for g in groups:
+        part = frame if g is None else frame.filter(pl.col(group) == g)
+        for si, s in enumerate(sims):
+            p = part.filter(pl.col(recorded).is_not_null() & pl.col(s).is_not_null() & (pl.col(recorded) > 0) & (pl.col(s) > 0))
+            if p.height == 0:
+                continue
+            x, y = p[recorded].to_numpy().astype(float), p[s].to_numpy().astype(float)
+            lo, hi = min(lo, x.min(), y.min()), max(hi, x.max(), y.max())
+            ax.scatter(x, y, s=12, alpha=0.6, marker=markers[si % len(markers)], color=col[str(g)],
+                       label=f"{g + ' · ' if g else ''}{s}")
+    if hi > 0 and np.isfinite(lo):
+        ax.plot([lo, hi], [lo, hi], color="#555", lw=1, ls="--", label="simulated = recorded")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+    ax.set_xlabel(f"recorded ({recorded})")
+    ax.set_ylabel("simulated")
+    ax.set_title(title)
+    ax.legend(fontsize=7, frameon=False)
+    ax.grid(alpha=0.3, which="both")
+    return fig
+
+
+def _kfmt():
+    from matplotlib.ticker import FuncFormatter
+
+    return FuncFormatter(lambda v, _: f"{v / 1000:,.0f}k" if abs(v) >= 1000 else f"{v:,.0f}")
+
+
+def names_of(frame, column: str = "policy") -> list[Any]:
+    return frame[column].unique(maintain_order=True).to_list()

@@ -1,0 +1,227 @@
+"""``workbench report KIND --run DIR --out DIR``: papermill, then nbconvert, then PNG export.
+
+1. papermill executes ``notebooks/<KIND>.ipynb`` (kernel ``python3``, language python,
+   working directory = the caller's, so relative paths mean what they meant on the command
+   line) with the paths/ids as parameters, writing the executed notebook to
+   ``<out>/<KIND>.ipynb``;
+2. nbconvert renders it to ``<out>/<KIND>.html`` without code cells (``exclude_input``),
+   without stderr streams and without external scripts (the page opens offline; figures
+   are inline PNG data);
+3. every figure the notebook showed with :func:`workbench.report.figures.show` is written
+   as ``<out>/<KIND>-<name>.png``.
+
+A failing cell raises :class:`~workbench.report.verdict.ReportError` naming the cell (its
+index, the section it sits in, its first line) and the exception, e.g.::
+
+    policy-comparison report failed in cell 4 (section "Verdict", `v = V.build_verdict(...)`):
+    ReportError: runs/x/summary.parquet: unreadable Parquet (...); executed notebook: reports/x/...
+
+>>> from workbench.report.render import render_report                       # doctest: +SKIP
+>>> res = render_report("policy-comparison", "runs/demo-synthetic", "reports/demo")  # doctest: +SKIP
+>>> res.html, [p.name for p in res.figures]                                 # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.report import KINDS
+from workbench.report.figures import FIGURE_KEY
+from workbench.report.verdict import Constraints, ReportError
+
+PROJECT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = PROJECT / "notebooks"
+KERNEL = "python3"
+CELL_TIMEOUT_S = 900
+
+# the parameters each report notebook declares (paths and ids only)
+PARAMETERS = {
+    "policy-comparison": ("run_dir", "determinism_dir", "constraints_path", "continuity_id"),
+    "threshold-sweep": ("sweep_dir", "constraints_path"),
+    "redaction-audit": ("run_dir", "determinism_dir", "constraints_path"),
+    "determinism-audit": ("run_dir", "determinism_dir", "constraints_path"),
+    "fidelity": ("run_dir", "fidelity_dir", "determinism_dir", "constraints_path", "continuity_id"),
+}
+TITLES = {
+    "policy-comparison": "Policy comparison",
+    "threshold-sweep": "Threshold sweep",
+    "redaction-audit": "Redaction audit",
+    "determinism-audit": "Determinism audit",
+    "fidelity": "Fidelity",
+}
+
+
+@dataclass
+class RenderResult:
+    kind: str
+    html: Path
+    notebook: Path
+    figures: list[Path] = field(default_factory=list)
+
+
+def notebook_path(kind: str) -> Path:
+    if kind not in KINDS:
+        raise ReportError(f"unknown report {kind!r}; choose one of {', '.join(KINDS)}")
+    path = NOTEBOOKS / KINDS[kind]
+    if not path.is_file():
+        raise ReportError(f"{path}: report notebook not found")
+    return path
+
+
+def build_parameters(kind: str, run: str | Path, *, determinism: str | Path | None = None,
+                     fidelity: str | Path | None = None, continuity: str | None = None,
+                     constraints_path: str | Path | None = None) -> dict[str, Any]:
+    given = {"run_dir": str(run), "sweep_dir": str(run),
+             "determinism_dir": None if determinism is None else str(determinism),
+             "fidelity_dir": None if fidelity is None else str(fidelity),
+             "continuity_id": continuity,
+             "constraints_path": None if constraints_path is None else str(constraints_path)}
+    return {k: given[k] for k in PARAMETERS[kind]}
+
+
+def render_report(kind: str, run: str | Path, out: str | Path, *, determinism: str | Path | None = None,
+                  fidelity: str | Path | None = None, continuity: str | None = None,
+                  constraints: Constraints | None = None, cwd: str | Path | None = None,
+                  timeout: int = CELL_TIMEOUT_S) -> RenderResult:
+    """Execute the ``kind`` notebook on ``run`` and write HTML, notebook and PNGs into ``out``."""
+    src = notebook_path(kind)
+    cwd = Path(cwd) if cwd is not None else Path.cwd()
+    run_abs = Path(run) if Path(run).is_absolute() else cwd / run
+    if not run_abs.is_dir():
+        raise ReportError(f"{run}: no such run directory")
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    cpath = None
+    if constraints is not None and constraints != Constraints():
+        cpath = (out / f"{kind}.constraints.json").resolve()
+        cpath.write_text(json.dumps(constraints.to_dict(), indent=2))
+    params = build_parameters(kind, run, determinism=determinism, fidelity=fidelity,
+                              continuity=continuity, constraints_path=cpath)
+    executed = out / f"{kind}.ipynb"
+    nb = execute(src, executed, params, cwd=cwd, kind=kind, timeout=timeout)
+    html_path = out / f"{kind}.html"
+    html_path.write_text(to_html(nb, TITLES.get(kind, kind)), encoding="utf-8")
+    figures = export_figures(nb, out, prefix=kind)
+    return RenderResult(kind=kind, html=html_path, notebook=executed, figures=figures)
+
+
+def execute(src: Path, dest: Path, parameters: dict[str, Any], *, cwd: Path, kind: str,
+            timeout: int = CELL_TIMEOUT_S):
+    """papermill; a failing cell becomes a ReportError that names it."""
+    import nbformat
+    import papermill as pm
+    from papermill.exceptions import PapermillExecutionError
+
+    try:
+        pm.execute_notebook(str(src), str(dest), parameters=parameters, kernel_name=KERNEL,
+                            language="python", cwd=str(cwd), progress_bar=False, log_output=False,
+                            execution_timeout=timeout)
+    except PapermillExecutionError as exc:
+        raise ReportError(describe_failure(kind, dest, exc)) from None
+    return nbformat.read(str(dest), as_version=4)
+
+
+def describe_failure(kind: str, executed: Path, exc) -> str:
+    """'<kind> report failed in cell N (section "...", `first line`): Ename: evalue'."""
+    import nbformat
+
+    section = None
+    try:
+        nb = nbformat.read(str(executed), as_version=4)
+        for cell in nb.cells[: exc.cell_index]:
+            if cell.cell_type == "markdown":
+                for line in cell.source.splitlines():
+                    if line.startswith("#"):
+                        section = line.lstrip("#").strip()
+    except Exception:  # the partial notebook is a courtesy; the error is what matters
+        pass
+    lines = (exc.source or "").splitlines()
+    first = next((ln.strip() for ln in lines if ln.strip() and not ln.strip().startswith("#")), "")
+    at = _failing_line(exc.traceback or [], exc.exec_count)
+    where = f"cell {exc.cell_index}"
+    where += f' (section "{section}", `{first[:80]}`)' if section else f" (`{first[:80]}`)"
+    if at is not None and 0 < at <= len(lines):
+        where += f", line {at}: `{lines[at - 1].strip()[:100]}`"
+    evalue = (exc.evalue or "").strip()
+    if len(evalue) > 600:
+        evalue = evalue[:600] + " …"
+    return f"{kind} report failed in {where}: {exc.ename}: {evalue}; executed notebook: {executed}"
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def _failing_line(traceback: list[str], exec_count) -> int | None:
+    """The line of the notebook cell the traceback points at ("Cell In[3], line 6")."""
+    pat = re.compile(r"Cell In\[(\d+)\], line (\d+)")
+    found = None
+    for entry in traceback:
+        for m in pat.finditer(_ANSI.sub("", entry)):
+            if exec_count is None or int(m.group(1)) == int(exec_count):
+                found = int(m.group(2))
+    return found
+
+
+_EXTERNAL_SCRIPT = re.compile(r"<script[^>]*\ssrc=\"https?://[^\"]*\"[^>]*>\s*</script>", re.I)
+_MATHJAX_BLOCK = re.compile(r"<!-- Load mathjax -->.*?<!-- End of mathjax configuration -->", re.S)
+
+
+def to_html(nb, title: str) -> str:
+    """HTML without code cells, stderr streams or external scripts."""
+    import copy
+
+    from nbconvert import HTMLExporter
+
+    nb = copy.deepcopy(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [o for o in cell.get("outputs", [])
+                            if not (o.get("output_type") == "stream" and o.get("name") == "stderr")]
+    exporter = HTMLExporter(template_name="lab", exclude_input=True, exclude_input_prompt=True,
+                            exclude_output_prompt=True)
+    exporter.log.setLevel(logging.ERROR)  # alt text is added below
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
+    body = _MATHJAX_BLOCK.sub("", body)
+    body = _EXTERNAL_SCRIPT.sub("", body)
+    names = iter(_png_names(nb))
+
+    def alt(m: re.Match) -> str:
+        name = next(names, None) or "figure"
+        return m.group(1) + f'alt="{html.escape(TITLES.get(name, name.replace("-", " ")))}"'
+
+    return _IMG_ALT.sub(alt, body)
+
+
+_IMG_ALT = re.compile(r'(<img\s[^>]*?)alt="No description has been provided for this image"', re.S)
+
+
+def _png_names(nb) -> list[str | None]:
+    return [(o.get("metadata") or {}).get(FIGURE_KEY)
+            for cell in nb.cells if cell.cell_type == "code"
+            for o in cell.get("outputs", []) if "image/png" in (o.get("data") or {})]
+
+
+def export_figures(nb, out: Path, *, prefix: str) -> list[Path]:
+    """Write every PNG output tagged by :func:`figures.show` as ``<prefix>-<name>.png``."""
+    written: list[Path] = []
+    seen: dict[str, int] = {}
+    for cell in nb.cells:
+        for o in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            name = (o.get("metadata") or {}).get(FIGURE_KEY)
+            data = (o.get("data") or {}).get("image/png")
+            if not name or not data:
+                continue
+            n = seen.get(name, 0)
+            seen[name] = n + 1
+            safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", name) + (f"-{n + 1}" if n else "")
+            path = out / f"{prefix}-{safe}.png"
+            path.write_bytes(base64.b64decode(data if isinstance(data, str) else "".join(data)))
+            written.append(path)
+    return written
