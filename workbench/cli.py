@@ -157,10 +157,9 @@ def simulate(
 
 
 def _print_summary(summary) -> None:
+    import polars as pl
     from rich.console import Console
     from rich.table import Table
-
-    import polars as pl
 
     agg = (summary.group_by("policy", maintain_order=True)
            .agg(pl.col("requests").sum(), pl.col("cost_usd").sum(), pl.col("compactions").sum(),

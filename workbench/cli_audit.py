@@ -79,10 +79,12 @@ def determinism(
     res["drift"].write_parquet(out / "drift.parquet")
     _write_json(out / "determinism.json", {"passed": res["passed"], "hashes": res["hashes"]})
     checks = res["checks"]
-    table = Table("check", *checks["policy"].unique(maintain_order=True).to_list(), title="Determinism")
-    for check in checks["check"].unique(maintain_order=True).to_list():
-        sub = checks.filter(checks["check"] == check)
-        table.add_row(check, *sub["status"].to_list())
+    # a row per policy: presets are many, checks are few, so this stays readable in a terminal
+    names = checks["check"].unique(maintain_order=True).to_list()
+    table = Table("policy", *names, title="Determinism")
+    for policy in checks["policy"].unique(maintain_order=True).to_list():
+        status = dict(checks.filter(checks["policy"] == policy).select("check", "status").iter_rows())
+        table.add_row(policy, *(status.get(c, "-") for c in names))
     Console().print(table)
     d = res["drift"]
     table = Table("policy", "trigger", "cuts", f"cuts ({drift_tokenizer})", "moved", title="Tokenizer drift")

@@ -33,7 +33,9 @@ def recorded_logs() -> Path | None:
 
 
 def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print, audit_events: int = AUDIT_EVENTS,
-             reports: bool = True) -> dict[str, Path]:
+             reports: bool = True, policies: list[str] | None = None) -> dict[str, Path]:
+    """Run the demo under ``root`` (datasets/, runs/, reports/); ``policies`` defaults to
+    every preset. Returns the paths written, by name (``report-audit`` is the full verdict)."""
     from workbench.cli import _print_summary
     from workbench.continuity.inspect import inspect_dataset, render_text
     from workbench.engine.run import simulate
@@ -61,7 +63,7 @@ def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print, audit_eve
     else:
         say("2/6 no recorded logs found; skipping the import step")
 
-    policies = list(PRESETS)
+    policies = list(PRESETS) if policies is None else list(policies)
     runs: dict[str, Path] = {}
     for name in ("synthetic", "audit", "recorded"):
         if name not in out:
@@ -74,8 +76,9 @@ def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print, audit_eve
         runs[name] = out[f"run-{name}"] = run_dir
 
     say(f"4/6 auditing {runs['audit']}: summaries and memory entries through SR-1, secret leakage, "
-        "fact retention (modelled summarizer; detect-secrets as the baseline), then conformance")
-    audit_run(runs["audit"])
+        "fact retention (modelled summarizer; detect-secrets as the baseline), conformance, then "
+        "determinism (repeat, a cold process, worker counts; tokenizer drift)")
+    audit_run(runs["audit"], out["audit"], policies)
 
     html: dict[str, Path] = {}
     if reports:
@@ -97,16 +100,18 @@ def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print, audit_eve
     return out
 
 
-def audit_run(run_dir: Path) -> None:
-    """``workbench audit redaction`` then ``workbench audit conformance`` on ``run_dir``
-    (the same commands, so the files are exactly what the CLI writes)."""
+def audit_run(run_dir: Path, dataset: Path, policies: list[str]) -> None:
+    """``workbench audit redaction``, ``conformance`` and ``determinism`` on ``run_dir`` (the
+    same commands, so the files are exactly what the CLI writes)."""
     import typer
 
-    from workbench.cli_audit import conformance, redaction
+    from workbench.cli_audit import conformance, determinism, redaction
 
     redaction(run=run_dir, summarizer="modelled", baseline=True)
-    try:
-        conformance(run=run_dir)
-    except typer.Exit as exc:  # a conformance failure is a finding the report shows, not a crash
-        if exc.exit_code not in (0, 1):
-            raise
+    for audit in (lambda: conformance(run=run_dir),
+                  lambda: determinism(dataset=dataset, policy=policies, out=run_dir)):
+        try:
+            audit()
+        except typer.Exit as exc:  # a failed audit is a finding the report shows, not a crash
+            if exc.exit_code not in (0, 1):
+                raise

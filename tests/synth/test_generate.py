@@ -3,7 +3,6 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from workbench.continuity.dataset import load_dataset
 from workbench.continuity.enums import EventFlag, EventKind, Role
 from workbench.errors import WorkbenchError
 from workbench.synth.generate import GeneratorConfig, build_continuity, generate_dataset

@@ -1,16 +1,15 @@
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from workbench.errors import WorkbenchError
 from workbench.tokens.estimate_nb import estimate_tokens_py
 from workbench.tokens.tokenizers import count_texts
-from workbench.errors import WorkbenchError
 
 
 def test_exact_counts_are_cl100k():

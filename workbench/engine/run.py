@@ -189,7 +189,7 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
         "git_revision": git_revision(),
         "versions": package_versions(),
         "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        "dataset": {"path": str(ds.path), "name": ds.name,
+        "dataset": {"path": str(Path(ds.path).resolve()), "name": ds.name,
                     "files": {k: v["sha256"] for k, v in ds.manifest.get("files", {}).items()},
                     "source_format": ds.manifest.get("source", {}).get("format")},
         "policies": resolved,

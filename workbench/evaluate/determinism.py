@@ -19,7 +19,6 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 from workbench.engine.checkpoints import Checkpoint, select_checkpoint
@@ -165,7 +164,7 @@ def audit_determinism(dataset, policies: Sequence[str | Policy], *, engine: str 
             continue
         expected = compiled_context_hash(base_result, name)
         outcomes = set()
-        for trial in range(3):
+        for _trial in range(3):
             frames = _race(cps, racers, random.Random(rng.random()))
             outcomes.add(compiled_context_hash(base_result, name, frames_by_continuity=frames))
         ok = outcomes == {expected}
@@ -214,11 +213,12 @@ def tokenizer_drift(dataset, policies: Sequence[Policy], *, engine: str, tokeniz
     a = _simulate(ds, policies, engine=engine, tokenizer=tokenizer)
     b = _simulate(ds, policies, engine=engine, tokenizer=other)
     rows = []
+    def cuts(res, name: str) -> set:
+        cp = res.events.filter((pl.col("policy") == name) & (pl.col("event_type") == CHECKPOINT))
+        return set(zip(cp["continuity_id"].to_list(), cp["to_seq"].to_list(), strict=True)) if cp.height else set()
+
     for p in policies:
-        def cuts(res):
-            cp = res.events.filter((pl.col("policy") == p.name) & (pl.col("event_type") == CHECKPOINT))
-            return set(zip(cp["continuity_id"].to_list(), cp["to_seq"].to_list(), strict=True)) if cp.height else set()
-        ca, cb = cuts(a), cuts(b)
+        ca, cb = cuts(a, p.name), cuts(b, p.name)
         rows.append({"policy": p.name, "trigger": p.trigger.kind, "tokenizer": tokenizer, "other": other,
                      "cuts": len(ca), "cuts_other": len(cb), "moved": max(len(ca - cb), len(cb - ca)),
                      "identical": ca == cb})

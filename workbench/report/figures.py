@@ -225,9 +225,10 @@ def pareto(table, *, cost: str = "cost_usd", retention: str = "retention", label
     xs, ys = t[cost].to_numpy(), t[retention].to_numpy()
     labels = [str(v) for v in t[label].to_list()]
     ok = t[feasible].fill_null(False).to_list() if feasible and feasible in t.columns else [True] * t.height
-    for x, y, lab, good in zip(xs, ys, labels, ok, strict=True):
+    for x, y, good in zip(xs, ys, ok, strict=True):
         ax.scatter([x], [y], s=40, facecolors="#1f77b4" if good else "none", edgecolors="#1f77b4", zorder=3)
-        ax.annotate(lab, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    if len(xs) and xs.min() > 0 and xs.max() / xs.min() > 20:
+        ax.set_xscale("log")  # costs spanning orders of magnitude would crowd the cheap end
     if front and front in t.columns:
         f = t.filter(pl.col(front))
         if f.height:
@@ -238,7 +239,60 @@ def pareto(table, *, cost: str = "cost_usd", retention: str = "retention", label
     ax.set_ylabel("fact retention")
     ax.set_title(title)
     ax.grid(alpha=0.3)
+    ax.margins(x=0.06, y=0.1)  # room for the labels of points on the edges
+    label_points(ax, xs, ys, labels)
     return fig
+
+
+def label_points(ax, xs, ys, labels: Sequence[str], *, fontsize: float = 8, near_px: float = 7.0) -> None:
+    """Name scattered points without labels overprinting each other: points closer than
+    ``near_px`` share one label; each label takes the first nearby spot (growing rings
+    around its point) that overlaps no label already placed, with a leader line when it
+    had to move away."""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = ax.figure
+    if not isinstance(fig.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(fig)
+    fig.canvas.draw()  # settle the layout so data -> pixel positions are final
+    pts = ax.transData.transform(np.column_stack([xs, ys]).astype(float))
+    groups: list[list[int]] = []
+    for i in np.lexsort((pts[:, 0], -pts[:, 1])):
+        for g in groups:
+            if np.hypot(*(pts[g[0]] - pts[i])) < near_px:
+                g.append(int(i))
+                break
+        else:
+            groups.append([int(i)])
+    px_per_pt = fig.dpi / 72.0
+    char_w, line_h = 0.6 * fontsize * px_per_pt, 1.25 * fontsize * px_per_pt
+    frame = ax.get_window_extent()
+    placed: list[tuple[float, float, float, float]] = []
+    for g in groups:
+        names = [labels[i] for i in g]
+        text = "\n".join(", ".join(names[k:k + 3]) for k in range(0, len(names), 3))
+        lines = text.split("\n")
+        w, h = char_w * max(len(t) for t in lines), line_h * len(lines)
+        x0, y0 = pts[g[0]]
+        best = None
+        for ring in range(1, 7):
+            d = 5 * px_per_pt * ring
+            for dx, dy in ((d, d * 0.4), (d, -h - d * 0.4), (-w - d, d * 0.4), (-w - d, -h - d * 0.4),
+                           (-w / 2, d), (-w / 2, -h - d)):
+                box = (x0 + dx, y0 + dy, x0 + dx + w, y0 + dy + h)
+                inside = (box[0] >= frame.x0 and box[2] <= frame.x1 and box[1] >= frame.y0 and box[3] <= frame.y1)
+                free = all(box[2] <= b[0] or box[0] >= b[2] or box[3] <= b[1] or box[1] >= b[3] for b in placed)
+                if inside and free:
+                    best = (dx, dy, ring)
+                    break
+            if best:
+                break
+        dx, dy, ring = best or (5 * px_per_pt, 2 * px_per_pt, 1)
+        placed.append((x0 + dx, y0 + dy, x0 + dx + w, y0 + dy + h))
+        ax.annotate(text, (xs[g[0]], ys[g[0]]), xytext=(dx / px_per_pt, dy / px_per_pt), textcoords="offset points",
+                    fontsize=fontsize, ha="left", va="bottom", zorder=5,
+                    arrowprops=({"arrowstyle": "-", "color": "#888", "lw": 0.6} if ring > 1 else None))
 
 
 def metric_by_parameter(table, parameter: str, *, metrics: Sequence[str] = ("cost_usd", "retention"),
@@ -361,28 +415,30 @@ def leakage_heatmap(leakage, *, channels: Sequence[str] = ("summary", "memory"),
 
 
 def determinism_matrix(checks):
-    """Check × policy: pass (green), fail (red), measured/other (grey)."""
+    """Policy × check: pass (green), fail (red), measured/other (grey). Policies are rows:
+    a comparison has many, an audit few checks, and the labels stay legible."""
     import numpy as np
     from matplotlib.colors import ListedColormap
 
     if checks is None or checks.height == 0:
         return _message("no determinism audit: run `workbench audit determinism --out DIR`")
-    rows = checks["check"].unique(maintain_order=True).to_list()
-    cols = checks["policy"].unique(maintain_order=True).to_list()
+    rows = checks["policy"].unique(maintain_order=True).to_list()
+    cols = checks["check"].unique(maintain_order=True).to_list()
     code = {"pass": 0, "fail": 1}
     m = np.full((len(rows), len(cols)), 2.0)
     for r in checks.iter_rows(named=True):
-        m[rows.index(r["check"]), cols.index(r["policy"])] = code.get(r["status"], 2)
-    fig = _figure(max(6, 1.0 * len(cols) + 3.5), 0.45 * len(rows) + 1.8)
+        m[rows.index(r["policy"]), cols.index(r["check"])] = code.get(r["status"], 2)
+    fig = _figure(max(6.0, 1.7 * len(cols) + 3.0), 0.32 * len(rows) + 1.9)
     ax = fig.add_subplot()
     ax.imshow(m, cmap=ListedColormap(["#66bb6a", "#ef5350", "#bdbdbd"]), vmin=0, vmax=2, aspect="auto")
     label = {0: "pass", 1: "FAIL", 2: "—"}
     for i in range(len(rows)):
         for j in range(len(cols)):
-            ax.text(j, i, label[int(m[i, j])], ha="center", va="center", fontsize=8)
-    ax.set_xticks(range(len(cols)), cols, rotation=30, ha="right", fontsize=8)
-    ax.set_yticks(range(len(rows)), rows, fontsize=8)
-    ax.set_title("Determinism: check × policy")
+            ax.text(j, i, label[int(m[i, j])], ha="center", va="center", fontsize=9,
+                    fontweight="bold" if m[i, j] == 1 else "normal")
+    ax.set_xticks(range(len(cols)), [c.replace("_", " ") for c in cols], rotation=20, ha="right", fontsize=9)
+    ax.set_yticks(range(len(rows)), rows, fontsize=9)
+    ax.set_title("Determinism: policy × check")
     return fig
 
 

@@ -118,11 +118,15 @@ def execute(src: Path, dest: Path, parameters: dict[str, Any], *, cwd: Path, kin
     import nbformat
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
+    from traitlets.config import Config
 
+    # IPC sockets, not TCP: the kernel is local, and ipykernel warns (rightly) about
+    # unencrypted TCP on every start
+    local = Config({"KernelManager": {"transport": "ipc"}})
     try:
         pm.execute_notebook(str(src), str(dest), parameters=parameters, kernel_name=KERNEL,
                             language="python", cwd=str(cwd), progress_bar=False, log_output=False,
-                            execution_timeout=timeout)
+                            execution_timeout=timeout, config=local)
     except PapermillExecutionError as exc:
         raise ReportError(describe_failure(kind, dest, exc)) from None
     return nbformat.read(str(dest), as_version=4)

@@ -357,7 +357,13 @@ def import_paths(paths: list[Path], out: Path, *, fmt: str | None = None, on_err
         for s in skipped[:20]:
             print(f"skipped {s['file']}:{s['line']}: {s['error']}", file=sys.stderr)
         for ig in res.ignored[:20]:
-            print(f"ignored {ig['reason']}", file=sys.stderr)
+            # the full detection report stays in the manifest; one line per file here
+            print(f"ignored {ig['path']}: not an agent log in any known format "
+                  f"(what detection saw: manifest.json import.ignored)", file=sys.stderr)
+        for what, rows in (("skipped records", skipped), ("ignored files", res.ignored)):
+            if len(rows) > 20:
+                print(f"... and {len(rows) - 20} more {what} (all listed in manifest.json import)",
+                      file=sys.stderr)
     return write_dataset(out, events=events, continuities=continuities, tokenizers=list(tokenizers),
                          source=source, extra=extra)
 

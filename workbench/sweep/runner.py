@@ -105,12 +105,12 @@ def plan(spec: SweepSpec | str | Path, out: str | Path | None = None, *, progres
     runs = spec.runs(files)
     out.mkdir(parents=True, exist_ok=True)
     (out / RESULTS_DIR).mkdir(exist_ok=True)
-    _write_parquet(runs_frame(spec, runs, str(ds.path)), out / RUNS_FILE)
+    _write_parquet(runs_frame(spec, runs, str(Path(ds.path).resolve())), out / RUNS_FILE)
     from workbench.util.atomic import atomic_write_bytes
 
     atomic_write_bytes(out / SWEEP_FILE, _dumps({
         "name": spec.name, "spec": spec.to_dict(),
-        "dataset": {"path": str(ds.path), "name": ds.name, "files": files},
+        "dataset": {"path": str(Path(ds.path).resolve()), "name": ds.name, "files": files},
         "runs": len(runs), "configurations": len({r.config_id for r in runs}),
         "git_revision": git_revision(), "versions": package_versions(), "created_at": _now(),
     }))
@@ -171,10 +171,10 @@ def run_sweep(spec: SweepSpec | str | Path, out: str | Path | None = None, *,
         with ex:
             described = ex.describe()
             if spec.engine == "batch":
-                tasks = batch_tasks(spec, str(ds.path), todo, ex.workers, batch_size)
+                tasks = batch_tasks(spec, str(Path(ds.path).resolve()), todo, ex.workers, batch_size)
                 results = _flatten(ex.imap_unordered(execute_batch, tasks))
             else:
-                tasks = (r.task(spec, str(ds.path)) for r in todo)
+                tasks = (r.task(spec, str(Path(ds.path).resolve())) for r in todo)
                 results = ex.imap_unordered(execute_run, tasks)
             for res in progress_iter(results, f"sweep {spec.name}", enabled=progress, total=len(todo)):
                 write_result(out, res)
@@ -367,7 +367,7 @@ def simulate_one(ds, inputs, policy, *, run_id: str, seed: int, engine: str, tok
     from workbench.evaluate.pipeline import evaluate_run
 
     config = {"run_id": run_id, "seed": seed, "engine": engine, "tokenizer": tokenizer,
-              "dataset": {"path": str(ds.path), "name": ds.name},
+              "dataset": {"path": str(Path(ds.path).resolve()), "name": ds.name},
               "policies": {policy.name: {"policy": policy.to_dict(), "digest": policy.digest(),
                                          "cut_rule_id": policy.trigger.rule_id(), "providers": providers}}}
     result = SimulationResult(ledger=pl.concat(ledgers, how="vertical"),

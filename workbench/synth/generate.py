@@ -118,13 +118,13 @@ def build_structure(cfg: GeneratorConfig, rng) -> dict[str, np.ndarray]:
     n = cfg.events
     # events before side-effect expansion: enough that after adding them we reach n
     base_target = int(np.ceil((n - 1) / (1.0 + profile.side_effects_mean + profile.memory_write_rate))) + 64
-    turn_types, (K, R, O, C, OUT, L) = _expand_turns(rng, profile, base_target)
+    turn_types, (K, R, ORIG, C, OUT, L) = _expand_turns(rng, profile, base_target)
     counts = L[turn_types]
     turn_of = np.repeat(np.arange(turn_types.size, dtype=np.int64), counts)
     first = np.repeat(np.cumsum(counts) - counts, counts)
     pos = np.arange(turn_of.size, dtype=np.int64) - first
     tt = turn_types[turn_of]
-    kind, role, origin, tclass, is_out = K[tt, pos], R[tt, pos], O[tt, pos], C[tt, pos], OUT[tt, pos]
+    kind, role, origin, tclass, is_out = K[tt, pos], R[tt, pos], ORIG[tt, pos], C[tt, pos], OUT[tt, pos]
 
     # an occasional tool result never arrives: the call stays unpaired
     drop = (kind == EventKind.TOOL_RESULT) & (rng.random(kind.size) < profile.interrupt_rate)
