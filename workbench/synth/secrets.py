@@ -659,7 +659,9 @@ ENCODING_TRANSFORMS = frozenset({"base64", "hex", "percent", "unicode_escape"})
 
 ZERO_WIDTH = ("\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad")
 
-# Latin letter -> Cyrillic/Greek lookalikes, by Unicode name (checked at import).
+# Latin letter -> Cyrillic/Greek lookalikes, by Unicode name (checked at import). Kept apart
+# from the redactor's wider table (redaction/normalize.py) on purpose: the generator must not
+# plant only what the redactor already lists, or the leakage test would grade itself.
 _HOMOGLYPH_NAMES: dict[str, tuple[str, ...]] = {
     "A": ("CYRILLIC CAPITAL LETTER A", "GREEK CAPITAL LETTER ALPHA"),
     "B": ("CYRILLIC CAPITAL LETTER VE", "GREEK CAPITAL LETTER BETA"),
