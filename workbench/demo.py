@@ -11,6 +11,7 @@ Each step prints what it did and where it wrote; the HTML paths come last.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from workbench.engine.presets import PRESETS
@@ -41,6 +42,7 @@ def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print, audit_eve
     from workbench.engine.run import simulate
     from workbench.synth.generate import GeneratorConfig, generate_dataset
 
+    started = time.perf_counter()
     out: dict[str, Path] = {}
     synthetic = root / "datasets" / "demo-coding"
     say(f"1/6 generating a synthetic coding continuity ({events:,} events, seed 1) -> {synthetic}")
@@ -89,7 +91,8 @@ def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print, audit_eve
             say(f"5/6 rendering the policy comparison report of {run_dir} -> {dest}")
             html[name] = render_report("policy-comparison", run_dir, dest, cwd=root).html
             out[f"report-{name}"] = html[name]
-    say("6/6 done. Results (Parquet + config.json) and reports:")
+    minutes, seconds = divmod(round(time.perf_counter() - started), 60)
+    say(f"6/6 done in {minutes}m{seconds:02d}s. Results (Parquet + config.json) and reports:")
     for key, path in out.items():
         say(f"  {key:17s} {path}")
     if html:
