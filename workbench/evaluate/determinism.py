@@ -212,11 +212,12 @@ def tokenizer_drift(dataset, policies: Sequence[Policy], *, engine: str, tokeniz
         ds = add_token_column(ds.path, other)
     a = _simulate(ds, policies, engine=engine, tokenizer=tokenizer)
     b = _simulate(ds, policies, engine=engine, tokenizer=other)
-    rows = []
+
     def cuts(res, name: str) -> set:
         cp = res.events.filter((pl.col("policy") == name) & (pl.col("event_type") == CHECKPOINT))
         return set(zip(cp["continuity_id"].to_list(), cp["to_seq"].to_list(), strict=True)) if cp.height else set()
 
+    rows = []
     for p in policies:
         ca, cb = cuts(a, p.name), cuts(b, p.name)
         rows.append({"policy": p.name, "trigger": p.trigger.kind, "tokenizer": tokenizer, "other": other,

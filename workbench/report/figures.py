@@ -255,7 +255,9 @@ def label_points(ax, xs, ys, labels: Sequence[str], *, fontsize: float = 8, near
     fig = ax.figure
     if not isinstance(fig.canvas, FigureCanvasAgg):
         FigureCanvasAgg(fig)
-    fig.canvas.draw()  # settle the layout so data -> pixel positions are final
+    fig.canvas.draw()  # settle the layout, then freeze it: labels must not move the axes
+    fig.set_layout_engine("none")
+    renderer = fig.canvas.get_renderer()
     pts = ax.transData.transform(np.column_stack([xs, ys]).astype(float))
     groups: list[list[int]] = []
     for i in np.lexsort((pts[:, 0], -pts[:, 1])):
@@ -266,17 +268,18 @@ def label_points(ax, xs, ys, labels: Sequence[str], *, fontsize: float = 8, near
         else:
             groups.append([int(i)])
     px_per_pt = fig.dpi / 72.0
-    char_w, line_h = 0.6 * fontsize * px_per_pt, 1.25 * fontsize * px_per_pt
-    frame = ax.get_window_extent()
+    frame = ax.get_window_extent(renderer)
     placed: list[tuple[float, float, float, float]] = []
     for g in groups:
         names = [labels[i] for i in g]
         text = "\n".join(", ".join(names[k:k + 3]) for k in range(0, len(names), 3))
-        lines = text.split("\n")
-        w, h = char_w * max(len(t) for t in lines), line_h * len(lines)
         x0, y0 = pts[g[0]]
+        probe = ax.text(0, 0, text, fontsize=fontsize)  # measured, then dropped
+        size = probe.get_window_extent(renderer)
+        probe.remove()
+        w, h = size.width + 2, size.height + 2
         best = None
-        for ring in range(1, 7):
+        for ring in range(1, 9):
             d = 5 * px_per_pt * ring
             for dx, dy in ((d, d * 0.4), (d, -h - d * 0.4), (-w - d, d * 0.4), (-w - d, -h - d * 0.4),
                            (-w / 2, d), (-w / 2, -h - d)):
@@ -290,6 +293,7 @@ def label_points(ax, xs, ys, labels: Sequence[str], *, fontsize: float = 8, near
                 break
         dx, dy, ring = best or (5 * px_per_pt, 2 * px_per_pt, 1)
         placed.append((x0 + dx, y0 + dy, x0 + dx + w, y0 + dy + h))
+        # moved away from its point: a leader line says whose label it is
         ax.annotate(text, (xs[g[0]], ys[g[0]]), xytext=(dx / px_per_pt, dy / px_per_pt), textcoords="offset points",
                     fontsize=fontsize, ha="left", va="bottom", zorder=5,
                     arrowprops=({"arrowstyle": "-", "color": "#888", "lw": 0.6} if ring > 1 else None))
