@@ -35,7 +35,7 @@ POLICIES = ("claude-code", "no-compaction", "openhands-default", "observation-ma
             "anthropic-clear-tool-uses")
 WINDOW, CACHE_MODE, TTL_MS, GRANULARITY = 200_000, 1, 300_000.0, 1
 
-# prepare a continuity and keep the arrays a replay needs (the kernel ignores the string lists)
+# prepare a continuity and keep the arrays a replay needs (the kernel ignores message ids)
 PREPARE = """
 import dataclasses, numpy as np, polars as pl, time
 from workbench.synth.generate import GeneratorConfig, build_continuity
@@ -64,8 +64,9 @@ def peak_mb():
 from workbench.engine.prepare import ReplayInput
 def load(path):
     z = np.load(path)
-    arrays = {{k: z[k] for k in z.files}}
-    return lambda: ReplayInput(continuity=0, continuity_id="bench", message_id=[], tool_name=[],
+    arrays = {{k: z[k] for k in z.files if k != "tool_name"}}
+    arrays.setdefault("tool_code", np.full(arrays["seq"].size, -1, np.int64))  # caches from before the codes
+    return lambda: ReplayInput(continuity=0, continuity_id="bench", message_id=[], tool_names=(),
                                model=None, provider=None, context_window=-1, **arrays)
 """
 

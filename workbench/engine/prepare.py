@@ -5,6 +5,7 @@ Nothing here depends on a policy except ``excluded_tools``; everything is numpy.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -17,7 +18,7 @@ class ReplayInput:
     continuity: int
     continuity_id: str
     seq: np.ndarray  # int64 [n]
-    message_id: list  # str | None per row (for checkpoint frames)
+    message_id: Sequence  # str | None per row, indexable (a polars Series; for checkpoint frames)
     kind: np.ndarray  # int64 [n]
     tokens: np.ndarray  # int64 [n]
     visible: np.ndarray  # bool: model-visible in every replay
@@ -30,7 +31,8 @@ class ReplayInput:
     open_after: np.ndarray  # int64: tool calls still waiting for their result after row
     msg_ordinal: np.ndarray  # int64: visible messages up to and including row
     row_request: np.ndarray  # int64: the request that first sees (or produced) the row, -1
-    tool_name: list  # tool name per tool row (results inherit their call's), else None
+    tool_code: np.ndarray  # int64 [n]: index into tool_names per tool row (results inherit their call's), else -1
+    tool_names: tuple  # str: the tool names the codes index
     recorded_summary_tokens: np.ndarray  # int64 [n]: at boundary rows, the summary's size
     req_first_row: np.ndarray  # int64 [R]: first output row of each request
     req_output_tokens: np.ndarray  # int64 [R]
@@ -49,10 +51,14 @@ class ReplayInput:
         return int(self.req_first_row.size)
 
     def excluded_mask(self, tools: tuple[str, ...]) -> np.ndarray:
-        if not tools:
+        wanted = [i for i, name in enumerate(self.tool_names) if name in set(tools)]
+        if not wanted:
             return np.zeros(self.n, bool)
-        wanted = set(tools)
-        return np.fromiter((name in wanted for name in self.tool_name), bool, count=self.n)
+        return np.isin(self.tool_code, wanted)
+
+    def tool_name(self, row: int) -> str | None:
+        code = int(self.tool_code[row])
+        return self.tool_names[code] if code >= 0 else None
 
 
 VISIBLE_KINDS = (EventKind.MESSAGE, EventKind.TOOL_CALL, EventKind.TOOL_RESULT, EventKind.REASONING)
@@ -97,9 +103,12 @@ def prepare_continuity(events, *, continuity: int, continuity_id: str, tokenizer
     is_call = visible & (kind == EventKind.TOOL_CALL)
     is_result = visible & (kind == EventKind.TOOL_RESULT)
 
-    # rows of pairs (seq -> row); a call is open from its row until its result's row
-    row_of_seq = {int(s): i for i, s in enumerate(seq)} if n else {}
-    pair_row = np.array([row_of_seq.get(int(s), -1) if s >= 0 else -1 for s in pair_seq], np.int64)
+    # rows of pairs (seq -> row; seq is strictly increasing); a call is open from its row
+    # until its result's row
+    pair_row = np.searchsorted(seq, pair_seq).astype(np.int64)
+    found = (pair_seq >= 0) & (pair_row < n)
+    found[found] = seq[pair_row[found]] == pair_seq[found]
+    pair_row = np.where(found, pair_row, -1)
     delta = np.zeros(n + 1, np.int64)
     opening = np.flatnonzero(is_call & (pair_row > np.arange(n)))
     delta[opening] += 1
@@ -114,16 +123,16 @@ def prepare_continuity(events, *, continuity: int, continuity_id: str, tokenizer
     produced = flagged if flagged.any() else (role == Role.ASSISTANT)
     is_out = produced & (request >= 0) & (visible | is_summary)
     out_rows = np.flatnonzero(is_out)
-    req_ids, first_idx = np.unique(request[out_rows], return_index=True)
+    req_ids, first_idx, which = np.unique(request[out_rows], return_index=True, return_inverse=True)
     req_first_row = out_rows[first_idx]
     order = np.argsort(req_first_row, kind="stable")
     req_first_row = req_first_row[order]
     req_ids = req_ids[order]
-    out_tok = np.zeros(req_ids.size, np.int64)
-    pos_of_req = {int(r): i for i, r in enumerate(req_ids)}
-    for i in out_rows:
-        if visible[i]:
-            out_tok[pos_of_req[int(request[i])]] += tokens[i]
+    position = np.empty(order.size, np.int64)
+    position[order] = np.arange(order.size)
+    shown = visible[out_rows]
+    out_tok = np.bincount(position[which.ravel()][shown], weights=tokens[out_rows][shown],
+                          minlength=req_ids.size).astype(np.int64)
     req_ts = ts[req_first_row] if req_first_row.size else np.zeros(0, np.int64)
     # a request's timestamp must not go backwards (missing stamps inherit the previous)
     if req_ts.size:
@@ -134,12 +143,7 @@ def prepare_continuity(events, *, continuity: int, continuity_id: str, tokenizer
     row_request = np.where(is_out, np.searchsorted(req_first_row, np.arange(n), side="right") - 1, row_request)
     row_request = np.where(row_request >= req_first_row.size, -1, row_request).astype(np.int64)
 
-    names = events["name"].to_list()
-    tool_name = [None] * n
-    for i in np.flatnonzero(is_call):
-        tool_name[i] = names[i]
-        if pair_row[i] >= 0:
-            tool_name[pair_row[i]] = names[i]
+    tool_code, tool_names = _tool_codes(events["name"], is_call, pair_row)
 
     rec_sum = np.zeros(n, np.int64)
     for b in np.flatnonzero(is_boundary):
@@ -150,11 +154,29 @@ def prepare_continuity(events, *, continuity: int, continuity_id: str, tokenizer
             j += 1
     return ReplayInput(
         continuity=continuity, continuity_id=continuity_id, seq=seq,
-        message_id=events["message_id"].to_list(), kind=kind, tokens=tokens, visible=visible,
+        message_id=events["message_id"], kind=kind, tokens=tokens, visible=visible,
         is_summary=is_summary, is_boundary=is_boundary, is_message=is_message,
         is_user_message=is_user_message, is_tool_call=is_call, is_tool_result=is_result,
         open_after=open_after, msg_ordinal=msg_ordinal, row_request=row_request,
-        tool_name=tool_name, recorded_summary_tokens=rec_sum, req_first_row=req_first_row.astype(np.int64),
+        tool_code=tool_code, tool_names=tool_names, recorded_summary_tokens=rec_sum, req_first_row=req_first_row.astype(np.int64),
         req_output_tokens=out_tok, req_ts=req_ts.astype(np.int64), req_source=req_ids.astype(np.int64),
         model=model, provider=provider, context_window=int(context_window),
     )
+
+
+def _tool_codes(names, is_call: np.ndarray, pair_row: np.ndarray) -> tuple[np.ndarray, tuple]:
+    """Tool name codes per row: a call's name on the call and on its result, -1 elsewhere
+    (dictionary-encoded: a Python string per row costs gigabytes at 10 M events)."""
+    import pyarrow as pa
+
+    encoded = names.to_arrow()
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    encoded = encoded.dictionary_encode()
+    codes = encoded.indices.fill_null(-1).to_numpy().astype(np.int64)
+    tool_code = np.full(is_call.size, -1, np.int64)
+    calls = np.flatnonzero(is_call)
+    tool_code[calls] = codes[calls]
+    paired = calls[pair_row[calls] >= 0]
+    tool_code[pair_row[paired]] = codes[paired]
+    return tool_code, tuple(encoded.dictionary.to_pylist())

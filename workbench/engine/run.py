@@ -107,8 +107,9 @@ def stable_run_id(dataset_manifest: dict, policies: list[Policy], tokenizer: str
     return "run_" + h.hexdigest()[:12]
 
 
-def artifact_id(continuity_id: str, policy: Policy, artifact_no: int, from_seq: int, to_seq: int) -> str:
-    key = f"{continuity_id}|{policy.digest()}|{artifact_no}|{from_seq}|{to_seq}"
+def artifact_id(continuity_id: str, policy_digest: str, artifact_no: int, from_seq: int, to_seq: int) -> str:
+    """A summary artifact's stable id (``policy_digest``: :meth:`Policy.digest`)."""
+    key = f"{continuity_id}|{policy_digest}|{artifact_no}|{from_seq}|{to_seq}"
     return "art_" + hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
@@ -245,75 +246,114 @@ def _msg_id(inp, row: int) -> str | None:
 
 
 def events_frame(ev: np.ndarray, inp, pol: Policy, run_id: str):
-    """ADR-0011 checkpoint frames, RFC 0012 memory.compacted events, flushes, overflows."""
+    """ADR-0011 checkpoint frames, RFC 0012 memory.compacted events, flushes, overflows.
+
+    Built by columns: some policies emit an overflow, a checkpoint or a context edit at
+    almost every request (hundreds of thousands per continuity); only what chains from one
+    summary to the next (artifact ids, memory.compacted source lists, merges) goes row by row.
+    """
     import polars as pl
 
-    rows: list[dict[str, Any]] = []
-    frame_seq = int(inp.seq[-1]) + 1 if inp.n else 0
+    ev = np.asarray(ev, np.int64).reshape(-1, len(EVENT_COLUMNS))
+    col = {name: ev[:, i] for i, name in enumerate(EVENT_COLUMNS)}
+    m = ev.shape[0]
+    etype, req = col["type"], col["request"]
+    has_requests = inp.n_requests > 0
+    checkpoint = etype == E.EventType.CHECKPOINT
+    edit = etype == E.EventType.CONTEXT_EDIT
+    merge = etype == E.EventType.MERGE
+
+    def at_rows(values: np.ndarray, rows: np.ndarray, where: np.ndarray) -> pl.Series:
+        """values[rows] where ``where`` and the row exists, else null."""
+        ok = where & (rows >= 0)
+        out = values[np.where(ok, rows, 0)] if values.size else np.zeros(m, values.dtype)
+        return pl.Series(out).set(pl.Series(~ok), None) if m else pl.Series(out)
+
+    def message_ids(rows: np.ndarray) -> pl.Series:
+        """The event's message id, or ``evt_<seq>`` when it has none (as ``_msg_id``)."""
+        ok = checkpoint & (rows >= 0)
+        safe = np.where(ok, rows, 0)
+        ids = (inp.message_id.gather(safe) if inp.n else pl.Series([None] * m, dtype=pl.String)).cast(pl.String)
+        seqs = pl.Series(inp.seq[safe] if inp.n else np.zeros(m, np.int64)).cast(pl.String)
+        filled = pl.select(pl.when(ids.is_null() | (ids == "")).then(pl.lit("evt_") + seqs).otherwise(ids)).to_series()
+        return filled.set(pl.Series(~ok), None) if m else filled
+
+    frame_seq = (int(inp.seq[-1]) + 1 if inp.n else 0) + np.cumsum(checkpoint) - 1
+    seq_rows = checkpoint | edit
+    frame = pl.DataFrame({
+        "event_type": pl.Series(etype).replace_strict({int(k): v for k, v in EVENT_TYPE_NAMES.items()},
+                                                      return_dtype=pl.String),
+        "request": req,
+        "source_request": inp.req_source[req] if has_requests else np.full(m, -1, np.int64),
+        "ts": (pl.from_epoch(pl.Series(inp.req_ts[req] if has_requests else np.zeros(m, np.int64)), time_unit="ms")
+               .dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ")),
+        **{c: col[c] for c in ("tokens_before", "tokens_after", "item_tokens", "span_events", "span_tokens")},
+        "frame_seq": pl.Series(frame_seq).set(pl.Series(~checkpoint), None) if m else frame_seq,
+        "from_seq": at_rows(inp.seq, col["from_row"], seq_rows),
+        "to_seq": at_rows(inp.seq, col["to_row"], seq_rows),
+        "from_message_id": message_ids(col["from_row"]),
+        "to_message_id": message_ids(col["to_row"]),
+        "to_is_message": at_rows(inp.is_message, col["to_row"], checkpoint),
+        "summary_kind": pl.Series(col["strategy"]).replace_strict(
+            {int(k): v for k, v in STRATEGY_KIND_NAMES.items()}, default=None, return_dtype=pl.String)
+        .set(pl.Series(~(checkpoint | edit)), None) if m else pl.Series([], dtype=pl.String),
+        "_order": np.arange(m, dtype=np.int64) * 2,  # a memory.compacted row follows its checkpoint
+    }).with_columns(
+        run_id=pl.lit(run_id), policy=pl.lit(pol.name), continuity_id=pl.lit(inp.continuity_id),
+        cut_rule_id=pl.when(pl.Series(checkpoint)).then(pl.lit(pol.trigger.rule_id())),
+        actor_id=pl.when(pl.Series(checkpoint)).then(pl.lit("workbench-compactor")),
+        origin=pl.when(pl.Series(checkpoint)).then(pl.lit("background")),
+    )
+
+    # what chains from one summary to the next: artifact ids, memory.compacted source
+    # lists (the newly covered events and, when summaries fold, the previous summary), merges
     memory_ref = f"mem_{inp.continuity_id}_{pol.name}_context"
-    cut_rule = pol.trigger.rule_id()
     recorded = pol.compaction.kind == "recorded"
     visible_rows = np.flatnonzero(inp.visible | inp.is_summary) if recorded else np.flatnonzero(inp.visible)
     folds = not pol.compaction.accumulate
-    previous_artifact: str | None = None
+    digest = pol.digest()
+    artifacts: list[str | None] = [None] * m
+    memory_rows: list[dict[str, Any]] = []
+    previous: str | None = None
     segments: list[str] = []  # artifact ids currently in the context, for merges
-    for rec in ev:
-        e = {name: int(rec[i]) for i, name in enumerate(EVENT_COLUMNS)}
-        etype = E.EventType(e["type"])
-        ts = int(inp.req_ts[e["request"]]) if inp.n_requests else 0
-        base = {
-            "run_id": run_id, "policy": pol.name, "continuity_id": inp.continuity_id,
-            "event_type": EVENT_TYPE_NAMES[etype], "request": e["request"],
-            "source_request": int(inp.req_source[e["request"]]) if inp.n_requests else -1,
-            "ts": _dt.datetime.fromtimestamp(ts / 1000, _dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
-            "tokens_before": e["tokens_before"], "tokens_after": e["tokens_after"],
-            "item_tokens": e["item_tokens"], "span_events": e["span_events"],
-            "span_tokens": e["span_tokens"],
-        }
-        if etype == E.EventType.CHECKPOINT:
-            from_seq = int(inp.seq[e["from_row"]]) if e["from_row"] >= 0 else None
-            to_seq = int(inp.seq[e["to_row"]]) if e["to_row"] >= 0 else None
-            art = (artifact_id(inp.continuity_id, pol, e["artifact_no"], from_seq or 0, to_seq or 0)
-                   if e["artifact_no"] >= 0 else None)
-            kind_name = STRATEGY_KIND_NAMES[E.Strategy(e["strategy"])]
-            rows.append({**base, "frame_seq": frame_seq, "from_seq": from_seq, "to_seq": to_seq,
-                         "from_message_id": _msg_id(inp, e["from_row"]),
-                         "to_message_id": _msg_id(inp, e["to_row"]),
-                         "to_is_message": bool(inp.is_message[e["to_row"]]) if e["to_row"] >= 0 else None,
-                         "summary_artifact_id": art, "cut_rule_id": cut_rule,
-                         "summary_kind": kind_name, "actor_id": "workbench-compactor",
-                         "origin": "background"})
-            frame_seq += 1
-            if art is not None:
-                # the entries collapsed into this output: the newly covered events (the last
-                # span_events visible rows up to the cut) and, when summaries fold, the
-                # previous summary
-                upto = visible_rows[visible_rows <= e["to_row"]]
-                span = upto[len(upto) - e["span_events"]:] if e["span_events"] else upto[:0]
-                sources = [f"evt_{int(inp.seq[r])}" for r in span]
-                if folds and previous_artifact is not None:
-                    sources = [previous_artifact, *sources]
-                rows.append(_memory_compacted(base, memory_ref, art, sources, e, run_id))
-                previous_artifact = art
-                segments = [*segments, art] if not folds else [art]
-        elif etype == E.EventType.MERGE:
-            art = artifact_id(inp.continuity_id, pol, e["artifact_no"], -1, -1)
-            rows.append({**base, "summary_artifact_id": art, "summary_kind": "hierarchical_merge_v1"})
-            rows.append(_memory_compacted(base, memory_ref, art, segments, e, run_id))
-            previous_artifact = art
-            segments = [art]
+    for k in np.flatnonzero((checkpoint & (col["artifact_no"] >= 0)) | merge).tolist():
+        e = {name: int(col[name][k]) for name in EVENT_COLUMNS}
+        base = {c: frame[c][k] for c in ("run_id", "policy", "continuity_id", "request", "source_request", "ts",
+                                          "tokens_before", "tokens_after", "item_tokens", "span_events",
+                                          "span_tokens")}
+        base["event_type"] = frame["event_type"][k]
+        base["_order"] = 2 * k + 1
+        if checkpoint[k]:
+            from_seq = int(inp.seq[e["from_row"]]) if e["from_row"] >= 0 else 0
+            to_seq = int(inp.seq[e["to_row"]]) if e["to_row"] >= 0 else 0
+            art = artifact_id(inp.continuity_id, digest, e["artifact_no"], from_seq, to_seq)
+            end = int(np.searchsorted(visible_rows, e["to_row"], side="right"))
+            span = visible_rows[max(0, end - e["span_events"]):end] if e["span_events"] else visible_rows[:0]
+            before = [previous] if folds and previous is not None else []
+            count = len(before) + span.size
+            # ids are listed only up to the limit; past it the event carries the count alone
+            sources = [*before, *(f"evt_{s}" for s in inp.seq[span].tolist())] if count <= SOURCE_IDS_LIMIT else None
+            memory_rows.append(_memory_compacted(base, memory_ref, art, sources, e, run_id, count=count))
+            segments = [*segments, art] if not folds else [art]
         else:
-            extra = {}
-            if etype == E.EventType.CONTEXT_EDIT:
-                extra = {"from_seq": int(inp.seq[e["from_row"]]), "to_seq": int(inp.seq[e["to_row"]]),
-                         "summary_kind": STRATEGY_KIND_NAMES[E.Strategy(e["strategy"])]}
-            rows.append({**base, **extra})
+            art = artifact_id(inp.continuity_id, digest, e["artifact_no"], -1, -1)
+            memory_rows.append(_memory_compacted(base, memory_ref, art, segments, e, run_id))
+            segments = [art]
+        artifacts[k] = previous = art
+    frame = frame.with_columns(summary_artifact_id=pl.Series(artifacts, dtype=pl.String),
+                               summary_kind=pl.when(pl.Series(merge)).then(pl.lit("hierarchical_merge_v1"))
+                               .otherwise(pl.col("summary_kind")))
     # a fixed schema: the same columns and types whatever events a run happens to produce
-    return pl.DataFrame(rows, schema=_events_schema())
+    schema = {**_events_schema(), "_order": pl.Int64}
+    parts = [frame.select([pl.col(c).cast(t) if c in frame.columns else pl.lit(None, t).alias(c)
+                           for c, t in schema.items()])]
+    if memory_rows:
+        parts.append(pl.DataFrame(memory_rows, schema=schema))
+    return pl.concat(parts, how="vertical").sort("_order").drop("_order")
 
 
-def _memory_compacted(base, memory_ref, art, sources: list[str], e, run_id):
-    count = len(sources)
+def _memory_compacted(base, memory_ref, art, sources: list[str] | None, e, run_id, count: int | None = None):
+    count = len(sources) if count is None else count
     source_ids = sources if 0 < count <= SOURCE_IDS_LIMIT else None
     return {**base, "event_type": "memory.compacted", "memoryRef": memory_ref, "outputId": art,
             "sourceIds": source_ids, "sourceCount": count, "trigger": "host-managed",
