@@ -71,3 +71,42 @@ def test_pairs_pointing_outside_the_continuity_are_unpaired():
     assert [inp.tool_name(i) for i in range(4)] == [None, "bash", "bash", "read"]
     assert inp.open_after.tolist() == [0, 1, 0, 0]  # seq 9 does not exist: the last call never opens
     assert inp.req_output_tokens.tolist() == [7, 13]
+
+
+def test_continuities_are_sliced_when_sorted_and_sorted_when_not():
+    from workbench.engine.run import _sorted_bounds
+
+    ev = pl.DataFrame({"continuity": [0, 0, 0, 1, 1, 3], "seq": [0, 1, 5, 0, 2, 0]})
+    bounds = _sorted_bounds(ev)
+    assert bounds is not None and [bounds(c) for c in (0, 1, 3)] == [(0, 3), (3, 5), (5, 6)]
+    assert _sorted_bounds(ev.reverse()) is None
+    assert _sorted_bounds(ev.with_columns(seq=pl.Series([0, 1, 1, 0, 2, 0]))) is None  # a repeated seq
+
+
+def test_shuffled_events_prepare_like_sorted_ones(tmp_path):
+    import dataclasses
+    from pathlib import Path
+
+    from workbench.continuity.dataset import load_dataset
+    from workbench.engine.run import prepare_dataset
+    from workbench.sources.importer import import_paths
+
+    bundled = Path(__file__).resolve().parents[2] / "datasets" / "bundled"
+    ds = import_paths([bundled], tmp_path / "ds")  # nine continuities from six harnesses
+    assert ds.continuities().height > 1
+    shuffled = tmp_path / "shuffled"
+    shuffled.mkdir()
+    for f in ds.path.iterdir():
+        (shuffled / f.name).write_bytes(f.read_bytes())
+    pl.read_parquet(ds.path / "events.parquet").sample(fraction=1.0, shuffle=True, seed=1) \
+        .write_parquet(shuffled / "events.parquet")
+    for a, b in zip(prepare_dataset(load_dataset(ds.path), "cl100k"),
+                    prepare_dataset(load_dataset(shuffled), "cl100k"), strict=True):
+        for f in dataclasses.fields(a):
+            x, y = getattr(a, f.name), getattr(b, f.name)
+            if isinstance(x, np.ndarray):
+                assert np.array_equal(x, y), f.name
+            elif isinstance(x, pl.Series):
+                assert x.equals(y), f.name
+            else:
+                assert x == y, f.name
