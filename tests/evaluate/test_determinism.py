@@ -16,3 +16,35 @@ def test_determinism_audit_passes_and_measures_tokenizer_drift(tmp_path):
     drift = {r["policy"]: r for r in out["drift"].iter_rows(named=True)}
     assert drift["rip-adr0011"]["identical"] and drift["rip-adr0011"]["moved"] == 0
     assert drift["claude-code"]["cuts"] > 0
+
+
+def test_frame_hash_depends_on_values_not_on_what_null_slots_hold():
+    import polars as pl
+
+    from workbench.evaluate.determinism import _frame_hash
+
+    # nulls set over existing values keep those values in the buffers: Arrow bytes differ
+    hide = pl.Series([False, True, False])
+    masked = pl.DataFrame({"n": pl.Series([1, 2, 3]).set(hide, None),
+                           "s": pl.Series(["first-long-string-value", "second-long-string-value", "c"]).set(hide, None)})
+    built = pl.DataFrame({"n": [1, None, 3], "s": ["first-long-string-value", None, "c"]})
+    assert masked.equals(built)
+    assert _frame_hash(masked) == _frame_hash(built)
+    assert _frame_hash(built) != _frame_hash(built.with_columns(pl.col("n") + 1))
+    assert _frame_hash(built) != _frame_hash(built.with_columns(pl.col("n").cast(pl.Int32)))
+
+
+def test_a_policy_hashes_the_same_simulated_alone_or_among_all_presets(tmp_path):
+    # the worker-count check runs one policy per process and compares with the all-presets
+    # run; the all-presets events frame has many chunks, which once changed the hash
+    from workbench.engine.presets import preset_names
+    from workbench.engine.run import simulate
+    from workbench.evaluate.determinism import run_hashes
+
+    ds = generate_dataset(GeneratorConfig(profile="coding", events=1200, seed=3, facts=0, secrets=0,
+                                          hard_negatives=0), tmp_path / "ds")
+    together = simulate(ds, [get_policy(n) for n in preset_names()])
+    assert together.events.n_chunks() > 1  # the layout that exposed the bug
+    hashes = run_hashes(together)
+    for name in ("claude-code", "openhands-default", "no-compaction"):
+        assert run_hashes(simulate(ds, [get_policy(name)]))[name] == hashes[name], name

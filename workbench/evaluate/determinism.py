@@ -29,14 +29,16 @@ LEDGER_KEY = ["policy", "continuity_id", "call"]
 
 
 def _frame_hash(frame, sort: list[str] | None = None) -> str:
-    """Hash of a frame's content (column names, types and values), independent of Parquet."""
-    import io
-
+    """Hash of a frame's content (column names, types and values), independent of file
+    format and memory layout. Arrow bytes are not canonical: string views keep sharing the
+    buffers of the frame they were filtered from, null slots and validity bitmaps vary with
+    how a column was built, so the same rows taken from a 17-policy run and from a 1-policy
+    run would hash apart. The schema and NDJSON text of the values are canonical."""
     if sort:
         frame = frame.sort(sort)
-    buf = io.BytesIO()
-    frame.write_ipc(buf, compression="uncompressed")
-    return hashlib.sha256(buf.getvalue()).hexdigest()
+    h = hashlib.sha256(repr(list(frame.schema.items())).encode())
+    h.update(frame.write_ndjson().encode())
+    return h.hexdigest()
 
 
 def run_hashes(result) -> dict[str, dict[str, str]]:
