@@ -25,17 +25,14 @@ from workbench.engine.checkpoints import Checkpoint, select_checkpoint
 from workbench.engine.policy import Policy
 
 CHECKPOINT = "continuity_compaction_checkpoint_created"
-LEDGER_KEY = ["policy", "continuity_id", "call"]
 
 
-def _frame_hash(frame, sort: list[str] | None = None) -> str:
+def _frame_hash(frame) -> str:
     """Hash of a frame's content (column names, types and values), independent of file
     format and memory layout. Arrow bytes are not canonical: string views keep sharing the
     buffers of the frame they were filtered from, null slots and validity bitmaps vary with
     how a column was built, so the same rows taken from a 17-policy run and from a 1-policy
     run would hash apart. The schema and NDJSON text of the values are canonical."""
-    if sort:
-        frame = frame.sort(sort)
     h = hashlib.sha256(repr(list(frame.schema.items())).encode())
     h.update(frame.write_ndjson().encode())
     return h.hexdigest()
