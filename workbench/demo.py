@@ -37,7 +37,7 @@ def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print, audit_eve
              reports: bool = True, policies: list[str] | None = None) -> dict[str, Path]:
     """Run the demo under ``root`` (datasets/, runs/, reports/); ``policies`` defaults to
     every preset. Returns the paths written, by name (``report-audit`` is the full verdict)."""
-    from workbench.cli import _print_summary
+    from workbench.cli.replay import print_summary
     from workbench.continuity.inspect import inspect_dataset, render_text
     from workbench.engine.run import simulate
     from workbench.synth.generate import GeneratorConfig, generate_dataset
@@ -74,13 +74,13 @@ def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print, audit_eve
         say(f"3/6 replaying {len(policies)} presets on the {name} dataset -> {run_dir}")
         result = simulate(out[name], policies, progress=True)
         result.write(run_dir)
-        _print_summary(result.summary)
+        print_summary(result.summary)
         runs[name] = out[f"run-{name}"] = run_dir
 
     say(f"4/6 auditing {runs['audit']}: summaries and memory entries through SR-1, secret leakage, "
         "fact retention (modelled summarizer; detect-secrets as the baseline), conformance, then "
         "determinism (repeat, a cold process, worker counts; tokenizer drift)")
-    audit_run(runs["audit"], out["audit"], policies)
+    audit_run(runs["audit"], out["audit"], policies, say=say)
 
     html: dict[str, Path] = {}
     if reports:
@@ -103,18 +103,23 @@ def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print, audit_eve
     return out
 
 
-def audit_run(run_dir: Path, dataset: Path, policies: list[str]) -> None:
-    """``workbench audit redaction``, ``conformance`` and ``determinism`` on ``run_dir`` (the
-    same commands, so the files are exactly what the CLI writes)."""
-    import typer
+def audit_run(run_dir: Path, dataset: Path, policies: list[str], say=print) -> dict[str, bool | None]:
+    """The redaction, conformance and determinism audits of ``run_dir``, written into it
+    (a failed audit is a finding the report shows, not a crash). Returns each verdict."""
+    from workbench.audits import conformance_audit, determinism_audit, redaction_audit
+    from workbench.continuity.dataset import load_dataset
+    from workbench.evaluate.pipeline import load_run
 
-    from workbench.cli_audit import conformance, determinism, redaction
-
-    redaction(run=run_dir, summarizer="modelled", baseline=True)
-    for audit in (lambda: conformance(run=run_dir),
-                  lambda: determinism(dataset=dataset, policy=policies, out=run_dir)):
-        try:
-            audit()
-        except typer.Exit as exc:  # a failed audit is a finding the report shows, not a crash
-            if exc.exit_code not in (0, 1):
-                raise
+    result, ds = load_run(run_dir)
+    verdicts: dict[str, bool | None] = {}
+    for name, audit in (
+        ("redaction", lambda: redaction_audit(result, ds, summarizer="modelled", baseline=True)),
+        ("conformance", lambda: conformance_audit(run_dir)),
+        ("determinism", lambda: determinism_audit(load_dataset(dataset), policies)),
+    ):
+        res = audit()
+        res.write(run_dir)
+        verdicts[name] = res.passed
+        if res.passed is not None:
+            say(f"   {name}: {'PASS' if res.passed else 'FAIL'}")
+    return verdicts

@@ -79,7 +79,8 @@ def inputs(recorded):
 
 @pytest.fixture(scope="module")
 def as_recorded(recorded):
-    return simulate(recorded, ["as-recorded"], engine="kernel" if KERNEL else "reference")
+    return simulate(recorded, ["as-recorded"], engine="kernel" if KERNEL else "reference",
+                    price_as="claude-sonnet-4-5")
 
 
 # ---- (a) compaction position -------------------------------------------------------------
@@ -142,7 +143,8 @@ def lowered(inputs):
     for name in preset_names():
         pol = PRESETS[name]
         for inp in inputs:
-            prov = resolve_provider(pol, continuity_model=inp.model, continuity_window=inp.context_window)
+            prov = resolve_provider(pol, continuity_model=inp.model, continuity_window=inp.context_window,
+                                    price_as="claude-sonnet-4-5")
             kinds, params = pol.lower(prov.window, prov.cache_mode, prov.ttl_ms, prov.granularity)
             jobs.append((name, inp, kinds, params, inp.excluded_mask(pol.compaction.exclude_tools)))
     return jobs
@@ -189,7 +191,8 @@ def test_kernel_matches_reference_on_every_recorded_log(lowered, reference_runs)
 
 @pytest.fixture(scope="module")
 def all_presets(recorded):
-    return simulate(recorded, preset_names(), engine="kernel" if KERNEL else "reference")
+    return simulate(recorded, preset_names(), engine="kernel" if KERNEL else "reference",
+                    price_as="claude-sonnet-4-5")
 
 
 def test_summary_totals_are_consistent(all_presets):

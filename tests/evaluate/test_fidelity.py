@@ -94,7 +94,7 @@ def dataset(recorded_dir, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def fid(dataset):
-    return fidelity_table(dataset, engine="reference")
+    return fidelity_table(dataset, engine="reference", price_as="claude-sonnet-4-5")
 
 
 def _row(frame, cid, request):
@@ -221,7 +221,7 @@ def test_calibrated_prompt_error_recomputed_independently(dataset, fid):
     rec = {int(r): int(i + cr + cw) for _, r, i, cr, cw in u.iter_rows()}
     from workbench.engine.run import simulate
 
-    led = simulate(dataset, ["as-recorded"], engine="reference").ledger
+    led = simulate(dataset, ["as-recorded"], engine="reference", price_as="claude-sonnet-4-5").ledger
     led = led.filter((pl.col("continuity_id") == CODEX) & (pl.col("call_kind") == "main"))
     sim = dict(zip(led["source_request"].to_list(), led["prompt_tokens"].to_list(), strict=True))
     assert set(sim) == set(rec) and len(rec) == 66
@@ -441,6 +441,6 @@ def test_measured_errors_are_the_documented_ones(fid):
 
 @pytest.mark.skipif(not _kernel_importable(), reason="workbench.engine.kernel is not importable yet")
 def test_kernel_engine_gives_the_same_table(dataset, fid):
-    ker = fidelity_table(dataset, engine="kernel")
+    ker = fidelity_table(dataset, engine="kernel", price_as="claude-sonnet-4-5")
     for name in ("requests", "compactions", "continuities", "summary"):
         assert ker[name].equals(fid[name], null_equal=True), name

@@ -90,7 +90,7 @@ def recorded_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("recorded")
     ds = import_paths([src], root / "ds")
     run = simulate(ds, ["as-recorded", "claude-code"], engine=ENGINE).write(root / "run")
-    fid = fidelity_table(ds, engine=ENGINE)
+    fid = fidelity_table(ds, engine=ENGINE, price_as="claude-sonnet-4-5")
     fid["summary"].write_parquet(run / "fidelity.parquet")
     fid["requests"].write_parquet(run / "fidelity_requests.parquet")
     fid["compactions"].write_parquet(run / "fidelity_compactions.parquet")

@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import datetime as _dt
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,13 +16,14 @@ import orjson
 from workbench import __version__
 from workbench.continuity import schema as S
 from workbench.errors import DatasetError
-from workbench.util.atomic import atomic_dir, sha256_file
+from workbench.rundir import names as N
+from workbench.util.atomic import sha256_file
 
-EVENTS_FILE = "events.parquet"
-CONTINUITIES_FILE = "continuities.parquet"
-FACTS_FILE = "facts.parquet"
-SECRETS_FILE = "secrets.parquet"
-MANIFEST_FILE = "manifest.json"
+EVENTS_FILE = N.EVENTS
+CONTINUITIES_FILE = N.CONTINUITIES
+FACTS_FILE = N.FACTS
+SECRETS_FILE = N.SECRETS
+MANIFEST_FILE = N.MANIFEST
 
 
 @dataclass(frozen=True)
@@ -119,16 +119,21 @@ def write_dataset(
     secrets=None,
     extra: dict[str, Any] | None = None,
     name: str | None = None,
+    force: bool = False,
 ) -> Dataset:
     """Write a dataset directory atomically and return it loaded.
 
     ``events``/``continuities``/``facts``/``secrets`` are Arrow tables (or anything
-    ``pa.table`` accepts); they are conformed to the canonical schema first.
+    ``pa.table`` accepts); they are conformed to the canonical schema first. ``path`` may
+    be new, empty or a dataset the workbench wrote (:mod:`workbench.rundir`); the manifest
+    has no timestamp, so the same inputs give the same bytes (the directory's marker
+    records when it was written).
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from workbench.continuity.validate import validate_events
+    from workbench.rundir import Kind, replace_dir
 
     path = Path(path)
     ev = conform(pa.table(events) if not isinstance(events, pa.Table) else events,
@@ -139,7 +144,7 @@ def write_dataset(
     fa = _empty(S.facts_schema()) if facts is None else conform(pa.table(facts) if not isinstance(facts, pa.Table) else facts, S.facts_schema())
     se = _empty(S.secrets_schema()) if secrets is None else conform(pa.table(secrets) if not isinstance(secrets, pa.Table) else secrets, S.secrets_schema())
 
-    with atomic_dir(path) as tmp:
+    with replace_dir(path, Kind.DATASET, force=force) as tmp:
         files = {
             EVENTS_FILE: ev,
             CONTINUITIES_FILE: ct,
@@ -152,7 +157,6 @@ def write_dataset(
             "schema_version": S.SCHEMA_VERSION,
             "name": name or path.name,
             "created_by": f"continuity-workbench {__version__}",
-            "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             "source": source,
             "tokenizers": list(tokenizers),
             "files": {f: {"sha256": sha256_file(tmp / f), "bytes": (tmp / f).stat().st_size}

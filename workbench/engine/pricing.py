@@ -74,16 +74,77 @@ def _component(value, fallback: Component | None) -> Component:
     return Component(float(value) / 1e6)
 
 
+class UnknownModelError(WorkbenchError):
+    """genai-prices has no price for a model."""
+
+
+# names agent logs record for models genai-prices lists under another name (the same model;
+# the note says so wherever it is used)
+MODEL_ALIASES = {
+    "gemini-3-pro": "gemini-3-pro-preview",  # Gemini CLI logs the short name
+}
+
+
+def known_models(provider: str | None = None) -> list[str]:
+    """Model ids genai-prices prices (of one provider, or all)."""
+    from genai_prices import data_snapshot
+
+    snap = data_snapshot.get_snapshot()
+    return sorted({m.id for p in snap.providers if provider in (None, p.id) for m in p.models})
+
+
+def close_models(model: str, provider: str | None = None, n: int = 5) -> list[str]:
+    import difflib
+
+    pool = known_models(provider) or known_models()
+    return difflib.get_close_matches(model, pool, n=n, cutoff=0.5) or \
+        difflib.get_close_matches(model, known_models(), n=n, cutoff=0.4)
+
+
+def price_table_for(model: str, provider: str | None = None) -> tuple[PriceTable, str]:
+    """``(prices, note)``: the model's prices, found under the name genai-prices uses when the
+    log recorded it otherwise (a routing prefix such as ``litellm_proxy/``, an alias of
+    :data:`MODEL_ALIASES`); ``note`` says which name was used ("" when the model's own)."""
+    try:
+        return price_table(model, provider), ""
+    except UnknownModelError as first:
+        candidates = []
+        if model in MODEL_ALIASES:
+            candidates.append((MODEL_ALIASES[model], "the name genai-prices lists"))
+        if "/" in model:
+            bare = model.rsplit("/", 1)[1]
+            candidates.append((bare, f"routing prefix {model.rsplit('/', 1)[0]}/ removed"))
+            if bare in MODEL_ALIASES:
+                candidates.append((MODEL_ALIASES[bare], "the name genai-prices lists"))
+        for name, why in candidates:
+            try:
+                return price_table(name), f"{model} priced as {name} ({why})"
+            except UnknownModelError:
+                continue
+        raise first
+
+
 @functools.cache
 def price_table(model: str, provider: str | None = None) -> PriceTable:
     from genai_prices import Usage, calc_price
 
+    inferred = provider is None
     provider = provider or infer_provider(model)
-    try:
-        calc = calc_price(Usage(input_tokens=1, output_tokens=1), model_ref=model, provider_id=provider)
-    except Exception as exc:  # genai-prices raises LookupError/ValueError variants
-        raise WorkbenchError(f"genai-prices has no price for model {model!r} at provider "
-                             f"{provider!r}: {exc}") from None
+    calc = None
+    # a provider guessed from the name may be wrong (minimax-m2.7 is not OpenAI's):
+    # then genai-prices' own matching across providers decides
+    for provider_id in (provider, None) if inferred else (provider,):
+        try:
+            calc = calc_price(Usage(input_tokens=1, output_tokens=1), model_ref=model, provider_id=provider_id)
+            break
+        except Exception:  # genai-prices raises LookupError/ValueError variants
+            continue
+    if calc is None:
+        close = close_models(model, provider)
+        hint = f"close names: {', '.join(close)}" if close else "no close name"
+        raise UnknownModelError(f"unknown model {model!r}: genai-prices has no price for it at "
+                                f"provider {provider!r} ({hint}); give a known model, or price it as "
+                                "a stand-in explicitly with --model-price-as NAME") from None
     mp = calc.model_price
     inp = _component(mp.input_mtok, None)
     return PriceTable(

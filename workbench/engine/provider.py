@@ -6,7 +6,14 @@ from dataclasses import dataclass
 
 from workbench.engine import enums as E
 from workbench.engine.policy import CACHE_MODES, Policy
-from workbench.engine.pricing import DEFAULT_MODEL, PriceTable, infer_provider, price_table
+from workbench.engine.pricing import (
+    DEFAULT_MODEL,
+    PriceTable,
+    UnknownModelError,
+    infer_provider,
+    price_table,
+    price_table_for,
+)
 
 DEFAULT_WINDOW = 200_000
 # provider -> (cache mode, TTL seconds, granularity): Anthropic 5-min TTL refreshed on hit;
@@ -37,18 +44,25 @@ class ResolvedProvider:
 
 
 def resolve_provider(policy: Policy, *, continuity_model: str | None, continuity_window: int,
-                     model_override: str | None = None) -> ResolvedProvider:
-    from workbench.errors import WorkbenchError
+                     model_override: str | None = None, price_as: str | None = None) -> ResolvedProvider:
+    """The model, window, cache rules and prices of ``policy`` on one continuity.
 
+    A model genai-prices does not know is an error naming close ones, unless ``price_as``
+    names the stand-in to price it as (``--model-price-as``); a continuity that recorded no
+    model is priced as the default model. Either way ``note`` says what was done."""
     pv = policy.provider
     model = model_override or pv.model or continuity_model or DEFAULT_MODEL
     provider = pv.provider if (pv.provider and not model_override) else infer_provider(model)
-    note = ""
+    note = "" if (model_override or pv.model or continuity_model) else \
+        f"no model recorded or given; priced as the default {DEFAULT_MODEL}"
     try:
-        prices = price_table(model, provider)
-    except WorkbenchError as exc:
-        note = f"{exc}; priced as {DEFAULT_MODEL}"
-        prices = price_table(DEFAULT_MODEL, infer_provider(DEFAULT_MODEL))
+        prices, renamed = price_table_for(model, pv.provider if (pv.provider and not model_override) else None)
+        note = renamed or note
+    except UnknownModelError:
+        if price_as is None:
+            raise
+        prices = price_table(price_as, infer_provider(price_as))
+        note = f"{model} is not in genai-prices; priced as {price_as} (--model-price-as)"
     window = pv.context_window or (continuity_window if continuity_window > 0 else DEFAULT_WINDOW)
     mode, ttl_s, gran = CACHE_RULES.get(provider, (E.CacheMode.AUTOMATIC, 300.0, 1))
     if pv.cache is not None:

@@ -68,18 +68,19 @@ class SimulationResult:
     run_id: str
     inputs: dict[str, Any] = field(default_factory=dict, repr=False)  # ReplayInput by continuity
 
-    def write(self, out: str | Path) -> Path:
-        """Write ledger/events/summary Parquet + config.json atomically into ``out``."""
+    def write(self, out: str | Path, *, force: bool = False) -> Path:
+        """Write ledger/events/summary Parquet + config.json atomically into ``out`` (new,
+        empty, or a run directory the workbench wrote: :mod:`workbench.rundir`)."""
         import orjson
 
-        from workbench.util.atomic import atomic_dir
+        from workbench.rundir import Kind, names, replace_dir
 
         out = Path(out)
-        with atomic_dir(out) as tmp:
-            self.ledger.write_parquet(tmp / "ledger.parquet", compression="zstd")
-            self.events.write_parquet(tmp / "events.parquet", compression="zstd")
-            self.summary.write_parquet(tmp / "summary.parquet", compression="zstd")
-            (tmp / "config.json").write_bytes(orjson.dumps(self.config, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+        with replace_dir(out, Kind.RUN, force=force) as tmp:
+            self.ledger.write_parquet(tmp / names.LEDGER, compression="zstd")
+            self.events.write_parquet(tmp / names.RUN_EVENTS, compression="zstd")
+            self.summary.write_parquet(tmp / names.SUMMARY, compression="zstd")
+            (tmp / names.CONFIG).write_bytes(orjson.dumps(self.config, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
         return out
 
 
@@ -174,8 +175,12 @@ def _sorted_bounds(ev):
 
 def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel",
              tokenizer: str = "cl100k", seed: int = 0, model: str | None = None,
-             run_id: str | None = None, progress: bool = False) -> SimulationResult:
-    """Replay every continuity of ``dataset`` under every policy."""
+             price_as: str | None = None, run_id: str | None = None,
+             progress: bool = False) -> SimulationResult:
+    """Replay every continuity of ``dataset`` under every policy.
+
+    ``model`` prices every policy as that model; a model genai-prices does not know is an
+    error unless ``price_as`` names the stand-in (recorded in the config's ``notes``)."""
     import polars as pl
 
     from workbench.continuity.dataset import Dataset, load_dataset
@@ -185,14 +190,22 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
 
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
     pols = _resolve_policies(policies)
-    run_id = run_id or stable_run_id(ds.manifest, pols, tokenizer, seed, model)
+    if model is not None and price_as is None:
+        from workbench.engine.pricing import infer_provider, price_table
+
+        price_table(model, infer_provider(model))  # an unknown model fails before any work
+    run_id = run_id or stable_run_id(ds.manifest, pols, tokenizer, seed,
+                                     model if price_as is None else f"{model}|price_as={price_as}")
     inputs = prepare_dataset(ds, tokenizer)
     ledgers, events, summaries = [], [], []
     resolved: dict[str, dict] = {}
+    notes: dict[str, list[str]] = {}  # what was priced otherwise than asked, and where
     jobs = [(inp, pol) for pol in pols for inp in inputs]
     for inp, pol in progress_iter(jobs, "simulating", enabled=progress):
         prov = resolve_provider(pol, continuity_model=inp.model, continuity_window=inp.context_window,
-                                model_override=model)
+                                model_override=model, price_as=price_as)
+        if prov.note:
+            notes.setdefault(prov.note, []).append(f"{pol.name}/{inp.continuity_id}")
         led, ev = replay(inp, pol, prov, engine)
         lf = ledger_frame(led, inp, pol, prov, run_id)
         ef = events_frame(ev, inp, pol, run_id)
@@ -208,6 +221,8 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
         "engine": engine,
         "tokenizer": tokenizer,
         "model_override": model,
+        "model_price_as": price_as,
+        "notes": [{"note": n, "where": w} for n, w in notes.items()],
         "git_revision": git_revision(),
         "versions": package_versions(),
         "created_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),

@@ -197,7 +197,7 @@ def _calibrations(ds, tokenizer: str) -> dict[str, dict[str, Any]]:
 
 
 def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k",
-                   policy: str = POLICY) -> dict[str, Any]:
+                   policy: str = POLICY, price_as: str | None = None) -> dict[str, Any]:
     """Replay ``policy`` (default ``as-recorded``) and compare it with the recorded usage.
 
     ``dataset``: an imported dataset (path or :class:`~workbench.continuity.dataset.Dataset`).
@@ -242,7 +242,8 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
     ledgers, events = [], []
     for c in selected:
         inp = inputs[c]
-        prov = resolve_provider(pol, continuity_model=inp.model, continuity_window=inp.context_window)
+        prov = resolve_provider(pol, continuity_model=inp.model, continuity_window=inp.context_window,
+                                price_as=price_as)
         led, evm = replay(inp, pol, prov, engine)
         ledgers.append(ledger_frame(led, inp, pol, prov, run_id))
         events.append(events_frame(evm, inp, pol, run_id))

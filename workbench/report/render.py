@@ -89,27 +89,48 @@ def build_parameters(kind: str, run: str | Path, *, determinism: str | Path | No
 def render_report(kind: str, run: str | Path, out: str | Path, *, determinism: str | Path | None = None,
                   fidelity: str | Path | None = None, continuity: str | None = None,
                   constraints: Constraints | None = None, cwd: str | Path | None = None,
-                  timeout: int = CELL_TIMEOUT_S) -> RenderResult:
-    """Execute the ``kind`` notebook on ``run`` and write HTML, notebook and PNGs into ``out``."""
+                  timeout: int = CELL_TIMEOUT_S, force: bool = False) -> RenderResult:
+    """Execute the ``kind`` notebook on ``run`` and write HTML, notebook and PNGs into ``out``
+    (new, empty, or a report directory the workbench wrote: :mod:`workbench.rundir`)."""
+    from workbench.rundir import Kind, check_output, claim, update_dir, write_file
+
     src = notebook_path(kind)
     cwd = Path(cwd) if cwd is not None else Path.cwd()
     run_abs = Path(run) if Path(run).is_absolute() else cwd / run
     if not run_abs.is_dir():
         raise ReportError(f"{run}: no such run directory")
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out_abs = Path(out) if Path(out).is_absolute() else cwd / out
+    check_output(out_abs, Kind.REPORT, force=force, replacing=False)
+    if continuity is not None:
+        check_continuity(run_abs, continuity)
+    out = update_dir(out_abs, Kind.REPORT, force=force)
+    claim(out, [f"{kind}.ipynb", f"{kind}.html"])
     cpath = None
     if constraints is not None and constraints != Constraints():
-        cpath = (out / f"{kind}.constraints.json").resolve()
-        cpath.write_text(json.dumps(constraints.to_dict(), indent=2))
+        cpath = write_file(out, f"{kind}.constraints.json",
+                           json.dumps(constraints.to_dict(), indent=2).encode()).resolve()
     params = build_parameters(kind, run, determinism=determinism, fidelity=fidelity,
                               continuity=continuity, constraints_path=cpath)
     executed = out / f"{kind}.ipynb"
     nb = execute(src, executed, params, cwd=cwd, kind=kind, timeout=timeout)
-    html_path = out / f"{kind}.html"
-    html_path.write_text(to_html(nb, TITLES.get(kind, kind)), encoding="utf-8")
+    html_path = write_file(out, f"{kind}.html", to_html(nb, TITLES.get(kind, kind)).encode("utf-8"))
     figures = export_figures(nb, out, prefix=kind)
     return RenderResult(kind=kind, html=html_path, notebook=executed, figures=figures)
+
+
+def check_continuity(run_dir: Path, continuity: str) -> None:
+    """``--continuity`` must name a continuity of the run (listing the valid ones)."""
+    import polars as pl
+
+    from workbench.rundir import names
+
+    path = run_dir / names.SUMMARY
+    if not path.is_file():
+        return  # not a simulate run (a sweep): the notebook says what it needs
+    ids = pl.read_parquet(path, columns=["continuity_id"])["continuity_id"].unique(maintain_order=True).to_list()
+    if continuity not in ids:
+        shown = ", ".join(ids[:10]) + (f" and {len(ids) - 10} more" if len(ids) > 10 else "")
+        raise ReportError(f"--continuity {continuity!r} is not a continuity of {run_dir}; it has: {shown}")
 
 
 def execute(src: Path, dest: Path, parameters: dict[str, Any], *, cwd: Path, kind: str,
@@ -214,6 +235,7 @@ def _png_names(nb) -> list[str | None]:
 
 def export_figures(nb, out: Path, *, prefix: str) -> list[Path]:
     """Write every PNG output tagged by :func:`figures.show` as ``<prefix>-<name>.png``."""
+    from workbench.rundir import write_file
     written: list[Path] = []
     seen: dict[str, int] = {}
     for cell in nb.cells:
@@ -225,7 +247,6 @@ def export_figures(nb, out: Path, *, prefix: str) -> list[Path]:
             n = seen.get(name, 0)
             seen[name] = n + 1
             safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", name) + (f"-{n + 1}" if n else "")
-            path = out / f"{prefix}-{safe}.png"
-            path.write_bytes(base64.b64decode(data if isinstance(data, str) else "".join(data)))
-            written.append(path)
+            written.append(write_file(out, f"{prefix}-{safe}.png",
+                                      base64.b64decode(data if isinstance(data, str) else "".join(data))))
     return written

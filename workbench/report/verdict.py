@@ -301,6 +301,8 @@ def provenance(config: dict[str, Any], *, run_dir: str | Path | None = None,
         "tokenizer": config.get("tokenizer"),
         "seed": config.get("seed"),
         "model_override": config.get("model_override"),
+        "model_price_as": config.get("model_price_as"),
+        "pricing_notes": [n["note"] for n in config.get("notes") or []],
         "summarizer": (evaluation or {}).get("summarizer"),
         "dataset": {"name": ds.get("name"), "path": ds.get("path"),
                     "source_format": ds.get("source_format")},
@@ -342,6 +344,7 @@ class Verdict:
             ("Run", f"{self.provenance.get('run_id') or self.provenance.get('name')} · "
                     f"git {self.provenance.get('git_revision')} · created {self.provenance.get('created_at')}"),
         ]
+        items += [("Pricing", n) for n in self.provenance.get("pricing_notes") or []]
         status = ("pass" if self.chosen and self.chosen_verified else
                   "unverified" if self.chosen else "fail")
         parts = [_CSS, f'<div class="wb-verdict wb-{status}">',
@@ -363,7 +366,8 @@ class Verdict:
     def provenance_html(self) -> str:
         p = self.provenance
         rows = [(k, p.get(k)) for k in ("run_dir", "run_id", "name", "created_at", "git_revision",
-                                        "engine", "tokenizer", "seed", "model_override", "summarizer")
+                                        "engine", "tokenizer", "seed", "model_override", "model_price_as",
+                                        "summarizer")
                 if k in p]
         ds = p.get("dataset") or {}
         rows += [("dataset", f"{ds.get('name')} ({ds.get('source_format')}) at {ds.get('path')}")]
@@ -445,9 +449,10 @@ def _leaks(table, evaluation: dict | None, planted: int | None = None) -> dict[s
     ctx = {r["policy"]: r["leaks_context"] for r in table.iter_rows(named=True) if r["leaks_context"]}
     secrets = max((r["secrets"] or 0 for r in table.iter_rows(named=True)), default=0)
     total = sum(by.values())
-    if secrets == 0:
-        text = ("0 — but the dataset has no planted secrets, so leakage was not measurable "
-                "(zero leaks here is not evidence)")
+    if secrets == 0 or evaluation.get("leaks_measured") is False:
+        findings = sum(int(h.get("redactions") or 0) for h in (evaluation.get("policies") or {}).values())
+        return {"evaluated": True, "total": None, "by_policy": {}, "secrets": 0,
+                "text": f"not measured (no labels): {findings} redactor findings carried into derived text"}
     elif total == 0:
         text = f"none: 0 of {secrets} planted secrets reached stored summaries or memory under any policy"
     else:

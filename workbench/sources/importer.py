@@ -312,10 +312,14 @@ def profile_of(source_format: str) -> str | None:
 # ------------------------------------------------------------------ driver
 
 def import_paths(paths: list[Path], out: Path, *, fmt: str | None = None, on_error: str = "fail",
-                 progress: bool = False, tokenizers=("cl100k", "approx")):
-    """Import logs at ``paths`` into the dataset directory ``out``; return the Dataset."""
+                 progress: bool = False, tokenizers=("cl100k", "approx"), force: bool = False):
+    """Import logs at ``paths`` into the dataset directory ``out``; return the Dataset.
+    ``out`` may be new, empty or a dataset the workbench wrote (checked before any work)."""
     from workbench.continuity.dataset import write_dataset
+    from workbench.rundir import Kind, check_output
     from workbench.sources.calibrate import NOT_MEANINGFUL, calibrate_table
+
+    check_output(out, Kind.DATASET, force=force)
 
     files = collect_files([Path(p) for p in paths])
     tokenizers = tuple(tokenizers)
@@ -365,7 +369,7 @@ def import_paths(paths: list[Path], out: Path, *, fmt: str | None = None, on_err
                 print(f"... and {len(rows) - 20} more {what} (all listed in manifest.json import)",
                       file=sys.stderr)
     return write_dataset(out, events=events, continuities=continuities, tokenizers=list(tokenizers),
-                         source=source, extra=extra)
+                         source=source, extra=extra, force=force)
 
 
 class _Progress:

@@ -31,7 +31,10 @@ def _cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-def _worker_init(numba_threads: int) -> None:
+def _worker_init(numba_threads: int, parent_pid: int) -> None:
+    from workbench.util.processes import die_with_parent
+
+    die_with_parent(parent_pid)  # a killed sweep leaves no worker behind
     # before numba is imported in the worker: no oversubscription of the machine's cores
     os.environ.setdefault("NUMBA_NUM_THREADS", str(max(1, numba_threads)))
 
@@ -86,7 +89,7 @@ class ProcessExecutor(Executor):
             threads = max(1, _cpu_count() // self.workers)
             self._pool = ProcessPoolExecutor(max_workers=self.workers,
                                              mp_context=mp.get_context(self.start_method),
-                                             initializer=_worker_init, initargs=(threads,))
+                                             initializer=_worker_init, initargs=(threads, os.getpid()))
         return self._pool
 
     def imap_unordered(self, fn, tasks):

@@ -35,11 +35,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from workbench.rundir.names import SWEEP as SWEEP_FILE
+from workbench.rundir.names import SWEEP_RESULTS as RESULTS_DIR
+from workbench.rundir.names import SWEEP_RUNS as RUNS_FILE
 from workbench.sweep.spec import RunSpec, SweepSpec, dataset_files, runs_frame
 
-RUNS_FILE = "runs.parquet"
-SWEEP_FILE = "sweep.json"
-RESULTS_DIR = "results"
 # metrics of a run's summary rows: summed over continuities (then averaged over seeds)
 ADDITIVE = ("requests", "calls", "prompt_tokens", "input_tokens", "cached_input_tokens",
             "cache_write_tokens", "output_tokens", "cost_usd", "compaction_cost_usd",
@@ -66,8 +66,9 @@ class SweepReport:
                 f"{self.failed} failed, {self.skipped} already done; {self.elapsed_s:.1f} s on {self.executor}")
 
 
-def default_out(spec: SweepSpec) -> Path:
-    return Path("runs") / "sweeps" / spec.name
+def default_out(spec: SweepSpec, root: str | Path | None = None) -> Path:
+    """``ROOT/runs/sweeps/NAME`` (root: the project, by default the current directory)."""
+    return (Path(root) if root is not None else Path()) / "runs" / "sweeps" / spec.name
 
 
 def _load_spec(spec: SweepSpec | str | Path) -> SweepSpec:
@@ -93,21 +94,25 @@ def _now() -> str:
 
 
 # ---- planning -------------------------------------------------------------------------------
-def plan(spec: SweepSpec | str | Path, out: str | Path | None = None, *, progress: bool = False):
+def plan(spec: SweepSpec | str | Path, out: str | Path | None = None, *, progress: bool = False,
+         root: str | Path | None = None, force: bool = False):
     """Resolve the dataset (generating it if the spec says how), expand the runs and write
-    ``sweep.json`` + ``runs.parquet`` atomically. Returns ``(spec, dataset, runs, out)``."""
+    ``sweep.json`` + ``runs.parquet`` atomically. Returns ``(spec, dataset, runs, out)``.
+    ``out`` (default ``ROOT/runs/sweeps/NAME``) must be new, empty or a sweep directory."""
+    from workbench.rundir import Kind, check_output, claim, update_dir
+    from workbench.util.atomic import atomic_write_bytes
     from workbench.util.provenance import git_revision, package_versions
 
     spec = _load_spec(spec)
-    out = Path(out) if out is not None else default_out(spec)
-    ds = spec.dataset.ensure(spec.tokenizer, progress=progress)
+    out = Path(out) if out is not None else default_out(spec, root)
+    check_output(out, Kind.SWEEP, force=force, replacing=False)  # before generating anything
+    ds = spec.dataset.ensure(spec.tokenizer, progress=progress, root=root)
     files = dataset_files(ds)
     runs = spec.runs(files)
-    out.mkdir(parents=True, exist_ok=True)
+    update_dir(out, Kind.SWEEP, force=force)
+    claim(out, [RUNS_FILE, SWEEP_FILE, RESULTS_DIR])
     (out / RESULTS_DIR).mkdir(exist_ok=True)
     _write_parquet(runs_frame(spec, runs, str(Path(ds.path).resolve())), out / RUNS_FILE)
-    from workbench.util.atomic import atomic_write_bytes
-
     atomic_write_bytes(out / SWEEP_FILE, _dumps({
         "name": spec.name, "spec": spec.to_dict(),
         "dataset": {"path": str(Path(ds.path).resolve()), "name": ds.name, "files": files},
@@ -143,7 +148,8 @@ def is_done(out: Path, run_id: str, *, evaluate: dict | None, retry_failed: bool
 def run_sweep(spec: SweepSpec | str | Path, out: str | Path | None = None, *,
               executor: Any = "process", workers: int | None = None, scheduler: Any = None,
               progress: bool = False, retry_failed: bool = False,
-              batch_size: int | None = None) -> SweepReport:
+              batch_size: int | None = None, root: str | Path | None = None,
+              force: bool = False) -> SweepReport:
     """Run every run of ``spec`` that is not done yet; results land in ``out/results``.
     With ``engine: batch`` each task replays ``batch_size`` configurations in one compiled
     call (default: enough tasks for four per worker, at most 256 configurations each)."""
@@ -151,7 +157,7 @@ def run_sweep(spec: SweepSpec | str | Path, out: str | Path | None = None, *,
     from workbench.util.progress import progress_iter
 
     t0 = time.perf_counter()
-    spec, ds, runs, out = plan(spec, out, progress=progress)
+    spec, ds, runs, out = plan(spec, out, progress=progress, root=root, force=force)
     evaluate = dataclasses.asdict(spec.evaluate) if spec.evaluate is not None else None
     todo: list[RunSpec] = []
     skipped = failed = completed = 0

@@ -40,6 +40,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import itertools
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,6 +122,17 @@ def _is_swept(key: str, value: Any) -> bool:
     return True
 
 
+_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]*$")
+
+
+def check_name(name: str) -> str:
+    """A sweep's name names a directory under ``runs/sweeps``: a name, never a path."""
+    if not _NAME.match(name) or len(name) > 128:
+        raise SpecError(f"name {name!r} is not a plain name: use letters, digits, '.', '_' and '-' "
+                        "(not starting with '.', at most 128 characters); it becomes runs/sweeps/NAME")
+    return name
+
+
 # ---- dataset --------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class DatasetSpec:
@@ -147,11 +159,26 @@ class DatasetSpec:
                 raise SpecError(f"unknown dataset.generate key(s) {sorted(unknown)}; known: {sorted(GENERATE_KEYS)}")
         return cls(path=str(value["path"]), generate=dict(gen) if gen else None)
 
-    def ensure(self, tokenizer: str, *, progress: bool = False):
+    def resolve(self, root: str | Path | None = None) -> Path:
+        """The dataset's path: relative paths are taken from ``root`` (default: the current
+        directory, the project). A dataset the spec may generate must lie inside ``root``
+        (symbolic links followed): a spec is untrusted input and writes nowhere else."""
+        root_dir = Path(root) if root is not None else Path.cwd()
+        path = Path(self.path)
+        path = path if path.is_absolute() else root_dir / path
+        if self.generate is not None:
+            real, real_root = path.resolve(), root_dir.resolve()
+            if not real.is_relative_to(real_root):
+                raise SpecError(f"dataset.path {self.path!r} with dataset.generate would write "
+                                f"outside the project ({real_root}); a spec may only generate a "
+                                "dataset inside it (or pass --root)")
+        return path
+
+    def ensure(self, tokenizer: str, *, progress: bool = False, root: str | Path | None = None):
         """The dataset, generated first when missing and ``generate`` is given."""
         from workbench.continuity.dataset import MANIFEST_FILE, load_dataset
 
-        path = Path(self.path)
+        path = self.resolve(root)
         if not (path / MANIFEST_FILE).is_file():
             if self.generate is None:
                 return load_dataset(path)  # raises the usual "not a dataset" error
@@ -283,7 +310,7 @@ class SweepSpec:
         for required in ("dataset", "base"):
             if required not in data:
                 raise SpecError(f"a sweep spec needs {required!r}")
-        name = str(data.get("name") or "sweep")
+        name = check_name(str(data.get("name") or "sweep"))
         base = _resolve_base(data["base"], name, base_dir)
         params_in = data.get("parameters") or {}
         if not isinstance(params_in, dict):

@@ -182,12 +182,13 @@ def best_policy(result: TuneResult, spec):
     return spec.base_policy().with_overrides(overrides)
 
 
-def render_table(result: TuneResult, *, top: int = 10, console=None) -> None:
-    """A rich table: the best configurations, feasible first, plus the Pareto front."""
+def render_table(result: TuneResult, *, top: int = 10, fmt: str = "table", file=None) -> None:
+    """The best configurations, feasible first, plus the Pareto front (``fmt``: table | csv |
+    json | markdown; numbers are never cut)."""
     import polars as pl
-    from rich.table import Table
 
-    console = console or _console()
+    from workbench.util.tables import emit
+
     df = result.configs
     params = _swept_columns(df)
     shown = df.filter((pl.col("rank") <= top) | pl.col("pareto"))
@@ -195,23 +196,21 @@ def render_table(result: TuneResult, *, top: int = 10, console=None) -> None:
                                                     "peak_context_tokens", "cache_hit_rate", "leaks",
                                                     "retention") if c in df.columns and c != result.objective]
     metric_cols += [c.metric for c in result.constraints if c.metric not in metric_cols]
-    table = Table("#", *params, *metric_cols, "feasible", "pareto",
-                  title=f"{'minimise' if result.direction == 'min' else 'maximise'} {result.objective}"
-                        + (f" subject to {', '.join(map(str, result.constraints))}" if result.constraints else ""))
+    rows = []
     for r in shown.iter_rows(named=True):
         mark = "★" if result.best is not None and r["rank"] == 1 else str(r["rank"])
-        table.add_row(mark, *(_fmt(r[p]) for p in params), *(_fmt(r[m], m) for m in metric_cols),
-                      "yes" if r["feasible"] else "", "●" if r["pareto"] else "")
-    console.print(table)
-    for n in result.notes:
-        console.print(f"[yellow]note:[/yellow] {n}")
-
-
-def _console():
-    from rich.console import Console
-
-    c = Console()
-    return c if c.is_terminal else Console(width=180)
+        rows.append({**r, "#": mark if fmt == "table" else r["rank"],
+                     "feasible": ("yes" if r["feasible"] else "") if fmt == "table" else r["feasible"],
+                     "pareto": ("●" if r["pareto"] else "") if fmt == "table" else r["pareto"]})
+    title = (f"{'minimise' if result.direction == 'min' else 'maximise'} {result.objective}"
+             + (f" subject to {', '.join(map(str, result.constraints))}" if result.constraints else ""))
+    display = {c: (lambda v, c=c: _fmt(v, c)) for c in [*params, *metric_cols]}
+    display.update({"#": str, "feasible": str, "pareto": str})
+    emit(rows, ["#", *params, *metric_cols, "feasible", "pareto"], fmt=fmt, title=title,
+         display=display, file=file)
+    if fmt == "table":
+        for n in result.notes:
+            print(f"note: {n}", file=file)
 
 
 def _swept_columns(df) -> list[str]:
@@ -239,18 +238,19 @@ SUMMARY_METRICS = ("cost_usd", "compactions", "flushes", "overflows", "peak_cont
                    "cache_hit_rate", "full_requests", "leaks", "retention")
 
 
-def render_configs(agg, *, console=None, limit: int = 50) -> None:
-    """A rich table of an aggregated sweep (one row per configuration)."""
-    from rich.table import Table
+def render_configs(agg, *, limit: int = 50, fmt: str = "table", file=None) -> None:
+    """An aggregated sweep (one row per configuration): at most ``limit`` rows as a table,
+    every row in the other formats."""
+    from workbench.util.tables import emit
 
-    console = console or _console()
     params = _swept_columns(agg)
     metrics = [c for c in SUMMARY_METRICS if c in agg.columns]
-    table = Table("#", *params, *metrics, "runs", title=f"{agg.height} configurations")
-    for r in agg.head(limit).iter_rows(named=True):
-        runs = f"{r['runs_ok']}/{r['runs']}" if "runs_ok" in r else ""
-        table.add_row(str(r["config_index"]), *(_fmt(r[p]) for p in params),
-                      *(_fmt(r[m], m) for m in metrics), runs)
-    console.print(table)
-    if agg.height > limit:
-        console.print(f"... {agg.height - limit} more (see `collect` / runs.parquet)")
+    frame = agg.head(limit) if fmt == "table" else agg
+    rows = [{**r, "runs": f"{r['runs_ok']}/{r['runs']}" if fmt == "table" and "runs_ok" in r else r.get("runs")}
+            for r in frame.iter_rows(named=True)]
+    display = {c: (lambda v, c=c: _fmt(v, c)) for c in [*params, *metrics]}
+    display.update({"config_index": str, "runs": str})
+    emit(rows, ["config_index", *params, *metrics, "runs"], fmt=fmt, title=f"{agg.height} configurations",
+         headers={"config_index": "#"}, display=display, file=file)
+    if fmt == "table" and agg.height > limit:
+        print(f"... {agg.height - limit} more (see `collect` / runs.parquet, or --format csv)", file=file)

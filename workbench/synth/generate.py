@@ -309,14 +309,18 @@ def build_continuity(cfg: GeneratorConfig) -> SyntheticContinuity:
                                actors=st["actors"], config=cfg, text_mode=text_mode)
 
 
-def generate_dataset(cfg: GeneratorConfig, out: str | Path, *, progress: bool = False):
-    """Generate and write a dataset; returns the loaded :class:`Dataset`."""
+def generate_dataset(cfg: GeneratorConfig, out: str | Path, *, progress: bool = False,
+                     force: bool = False):
+    """Generate and write a dataset; returns the loaded :class:`Dataset`. ``out`` may be
+    new, empty or a dataset the workbench wrote (checked before any work)."""
     import dataclasses
 
     import pyarrow as pa
 
     from workbench.continuity.dataset import write_dataset
+    from workbench.rundir import Kind, check_output
 
+    check_output(out, Kind.DATASET, force=force)
     cfg = cfg.resolved()
     c = build_continuity(cfg)
     continuities = pa.table({
@@ -336,5 +340,5 @@ def generate_dataset(cfg: GeneratorConfig, out: str | Path, *, progress: bool = 
         source={"format": "synthetic", "generator": dataclasses.asdict(cfg),
                 "profile_description": PROFILES[cfg.profile].description},
         facts=c.facts, secrets=c.secrets,
-        extra={"actors": c.actors, "text": c.text_mode},
+        extra={"actors": c.actors, "text": c.text_mode}, force=force,
     )

@@ -1,39 +1,19 @@
-"""Atomic writes: a reader never sees a half-written file or directory."""
+"""Atomic file writes: a reader never sees a half-written file. Whole directories are
+written through :mod:`workbench.rundir` (the rule for output paths lives there)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
-
-
-@contextlib.contextmanager
-def atomic_dir(target: Path) -> Iterator[Path]:
-    """Yield a temporary sibling directory; on success it replaces ``target`` whole."""
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
-    try:
-        yield tmp
-        if target.exists():
-            old = target.with_name(f".{target.name}.old.{os.getpid()}")
-            os.replace(target, old)
-            os.replace(tmp, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.replace(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    # .NAME.PID.RANDOM.tmp: a leftover of a killed writer is recognised (workbench.rundir.temp)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)

@@ -1,0 +1,121 @@
+"""The audits as library functions: each returns an :class:`AuditResult` whose ``passed``
+says what the audit concluded and whose ``write(directory)`` puts its files where the run
+directory layout (:mod:`workbench.rundir`) says. The CLI, the demo and notebooks call these.
+
+>>> from workbench.audits import conformance_audit        # doctest: +SKIP
+>>> res = conformance_audit("runs/demo-audit")            # doctest: +SKIP
+>>> res.passed, res.write("runs/demo-audit")              # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from workbench.rundir import names as N
+
+
+@dataclass
+class AuditResult:
+    """What one audit found: tables (file name -> polars frame), JSON documents (file name
+    -> mapping), the verdict (None: the audit measures, it does not judge) and anything the
+    caller prints (``details``: not written)."""
+
+    name: str
+    tables: dict[str, Any]
+    documents: dict[str, dict]
+    passed: bool | None
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def write(self, directory: str | Path, *, force: bool = False) -> Path:
+        """Write the files into ``directory``: a run the workbench wrote, an audit directory,
+        or a new/empty one (which becomes an audit directory)."""
+        import orjson
+
+        from workbench.rundir import Kind, update_dir, write_file, write_parquet
+
+        directory = update_dir(directory, Kind.AUDIT, accept=(Kind.RUN,), force=force)
+        for name, frame in self.tables.items():
+            write_parquet(directory, name, frame)
+        for name, doc in self.documents.items():
+            write_file(directory, name, orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+        return directory
+
+
+def redaction_audit(result, dataset, *, summarizer: str = "modelled",
+                    summarizer_options: dict | None = None, baseline: bool = False) -> AuditResult:
+    """Summaries and memory entries through SR-1, secret leakage by channel, fact retention
+    (``result``: a :class:`~workbench.engine.run.SimulationResult`)."""
+    from workbench.evaluate.pipeline import evaluate_run
+
+    ev = evaluate_run(result, dataset, summarizer=summarizer, summarizer_options=summarizer_options,
+                      baseline=baseline)
+    report = dict(ev["report"])
+    settings = {k: v for k, v in (summarizer_options or {}).items() if k != "api_key"}
+    if "base_url" in settings:
+        settings["base_url"] = _without_userinfo(settings["base_url"])
+    report["summarizer_settings"] = settings
+    labelled = dataset.manifest.get("counts", {}).get("secrets", 0) > 0
+    report["leaks_measured"] = labelled
+    if not labelled:  # no planted secrets: nothing to count leaks against
+        for h in report["policies"].values():
+            h["leaks"] = None
+            h["leaks_context"] = None
+    return AuditResult("redaction", {N.TEXTS: ev["texts"].drop("text_raw"), N.LEAKAGE: ev["leakage"],
+                                     N.OVER_REDACTION: ev["over_redaction"], N.RETENTION: ev["retention"]},
+                       {N.EVALUATION: report}, passed=None, details={"report": report})
+
+
+def _without_userinfo(url: str) -> str:
+    import urllib.parse
+
+    parts = urllib.parse.urlsplit(url)
+    if parts.username is None and parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+
+
+def determinism_audit(dataset, policies: Sequence, *, engine: str = "kernel",
+                      drift_tokenizer: str = "approx") -> AuditResult:
+    """Byte-identical ledgers, checkpoints and compiled contexts; tokenizer drift of cuts."""
+    from workbench.evaluate.determinism import audit_determinism
+
+    res = audit_determinism(dataset, list(policies), engine=engine, drift_tokenizer=drift_tokenizer)
+    return AuditResult("determinism", {N.DETERMINISM: res["checks"], N.DRIFT: res["drift"]},
+                       {N.DETERMINISM_JSON: {"passed": res["passed"], "hashes": res["hashes"]}},
+                       passed=bool(res["passed"]), details={"drift_tokenizer": drift_tokenizer})
+
+
+def conformance_audit(run_dir: str | Path) -> AuditResult:
+    """JSON Schemas, ADR-0011 invariants, RFC 0012 scenarios, RFC 0080 degraded projection."""
+    from workbench.conformance.capability import degraded_matrix
+    from workbench.conformance.invariants import check_result
+    from workbench.conformance.scenarios import run_scenarios, scenarios_frame
+    from workbench.evaluate.pipeline import load_run
+
+    result, ds = load_run(run_dir)
+    report = check_result(result, ds)
+    scenarios = scenarios_frame(run_scenarios(result))
+    failed_scenarios = scenarios.filter(scenarios["status"] == "fail").height
+    passed = bool(report.passed and failed_scenarios == 0)
+    return AuditResult("conformance", {N.CONFORMANCE: report.findings, N.SCENARIOS: scenarios,
+                                       N.CAPABILITY: degraded_matrix()},
+                       {N.CONFORMANCE_JSON: {"passed": passed, "invariants_passed": report.passed,
+                                             "scenario_failures": failed_scenarios}},
+                       passed=passed, details={"invariants_passed": report.passed})
+
+
+def fidelity_audit(dataset, *, engine: str = "kernel", price_as: str | None = None) -> AuditResult:
+    """Replay ``as-recorded`` and compare with the usage and compactions the logs recorded."""
+    from workbench.evaluate.fidelity import fidelity_table, render_summary
+
+    res = fidelity_table(dataset, engine=engine, price_as=price_as)
+    return AuditResult("fidelity", {N.FIDELITY_REQUESTS: res["requests"], N.FIDELITY: res["summary"],
+                                    N.FIDELITY_COMPACTIONS: res["compactions"],
+                                    N.FIDELITY_CONTINUITIES: res["continuities"]},
+                       {N.FIDELITY_JSON: res["config"]}, passed=None,
+                       details={"text": render_summary(res)})

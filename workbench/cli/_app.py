@@ -1,0 +1,102 @@
+"""The Typer application, its error handling and the options many commands share.
+
+Exit codes: 0 the command did what was asked; 1 it ran but what it found or did is a
+failure (a failed audit, failed sweep configurations, no feasible configuration); 2 bad
+input (a path, a value, a spec) — the message names it and what is allowed. An error the
+workbench did not anticipate prints one line and exits 1; ``--debug`` (or
+``WORKBENCH_DEBUG=1``) shows the traceback of either.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from workbench.errors import WorkbenchError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Replay agent continuities through compaction policies and measure them.")
+audit_app = typer.Typer(no_args_is_help=True, help="Evaluate runs: leakage and retention, "
+                        "determinism, conformance, fidelity.")
+app.add_typer(audit_app, name="audit")
+
+_STATE = {"debug": False}
+# a message longer than this is cut on screen; --debug prints it whole
+MESSAGE_LIMIT = 400
+
+
+@app.callback()
+def _main(debug: Annotated[bool, typer.Option("--debug", help="show tracebacks and full error "
+                                                               "messages")] = False) -> None:
+    _STATE["debug"] = debug or os.environ.get("WORKBENCH_DEBUG", "").strip().lower() in {"1", "true", "yes"}
+
+
+def debugging() -> bool:
+    return bool(_STATE["debug"])
+
+
+def _short(text: str) -> str:
+    text = " ".join(str(text).split())
+    if debugging() or len(text) <= MESSAGE_LIMIT:
+        return text
+    return text[:MESSAGE_LIMIT].rstrip() + " … (the whole message: --debug)"
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    typer.secho(f"error: {_short(message)}", fg=typer.colors.RED, err=True)
+    return typer.Exit(code)
+
+
+def say(message: str, *, err: bool = False) -> None:
+    typer.echo(message, err=err)
+
+
+def warn(message: str) -> None:
+    typer.secho(f"warning: {message}", fg=typer.colors.YELLOW, err=True)
+
+
+def handled(fn):
+    """Turn the workbench's errors into exit 2 and anything unforeseen into one line + exit 1."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except typer.Exit:
+            raise
+        except WorkbenchError as exc:
+            if debugging():
+                import traceback
+
+                traceback.print_exc(file=sys.stderr)
+            raise fail(str(exc), 2) from None
+        except KeyboardInterrupt:
+            raise fail("interrupted; whatever was complete is kept", 130) from None
+        except Exception as exc:  # noqa: BLE001 - the one place an unforeseen error is reported
+            if debugging():
+                raise
+            raise fail(f"internal error {type(exc).__name__}: {exc} (a bug: --debug shows the "
+                       "traceback; please report it)", 1) from None
+
+    return wrapper
+
+
+def command(target: typer.Typer = app, **kwargs):
+    """``@command()``: register on ``target`` with the error handling above."""
+
+    def deco(fn):
+        target.command(**kwargs)(handled(fn))
+        return fn
+
+    return deco
+
+
+Force = Annotated[bool, typer.Option("--force", help="also replace a workbench directory of "
+                                                      "another kind (never anything else)")]
+Format = Annotated[str, typer.Option("--format", help="table | csv | json | markdown")]
+OutDir = Annotated[Path, typer.Option("--out")]

@@ -1,0 +1,145 @@
+"""``workbench audit redaction|determinism|conformance|fidelity``: the audits of
+:mod:`workbench.audits`, their files written into the run (or ``--out``), a short summary
+printed; exit code 1 when a conformance or determinism check fails."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from workbench.cli import summarizer as S
+from workbench.cli._app import Force, Format, audit_app, command, say
+from workbench.util.tables import emit
+
+RunDir = Annotated[Path, typer.Option("--run", help="run directory written by `workbench simulate`")]
+
+
+def leak_cell(h: dict, key: str = "leaks") -> str:
+    """A leak count, or why there is none (an unlabelled dataset measures nothing)."""
+    if h.get(key) is not None:
+        return str(h[key])
+    return f"not measured (no labels): {h.get('redactions', 0)} redactor findings carried into derived text"
+
+
+def print_evaluation(report: dict, fmt: str = "table") -> None:
+    rows = [{"policy": name, "sr1": "on" if h["sr1"] else "off", "secrets": h["secrets"],
+             "leaks": leak_cell(h), "leaks_context": h["leaks_context"] if h.get("leaks_context") is not None else "–",
+             "retention": h["retention"], "redactor_findings": h.get("redactions")}
+            for name, h in report["policies"].items()]
+    emit(rows, ["policy", "sr1", "secrets", "leaks", "leaks_context", "retention", "redactor_findings"],
+         fmt=fmt, title=f"Redaction and retention ({report.get('summarizer')} summarizer)",
+         headers={"sr1": "SR-1", "leaks": "leaks (summaries+memory)",
+                  "leaks_context": "in context after compaction", "redactor_findings": "redactor findings"},
+         display={"retention": lambda v: "-" if v is None else f"{v:.1%}"})
+    if fmt == "table":
+        o = report["over_redaction"]
+        say(f"hard negatives that reached derived text: {o['negatives_in_derived_text']}; "
+            f"destroyed by the harness: {o['harness']}, by detect-secrets: {o['detect_secrets']}")
+
+
+@command(audit_app)
+def redaction(
+    run: RunDir,
+    summarizer: S.Summarizer = "modelled",
+    summarizer_base_url: S.BaseUrl = None,
+    summarizer_model: S.Model = None,
+    summarizer_key_env: S.KeyEnv = None,
+    summarizer_cassette: S.Cassette = None,
+    summarizer_mode: S.Mode = "chat",
+    baseline: S.Baseline = False,
+    fmt: Format = "table",
+) -> None:
+    """Summaries and memory entries through SR-1; secret leakage by channel; fact retention."""
+    from workbench.audits import redaction_audit
+    from workbench.evaluate.pipeline import load_run
+    from workbench.rundir import Kind, check_output
+
+    check_output(run, Kind.RUN, replacing=False)
+    options = S.summarizer_options(summarizer, base_url=summarizer_base_url, model=summarizer_model,
+                                   key_env=summarizer_key_env, cassette=summarizer_cassette,
+                                   mode=summarizer_mode, baseline=baseline)
+    result, ds = load_run(run)
+    audit = redaction_audit(result, ds, **options)
+    audit.write(run)
+    print_evaluation(audit.details["report"], fmt)
+    say(f"wrote texts/leakage/over_redaction/retention Parquet and evaluation.json to {run}")
+
+
+@command(audit_app)
+def determinism(
+    dataset: Annotated[Path, typer.Option(help="dataset directory")],
+    policy: Annotated[list[str], typer.Option(help="preset or spec; repeat")],
+    out: Annotated[Path, typer.Option(help="directory for determinism.parquet and drift.parquet "
+                                           "(a run directory, or a new one)")],
+    engine: Annotated[str, typer.Option(help="kernel | reference")] = "kernel",
+    drift_tokenizer: Annotated[str, typer.Option(help="second tokenizer for drift")] = "approx",
+    force: Force = False,
+    fmt: Format = "table",
+) -> None:
+    """Byte-identical ledgers, checkpoints and compiled contexts; tokenizer drift of cut points."""
+    from workbench.audits import determinism_audit
+    from workbench.rundir import Kind, check_output
+
+    check_output(out, Kind.AUDIT, accept=(Kind.RUN,), force=force, replacing=False)
+    audit = determinism_audit(dataset, policy, engine=engine, drift_tokenizer=drift_tokenizer)
+    audit.write(out, force=force)
+    checks = audit.tables["determinism.parquet"]
+    # a row per policy: presets are many, checks are few, so this stays readable in a terminal
+    names = checks["check"].unique(maintain_order=True).to_list()
+    rows = []
+    for name in checks["policy"].unique(maintain_order=True).to_list():
+        status = dict(checks.filter(checks["policy"] == name).select("check", "status").iter_rows())
+        rows.append({"policy": name, **{c: status.get(c, "-") for c in names}})
+    emit(rows, ["policy", *names], fmt=fmt, title="Determinism")
+    drift = audit.tables["drift.parquet"]
+    emit(drift.to_dicts(), ["policy", "trigger", "cuts", "cuts_other", "moved"], fmt=fmt,
+         title="Tokenizer drift", headers={"cuts_other": f"cuts ({drift_tokenizer})"})
+    say(f"{'PASS' if audit.passed else 'FAIL'}: wrote {out}/determinism.parquet, drift.parquet")
+    if not audit.passed:
+        raise typer.Exit(1)
+
+
+@command(audit_app)
+def conformance(run: RunDir, fmt: Format = "table") -> None:
+    """JSON Schemas, ADR-0011 invariants, RFC 0012 scenarios, RFC 0080 degraded projection."""
+    from workbench.audits import conformance_audit
+    from workbench.rundir import Kind, check_output
+
+    check_output(run, Kind.RUN, replacing=False)
+    audit = conformance_audit(run)
+    audit.write(run)
+    scenarios = audit.tables["scenarios.parquet"]
+    emit(scenarios.to_dicts(), ["policy", "scenario", "status", "detail"], fmt=fmt, title="RFC 0012 scenarios")
+    findings = audit.tables["conformance.parquet"]
+    fails = findings.filter(findings["severity"] == "fail")
+    inv = audit.details["invariants_passed"]
+    say(f"ADR-0011 invariants: {'pass' if inv else 'FAIL'} "
+        f"({fails.height} failures, {findings.height - fails.height} warnings)")
+    for r in fails.head(10).iter_rows(named=True):
+        say(f"  {r['check']} {r['policy']} {r['continuity_id']}: {r['detail']}")
+    say(f"{'PASS' if audit.passed else 'FAIL'}: wrote conformance/scenarios/capability Parquet to {run}")
+    if not audit.passed:
+        raise typer.Exit(1)
+
+
+@command(audit_app)
+def fidelity(
+    dataset: Annotated[Path, typer.Option(help="an imported dataset (real logs with recorded usage)")],
+    out: Annotated[Path, typer.Option(help="directory for the fidelity Parquet tables (a run "
+                                           "directory, or a new one)")],
+    engine: Annotated[str, typer.Option(help="kernel | reference")] = "kernel",
+    model_price_as: Annotated[str | None, typer.Option(
+        help="price models genai-prices does not know as this one")] = None,
+    force: Force = False,
+) -> None:
+    """Replay `as-recorded` and compare with the usage and compactions the logs recorded."""
+    from workbench.audits import fidelity_audit
+    from workbench.rundir import Kind, check_output
+
+    check_output(out, Kind.AUDIT, accept=(Kind.RUN,), force=force, replacing=False)
+    audit = fidelity_audit(dataset, engine=engine, price_as=model_price_as)
+    audit.write(out, force=force)
+    say(audit.details["text"])
+    say(f"wrote fidelity Parquet tables to {out}")

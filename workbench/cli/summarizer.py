@@ -1,0 +1,61 @@
+"""The summarizer options shared by ``simulate --evaluate`` and ``audit redaction``.
+
+The HTTP backend's key is read from the environment variable ``--summarizer-key-env``
+names (default: the provider's usual one), never from the command line, and never
+written to a run: what the run records is the variable's name.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from workbench.errors import WorkbenchError
+
+Summarizer = Annotated[str, typer.Option("--summarizer", help="modelled | extractive | recorded | http")]
+BaseUrl = Annotated[str | None, typer.Option("--summarizer-base-url", help="http: an OpenAI-compatible "
+                                                  "endpoint, e.g. http://127.0.0.1:8080/v1")]
+Model = Annotated[str | None, typer.Option("--summarizer-model", help="http: the model to ask")]
+KeyEnv = Annotated[str | None, typer.Option("--summarizer-key-env", help="http: environment variable "
+                                                 "holding the API key (default OPENAI_API_KEY; "
+                                                 "none needed for a local server)")]
+Cassette = Annotated[Path | None, typer.Option("--summarizer-cassette", help="http: JSONL cassette; "
+                                                    "answers are recorded there and replayed offline")]
+Mode = Annotated[str, typer.Option("--summarizer-mode", help="http: chat | compact")]
+Baseline = Annotated[bool, typer.Option("--baseline/--no-baseline",
+                                        help="also measure detect-secrets as the SR-1 redactor")]
+
+DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+
+
+def summarizer_options(summarizer: str = "modelled", *, base_url: str | None = None,
+                       model: str | None = None, key_env: str | None = None,
+                       cassette: Path | None = None, mode: str = "chat",
+                       baseline: bool = True) -> dict[str, Any]:
+    """Keyword arguments of :func:`workbench.evaluate.pipeline.evaluate_run`."""
+    http_only = {"--summarizer-base-url": base_url, "--summarizer-model": model,
+                 "--summarizer-key-env": key_env, "--summarizer-cassette": cassette}
+    if summarizer != "http":
+        given = [k for k, v in http_only.items() if v is not None]
+        if given:
+            raise WorkbenchError(f"{', '.join(given)} only apply to --summarizer http "
+                                 f"(the summarizer is {summarizer!r})")
+        return {"summarizer": summarizer, "baseline": baseline}
+    if not base_url:
+        raise WorkbenchError("--summarizer http needs --summarizer-base-url (an OpenAI-compatible "
+                             "endpoint such as http://127.0.0.1:8080/v1)")
+    options: dict[str, Any] = {"base_url": base_url, "mode": mode}
+    if model:
+        options["model"] = model
+    if cassette is not None:
+        options["cassette"] = str(cassette)
+    name = key_env or DEFAULT_KEY_ENV
+    key = os.environ.get(name)
+    if key:
+        options["api_key"] = key
+    elif key_env:  # asked for a variable that is not set: say so rather than call unauthenticated
+        raise WorkbenchError(f"--summarizer-key-env {key_env}: the environment variable {key_env} is not set")
+    return {"summarizer": "http", "summarizer_options": options, "baseline": baseline}

@@ -1,0 +1,22 @@
+"""The directories the workbench writes: their kinds and markers, the one rule for output
+paths, atomic replacement, stale temporaries, and the names of the files inside.
+
+>>> from workbench.rundir import Kind, check_output
+>>> check_output("/nonexistent/new-run", Kind.RUN) is None
+True
+"""
+
+from workbench.rundir.markers import MARKER, Kind, Marker, read_marker
+from workbench.rundir.output import (
+    OutputError,
+    check_output,
+    claim,
+    replace_dir,
+    update_dir,
+    write_file,
+    write_parquet,
+)
+from workbench.rundir.temp import clean, remove_stale
+
+__all__ = ["MARKER", "Kind", "Marker", "OutputError", "check_output", "claim", "clean",
+           "read_marker", "remove_stale", "replace_dir", "update_dir", "write_file", "write_parquet"]

@@ -1,0 +1,52 @@
+"""The names of the files the workbench writes, by directory kind: the one list every
+writer and reader uses (and what a directory written before markers existed may hold)."""
+
+from __future__ import annotations
+
+# ---- a dataset (workbench/continuity/dataset.py writes it) ------------------------------------
+MANIFEST = "manifest.json"
+EVENTS = "events.parquet"
+CONTINUITIES = "continuities.parquet"
+FACTS = "facts.parquet"
+SECRETS = "secrets.parquet"
+DATASET_FILES = (MANIFEST, EVENTS, CONTINUITIES, FACTS, SECRETS)
+
+# ---- a run (simulate, then the audits add theirs) -------------------------------------------
+CONFIG = "config.json"
+LEDGER = "ledger.parquet"
+RUN_EVENTS = "events.parquet"
+SUMMARY = "summary.parquet"
+SIMULATION_FILES = (CONFIG, LEDGER, RUN_EVENTS, SUMMARY)
+# audit redaction / simulate --evaluate
+TEXTS = "texts.parquet"
+LEAKAGE = "leakage.parquet"
+OVER_REDACTION = "over_redaction.parquet"
+RETENTION = "retention.parquet"
+EVALUATION = "evaluation.json"
+EVALUATION_FILES = (TEXTS, LEAKAGE, OVER_REDACTION, RETENTION, EVALUATION)
+# audit conformance
+CONFORMANCE = "conformance.parquet"
+SCENARIOS = "scenarios.parquet"
+CAPABILITY = "capability.parquet"
+CONFORMANCE_JSON = "conformance.json"
+CONFORMANCE_FILES = (CONFORMANCE, SCENARIOS, CAPABILITY, CONFORMANCE_JSON)
+# audit determinism (into a run or a directory of its own)
+DETERMINISM = "determinism.parquet"
+DRIFT = "drift.parquet"
+DETERMINISM_JSON = "determinism.json"
+DETERMINISM_FILES = (DETERMINISM, DRIFT, DETERMINISM_JSON)
+# audit fidelity
+FIDELITY = "fidelity.parquet"
+FIDELITY_REQUESTS = "fidelity_requests.parquet"
+FIDELITY_COMPACTIONS = "fidelity_compactions.parquet"
+FIDELITY_CONTINUITIES = "fidelity_continuities.parquet"
+FIDELITY_JSON = "fidelity.json"
+FIDELITY_FILES = (FIDELITY, FIDELITY_REQUESTS, FIDELITY_COMPACTIONS, FIDELITY_CONTINUITIES, FIDELITY_JSON)
+AUDIT_FILES = (*EVALUATION_FILES, *CONFORMANCE_FILES, *DETERMINISM_FILES, *FIDELITY_FILES)
+RUN_FILES = (*SIMULATION_FILES, *AUDIT_FILES)
+
+# ---- a sweep ----------------------------------------------------------------------------------
+SWEEP = "sweep.json"
+SWEEP_RUNS = "runs.parquet"
+SWEEP_RESULTS = "results"
+SWEEP_FILES = (SWEEP, SWEEP_RUNS, SWEEP_RESULTS)
