@@ -234,3 +234,37 @@ def _alive(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+# ---- bad values name themselves and what is allowed ----------------------------------------------------
+@pytest.mark.parametrize("args, says", [
+    (["simulate", "--policy", "claude-code", "--engine", "foo"], ["'foo'", "kernel"]),
+    (["simulate", "--policy", "nope-preset"], ["'nope-preset'", "claude-code"]),
+    (["simulate", "--policy", "claude-code", "--evaluate", "--summarizer", "foo"], ["'foo'", "modelled"]),
+    (["simulate", "--policy", "claude-code", "--evaluate", "--summarizer", "http",
+      "--summarizer-base-url", "http://127.0.0.1:9/v1", "--summarizer-mode", "foo"], ["'foo'", "chat"]),
+    (["simulate", "--policy", "claude-code", "--summarizer-base-url", "http://x"], ["--summarizer-base-url",
+                                                                                    "--summarizer http"]),
+])
+def test_bad_simulate_options_fail_before_any_work(args, says, synthetic, tmp_path):
+    out = tmp_path / "r"
+    r = runner.invoke(app, [*args, "--dataset", str(synthetic), "--out", str(out)])
+    assert r.exit_code == 2, r.output
+    assert all(s in r.output for s in says), r.output
+    assert not out.exists()
+
+
+def test_reports_check_their_inputs_before_starting_a_kernel(run_dir, tmp_path):
+    for kind, says in (("threshold-sweep", "not a sweep directory"), ("fidelity", "audit fidelity"),
+                       ("determinism-audit", "audit determinism")):
+        r = runner.invoke(app, ["report", kind, "--run", str(run_dir), "--out", str(tmp_path / kind)])
+        assert r.exit_code == 2 and says in r.output and "failed in cell" not in r.output, r.output
+
+
+def test_audits_name_what_they_read(synthetic, run_dir, tmp_path):
+    r = runner.invoke(app, ["audit", "conformance", "--run", str(synthetic)])
+    assert r.exit_code == 2 and "is a dataset directory, not a run" in r.output
+    r = runner.invoke(app, ["audit", "fidelity", "--dataset", str(synthetic), "--out", str(tmp_path / "f")])
+    assert r.exit_code == 2 and "nothing to compare" in r.output
+    r = runner.invoke(app, ["audit", "redaction", "--run", str(run_dir), "--summarizer", "recorded"])
+    assert r.exit_code == 2 and "no recorded summary for artifact" in r.output

@@ -114,6 +114,12 @@ def fidelity_audit(dataset, *, engine: str = "kernel", price_as: str | None = No
     from workbench.evaluate.fidelity import fidelity_table, render_summary
 
     res = fidelity_table(dataset, engine=engine, price_as=price_as)
+    if not res["config"]["continuities"]:
+        from workbench.errors import WorkbenchError
+
+        raise WorkbenchError(f"{getattr(dataset, 'path', dataset)}: nothing to compare: no continuity "
+                             "recorded usage or a compaction (fidelity compares a replay with what real "
+                             "logs recorded: import them with `workbench import`)")
     return AuditResult("fidelity", {N.FIDELITY_REQUESTS: res["requests"], N.FIDELITY: res["summary"],
                                     N.FIDELITY_COMPACTIONS: res["compactions"],
                                     N.FIDELITY_CONTINUITIES: res["continuities"]},

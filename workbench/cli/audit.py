@@ -54,9 +54,9 @@ def redaction(
     """Summaries and memory entries through SR-1; secret leakage by channel; fact retention."""
     from workbench.audits import redaction_audit
     from workbench.evaluate.pipeline import load_run
-    from workbench.rundir import Kind, check_output
+    from workbench.rundir import Kind, require
 
-    check_output(run, Kind.RUN, replacing=False)
+    require(run, Kind.RUN)
     options = S.summarizer_options(summarizer, base_url=summarizer_base_url, model=summarizer_model,
                                    key_env=summarizer_key_env, cassette=summarizer_cassette,
                                    mode=summarizer_mode, baseline=baseline)
@@ -105,9 +105,9 @@ def determinism(
 def conformance(run: RunDir, fmt: Format = "table") -> None:
     """JSON Schemas, ADR-0011 invariants, RFC 0012 scenarios, RFC 0080 degraded projection."""
     from workbench.audits import conformance_audit
-    from workbench.rundir import Kind, check_output
+    from workbench.rundir import Kind, require
 
-    check_output(run, Kind.RUN, replacing=False)
+    require(run, Kind.RUN)
     audit = conformance_audit(run)
     audit.write(run)
     scenarios = audit.tables["scenarios.parquet"]

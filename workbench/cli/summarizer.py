@@ -35,7 +35,18 @@ def summarizer_options(summarizer: str = "modelled", *, base_url: str | None = N
                        model: str | None = None, key_env: str | None = None,
                        cassette: Path | None = None, mode: str = "chat",
                        baseline: bool = True) -> dict[str, Any]:
-    """Keyword arguments of :func:`workbench.evaluate.pipeline.evaluate_run`."""
+    """Keyword arguments of :func:`workbench.audits.redaction_audit`, checked (the backend
+    is built once here, so a bad option fails before any work)."""
+    options = _options(summarizer, base_url=base_url, model=model, key_env=key_env,
+                       cassette=cassette, mode=mode, baseline=baseline)
+    if options["summarizer"] != "recorded":
+        from workbench.summarize import get_summarizer
+
+        get_summarizer(options["summarizer"], **options.get("summarizer_options", {}))
+    return options
+
+
+def _options(summarizer: str, *, base_url, model, key_env, cassette, mode, baseline) -> dict[str, Any]:
     http_only = {"--summarizer-base-url": base_url, "--summarizer-model": model,
                  "--summarizer-key-env": key_env, "--summarizer-cassette": cassette}
     if summarizer != "http":

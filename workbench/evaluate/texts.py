@@ -97,7 +97,9 @@ def materialize_texts(result, dataset, *, summarizer: str = "modelled",
     dt = dataset_text or DatasetText(dataset)
     seed = result.config.get("seed", 0) if seed is None else seed
     rows: list[dict[str, Any]] = []
-    backend = get_summarizer(summarizer, seed=seed, **(summarizer_options or {})) if summarizer != "recorded" else None
+    # "recorded" replays the log's own summaries (recorded_summary_v1 below); asked for any
+    # other compaction it says there is none, rather than inventing one
+    backend = get_summarizer(summarizer, seed=seed, **(summarizer_options or {}))
     for name, policy in policies_of(result).items():
         on = policy.redaction.sr1_carry_forward if sr1 is None else sr1
         for cid, inp in result.inputs.items():

@@ -217,6 +217,8 @@ def pareto(table, *, cost: str = "cost_usd", retention: str = "retention", label
     runner) ringed; infeasible points hollow when ``feasible`` is given."""
     import polars as pl
 
+    if retention not in table.columns or cost not in table.columns:
+        return _message(f"no {retention} figures: run the redaction audit (or `evaluate: true` in the sweep)")
     t = table.filter(pl.col(cost).is_not_null() & pl.col(retention).is_not_null())
     if t.height == 0:
         return _message(f"no {retention} figures: run the redaction audit (or `evaluate: true` in the sweep)")

@@ -101,6 +101,8 @@ def render_report(kind: str, run: str | Path, out: str | Path, *, determinism: s
         raise ReportError(f"{run}: no such run directory")
     out_abs = Path(out) if Path(out).is_absolute() else cwd / out
     check_output(out_abs, Kind.REPORT, force=force, replacing=False)
+    absolute = lambda p: None if p is None else (Path(p) if Path(p).is_absolute() else cwd / p)  # noqa: E731
+    check_inputs(kind, run_abs, determinism=absolute(determinism), fidelity=absolute(fidelity))
     if continuity is not None:
         check_continuity(run_abs, continuity)
     out = update_dir(out_abs, Kind.REPORT, force=force)
@@ -116,6 +118,29 @@ def render_report(kind: str, run: str | Path, out: str | Path, *, determinism: s
     html_path = write_file(out, f"{kind}.html", to_html(nb, TITLES.get(kind, kind)).encode("utf-8"))
     figures = export_figures(nb, out, prefix=kind)
     return RenderResult(kind=kind, html=html_path, notebook=executed, figures=figures)
+
+
+def check_inputs(kind: str, run_dir: Path, *, determinism: Path | None = None,
+                 fidelity: Path | None = None) -> None:
+    """What the ``kind`` notebook reads must be there, before a kernel starts."""
+    from workbench.report import verdict as V
+    from workbench.rundir import names
+
+    if kind == "threshold-sweep":
+        if not (run_dir / names.SWEEP).is_file():
+            raise ReportError(f"{run_dir}: not a sweep directory (no {names.SWEEP}); a threshold-sweep "
+                              "report reads `workbench sweep` output (runs/sweeps/NAME)")
+        return
+    V.load_config(run_dir)
+    if kind == "determinism-audit" and V.find_determinism(run_dir, determinism) is None:
+        raise ReportError(f"{run_dir}: no {names.DETERMINISM_JSON}; run `workbench audit determinism "
+                          f"--out {run_dir}` first, or pass --determinism DIR")
+    if kind == "fidelity":
+        where = fidelity or run_dir
+        if not any((where / n).is_file() for n in (names.FIDELITY, names.FIDELITY_REQUESTS)):
+            raise ReportError(f"{where}: no {names.FIDELITY} / {names.FIDELITY_REQUESTS}; run "
+                              f"`workbench audit fidelity --dataset DATASET --out {where}` first, "
+                              "or pass --fidelity DIR")
 
 
 def check_continuity(run_dir: Path, continuity: str) -> None:

@@ -12,6 +12,7 @@ from workbench.rundir.output import (
     check_output,
     claim,
     replace_dir,
+    require,
     update_dir,
     write_file,
     write_parquet,
@@ -19,4 +20,4 @@ from workbench.rundir.output import (
 from workbench.rundir.temp import clean, remove_stale
 
 __all__ = ["MARKER", "Kind", "Marker", "OutputError", "check_output", "claim", "clean",
-           "read_marker", "remove_stale", "replace_dir", "update_dir", "write_file", "write_parquet"]
+           "read_marker", "remove_stale", "replace_dir", "require", "update_dir", "write_file", "write_parquet"]

@@ -85,6 +85,26 @@ def check_output(path: str | Path, kind: Kind, *, force: bool = False,
     return marker
 
 
+WRITERS = {Kind.DATASET: "`workbench generate` or `workbench import`", Kind.RUN: "`workbench simulate`",
+           Kind.SWEEP: "`workbench sweep`", Kind.REPORT: "`workbench report`",
+           Kind.AUDIT: "`workbench audit determinism|fidelity --out`"}
+
+
+def require(path: str | Path, kind: Kind) -> Marker:
+    """The marker of ``path``, which an input option says is a ``kind`` directory."""
+    path = Path(path)
+    if not path.is_dir():
+        raise OutputError(f"{path}: no such {kind} directory (one is written by {WRITERS[kind]})")
+    marker = read_marker(path)
+    if marker is None:
+        raise OutputError(f"{path}: not a {kind} directory the workbench wrote (one is written by "
+                          f"{WRITERS[kind]})")
+    if marker.kind != kind:
+        raise OutputError(f"{path}: is a {marker.kind} directory, not a {kind} (one is written by "
+                          f"{WRITERS[kind]})")
+    return marker
+
+
 # ---- atomic exchange --------------------------------------------------------------------------
 _RENAME_NOREPLACE, _RENAME_EXCHANGE = 1, 2
 _AT_FDCWD = -100
