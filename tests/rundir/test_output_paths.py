@@ -52,8 +52,11 @@ def test_same_kind_is_replaced_other_kind_needs_force(tmp_path, dataset):
     assert _gen(out).exit_code == 0
     assert read_marker(out).kind == Kind.DATASET
     before = (out / "events.parquet").read_bytes()
+    manifest = (out / "manifest.json").read_bytes()
+    time.sleep(1.1)  # a timestamp in the manifest would now differ
     assert _gen(out, "--seed", "1").exit_code == 0  # a dataset replaces a dataset
-    assert (out / "events.parquet").read_bytes() == before  # same seed, same bytes
+    assert (out / "events.parquet").read_bytes() == before  # same seed, same bytes ...
+    assert (out / "manifest.json").read_bytes() == manifest  # ... the manifest included
     # a run pointed at a dataset is refused; with --force it replaces it
     args = ["simulate", "--dataset", str(dataset), "--policy", "claude-code", "--out", str(out)]
     r = runner.invoke(app, args)
