@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from workbench.demo import recorded_logs, run_demo
-from workbench.report.verdict import fmt
+from workbench.report.html import fmt
 
 POLICIES = ["claude-code", "llm-summary", "observation-masking"]
 

@@ -20,8 +20,10 @@ import polars as pl
 import pytest
 
 from workbench.report import KINDS
+from workbench.report.html import fmt
 from workbench.report.render import render_report
-from workbench.report.verdict import Constraints, ReportError, build_verdict, fmt
+from workbench.report.verdict import ReportError, build_verdict
+from workbench.selection import Constraints
 
 PROJECT = Path(__file__).resolve().parents[2]
 BUNDLED = PROJECT / "datasets" / "bundled"
@@ -276,7 +278,7 @@ def test_broken_run_names_the_failing_cell(tiny, tmp_path):
         render_report("policy-comparison", run, tmp_path / "out")
     msg = str(err.value)
     assert re.search(r"policy-comparison report failed in cell \d+", msg), msg
-    assert "ledger = V.load_table" in msg and "ReportError" in msg and "ledger.parquet" in msg, msg
+    assert "ledger = R.load_table" in msg and "RunDirError" in msg and "ledger.parquet" in msg, msg
     assert "unreadable Parquet" in msg
 
 

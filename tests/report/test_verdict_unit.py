@@ -1,5 +1,6 @@
 """The verdict's pieces on hand-made frames: constraint checks, the cheapest choice, the
-Pareto front, and the text guard every shown text passes through."""
+Pareto front (the selection rule `workbench tune` uses too), and the text guard every shown
+text passes through."""
 
 from __future__ import annotations
 
@@ -8,16 +9,25 @@ import base64
 import polars as pl
 import pytest
 
-from workbench.report.verdict import (
-    PLANTED_MARKER,
+from workbench.report.textguard import PLANTED_MARKER, TextGuard
+from workbench.selection import (
     Constraints,
-    ReportError,
-    TextGuard,
-    _judge,
-    cheapest,
+    SelectionError,
+    best_row,
+    judge,
     load_constraints,
-    with_pareto,
+    pareto_front,
 )
+from workbench.sweep.tune import tune
+
+
+def _judge(table, constraints: Constraints):
+    return judge(table, constraints.as_list())
+
+
+def cheapest(table):
+    row, verified = best_row(table, "cost_usd", unverified=True)
+    return (row["policy"] if row else None), verified
 
 
 def _table(**cols):
@@ -29,7 +39,7 @@ def test_constraints_judge_and_choose():
                       overflows=[0, 0, 0, 3], leaks=[1, 0, 0, 0], retention=[1.0, 0.96, 0.99, 1.0]),
                Constraints())
     assert t["meets"].to_list() == [False, True, True, False]
-    assert t["reasons"][0] == "leaks 1 > 0" and t["reasons"][3] == "overflows 3 > 0"
+    assert t["reasons"][0] == "leaks 1 (wants leaks<=0)" and t["reasons"][3] == "overflows 3 (wants overflows<=0)"
     assert cheapest(t) == ("b", True)
 
 
@@ -50,14 +60,36 @@ def test_load_constraints(tmp_path):
     p.write_text('{"max_overflows": 1, "min_retention": 0.5}')
     assert load_constraints(p) == Constraints(1, 0, 0.5)
     p.write_text('{"max_overflow": 1}')
-    with pytest.raises(ReportError, match="unknown constraint"):
+    with pytest.raises(SelectionError, match="unknown constraint"):
         load_constraints(p)
 
 
 def test_pareto_front():
-    t = with_pareto(_table(policy=list("abcd"), cost_usd=[1.0, 2.0, 3.0, 2.5], retention=[0.5, 0.9, 0.95, 0.8],
-                           leaks=[0, 0, 0, 0]))
-    assert t["pareto"].to_list() == [True, True, True, False]
+    t = _table(policy=list("abcd"), cost_usd=[1.0, 2.0, 3.0, 2.5], retention=[0.5, 0.9, 0.95, 0.8],
+               leaks=[0, 0, 0, 0])
+    assert pareto_front(t).to_list() == [True, True, True, False]
+
+
+def test_tune_and_the_report_agree_with_missing_figures():
+    """The same rows through `workbench tune` and through the report's policy table: the same
+    feasible set, unverified rows, choice and Pareto front (issue 12)."""
+    rows = _table(policy=list("abcdef"), config_index=list(range(6)),
+                  cost_usd=[1.0, 2.0, 3.0, 0.5, 2.5, 4.0], overflows=[0, 0, 0, 0, 1, 0],
+                  leaks=pl.Series([0, None, 0, 0, 0, 0], dtype=pl.Int64),
+                  retention=pl.Series([0.90, 0.99, 0.97, None, 0.99, 0.99], dtype=pl.Float64),
+                  complete=[True] * 6)
+    cons = Constraints(min_retention=0.95)
+    report = _judge(rows, cons).with_columns(pareto_front(_judge(rows, cons)))
+    tuned = tune(rows, "cost_usd", cons.as_strings()).configs.sort("config_index")
+    assert report["meets"].to_list() == [False, None, True, None, False, True]
+    assert tuned["feasible"].to_list() == report["meets"].fill_null(False).to_list()
+    assert tuned["pareto"].to_list() == report["pareto"].to_list() == [False, False, True, False, False, True]
+    assert cheapest(report) == ("c", True)
+    assert tune(rows, "cost_usd", cons.as_strings()).best["policy"] == "c"
+    # with nothing verified, the report names the cheapest unverified row; tune chooses none
+    only = rows.filter(pl.col("policy").is_in(["b", "d"]))
+    assert cheapest(_judge(only, cons)) == ("d", False)
+    assert tune(only, "cost_usd", cons.as_strings()).best is None
 
 
 def test_text_guard_masks_planted_values_in_every_encoding():

@@ -30,7 +30,7 @@ def report(
 
     papermill runs notebooks/KIND.ipynb on the run, nbconvert writes the HTML."""
     from workbench.report.render import render_report
-    from workbench.report.verdict import Constraints
+    from workbench.selection import Constraints
 
     res = render_report(kind, run, out, determinism=determinism, fidelity=fidelity, continuity=continuity,
                         constraints=Constraints(max_overflows, max_leaks, min_retention), force=force)

@@ -34,7 +34,8 @@ from typing import Any
 
 from workbench.report import KINDS
 from workbench.report.figures import FIGURE_KEY
-from workbench.report.verdict import Constraints, ReportError
+from workbench.report.verdict import ReportError
+from workbench.selection import Constraints
 
 PROJECT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = PROJECT / "notebooks"
@@ -123,16 +124,16 @@ def render_report(kind: str, run: str | Path, out: str | Path, *, determinism: s
 def check_inputs(kind: str, run_dir: Path, *, determinism: Path | None = None,
                  fidelity: Path | None = None) -> None:
     """What the ``kind`` notebook reads must be there, before a kernel starts."""
-    from workbench.report import verdict as V
     from workbench.rundir import names
+    from workbench.rundir import read as R
 
     if kind == "threshold-sweep":
         if not (run_dir / names.SWEEP).is_file():
             raise ReportError(f"{run_dir}: not a sweep directory (no {names.SWEEP}); a threshold-sweep "
                               "report reads `workbench sweep` output (runs/sweeps/NAME)")
         return
-    V.load_config(run_dir)
-    if kind == "determinism-audit" and V.find_determinism(run_dir, determinism) is None:
+    R.load_config(run_dir)
+    if kind == "determinism-audit" and R.find_determinism(run_dir, determinism) is None:
         raise ReportError(f"{run_dir}: no {names.DETERMINISM_JSON}; run `workbench audit determinism "
                           f"--out {run_dir}` first, or pass --determinism DIR")
     if kind == "fidelity":

@@ -1,15 +1,13 @@
-"""Pick thresholds from a sweep: constraints, the best feasible configuration, the Pareto front.
+"""Pick thresholds from a sweep: the best configuration meeting the constraints and the
+Pareto front, by the one rule of :mod:`workbench.selection` (the sweep report uses it too).
 
-Constraints are ``name op number`` with ``op`` one of ``== != <= >= < >``, parsed by a
-regular expression (never ``eval``). Metrics are the columns of
-:func:`workbench.sweep.runner.aggregate` (``cost_usd``, ``overflows``, ``compactions``,
-``flushes``, ``peak_context_tokens``, ``cache_hit_rate``, ``full_requests`` ... summed over
-continuities, averaged over seeds; ``overflows``/``leaks`` take the worst seed) plus
-``leaks`` and ``retention`` when the sweep evaluated its runs. A configuration whose metric
-is missing (null) does not satisfy a constraint on it.
-
-The Pareto front minimises cost, maximises retention and minimises leaks (the objectives
-whose columns exist), over the feasible configurations.
+Metrics are the columns of :func:`workbench.sweep.runner.aggregate` (``cost_usd``,
+``overflows``, ``compactions``, ``flushes``, ``peak_context_tokens``, ``cache_hit_rate``,
+``full_requests`` ... summed over continuities, averaged over seeds; ``overflows``/``leaks``
+take the worst seed) plus ``leaks`` and ``retention`` when the sweep evaluated its runs. A
+constraint on a metric no run measured is an error here (``missing="unverified"`` makes it
+unverified instead, as the report does); a configuration with a missing figure is
+unverified, never chosen.
 
 >>> c = parse_constraint("retention>=0.95")
 >>> (c.metric, c.op, c.value)
@@ -23,51 +21,25 @@ whose columns exist), over the feasible configurations.
 
 from __future__ import annotations
 
-import operator
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
+from workbench.selection import (
+    Constraint,
+    SelectionError,
+    best_row,
+    judge,
+    objectives,
+    pareto_front,
+    pareto_mask,
+    parse_constraint,
+)
 
-from workbench.errors import WorkbenchError
+__all__ = ["Constraint", "TuneError", "TuneResult", "pareto_mask", "parse_constraint", "tune",
+           "best_policy", "render_table", "render_configs"]
 
-OPS = {"==": operator.eq, "!=": operator.ne, "<=": operator.le, ">=": operator.ge,
-       "<": operator.lt, ">": operator.gt}
-_CONSTRAINT = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_.]*)\s*(==|!=|<=|>=|<|>)\s*"
-                         r"([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*$")
-# Pareto objectives, in order of preference for ties
-PARETO = (("cost_usd", "min"), ("retention", "max"), ("leaks", "min"))
-
-
-class TuneError(WorkbenchError):
-    """A bad constraint or objective, or nothing to choose from."""
-
-
-@dataclass(frozen=True)
-class Constraint:
-    metric: str
-    op: str
-    value: float
-
-    def __str__(self) -> str:
-        v = int(self.value) if float(self.value).is_integer() else self.value
-        return f"{self.metric}{self.op}{v}"
-
-    def expr(self):
-        import polars as pl
-
-        col = pl.col(self.metric)
-        return OPS[self.op](col, self.value).fill_null(False)
-
-
-def parse_constraint(text: str) -> Constraint:
-    m = _CONSTRAINT.match(text)
-    if not m:
-        raise TuneError(f"bad constraint {text!r}: write 'metric op number' with op one of "
-                        f"{' '.join(OPS)} (e.g. 'overflows==0', 'retention>=0.95')")
-    return Constraint(m.group(1), m.group(2), float(m.group(3)))
+TuneError = SelectionError  # a bad constraint or objective, or nothing to choose from
 
 
 @dataclass
@@ -93,76 +65,52 @@ class TuneResult:
         return self.configs.filter(pl.col("pareto"))
 
 
-def pareto_mask(values: np.ndarray) -> np.ndarray:
-    """Non-dominated rows of ``values`` (n x k, every column minimised; NaN = worst)."""
-    v = np.where(np.isnan(values), np.inf, values.astype(np.float64))
-    n = v.shape[0]
-    keep = np.ones(n, bool)
-    for i in range(n):
-        if not keep[i]:
-            continue
-        dominated_by = np.all(v <= v[i], axis=1) & np.any(v < v[i], axis=1)
-        if dominated_by.any():
-            keep[i] = False
-    return keep
-
-
 def tune(frame, objective: str = "cost_usd", constraints: Sequence[str | Constraint] = (),
-         direction: str = "min") -> TuneResult:
+         direction: str = "min", *, missing: str = "error") -> TuneResult:
     """The best feasible configuration of an aggregated sweep frame (one row per configuration,
     see :func:`workbench.sweep.runner.aggregate`) and its Pareto front."""
     import polars as pl
 
     if direction not in ("min", "max"):
         raise TuneError("direction must be min or max")
-    cons = [c if isinstance(c, Constraint) else parse_constraint(c) for c in constraints]
-    metrics = set(frame.columns)
-    for name in [objective, *(c.metric for c in cons)]:
-        if name not in metrics:
+    cons = [parse_constraint(c) for c in constraints]
+    names = [objective] + ([c.metric for c in cons] if missing == "error" else [])
+    for name in names:
+        if name not in frame.columns:
             known = sorted(c for c in frame.columns if frame.schema[c].is_numeric() and "." not in c
                            and not c.endswith("_index"))
             hint = " (leaks and retention need `evaluate: true` in the spec)" if name in ("leaks", "retention") else ""
             raise TuneError(f"unknown metric {name!r}{hint}; available: {', '.join(known)}")
     if not frame.schema[objective].is_numeric():
         raise TuneError(f"objective {objective!r} is not numeric")
+    df = judge(frame, cons)
+    # a configuration without a figure for the objective cannot be ranked on it
+    df = df.with_columns(pl.when(pl.col(objective).is_null() & pl.col("meets").fill_null(False))
+                         .then(None).otherwise(pl.col("meets")).alias("meets"))
+    df = df.with_columns(pl.col("meets").fill_null(False).alias("feasible"))
+    df = df.with_columns(pareto_front(df, objective, direction))
     notes: list[str] = []
-    ok = pl.col("complete") if "complete" in metrics else pl.lit(True)
-    feasible = ok & pl.col(objective).is_not_null()
-    for c in cons:
-        feasible = feasible & c.expr()
-    df = frame.with_columns(feasible.alias("feasible")).with_row_index("_r")
-    if "complete" in metrics and not df["complete"].all():
+    if "complete" in df.columns and not df["complete"].all():
         notes.append(f"{int((~df['complete']).sum())} configuration(s) with failed or missing runs are "
                      "never chosen (see `status` in the results)")
-    objs = [(c, d) for c, d in PARETO if c in metrics]
-    if objective not in {c for c, _ in objs}:
-        objs = [(objective, direction), *objs]
-    fe = df.filter(pl.col("feasible"))
-    pool = fe if fe.height else df.filter(ok)
-    if not fe.height:
+    unverified = int(df["meets"].is_null().sum())
+    if unverified:
+        notes.append(f"{unverified} configuration(s) lack a figure a constraint needs: unverified, "
+                     "never chosen")
+    if not df["feasible"].any():
         notes.append("no configuration satisfies every constraint; the Pareto front is over all "
                      "complete configurations")
-    mask = np.zeros(df.height, bool)
-    if pool.height:
-        mat = np.column_stack([
-            pool[c].cast(pl.Float64).fill_null(np.nan).to_numpy() * (1.0 if d == "min" else -1.0)
-            for c, d in objs])
-        mask[pool["_r"].to_numpy()[pareto_mask(mat)]] = True
-    df = df.with_columns(pl.Series("pareto", mask))
+    best, _ = best_row(df, objective, direction)
     order = [pl.col("feasible").not_(), pl.col(objective) if direction == "min" else -pl.col(objective)]
-    descending = [False, False]
-    for c, d in PARETO:
-        if c in metrics and c != objective:
-            order.append(pl.col(c) if d == "min" else -pl.col(c))
-            descending.append(False)
-    if "config_index" in metrics:
+    order += [pl.col(c) if d == "min" else -pl.col(c) for c, d in objectives(df) if c != objective]
+    if "config_index" in df.columns:
         order.append(pl.col("config_index"))
-        descending.append(False)
-    df = (df.sort(order, descending=descending, nulls_last=True).drop("_r")
-          .with_row_index("rank", offset=1))
-    best = df.row(0, named=True) if fe.height else None
+    df = df.sort(order, nulls_last=True).with_row_index("rank", offset=1)
+    if best is not None:
+        best = df.filter(pl.col("config_index") == best["config_index"]).row(0, named=True) \
+            if "config_index" in df.columns else df.row(0, named=True)
     return TuneResult(objective=objective, direction=direction, constraints=cons, configs=df,
-                      best=best, pareto_objectives=objs, notes=notes)
+                      best=best, pareto_objectives=objectives(df, objective, direction), notes=notes)
 
 
 def best_policy(result: TuneResult, spec):
