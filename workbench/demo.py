@@ -37,9 +37,9 @@ def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print, audit_eve
              reports: bool = True, policies: list[str] | None = None) -> dict[str, Path]:
     """Run the demo under ``root`` (datasets/, runs/, reports/); ``policies`` defaults to
     every preset. Returns the paths written, by name (``report-audit`` is the full verdict)."""
-    from workbench.cli.replay import print_summary
     from workbench.continuity.inspect import inspect_dataset, render_text
     from workbench.engine.run import simulate
+    from workbench.report.console import print_summary
     from workbench.synth.generate import GeneratorConfig, generate_dataset
 
     started = time.perf_counter()

@@ -9,6 +9,7 @@ import pytest
 from test_conf_invariants import simulated_run
 
 from workbench.conformance import scenarios as SC
+from workbench.conformance import sr1 as SR1
 from workbench.conformance.capability import host_caps_for_policy
 
 MC = "memory.compacted"
@@ -170,11 +171,11 @@ def test_provenance_tag_pass_warn_fail(run):
 # ---- (b) SR-1 carry-forward ------------------------------------------------------------------
 
 def test_planted_sources_are_sr1_clean_and_adversarial():
-    src = SC.planted_sources(0)
+    src = SR1.planted_sources(0)
     assert all(stub_redact(t) == t for t in src.texts)
     assert src.markers and src.near_secrets
-    assert SC.planted_sources(0) == src and SC.planted_sources(1) != src
-    summarize = SC.AdversarialSummarizer(0)
+    assert SR1.planted_sources(0) == src and SR1.planted_sources(1) != src
+    summarize = SR1.AdversarialSummarizer(0)
     out = summarize(src.texts)
     assert summarize(src.texts) == out  # deterministic
     assert summarize.injected and summarize.completed and "[BYOK:sk-ant-" in out
@@ -212,7 +213,7 @@ def test_an_inadequate_redactor_fails_even_with_sr1_on():
     r = SC.scenario_sr1_carry_forward("claude-code", redact=weak_redact)
     assert r.status == SC.FAIL and r.details["sr1_on"]["byok_form_leaks"] == 1
     # ... while a BYOK wrapper around a redacted key is no leak
-    assert SC.byok_form_leaks(stub_redact("[BYOK:sk-ant-api03-" + "a" * 93 + "AA]")) == []
+    assert SR1.byok_form_leaks(stub_redact("[BYOK:sk-ant-api03-" + "a" * 93 + "AA]")) == []
 
 
 def test_a_benign_summarizer_is_a_vacuous_measurement():
@@ -226,10 +227,10 @@ def test_a_benign_summarizer_is_a_vacuous_measurement():
 
 
 def test_sr1_with_the_real_harness():
-    redact = SC.harness_redactor()
+    redact = SR1.harness_redactor()
     if redact is None:
         pytest.skip("workbench.redaction.harness is not importable")
-    src = SC.planted_sources(0)
+    src = SR1.planted_sources(0)
     # post-redaction markers are never re-flagged (near-secrets may or may not be: the
     # scenario only requires that nothing secret survives)
     marked = [t for t in src.texts if "<REDACTED:" in t]
@@ -245,9 +246,9 @@ def test_compaction_output_accepts_result_objects():
         def __init__(self, text):
             self.text = text
 
-    out = SC.compaction_output(["a"], lambda t: "x [BYOK:sk-proj-1]", lambda t: Result(stub_redact(t)))
+    out = SR1.compaction_output(["a"], lambda t: "x [BYOK:sk-proj-1]", lambda t: Result(stub_redact(t)))
     assert out == "x <REDACTED:marker_leak>"
-    assert SC.byok_form_leaks("[BYOK:<REDACTED:openai_project>] and [BYOK:raw]") == ["[BYOK:raw]"]
+    assert SR1.byok_form_leaks("[BYOK:<REDACTED:openai_project>] and [BYOK:raw]") == ["[BYOK:raw]"]
 
 
 # ---- all scenarios over the run ---------------------------------------------------------------

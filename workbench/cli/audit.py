@@ -11,32 +11,10 @@ import typer
 
 from workbench.cli import summarizer as S
 from workbench.cli._app import Force, Format, audit_app, command, say
+from workbench.report.console import print_evaluation
 from workbench.util.tables import emit
 
 RunDir = Annotated[Path, typer.Option("--run", help="run directory written by `workbench simulate`")]
-
-
-def leak_cell(h: dict, key: str = "leaks") -> str:
-    """A leak count, or why there is none (an unlabelled dataset measures nothing)."""
-    if h.get(key) is not None:
-        return str(h[key])
-    return f"not measured (no labels): {h.get('redactions', 0)} redactor findings carried into derived text"
-
-
-def print_evaluation(report: dict, fmt: str = "table") -> None:
-    rows = [{"policy": name, "sr1": "on" if h["sr1"] else "off", "secrets": h["secrets"],
-             "leaks": leak_cell(h), "leaks_context": h["leaks_context"] if h.get("leaks_context") is not None else "–",
-             "retention": h["retention"], "redactor_findings": h.get("redactions")}
-            for name, h in report["policies"].items()]
-    emit(rows, ["policy", "sr1", "secrets", "leaks", "leaks_context", "retention", "redactor_findings"],
-         fmt=fmt, title=f"Redaction and retention ({report.get('summarizer')} summarizer)",
-         headers={"sr1": "SR-1", "leaks": "leaks (summaries+memory)",
-                  "leaks_context": "in context after compaction", "redactor_findings": "redactor findings"},
-         display={"retention": lambda v: "-" if v is None else f"{v:.1%}"})
-    if fmt == "table":
-        o = report["over_redaction"]
-        say(f"hard negatives that reached derived text: {o['negatives_in_derived_text']}; "
-            f"destroyed by the harness: {o['harness']}, by detect-secrets: {o['detect_secrets']}")
 
 
 @command(audit_app)

@@ -9,6 +9,7 @@ import typer
 
 from workbench.cli import summarizer as S
 from workbench.cli._app import Force, Format, command, say, warn
+from workbench.report.console import print_summary
 
 
 @command()
@@ -28,29 +29,6 @@ def policies(fmt: Format = "table",
              "description": p.description} for name, p in PRESETS.items()]
     emit(rows, ["preset", "trigger", "strategy", "flush", "masking", "description"], fmt=fmt,
          display={"masking": str})
-
-
-def _policy_totals(summary):
-    import polars as pl
-
-    return (summary.group_by("policy", maintain_order=True)
-            .agg(pl.col("requests").sum(), pl.col("cost_usd").sum(), pl.col("compactions").sum(),
-                 pl.col("flushes").sum(), pl.col("overflows").sum(),
-                 pl.col("peak_context_tokens").max(), pl.col("cached_input_tokens").sum(),
-                 pl.col("prompt_tokens").sum())
-            .with_columns(cache_hit_rate=pl.when(pl.col("prompt_tokens") > 0)
-                          .then(pl.col("cached_input_tokens") / pl.col("prompt_tokens")).otherwise(0.0)))
-
-
-def print_summary(summary, fmt: str = "table") -> None:
-    """Per-policy totals of a run's summary frame."""
-    from workbench.util.tables import emit
-
-    rows = _policy_totals(summary).to_dicts()
-    emit(rows, ["policy", "requests", "cost_usd", "compactions", "flushes", "overflows",
-                "peak_context_tokens", "cache_hit_rate"], fmt=fmt,
-         headers={"cost_usd": "cost $", "peak_context_tokens": "peak context", "cache_hit_rate": "cache hit"},
-         display={"cost_usd": lambda v: f"{v:,.2f}", "cache_hit_rate": lambda v: f"{v:.1%}"})
 
 
 def report_notes(config: dict) -> None:
@@ -98,9 +76,9 @@ def simulate(
     report_notes(result.config)
     print_summary(result.summary, fmt)
     if evaluate:
-        from workbench.cli.audit import print_evaluation
         from workbench.continuity.dataset import load_dataset
         from workbench.evaluate.pipeline import evaluate_run
+        from workbench.report.console import print_evaluation
 
         ev = evaluate_run(result, load_dataset(dataset), path, **options)
         print_evaluation(ev["report"], fmt)

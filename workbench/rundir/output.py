@@ -21,7 +21,7 @@ Two ways to write:
 >>> try:
 ...     check_output(root / "mine", Kind.DATASET)
 ... except OutputError as exc:
-...     print(str(exc).split(":", 1)[1].strip()[:60])
+...     print(str(exc).split(":", 1)[1].strip()[:59])
 refusing to write a dataset here: it holds NOTES.txt, which
 """
 

@@ -1,0 +1,136 @@
+"""The shape of the package: one front door, no import cycles, kernels apart from the API,
+small modules."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "workbench"
+
+
+def _module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> workbench modules it imports anywhere in its file (top level or inside a
+    function: a lazy import is still a dependency)."""
+    mods = _modules()
+    graph: dict[str, set[str]] = {m: set() for m in mods}
+    for name, path in mods.items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in mods else node.module
+                           for a in node.names]
+            for t in targets:
+                if t.startswith("workbench") and t in mods and t != name:
+                    graph[name].add(t)
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    sys.setrecursionlimit(10_000)
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _without_package_inits(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """A package ``__init__`` that re-exports its modules is not a dependency of theirs."""
+    packages = {m for m, p in _modules().items() if p.name == "__init__.py"}
+    return {m: {t for t in deps if not (t in packages and m.startswith(t + "."))} for m, deps in graph.items()}
+
+
+def test_the_package_import_graph_has_no_cycle():
+    found = cycles(_without_package_inits(import_graph()))
+    assert found == [], f"import cycles: {found}"
+
+
+def test_the_cycle_finder_finds_a_planted_cycle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_kernels_never_import_the_api_layer():
+    graph = import_graph()
+    allowed = {"workbench._numba"}
+    for mod, deps in graph.items():
+        if mod.rsplit(".", 1)[-1].endswith("_nb"):
+            bad = {d for d in deps if d not in allowed and not d.rsplit(".", 1)[-1].endswith("_nb")
+                   and not d.endswith(".enums")}
+            assert not bad, f"{mod} imports the API layer: {sorted(bad)}"
+
+
+def test_no_module_over_600_lines_except_the_kernel():
+    big = {m: n for m, p in _modules().items() if (n := len(p.read_text().splitlines())) > 600
+           and not p.name.startswith("kernel")}
+    assert big == {}, f"modules over 600 lines: {big}"
+
+
+def test_the_front_door_is_lazy_and_complete():
+    code = ("import sys, workbench as wb; names = [n for n in wb.__all__ if n != '__version__']; "
+            "heavy = [m for m in ('numba', 'polars', 'pyarrow') if m in sys.modules]; "
+            "print(len(names), ','.join(heavy)); [getattr(wb, n) for n in names]; print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    n, heavy = out.stdout.splitlines()[0].split(" ", 1) if " " in out.stdout.splitlines()[0] else (
+        out.stdout.splitlines()[0], "")
+    assert int(n) >= 10 and heavy.strip() == "" and out.stdout.splitlines()[-1] == "ok"
+    import workbench as wb
+
+    assert {"load_dataset", "generate", "import_logs", "policies", "get_policy", "simulate", "evaluate",
+            "sweep", "tune", "report"} <= set(wb.__all__)
+
+
+def test_the_getting_started_notebook_uses_only_the_front_door():
+    import json
+
+    nb = json.loads((PACKAGE.parent / "notebooks" / "getting-started.ipynb").read_text())
+    code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    imports = [ln.strip() for ln in code.splitlines() if ln.strip().startswith(("import ", "from "))]
+    deep = [ln for ln in imports if "workbench" in ln and ln != "import workbench as wb"]
+    assert deep == [], deep
