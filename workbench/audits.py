@@ -34,14 +34,14 @@ class AuditResult:
         or a new/empty one (which becomes an audit directory)."""
         import orjson
 
-        from workbench.rundir import Kind, update_dir, write_file, write_parquet
+        from workbench.rundir import Kind, adding, write_file, write_parquet
 
-        directory = update_dir(directory, Kind.AUDIT, accept=(Kind.RUN,), force=force)
-        for name, frame in self.tables.items():
-            write_parquet(directory, name, frame)
-        for name, doc in self.documents.items():
-            write_file(directory, name, orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
-        return directory
+        with adding(directory, Kind.AUDIT, f"audit {self.name}", accept=(Kind.RUN,), force=force) as d:
+            for name, frame in self.tables.items():
+                write_parquet(d, name, frame)
+            for name, doc in self.documents.items():
+                write_file(d, name, orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+        return Path(directory)
 
 
 def redaction_audit(result, dataset, *, summarizer: str = "modelled",

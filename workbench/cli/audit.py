@@ -12,6 +12,7 @@ import typer
 from workbench.cli import summarizer as S
 from workbench.cli._app import Force, Format, audit_app, command, say
 from workbench.report.console import print_evaluation
+from workbench.rundir import names as N
 from workbench.util.tables import emit
 
 RunDir = Annotated[Path, typer.Option("--run", help="run directory written by `workbench simulate`")]
@@ -63,7 +64,7 @@ def determinism(
     check_output(out, Kind.AUDIT, accept=(Kind.RUN,), force=force, replacing=False)
     audit = determinism_audit(dataset, policy, engine=engine, drift_tokenizer=drift_tokenizer)
     audit.write(out, force=force)
-    checks = audit.tables["determinism.parquet"]
+    checks = audit.tables[N.DETERMINISM]
     # a row per policy: presets are many, checks are few, so this stays readable in a terminal
     names = checks["check"].unique(maintain_order=True).to_list()
     rows = []
@@ -71,7 +72,7 @@ def determinism(
         status = dict(checks.filter(checks["policy"] == name).select("check", "status").iter_rows())
         rows.append({"policy": name, **{c: status.get(c, "-") for c in names}})
     emit(rows, ["policy", *names], fmt=fmt, title="Determinism")
-    drift = audit.tables["drift.parquet"]
+    drift = audit.tables[N.DRIFT]
     emit(drift.to_dicts(), ["policy", "trigger", "cuts", "cuts_other", "moved"], fmt=fmt,
          title="Tokenizer drift", headers={"cuts_other": f"cuts ({drift_tokenizer})"})
     say(f"{'PASS' if audit.passed else 'FAIL'}: wrote {out}/determinism.parquet, drift.parquet")
@@ -88,9 +89,9 @@ def conformance(run: RunDir, fmt: Format = "table") -> None:
     require(run, Kind.RUN)
     audit = conformance_audit(run)
     audit.write(run)
-    scenarios = audit.tables["scenarios.parquet"]
+    scenarios = audit.tables[N.SCENARIOS]
     emit(scenarios.to_dicts(), ["policy", "scenario", "status", "detail"], fmt=fmt, title="RFC 0012 scenarios")
-    findings = audit.tables["conformance.parquet"]
+    findings = audit.tables[N.CONFORMANCE]
     fails = findings.filter(findings["severity"] == "fail")
     inv = audit.details["invariants_passed"]
     say(f"ADR-0011 invariants: {'pass' if inv else 'FAIL'} "

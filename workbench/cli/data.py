@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli._app import Force, command, say
+from workbench.cli._app import Force, command, fail, say
 
 
 @command()
@@ -55,10 +55,21 @@ def import_(
 def inspect(
     dataset: Annotated[Path, typer.Argument(help="dataset directory")],
     json: Annotated[bool, typer.Option("--json", help="stable machine-readable output")] = False,
+    verify: Annotated[bool, typer.Option("--verify", help="check every file against the manifest's "
+                                                          "sizes and sha256 (exit 1 on a mismatch)")] = False,
 ) -> None:
     """Describe a dataset: events by kind, requests, tokens, usage, compactions, labels."""
+    from workbench.continuity.dataset import load_dataset
     from workbench.continuity.inspect import inspect_dataset, render_text
 
+    if verify:
+        problems = load_dataset(dataset).verify()
+        for p in problems:
+            say(f"damaged: {p}", err=True)
+        if problems:
+            raise fail(f"{dataset}: {len(problems)} file(s) differ from the manifest; re-create the "
+                       "dataset (`workbench import` or `workbench generate`)", 1)
+        say(f"{dataset}: every file matches the manifest (size and sha256)", err=True)
     info = inspect_dataset(dataset)
     if json:
         import orjson

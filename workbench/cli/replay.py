@@ -64,24 +64,26 @@ def simulate(
 ) -> None:
     """Replay a dataset through policies; write ledger/events/summary Parquet + config."""
     from workbench.engine.run import simulate as run_simulation
-    from workbench.rundir import Kind, check_output
+    from workbench.rundir import Kind, check_output, exclusive
 
     check_output(out, Kind.RUN, force=force)  # before any work
     options = S.summarizer_options(summarizer, base_url=summarizer_base_url, model=summarizer_model,
                                    key_env=summarizer_key_env, cassette=summarizer_cassette,
                                    mode=summarizer_mode, baseline=baseline)
-    result = run_simulation(dataset, policy, engine=engine, tokenizer=tokenizer, model=model,
-                            price_as=model_price_as, seed=seed, progress=True)
-    path = result.write(out, force=force)
-    report_notes(result.config)
-    print_summary(result.summary, fmt)
-    if evaluate:
-        from workbench.continuity.dataset import load_dataset
-        from workbench.evaluate.pipeline import evaluate_run
-        from workbench.report.console import print_evaluation
+    with exclusive(out):
+        result = run_simulation(dataset, policy, engine=engine, tokenizer=tokenizer, model=model,
+                                price_as=model_price_as, seed=seed, progress=True)
+        path = result.write(out, force=force)
+        report_notes(result.config)
+        print_summary(result.summary, fmt)
+        if evaluate:
+            from workbench.audits import redaction_audit
+            from workbench.continuity.dataset import load_dataset
+            from workbench.report.console import print_evaluation
 
-        ev = evaluate_run(result, load_dataset(dataset), path, **options)
-        print_evaluation(ev["report"], fmt)
+            audit = redaction_audit(result, load_dataset(dataset), **options)
+            audit.write(path)
+            print_evaluation(audit.details["report"], fmt)
     say(f"wrote {path} (run {result.run_id})")
 
 

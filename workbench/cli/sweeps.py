@@ -93,6 +93,7 @@ def tune(
 ) -> None:
     """Run (or reuse) a sweep, pick the best feasible thresholds, print them in a harness's keys."""
     from workbench.errors import WorkbenchError
+    from workbench.rundir import Kind, require
     from workbench.sweep.harness_config import HARNESSES, render
     from workbench.sweep.runner import aggregate, collect, default_out
     from workbench.sweep.spec import SweepSpec
@@ -105,6 +106,7 @@ def tune(
     out = out or default_out(loaded, root)
     if not no_run:
         _run_spec(spec, out, executor, workers, scheduler, False, root, force)
+    require(out, Kind.SWEEP)  # a sweep that stopped halfway is finished first, not tuned
     agg = aggregate(collect(out))
     failed = failed_configurations(agg)
     if failed and len(failed) == agg.height:

@@ -44,27 +44,61 @@ class Dataset:
     def events(self, columns: list[str] | None = None):
         import polars as pl
 
-        return pl.read_parquet(self.path / EVENTS_FILE, columns=columns)
+        return self._read(EVENTS_FILE, lambda path: pl.read_parquet(path, columns=columns))
 
     def events_table(self, columns: list[str] | None = None):
         import pyarrow.parquet as pq
 
-        return pq.read_table(self.path / EVENTS_FILE, columns=columns)
+        return self._read(EVENTS_FILE, lambda path: pq.read_table(path, columns=columns))
 
     def continuities(self):
         import polars as pl
 
-        return pl.read_parquet(self.path / CONTINUITIES_FILE)
+        return self._read(CONTINUITIES_FILE, pl.read_parquet)
 
     def facts(self):
         import polars as pl
 
-        return pl.read_parquet(self.path / FACTS_FILE)
+        return self._read(FACTS_FILE, pl.read_parquet)
 
     def secrets(self):
         import polars as pl
 
-        return pl.read_parquet(self.path / SECRETS_FILE)
+        return self._read(SECRETS_FILE, pl.read_parquet)
+
+    # ---- the files checked against the manifest -------------------------------------------------
+    def _damaged(self, name: str, why: str) -> DatasetError:
+        how = "import" if self.manifest.get("source", {}).get("format") != "synthetic" else "generate"
+        return DatasetError(f"{self.path / name} is damaged or incomplete ({why}); re-run `workbench "
+                            f"{how}` for {self.path}")
+
+    def _read(self, name: str, reader):
+        """``reader(path)``, after checking the file's size against the manifest; an Arrow or
+        Parquet error names the file and the remedy."""
+        path = self.path / name
+        rec = self.manifest.get("files", {}).get(name) or {}
+        if not path.is_file():
+            raise self._damaged(name, "the file is missing")
+        size = path.stat().st_size
+        if rec.get("bytes") is not None and size != rec["bytes"]:
+            raise self._damaged(name, f"{size:,} bytes, the manifest says {rec['bytes']:,}")
+        try:
+            return reader(path)
+        except Exception as exc:  # polars and pyarrow raise several types for a broken file
+            raise self._damaged(name, f"{type(exc).__name__}: {str(exc)[:160]}") from exc
+
+    def verify(self) -> list[str]:
+        """Every file against the manifest's size and sha256; the problems found (empty: ok)."""
+        problems = []
+        for name, rec in sorted(self.manifest.get("files", {}).items()):
+            path = self.path / name
+            if not path.is_file():
+                problems.append(f"{path}: missing")
+            elif rec.get("bytes") is not None and path.stat().st_size != rec["bytes"]:
+                problems.append(f"{path}: {path.stat().st_size:,} bytes, the manifest says {rec['bytes']:,}")
+            elif rec.get("sha256") and sha256_file(path) != rec["sha256"]:
+                problems.append(f"{path}: sha256 differs from the manifest's (the file was changed)")
+        return problems
 
 
 def load_dataset(path: str | Path) -> Dataset:

@@ -93,7 +93,7 @@ def render_report(kind: str, run: str | Path, out: str | Path, *, determinism: s
                   timeout: int = CELL_TIMEOUT_S, force: bool = False) -> RenderResult:
     """Execute the ``kind`` notebook on ``run`` and write HTML, notebook and PNGs into ``out``
     (new, empty, or a report directory the workbench wrote: :mod:`workbench.rundir`)."""
-    from workbench.rundir import Kind, check_output, claim, update_dir, write_file
+    from workbench.rundir import Kind, adding, check_output, claim, write_file
 
     src = notebook_path(kind)
     cwd = Path(cwd) if cwd is not None else Path.cwd()
@@ -106,18 +106,18 @@ def render_report(kind: str, run: str | Path, out: str | Path, *, determinism: s
     check_inputs(kind, run_abs, determinism=absolute(determinism), fidelity=absolute(fidelity))
     if continuity is not None:
         check_continuity(run_abs, continuity)
-    out = update_dir(out_abs, Kind.REPORT, force=force)
-    claim(out, [f"{kind}.ipynb", f"{kind}.html"])
-    cpath = None
-    if constraints is not None and constraints != Constraints():
-        cpath = write_file(out, f"{kind}.constraints.json",
-                           json.dumps(constraints.to_dict(), indent=2).encode()).resolve()
-    params = build_parameters(kind, run, determinism=determinism, fidelity=fidelity,
-                              continuity=continuity, constraints_path=cpath)
-    executed = out / f"{kind}.ipynb"
-    nb = execute(src, executed, params, cwd=cwd, kind=kind, timeout=timeout)
-    html_path = write_file(out, f"{kind}.html", to_html(nb, TITLES.get(kind, kind)).encode("utf-8"))
-    figures = export_figures(nb, out, prefix=kind)
+    with adding(out_abs, Kind.REPORT, f"report {kind}", force=force) as out:
+        claim(out, [f"{kind}.ipynb", f"{kind}.html"])
+        cpath = None
+        if constraints is not None and constraints != Constraints():
+            cpath = write_file(out, f"{kind}.constraints.json",
+                               json.dumps(constraints.to_dict(), indent=2).encode()).resolve()
+        params = build_parameters(kind, run, determinism=determinism, fidelity=fidelity,
+                                  continuity=continuity, constraints_path=cpath)
+        executed = out / f"{kind}.ipynb"
+        nb = execute(src, executed, params, cwd=cwd, kind=kind, timeout=timeout)
+        html_path = write_file(out, f"{kind}.html", to_html(nb, TITLES.get(kind, kind)).encode("utf-8"))
+        figures = export_figures(nb, out, prefix=kind)
     return RenderResult(kind=kind, html=html_path, notebook=executed, figures=figures)
 
 
@@ -131,6 +131,7 @@ def check_inputs(kind: str, run_dir: Path, *, determinism: Path | None = None,
         if not (run_dir / names.SWEEP).is_file():
             raise ReportError(f"{run_dir}: not a sweep directory (no {names.SWEEP}); a threshold-sweep "
                               "report reads `workbench sweep` output (runs/sweeps/NAME)")
+        R.check_complete(run_dir)
         return
     R.load_config(run_dir)
     if kind == "determinism-audit" and R.find_determinism(run_dir, determinism) is None:

@@ -37,7 +37,17 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from workbench.errors import WorkbenchError
-from workbench.rundir.markers import MARKER, Kind, Marker, now, read_marker, write_marker
+from workbench.rundir.lock import exclusive
+from workbench.rundir.markers import (
+    MARKER,
+    Kind,
+    Marker,
+    file_record,
+    now,
+    read_marker,
+    update_marker,
+    write_marker,
+)
 from workbench.rundir.temp import make_temp_dir, remove_stale
 
 
@@ -90,8 +100,25 @@ WRITERS = {Kind.DATASET: "`workbench generate` or `workbench import`", Kind.RUN:
            Kind.AUDIT: "`workbench audit determinism|fidelity --out`"}
 
 
-def require(path: str | Path, kind: Kind) -> Marker:
-    """The marker of ``path``, which an input option says is a ``kind`` directory."""
+class IncompleteError(WorkbenchError):
+    """A directory a command was adding files to when it stopped (or is adding to now)."""
+
+
+def check_complete(path: Path, marker: Marker) -> None:
+    from workbench.rundir.lock import is_locked, lock_path
+
+    if marker.complete:
+        return
+    if is_locked(lock_path(path)):
+        raise IncompleteError(f"{path}: `workbench {marker.writing}` is writing it right now; wait for it "
+                              "to finish")
+    raise IncompleteError(f"{path} is incomplete: `workbench {marker.writing}` stopped before it "
+                          f"finished; run it again for this directory")
+
+
+def require(path: str | Path, kind: Kind, *, complete: bool = True) -> Marker:
+    """The marker of ``path``, which an input option says is a ``kind`` directory (and, with
+    ``complete``, one no command left half-written)."""
     path = Path(path)
     if not path.is_dir():
         raise OutputError(f"{path}: no such {kind} directory (one is written by {WRITERS[kind]})")
@@ -102,6 +129,8 @@ def require(path: str | Path, kind: Kind) -> Marker:
     if marker.kind != kind:
         raise OutputError(f"{path}: is a {marker.kind} directory, not a {kind} (one is written by "
                           f"{WRITERS[kind]})")
+    if complete:
+        check_complete(path, marker)
     return marker
 
 
@@ -167,30 +196,35 @@ def _discard_old(old: Path, kind: Kind, target: Path, force: bool) -> None:
 def replace_dir(target: str | Path, kind: Kind, *, force: bool = False) -> Iterator[Path]:
     """Yield a temporary sibling to fill; on success it replaces ``target`` whole.
 
-    The rule is checked before any work and again just before the swap."""
+    The rule is checked before any work and again just before the swap; no other command
+    may write ``target`` meanwhile (:func:`~workbench.rundir.lock.exclusive`)."""
     target = Path(target).resolve() if Path(target).is_symlink() else Path(target)
     check_output(target, kind, force=force)
     target.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale(target.parent)
-    tmp = make_temp_dir(target)
-    try:
-        yield tmp
-        entries = {p.name for p in tmp.iterdir()} - {".owner"}
-        (tmp / ".owner").unlink(missing_ok=True)
-        write_marker(tmp, kind, entries)
-        check_output(target, kind, force=force)
-        old = _swap_in(tmp, target)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    if old is not None:
-        _discard_old(old, kind, target, force)
+    with exclusive(target):
+        remove_stale(target.parent)
+        tmp = make_temp_dir(target)
+        try:
+            yield tmp
+            (tmp / ".owner").unlink(missing_ok=True)
+            entries = {p.name for p in tmp.iterdir()}
+            files = {p.name: file_record(p) for p in tmp.iterdir() if p.is_file()}
+            write_marker(tmp, kind, entries, files=files)  # last: the directory is complete
+            check_output(target, kind, force=force)
+            old = _swap_in(tmp, target)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        if old is not None:
+            _discard_old(old, kind, target, force)
 
 
 def update_dir(target: str | Path, kind: Kind, *, accept: Iterable[Kind] = (),
                force: bool = False) -> Path:
     """Make ``target`` ready to receive files of a ``kind`` directory (or of one of the
-    ``accept`` kinds already there); returns it. Write files with :func:`write_file`."""
+    ``accept`` kinds already there); returns it. Write files with :func:`write_file`,
+    inside :func:`adding` so that an interrupted write leaves the directory marked
+    incomplete."""
     target = Path(target)
     marker = check_output(target, kind, force=force, accept=accept, replacing=False)
     target.mkdir(parents=True, exist_ok=True)
@@ -200,6 +234,19 @@ def update_dir(target: str | Path, kind: Kind, *, accept: Iterable[Kind] = (),
         keep_kind = marker.kind if marker is not None and marker.kind in {kind, *accept} else kind
         write_marker(target, keep_kind, marker.entries if marker is not None else ())
     return target
+
+
+@contextlib.contextmanager
+def adding(target: str | Path, kind: Kind, what: str, *, accept: Iterable[Kind] = (),
+           force: bool = False) -> Iterator[Path]:
+    """Hold ``target`` while ``what`` (e.g. "audit redaction") adds files to it: the marker
+    says so until the block ends; if the block fails or the process dies first, the
+    directory stays marked incomplete and readers refuse it until ``what`` runs again."""
+    with exclusive(target):
+        target = update_dir(target, kind, accept=accept, force=force)
+        update_marker(target, read_marker(target), writing=what)
+        yield target
+        update_marker(target, read_marker(target), writing=None)
 
 
 def claim(target: Path, names: Iterable[str]) -> None:
@@ -215,16 +262,20 @@ def claim(target: Path, names: Iterable[str]) -> None:
         raise OutputError(f"{target}: refusing to overwrite {_listing(foreign)}, which the "
                           "workbench did not write")
     if not names <= set(marker.entries):
-        write_marker(target, marker.kind, set(marker.entries) | names, marker.created_at)
+        update_marker(target, marker, entries=set(marker.entries) | names)
 
 
 def write_file(target: Path, name: str, data: bytes) -> Path:
-    """Write ``target/name`` atomically after :func:`claim`-ing it."""
+    """Write ``target/name`` atomically after :func:`claim`-ing it; its size and hash go
+    into the marker."""
     from workbench.util.atomic import atomic_write_bytes
 
     claim(target, [name])
-    atomic_write_bytes(Path(target) / name, data)
-    return Path(target) / name
+    path = Path(target) / name
+    atomic_write_bytes(path, data)
+    marker = read_marker(target)
+    update_marker(target, marker, files={**marker.files, name: file_record(path)})
+    return path
 
 
 def write_parquet(target: Path, name: str, frame) -> Path:

@@ -63,8 +63,31 @@ def read_parquet(path: Path):
                           "incomplete: re-run the command that wrote it") from exc
 
 
+def _check_size(path: Path) -> None:
+    """A file the marker recorded must still have the size it was written with."""
+    from workbench.rundir.markers import read_marker
+
+    marker = read_marker(path.parent)
+    rec = (marker.files.get(path.name) if marker is not None else None) or {}
+    if rec and path.stat().st_size != rec.get("bytes"):
+        by = WRITTEN_BY.get(path.stem, "the command that wrote it")
+        raise RunDirError(f"{path} is damaged or incomplete ({path.stat().st_size:,} bytes, written as "
+                          f"{rec['bytes']:,}); re-run `{by}` for it")
+
+
+def check_complete(directory: str | Path) -> None:
+    """Refuse a directory a command stopped writing halfway (its marker says so)."""
+    from workbench.rundir.markers import read_marker
+    from workbench.rundir.output import check_complete as check
+
+    marker = read_marker(Path(directory))
+    if marker is not None:
+        check(Path(directory), marker)
+
+
 def load_config(run_dir: str | Path) -> dict[str, Any]:
     run_dir = Path(run_dir)
+    check_complete(run_dir)
     config = read_json(run_dir / N.CONFIG)
     if config is None:
         raise RunDirError(f"{run_dir}: not a run directory (no {N.CONFIG}); create one with "
@@ -80,6 +103,7 @@ def load_table(run_dir: str | Path, name: str, *, required: bool = False):
             by = WRITTEN_BY.get(name, "workbench simulate")
             raise RunDirError(f"{path} is missing; `{by}` writes it")
         return None
+    _check_size(path)
     frame = read_parquet(path)
     lacking = [c for c in REQUIRED_COLUMNS.get(name, ()) if c not in frame.columns]
     if lacking:

@@ -1,7 +1,8 @@
 """Temporaries of interrupted writes: named so they can be found, owned so they can be judged.
 
 A directory being written is ``.NAME.PID.RANDOM.tmp`` beside its target, holding ``.owner``
-(host, pid and the process's start time); a file being written is ``.NAME.PID.RANDOM.tmp``.
+(host, pid and the process's start time); a file being written is ``.NAME.PID.RANDOM.tmp``;
+``.NAME.lock`` is a writer's lock (stale when nobody holds it).
 A temporary is *stale* when its writer is gone: same host, and no process with that pid
 or one started after the temporary was made (a reused pid). Stale temporaries in a
 directory are removed at the next write into it, and ``workbench clean`` lists and removes
@@ -27,6 +28,7 @@ import orjson
 OWNER = ".owner"
 # ours: .NAME.PID.RANDOM.tmp ; before this version: .NAME.RANDOM.tmp and .NAME.old.PID
 _TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.(?P<rand>[A-Za-z0-9_]+)\.(?:tmp|old)$")
+_LOCK = re.compile(r"^\.(?P<name>.+)\.lock$")  # workbench.rundir.lock
 _LEGACY = re.compile(r"^\.(?P<name>.+)\.(?:[A-Za-z0-9_]{8}\.tmp|old\.\d+)$")
 # a temporary with no owner record (a file, or an older version's directory) is judged by
 # its pid alone once it is this old, so a writer that just started is never raced
@@ -78,6 +80,14 @@ def _size(path: Path) -> int:
 
 def judge(path: Path) -> Temporary | None:
     """What ``path`` is, if it is a temporary of ours; None otherwise."""
+    if _LOCK.match(path.name) and path.is_file() and path.stat().st_size <= 20 \
+            and path.read_bytes().strip().isdigit():  # ours hold the writer's pid, nothing else
+        from workbench.rundir.lock import is_locked
+
+        held = is_locked(path)
+        age = time.time() - path.lstat().st_mtime
+        return Temporary(path, not held, "writer running" if held else "lock left by a killed writer",
+                         age, path.stat().st_size)
     m = _TEMP.match(path.name)
     legacy = m is None
     if legacy and not _LEGACY.match(path.name):

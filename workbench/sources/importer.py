@@ -315,11 +315,18 @@ def import_paths(paths: list[Path], out: Path, *, fmt: str | None = None, on_err
                  progress: bool = False, tokenizers=("cl100k", "approx"), force: bool = False):
     """Import logs at ``paths`` into the dataset directory ``out``; return the Dataset.
     ``out`` may be new, empty or a dataset the workbench wrote (checked before any work)."""
-    from workbench.continuity.dataset import write_dataset
-    from workbench.rundir import Kind, check_output
-    from workbench.sources.calibrate import NOT_MEANINGFUL, calibrate_table
+    from workbench.rundir import Kind, check_output, exclusive
 
     check_output(out, Kind.DATASET, force=force)
+    with exclusive(out):
+        return _import(paths, out, fmt=fmt, on_error=on_error, progress=progress, tokenizers=tokenizers,
+                       force=force)
+
+
+def _import(paths, out, *, fmt, on_error, progress, tokenizers, force):
+    from workbench.continuity.dataset import write_dataset
+    from workbench.sources.calibrate import NOT_MEANINGFUL, calibrate_table
+
 
     files = collect_files([Path(p) for p in paths])
     tokenizers = tuple(tokenizers)

@@ -146,13 +146,25 @@ def is_done(out: Path, run_id: str, *, evaluate: dict | None, retry_failed: bool
 
 # ---- execution ------------------------------------------------------------------------------
 def run_sweep(spec: SweepSpec | str | Path, out: str | Path | None = None, *,
-              executor: Any = "process", workers: int | None = None, scheduler: Any = None,
-              progress: bool = False, retry_failed: bool = False,
-              batch_size: int | None = None, root: str | Path | None = None,
-              force: bool = False) -> SweepReport:
+              root: str | Path | None = None, force: bool = False, **options: Any) -> SweepReport:
     """Run every run of ``spec`` that is not done yet; results land in ``out/results``.
     With ``engine: batch`` each task replays ``batch_size`` configurations in one compiled
-    call (default: enough tasks for four per worker, at most 256 configurations each)."""
+    call (default: enough tasks for four per worker, at most 256 configurations each).
+    Options: ``executor``, ``workers``, ``scheduler``, ``progress``, ``retry_failed``,
+    ``batch_size``. One sweep writes ``out`` at a time; until it ends the directory is
+    marked as being written (a killed sweep is resumed by running it again)."""
+    from workbench.rundir import Kind, adding
+
+    spec = _load_spec(spec)
+    out = Path(out) if out is not None else default_out(spec, root)
+    with adding(out, Kind.SWEEP, "sweep", force=force):
+        return _run_sweep(spec, out, root=root, force=force, **options)
+
+
+def _run_sweep(spec: SweepSpec, out: Path, *, executor: Any = "process", workers: int | None = None,
+               scheduler: Any = None, progress: bool = False, retry_failed: bool = False,
+               batch_size: int | None = None, root: str | Path | None = None,
+               force: bool = False) -> SweepReport:
     from workbench.sweep.executors import get_executor
     from workbench.util.progress import progress_iter
 

@@ -313,15 +313,20 @@ def generate_dataset(cfg: GeneratorConfig, out: str | Path, *, progress: bool = 
                      force: bool = False):
     """Generate and write a dataset; returns the loaded :class:`Dataset`. ``out`` may be
     new, empty or a dataset the workbench wrote (checked before any work)."""
+    from workbench.rundir import Kind, check_output, exclusive
+
+    check_output(out, Kind.DATASET, force=force)
+    with exclusive(out):
+        return _generate(cfg.resolved(), out, force)
+
+
+def _generate(cfg: GeneratorConfig, out: str | Path, force: bool):
     import dataclasses
 
     import pyarrow as pa
 
     from workbench.continuity.dataset import write_dataset
-    from workbench.rundir import Kind, check_output
 
-    check_output(out, Kind.DATASET, force=force)
-    cfg = cfg.resolved()
     c = build_continuity(cfg)
     continuities = pa.table({
         "continuity": pa.array([0], pa.int32()),
