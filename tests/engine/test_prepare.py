@@ -100,6 +100,15 @@ def test_shuffled_events_prepare_like_sorted_ones(tmp_path):
         (shuffled / f.name).write_bytes(f.read_bytes())
     pl.read_parquet(ds.path / "events.parquet").sample(fraction=1.0, shuffle=True, seed=1) \
         .write_parquet(shuffled / "events.parquet")
+    # the manifest records each file's size and hash: a rewritten file is recorded anew
+    import orjson
+
+    from workbench.util.atomic import sha256_file
+
+    manifest = orjson.loads((shuffled / "manifest.json").read_bytes())
+    manifest["files"]["events.parquet"] = {"sha256": sha256_file(shuffled / "events.parquet"),
+                                           "bytes": (shuffled / "events.parquet").stat().st_size}
+    (shuffled / "manifest.json").write_bytes(orjson.dumps(manifest))
     for a, b in zip(prepare_dataset(load_dataset(ds.path), "cl100k"),
                     prepare_dataset(load_dataset(shuffled), "cl100k"), strict=True):
         for f in dataclasses.fields(a):

@@ -6,7 +6,7 @@ from workbench.synth.generate import GeneratorConfig, generate_dataset
 def test_determinism_audit_passes_and_measures_tokenizer_drift(tmp_path):
     ds = generate_dataset(GeneratorConfig(profile="coding", events=1200, seed=2, facts=0, secrets=0,
                                           hard_negatives=0), tmp_path / "ds")
-    pols = [get_policy("claude-code", {"provider.context_window": 30_000}),
+    pols = [get_policy("claude-code", {"provider.context_window": 30_000, "trigger.reserve_tokens": 15_000}),
             get_policy("rip-adr0011", {"trigger.every_messages": 60})]
     out = audit_determinism(ds, pols, engine="reference")
     checks = out["checks"]

@@ -83,7 +83,7 @@ def test_batch_engine_sweep_equals_kernel_engine_sweep(small_dataset, tmp_path):
 
     d = {"name": "b", "dataset": str(small_dataset), "base": "openclaw-flush", "seeds": [0, 1],
          "parameters": {"trigger.reserve_tokens,flush.reserve_tokens": [13_000, 20_000, 33_000],
-                        "flush.soft_threshold_tokens": [2_000, 8_000], "trigger.keep_first": [1, -1]}}
+                        "flush.soft_threshold_tokens": [2_000, 8_000], "compaction.floor": [1_500, 50_000]}}
     k = run_sweep(SweepSpec.from_dict({**d, "engine": "kernel"}), tmp_path / "k", executor="serial")
     b = run_sweep(SweepSpec.from_dict({**d, "engine": "batch"}), tmp_path / "b", executor="serial", batch_size=5)
     assert (k.completed, k.failed) == (b.completed, b.failed) == (12, 12)

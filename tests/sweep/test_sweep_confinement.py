@@ -92,21 +92,30 @@ def test_root_option_and_generation_inside_it(tmp_path):
 # ---- exit codes ---------------------------------------------------------------------------------
 def test_failed_configurations_exit_1_and_are_listed(tmp_path, small_dataset):
     spec = _spec(tmp_path / "s.yaml", dataset=str(small_dataset),
-                 parameters={"compaction.ratio": [0.1, 2.0]})
+                 parameters={"compaction.floor": [1_500, 50_000]})  # 50k is above the summary cap
     out = tmp_path / "out"
     r = runner.invoke(app, ["sweep", str(spec), "--out", str(out), "--executor", "serial"])
     assert r.exit_code == 1
     assert "configuration 1 failed" in r.output and "1 of 2 configurations failed" in r.output
-    assert "compaction.ratio must be within" in r.output
+    assert "compaction.floor (50,000) exceeds compaction.cap" in r.output
 
 
 def test_all_failed_exits_1_with_the_first_error_and_tune_says_which(tmp_path, small_dataset):
     spec = _spec(tmp_path / "s.yaml", dataset=str(small_dataset),
-                 parameters={"compaction.ratio": [1.5, 2.0]})
+                 parameters={"compaction.floor": [40_000, 50_000]})
     out = tmp_path / "out"
     r = runner.invoke(app, ["sweep", str(spec), "--out", str(out), "--executor", "serial"])
     assert r.exit_code == 1 and "all 2 configurations failed" in r.output
-    assert "compaction.ratio must be within" in r.output
+    assert "exceeds compaction.cap" in r.output
     r = runner.invoke(app, ["tune", str(spec), "--out", str(out), "--no-run"])
     assert r.exit_code == 1 and "unknown metric" not in r.output
     assert "configuration 0 failed" in r.output and "configuration 1 failed" in r.output
+
+
+def test_a_bad_value_is_refused_before_any_work(tmp_path, small_dataset):
+    spec = _spec(tmp_path / "s.yaml", dataset=str(small_dataset),
+                 parameters={"compaction.ratio": [0.1, 2.0]})
+    r = runner.invoke(app, ["sweep", str(spec), "--out", str(tmp_path / "out"), "--executor", "serial"])
+    assert r.exit_code == 2
+    assert f"{spec}: parameters.compaction.ratio: 2.0 is not allowed (a number from 0.0 to 1.0)" in r.output
+    assert not (tmp_path / "out").exists()

@@ -64,20 +64,31 @@ def _files(make_spec):
     return dataset_files(load_dataset(make_spec()["dataset"]))
 
 
-def test_failures_are_recorded_and_the_sweep_continues_then_resume_skips(make_spec, tmp_path):
-    # keep_first=-1 is rejected by the policy; a non-numeric placeholder size breaks the engine
+def test_failures_are_recorded_and_the_sweep_continues_then_resume_skips(make_spec, tmp_path, monkeypatch):
+    # a floor above the summary cap is rejected by the policy (each field alone is valid, so the
+    # spec loads); an engine that fails on one configuration is stood in for by a patched replay
+    import workbench.engine.run as engine_run
+
+    real_replay = engine_run.replay
+
+    def flaky(inp, policy, provider, engine="kernel"):
+        if policy.compaction.prompt_tokens == 901:
+            raise RuntimeError("engine failure planted by the test")
+        return real_replay(inp, policy, provider, engine)
+
+    monkeypatch.setattr(engine_run, "replay", flaky)
     spec = SweepSpec.from_dict(make_spec(parameters={
         "trigger.reserve_tokens": [13_000, 33_000],
-        "trigger.keep_first": [1, -1],
-        "masking.placeholder_tokens": [8, "eight"]}, seeds=[0]))
+        "compaction.floor": [1_500, 50_000],
+        "compaction.prompt_tokens": [900, 901]}, seeds=[0]))
     out = tmp_path / "out"
     report = run_sweep(spec, out, executor="serial")
     assert report.runs == 8 and report.completed == 2 and report.failed == 6
     st = status(out).join(pl.read_parquet(out / "runs.parquet"), on="run_id")
-    bad_policy = st.filter(pl.col("trigger.keep_first") == -1)
+    bad_policy = st.filter(pl.col("compaction.floor") == 50_000)
     assert set(bad_policy["status"]) == {"error"}
-    assert all("PolicyError" in e and "keep_first" in e for e in bad_policy["error"])
-    bad_engine = st.filter((pl.col("trigger.keep_first") == 1) & (pl.col("masking.placeholder_tokens") == "eight"))
+    assert all("PolicyError" in e and "compaction.floor" in e for e in bad_policy["error"])
+    bad_engine = st.filter((pl.col("compaction.floor") == 1_500) & (pl.col("compaction.prompt_tokens") == 901))
     assert set(bad_engine["status"]) == {"error"} and bad_engine.height == 2
     meta = orjson.loads((out / RESULTS_DIR / f"{bad_engine['run_id'][0]}.json").read_bytes())
     assert meta["status"] == "error" and meta["error"] and "Traceback" in meta["traceback"]

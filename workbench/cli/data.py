@@ -14,7 +14,7 @@ from workbench.cli._app import Force, command, fail, say
 @command()
 def generate(
     profile: Annotated[str, typer.Option(help="coding | chat | long-running | multi-actor")] = "coding",
-    events: Annotated[int, typer.Option(help="number of events to generate")] = 20_000,
+    events: Annotated[int, typer.Option(min=2, help="number of events to generate")] = 20_000,
     seed: Annotated[int, typer.Option(help="random seed (same seed, same bytes)")] = 0,
     out: Annotated[Path, typer.Option(help="dataset directory (new, empty, or a dataset the "
                                            "workbench wrote)")] = Path("datasets/synthetic"),

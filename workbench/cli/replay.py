@@ -89,7 +89,7 @@ def simulate(
 
 @command()
 def demo(
-    events: Annotated[int, typer.Option(help="size of the synthetic continuity")] = 60_000,
+    events: Annotated[int, typer.Option(min=1000, help="size of the synthetic continuity")] = 60_000,
 ) -> None:
     """The main job: import the real logs, generate a synthetic set, replay every preset."""
     from workbench.demo import run_demo

@@ -21,9 +21,9 @@ def report(
     fidelity: Annotated[Path | None, typer.Option(help="where the fidelity audit wrote its Parquet "
                                                        "(default: the run directory)")] = None,
     continuity: Annotated[str | None, typer.Option(help="continuity id drawn in the sawtooth")] = None,
-    max_overflows: Annotated[int, typer.Option(help="constraint: overflows at most")] = 0,
-    max_leaks: Annotated[int, typer.Option(help="constraint: leaked secrets at most")] = 0,
-    min_retention: Annotated[float, typer.Option(help="constraint: fact retention at least")] = 0.95,
+    max_overflows: Annotated[int, typer.Option(min=0, help="constraint: overflows at most")] = 0,
+    max_leaks: Annotated[int, typer.Option(min=0, help="constraint: leaked secrets at most")] = 0,
+    min_retention: Annotated[float, typer.Option(min=0.0, max=1.0, help="constraint: fact retention at least")] = 0.95,
     force: Force = False,
 ) -> None:
     """Render a report (HTML without code, figures as PNG) from a run.

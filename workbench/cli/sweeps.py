@@ -11,7 +11,7 @@ import typer
 from workbench.cli._app import Force, Format, command, fail, say, warn
 
 Executor = Annotated[str, typer.Option(help="process | dask | serial")]
-Workers = Annotated[int | None, typer.Option(help="worker processes (default: CPU count)")]
+Workers = Annotated[int | None, typer.Option(min=1, help="worker processes (default: CPU count)")]
 Scheduler = Annotated[str | None, typer.Option(help="Dask scheduler address (--executor dask)")]
 Root = Annotated[Path | None, typer.Option(help="project directory: a spec's relative paths are "
                                                 "taken from it and it writes nowhere outside it "
@@ -85,7 +85,7 @@ def tune(
     executor: Executor = "process",
     workers: Workers = None,
     scheduler: Scheduler = None,
-    top: Annotated[int, typer.Option(help="rows of the table besides the Pareto front")] = 10,
+    top: Annotated[int, typer.Option(min=0, help="rows of the table besides the Pareto front")] = 10,
     no_run: Annotated[bool, typer.Option("--no-run", help="use the results already written; run nothing")] = False,
     root: Root = None,
     force: Force = False,

@@ -139,4 +139,7 @@ def load_policy_file(path: Path) -> Policy:
         raise PolicyError(f"{path}: cannot parse policy spec: {exc}") from None
     if not isinstance(data, dict):
         raise PolicyError(f"{path}: a policy spec must be a mapping")
-    return policy_from_spec(data.get("policy", data))
+    try:
+        return policy_from_spec(data.get("policy", data))
+    except PolicyError as exc:
+        raise PolicyError(f"{path}: {exc}") from None

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from workbench.engine import enums as E
 from workbench.engine.policy import CACHE_MODES, Policy
+from workbench.engine.policy_schema import check_window
 from workbench.engine.pricing import (
     DEFAULT_MODEL,
     PriceTable,
@@ -64,6 +65,7 @@ def resolve_provider(policy: Policy, *, continuity_model: str | None, continuity
         prices = price_table(price_as, infer_provider(price_as))
         note = f"{model} is not in genai-prices; priced as {price_as} (--model-price-as)"
     window = pv.context_window or (continuity_window if continuity_window > 0 else DEFAULT_WINDOW)
+    check_window(policy, int(window))
     mode, ttl_s, gran = CACHE_RULES.get(provider, (E.CacheMode.AUTOMATIC, 300.0, 1))
     if pv.cache is not None:
         mode = CACHE_MODES[pv.cache]

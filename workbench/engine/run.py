@@ -188,8 +188,8 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
     from workbench.util.progress import progress_iter
     from workbench.util.provenance import git_revision, package_versions
 
+    pols = _resolve_policies(policies)  # a bad spec fails before the dataset is read
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
-    pols = _resolve_policies(policies)
     if model is not None and price_as is None:
         from workbench.engine.pricing import infer_provider, price_table
 

@@ -100,7 +100,13 @@ def parameter_type(key: str) -> str:
 def coerce(key: str, value: Any) -> Any:
     """Normalise a YAML value to the field's type (``20000.0`` -> ``20000`` for an int field,
     ``1`` -> ``1.0`` for a float field, list -> tuple) so equal settings hash equally."""
+    from workbench.engine.policy_schema import check_field
+
     t = parameter_type(key)
+    try:
+        check_field(key, value)
+    except PolicyError as exc:
+        raise SpecError(f"parameters.{exc}") from None
     if value is None:
         return None
     if t.startswith("tuple"):
