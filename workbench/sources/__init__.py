@@ -1,8 +1,11 @@
 """Importers for real agent logs (one module per source format).
 
-Every format module registers itself (:func:`workbench.sources._common.register_format`)
+Every format module registers itself (:func:`workbench.sources.registration.register_format`)
 when imported; :func:`load_formats` imports them all (lazily, on first use), in the order
-of :data:`FORMAT_MODULES`. Helpers shared by the formats live in ``_common``.
+of :data:`FORMAT_MODULES`. Helpers shared by the formats live in modules that each own one thing:
+``checks`` (record structure), ``values`` (timestamps, content, usage), ``builder`` (rows,
+requests, pairing), ``lossless`` (raw round trip), ``sniffing``, ``registration`` and
+``openai_style`` (OpenAI-style messages).
 """
 
 from __future__ import annotations
@@ -33,4 +36,11 @@ def load_formats():
         except ModuleNotFoundError as exc:
             if exc.name != f"workbench.sources.{mod}":
                 raise
+    # a module imported earlier (a doctest run, a direct import) registered out of turn:
+    # the registry order is this tuple's, whatever the import order was
+    rank = {name: i for i, name in enumerate(FORMAT_MODULES)}
+    ordered = sorted(FORMATS.items(), key=lambda kv: rank.get(kv[0], len(rank)))
+    if list(FORMATS) != [k for k, _ in ordered]:
+        FORMATS.clear()
+        FORMATS.update(ordered)
     return FORMATS

@@ -38,9 +38,11 @@ from typing import Any
 
 from workbench.continuity.enums import EventFlag, EventKind, Origin, Role
 from workbench.errors import SourceError
-from workbench.sources._common import Builder, Malformed, register_format
-from workbench.sources._common import roundtrip as _roundtrip
 from workbench.sources.base import Detection, ParseContext, ParsedContinuity
+from workbench.sources.builder import Builder
+from workbench.sources.checks import Malformed
+from workbench.sources.lossless import roundtrip as _roundtrip
+from workbench.sources.registration import register_format
 
 NAME = "aider"
 EXPECTED = "an aider markdown chat history ('#### ' user lines, '> ' tool output, replies)"

@@ -30,7 +30,7 @@ class ParseContext:
 
     Parsers read the file with :meth:`read_bytes`, which strips a leading UTF-8 byte order
     mark (and sets ``bom``) so that no parser ever sees one; the BOM is put back on the
-    round trip from a META ``bom`` event (see ``workbench.sources._common.add_bom_event``).
+    round trip from a META ``bom`` event (see ``workbench.sources.lossless.add_bom_event``).
     ``data`` may hold the file's bytes already (the import driver has read them).
     """
 

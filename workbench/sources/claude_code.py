@@ -65,20 +65,6 @@ import numpy as np
 
 from workbench.continuity.enums import CompactTrigger, EventFlag, EventKind, Origin, Role
 from workbench.errors import SourceError
-from workbench.sources._common import (
-    Malformed,
-    add_bom_event,
-    dumps,
-    flatten_content,
-    guard_record,
-    media_placeholder,
-    opt_int,
-    parse_ts,
-    register_format,
-    sniff_jsonl_records,
-    str_or_none,
-)
-from workbench.sources._common import roundtrip as roundtrip  # this format's round trip
 from workbench.sources.base import (
     Detection,
     EventRows,
@@ -86,6 +72,13 @@ from workbench.sources.base import (
     ParsedContinuity,
     iter_jsonl,
 )
+from workbench.sources.builder import guard_record
+from workbench.sources.checks import Malformed, opt_int, str_or_none
+from workbench.sources.lossless import add_bom_event
+from workbench.sources.lossless import roundtrip as roundtrip
+from workbench.sources.registration import register_format
+from workbench.sources.sniffing import sniff_jsonl_records
+from workbench.sources.values import dumps, flatten_content, media_placeholder, parse_ts
 
 NAME = "claude_code"
 EXPECTED = "a Claude Code record (a JSON object with a string 'type')"

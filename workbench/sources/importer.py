@@ -119,8 +119,8 @@ def collect_files(paths: list[Path]) -> list[SourceFile]:
 
 def _parse_one(sf: SourceFile, forced: SourceFormat | None, formats: dict[str, SourceFormat],
                on_error: str) -> ParsedFile:
-    from workbench.sources._common import run_parser
     from workbench.sources.detect import HEAD_BYTES, check_text, describe, detect_format
+    from workbench.sources.registration import run_parser
 
     data = sf.path.read_bytes()
     check_text(sf.path, data)

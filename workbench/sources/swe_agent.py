@@ -26,7 +26,7 @@ execution_time, sometimes the full message list); each becomes a SIDE_EFFECT nam
 instance_cost); there is no per-request usage, so the totals go to
 ``ParsedContinuity.meta["model_stats"]`` and no usage columns are set.
 
-Raw: the document layout of :mod:`workbench.sources._common` (META ``document``
+Raw: the document layout of :mod:`workbench.sources.lossless` (META ``document``
 = the object with ``history`` and ``trajectory`` emptied, META ``layout``, then history
 elements, then trajectory steps); :func:`roundtrip` rebuilds ``json.load(file)``.
 """
@@ -41,22 +41,19 @@ import orjson
 
 from workbench.continuity.enums import EventFlag, EventKind, Origin, Role
 from workbench.errors import SourceError
-from workbench.sources._common import (
-    Builder,
+from workbench.sources.base import Detection, ParseContext, ParsedContinuity
+from workbench.sources.builder import Builder, open_document
+from workbench.sources.checks import opt_id, opt_list, pick
+from workbench.sources.lossless import roundtrip as roundtrip
+from workbench.sources.openai_style import (
     call_event,
-    dumps,
-    open_document,
-    opt_id,
-    opt_list,
     parse_tool_calls,
-    peek,
-    pick,
-    register_format,
     role_and_text,
     system_message,
 )
-from workbench.sources._common import roundtrip as roundtrip  # this format's round trip
-from workbench.sources.base import Detection, ParseContext, ParsedContinuity
+from workbench.sources.registration import register_format
+from workbench.sources.sniffing import peek
+from workbench.sources.values import dumps
 
 NAME = "swe_agent"
 EXPECTED = "a SWE-agent trajectory object {history: [...], trajectory: [...], info: {...}}"
