@@ -1,4 +1,4 @@
-"""Import throughput on the recorded Claude Code logs (target: >= 20 MB/s), and calibration.
+"""Import throughput on the bundled Claude Code logs (target: >= 20 MB/s), and calibration.
 
 Run::
 
@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RECORDED = ROOT.parent / "shared" / "datasets" / "recorded"
+RECORDED = ROOT / "datasets" / "bundled"  # the real logs shipped with the project
 
 
 def _timeit(fn, repeat: int):
@@ -42,8 +42,8 @@ def _timeit(fn, repeat: int):
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--path", type=Path, action="append", help="logs to import (default: recorded Claude Code)")
-    ap.add_argument("--codex", action="store_true", help="also import the recorded Codex rollouts")
+    ap.add_argument("--path", type=Path, action="append", help="logs to import (default: bundled Claude Code)")
+    ap.add_argument("--codex", action="store_true", help="also import the bundled Codex rollouts")
     ap.add_argument("--repeat", type=int, default=5)
     args = ap.parse_args(argv)
 

