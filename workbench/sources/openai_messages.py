@@ -1,4 +1,5 @@
-"""OpenAI-style chat message lists, plus the helpers shared by the part-B importers.
+"""OpenAI-style chat message lists (the helpers shared with other importers live in
+``openai_style``).
 
 Accepted inputs (``openai_messages``):
 

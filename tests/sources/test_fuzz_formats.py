@@ -1,4 +1,5 @@
-"""Fuzzing the part-B importers: arbitrary input may only ever raise SourceError.
+"""Fuzzing the importers of the document, event-stream and markdown formats (Claude Code
+and Codex are fuzzed in test_bad_input.py): arbitrary input may only ever raise SourceError.
 
 Three kinds of input per format: random bytes, random JSON, and JSON/markdown *shaped*
 like the format (right container, record keys from the format's vocabulary, random
@@ -23,7 +24,7 @@ from workbench.errors import SourceError
 from workbench.sources import load_formats
 from workbench.sources.base import ParseContext
 
-B_FORMATS = ("swe_agent", "mini_swe_agent", "openhands", "openhands_sdk", "gemini_cli",
+FILE_FORMATS = ("swe_agent", "mini_swe_agent", "openhands", "openhands_sdk", "gemini_cli",
              "openai_messages", "aider")
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -150,7 +151,7 @@ def _check_roundtrip(fmt: str, conts, data: bytes, container: str) -> None:
         assert rebuilt == orjson.loads(data)
 
 
-@pytest.mark.parametrize("fmt", B_FORMATS)
+@pytest.mark.parametrize("fmt", FILE_FORMATS)
 @SETTINGS
 @given(data=st.binary(max_size=400))
 def test_random_bytes(fmt, data):
@@ -158,7 +159,7 @@ def test_random_bytes(fmt, data):
     _run(fmt, data, "skip")
 
 
-@pytest.mark.parametrize("fmt", B_FORMATS)
+@pytest.mark.parametrize("fmt", FILE_FORMATS)
 @SETTINGS
 @given(value=json_any, indent=st.booleans())
 def test_random_json(fmt, value, indent):
@@ -169,7 +170,7 @@ def test_random_json(fmt, value, indent):
     _run(fmt, data, "skip")
 
 
-@pytest.mark.parametrize("fmt", [f for f in B_FORMATS if f != "aider"])
+@pytest.mark.parametrize("fmt", [f for f in FILE_FORMATS if f != "aider"])
 @SETTINGS
 @given(st.data())
 def test_shaped_json(fmt, data):
