@@ -13,7 +13,7 @@ from workbench.sources import load_formats
 from workbench.sources.base import ParseContext
 
 FILE_FORMATS = ("swe_agent", "mini_swe_agent", "openhands", "openhands_sdk", "gemini_cli",
-             "openai_messages", "aider")
+                "openai_messages", "aider")
 
 
 FILES = {
@@ -27,13 +27,17 @@ FILES = {
     "openhands-sdk/fncall-llm-message.json": "openai_messages",
     "gemini-cli/session-2026-01-16T11-01-file-ops-37b7abef.json": "gemini_cli",
     "aider/complex-change.md": "aider",
+    "aider/chat-history-2024-08-05.md": "aider",
+    "aider/chat-history-2024-08-13.md": "aider",
+    "aider/chat-history-2024-08-19.md": "aider",
+    "aider/chat-history-2024-08-20.md": "aider",
 }
 
 
 JSONL = {"openhands-sdk/events.jsonl"}
 
 
-TEXT = {"aider/complex-change.md"}
+TEXT = {rel for rel, fmt in FILES.items() if fmt == "aider"}
 
 
 def write_jsonl(path: Path, records) -> Path:

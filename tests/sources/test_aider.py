@@ -94,3 +94,139 @@ def test_aider_bad_tokens_line_fails_or_skips(tmp_path):
     assert len(ctx.skipped) == 1 and ctx.skipped[0]["line"] == 7
     c = conts[0].rows.cols
     assert c["flags"][-1] & EventFlag.SKIPPED and c["raw"][-1] == "> Tokens: lots sent\n"
+
+
+# ------------------------------------------------- every release's '> Tokens:' format
+
+# Whole sessions of aider's own tests/fixtures/chat-history.md (datasets/bundled/SOURCES.md).
+# Hand counts with a throwaway plain-``re`` script: sessions = '# aider chat started at'
+# lines, usage lines = lines starting '> Tokens:', sums of the 'N sent' / 'N received' /
+# 'N cache hit'+'N cached' / 'N cache write' counts (k = x1000) and of the '$X request|message'
+# costs; "input" applies the module's rule (a line whose cache counts exceed 'sent' keeps
+# 'sent' as the uncached input, else sent - hit - write).
+REAL_HISTORIES = {
+    # file: (sessions, usage lines, input, cache read, cache write, output, cost)
+    "chat-history-2024-08-05.md": (12, 10, 128_288, 0, 0, 5_120, 0.4219),   # '5,244 sent ... request'
+    "chat-history-2024-08-13.md": (4, 5, 18_591, 0, 0, 2_589, 0.008),       # '... message, ... session'
+    "chat-history-2024-08-19.md": (50, 38, 278_368, 112_388, 14_930, 1_008, 0.0449308),  # cached / hit / write
+    "chat-history-2024-08-20.md": (26, 23, 94_233, 31_144, 53_865, 2_769, 0.11471),      # '1.6k sent'
+}
+
+
+@pytest.mark.parametrize("name", sorted(REAL_HISTORIES))
+def test_real_histories_count_every_usage_line(recorded_dir, name):
+    sessions, lines, inp, read, write, out, cost = REAL_HISTORIES[name]
+    conts, ctx = parse(recorded_dir / "aider" / name, "aider")
+    assert len(conts) == sessions and not ctx.skipped
+    usage = [(c.rows.cols["usage_input"][i], c.rows.cols["usage_cache_read"][i],
+              c.rows.cols["usage_cache_write"][i], c.rows.cols["usage_output"][i])
+             for c in conts for i in range(len(c.rows)) if c.rows.cols["kind"][i] == EventKind.USAGE]
+    assert len(usage) == lines
+    assert sum(u[0] for u in usage) == inp and sum(u[3] for u in usage) == out
+    assert sum(max(u[1], 0) for u in usage) == read and sum(max(u[2], 0) for u in usage) == write
+    totals = [c.meta["run_usage"] for c in conts if "run_usage" in c.meta]
+    assert sum(t["api_calls"] for t in totals) == lines
+    assert sum(t["cost_usd"] or 0.0 for t in totals) == pytest.approx(cost, abs=1e-9)  # None: no Cost clause
+    for c in conts:
+        check_structure(c)
+
+
+def test_real_history_request_format_session(recorded_dir):
+    conts, _ = parse(recorded_dir / "aider/chat-history-2024-08-05.md", "aider")
+    by_id = {c.continuity_id: c for c in conts}
+    # lines 103-217: one reply, '> Tokens: 5,244 sent, 604 received. Cost: $0.02 request, $0.02 session.'
+    c = by_id["aider-2024-08-05T19:33:32"]
+    assert c.meta == {"harness_version": "v0.47.2-dev", "run_usage": {
+        "source": "aider '> Tokens:' lines", "tokens_sent": 5_244, "tokens_received": 604, "api_calls": 1,
+        "cost_usd": 0.02, "session_cost_usd": 0.02, "approximate": False}}
+    cols = c.rows.cols
+    [u] = [i for i in range(len(c.rows)) if cols["kind"][i] == EventKind.USAGE]
+    assert (cols["usage_input"][u], cols["usage_cache_read"][u], cols["usage_output"][u]) == (5_244, -1, 604)
+    assert cols["request"][u] == 0 and cols["source_line"][u] == 209
+    # the last session (lines 1680-2705): 8 lines, $0.04 + 0.08 + 0.05 + 0.04 + 0.04 + 0.05 x 3,
+    # the last one printing '$0.40 session'; 8,985 + 13,371 + ... + 14,490 sent
+    ru = by_id["aider-2024-08-06T08:47:10"].meta["run_usage"]
+    assert (ru["api_calls"], ru["tokens_sent"], ru["tokens_received"]) == (8, 110_478, 4_432)
+    assert ru["cost_usd"] == pytest.approx(0.40) and ru["session_cost_usd"] == 0.40
+    assert by_id["aider-2024-08-06T08:47:10"].rows.cols["request"].count(-1) < len(by_id["aider-2024-08-06T08:47:10"].rows)
+
+
+def test_cache_forms_of_august_2024(recorded_dir):
+    from workbench.sources.aider_usage import read_tokens_line
+
+    lines = {ln.rstrip(): read_tokens_line(ln).usage() for ln in
+             (recorded_dir / "aider/chat-history-2024-08-19.md").read_text(encoding="utf-8").splitlines()
+             if ln.startswith("> Tokens:")}
+    # dev build printing the Anthropic prompt without its cache hits: 194 < 9,474
+    assert lines["> Tokens: 194 sent, 9,474 cached, 7 received. Cost: $0.000057 message, "
+                 "$0.000057 session, cache costs not available."] == (194, 9_474, -1, 7)
+    assert lines["> Tokens: 194 sent, 9,474 cache write, 7 received. Cost: $0.0000088 message, "
+                 "$0.0000088 session."] == (194, 0, 9_474, 7)
+    # DeepSeek: the hits are part of the prompt
+    assert lines["> Tokens: 21,539 sent, 320 cached, 9 received. Cost: $0.0030 message, "
+                 "$0.0030 session."] == (21_219, 320, -1, 9)
+    assert lines["> Tokens: 23,172 sent, 10,496 cache hit, 9 received."] == (12_676, 10_496, 0, 9)
+    assert lines["> Tokens: 529 sent, 90 received, cache costs not included. Cost: $0.00024 message, "
+                 "$0.00024 session."] == (529, -1, -1, 90)
+
+
+def test_tokens_lines_of_every_release():
+    from workbench.sources.aider_usage import read_tokens_line
+
+    t = read_tokens_line("> Tokens: 5,244 sent, 604 received. Cost: $0.02 request, $0.02 session.  ")
+    assert (t.usage(), t.cost, t.cost_unit, t.session_cost, t.approximate) == ((5_244, -1, -1, 604), 0.02,
+                                                                               "request", 0.02, False)
+    t = read_tokens_line("> Tokens: 13,371 sent, 2,375 received. Cost: $0.08 request, $0.12 session.")
+    assert t.usage() == (13_371, -1, -1, 2_375) and t.session_cost == 0.12
+    t = read_tokens_line("> Tokens: 12,963 sent, 11,191 cache write, 1,270 cache hit, 105 received.")
+    assert t.usage() == (502, 1_270, 11_191, 105) and t.cost is None
+    t = read_tokens_line("> Tokens: 15k sent, 13k cache write, 1.6k cache hit, 133 received.")
+    assert t.usage() == (400, 1_600, 13_000, 133) and t.approximate
+    assert read_tokens_line("> Tokens: 1,234,567 sent, 1 received.").usage() == (1_234_567, -1, -1, 1)
+
+
+@pytest.mark.parametrize("line, wrong", [
+    ("> Tokens: 5,24 sent, 604 received.", "5,24 sent"),
+    ("> Tokens: 12 sent, 3 sent, 4 received.", "given twice"),
+    ("> Tokens: 12 sent, 4 received. Cost: 3 euros.", "cannot read cost"),
+    ("> Tokens: 12 sent, 4 tokens received.", "4 tokens received"),
+])
+def test_unknown_tokens_forms_are_named(line, wrong):
+    from workbench.sources.aider_usage import read_tokens_line
+    from workbench.sources.checks import Malformed
+
+    with pytest.raises(Malformed, match=wrong):
+        read_tokens_line(line)
+
+
+def _older_format_history(n_sessions: int, replies: int) -> tuple[str, int, int, int]:
+    """An aider 0.47-style history: thousands separators and '$X request' costs."""
+    parts, sent, received = [], 0, 0
+    for s in range(n_sessions):
+        parts.append(f"\n# aider chat started at 2024-08-05 {s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}\n\n"
+                     "> /usr/bin/aider --model gpt-4o  \n> Aider v0.47.2-dev  \n\n")
+        session = 0.0
+        for r in range(replies):
+            n_in, n_out = 1_000 + 37 * (s * replies + r), 150 + r
+            sent, received, session = sent + n_in, received + n_out, session + 0.01
+            reply = "\n".join(f"line {k} of the explanation, with `code` and words" for k in range(40))
+            parts.append(f"#### question {r} of session {s}  \n\n{reply}\n\n"
+                         f"> Tokens: {n_in:,} sent, {n_out:,} received. Cost: $0.01 request, ${session:.2f} session.  \n\n")
+    return "".join(parts), n_sessions * replies, sent, received
+
+
+def test_multi_megabyte_older_format_history_counts_every_usage_line(tmp_path):
+    text, n_lines, sent, received = _older_format_history(300, 12)
+    path = tmp_path / ".aider.chat.history.md"
+    path.write_text(text, encoding="utf-8")
+    assert path.stat().st_size > 3_000_000
+    from workbench.sources.importer import import_paths
+
+    ds = import_paths([path], tmp_path / "ds", tokenizers=("approx",))
+    ev = ds.events(columns=["kind", "usage_input", "usage_output"])
+    usage = ev.filter(ev["kind"] == int(EventKind.USAGE))
+    assert usage.height == n_lines == 3_600
+    assert int(usage["usage_input"].sum()) == sent and int(usage["usage_output"].sum()) == received
+    runs = ds.manifest["import"]["continuities"]
+    assert len(runs) == 300 and sum(r["run_usage"]["api_calls"] for r in runs.values()) == n_lines
+    assert all(r["run_usage"]["session_cost_usd"] == 0.12 for r in runs.values())
