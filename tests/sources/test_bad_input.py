@@ -322,7 +322,7 @@ def test_malformed_records_name_the_place(tmp_path):
         parse(r, "gemini_cli")
 
 
-@pytest.mark.parametrize("fmt", FILE_FORMATS)
+@pytest.mark.parametrize("fmt", [*FILE_FORMATS, "cline", "roo_code", "opencode"])
 def test_wrong_top_level_shape_is_a_source_error(tmp_path, fmt):
     p = tmp_path / "weird.json"
     p.write_text("42")

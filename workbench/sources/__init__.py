@@ -23,6 +23,8 @@ FORMAT_MODULES = (
     "openhands_sdk",
     "gemini_cli",
     "aider",
+    "cline",
+    "opencode",
 )
 
 
@@ -39,7 +41,13 @@ def load_formats():
     # a module imported earlier (a doctest run, a direct import) registered out of turn:
     # the registry order is this tuple's, whatever the import order was
     rank = {name: i for i, name in enumerate(FORMAT_MODULES)}
-    ordered = sorted(FORMATS.items(), key=lambda kv: rank.get(kv[0], len(rank)))
+
+    def module_rank(item) -> tuple[int, int]:
+        name, fmt = item
+        module = getattr(getattr(fmt.parse, "__wrapped__", fmt.parse), "__module__", "").rsplit(".", 1)[-1]
+        return rank.get(module, len(rank)), name != module  # a module's namesake format first
+
+    ordered = sorted(FORMATS.items(), key=module_rank)
     if list(FORMATS) != [k for k, _ in ordered]:
         FORMATS.clear()
         FORMATS.update(ordered)

@@ -63,6 +63,7 @@ class ParsedFile:
     skipped: list[dict[str, Any]]
     detection: str | None = None
     bom: bool = False  # the file starts with a UTF-8 byte order mark
+    companions: list[dict[str, Any]] = field(default_factory=list)  # other files its parser read
 
 
 @dataclass
@@ -72,7 +73,7 @@ class ParseResult:
 
     @property
     def bytes(self) -> int:
-        return sum(f.size for f in self.files)
+        return sum(f.size + sum(c["bytes"] for c in f.companions) for f in self.files)
 
 
 # ------------------------------------------------------------------ discovery
@@ -134,7 +135,23 @@ def _parse_one(sf: SourceFile, forced: SourceFormat | None, formats: dict[str, S
     conts = run_parser(fmt.name, fmt.parse, ctx)  # a parser bug must still name the file
     return ParsedFile(path=sf.path, fmt=fmt.name, sha256=hashlib.sha256(data).hexdigest(),
                       size=len(data), continuities=conts, skipped=list(ctx.skipped),
-                      detection=detection, bom=ctx.bom)
+                      detection=detection, bom=ctx.bom, companions=list(ctx.companions))
+
+
+def _companion_files(files: list[SourceFile], formats: dict[str, SourceFormat]) -> dict[Path, Path]:
+    """Files whose log's primary file is imported too (its parser reads them): file -> primary.
+
+    A Cline task's ``ui_messages.json`` found next to its ``api_conversation_history.json``
+    is part of that log, not a log of its own; named alone, it is imported alone."""
+    present = {sf.path.resolve() for sf in files}
+    out: dict[Path, Path] = {}
+    for sf in files:
+        for fmt in formats.values():
+            primary = fmt.primary_of(sf.path) if fmt.primary_of is not None else None
+            if primary is not None and primary.resolve() != sf.path.resolve() and primary.resolve() in present:
+                out[sf.path.resolve()] = primary
+                break
+    return out
 
 
 def parse_files(files: list[SourceFile], *, fmt: str | None = None, on_error: str = "fail",
@@ -152,7 +169,12 @@ def parse_files(files: list[SourceFile], *, fmt: str | None = None, on_error: st
             raise SourceError(f"unknown format {fmt!r}; known: {', '.join(formats)}")
         forced = formats[key]
     res = ParseResult()
+    companion_of = _companion_files(files, formats)
     for sf in files:
+        if sf.path.resolve() in companion_of:  # read by its primary's parser
+            if progress is not None:
+                progress(sf.path)
+            continue
         try:
             res.files.append(_parse_one(sf, forced, formats, on_error))
         except SourceError as exc:
@@ -161,6 +183,11 @@ def parse_files(files: list[SourceFile], *, fmt: str | None = None, on_error: st
             res.ignored.append({"path": str(sf.path), "reason": str(exc)})
         if progress is not None:
             progress(sf.path)
+    read = {Path(c["path"]).resolve() for f in res.files for c in f.companions}
+    for path, primary in companion_of.items():
+        if path not in read:  # its primary's parser did not need it: not silently lost
+            res.ignored.append({"path": str(path), "reason": f"part of the log {primary}, "
+                                "whose parser did not read it"})
     if not res.files:
         detail = "; ".join(f"{i['reason']}" for i in res.ignored[:10])
         raise SourceError("nothing to import" + (f": {detail}" if detail else " (no files found)"),
@@ -341,7 +368,8 @@ def import_paths(paths: list[Path], out: Path, *, fmt: str | None = None, on_err
         "format": formats[0] if len(formats) == 1 else "mixed",
         "files": [{"path": str(f.path), "sha256": f.sha256, "bytes": f.size, "format": f.fmt,
                    "skipped": len(f.skipped), "continuities": len(f.continuities),
-                   **({"bom": True} if f.bom else {})}
+                   **({"bom": True} if f.bom else {}),
+                   **({"companions": f.companions} if f.companions else {})}
                   for f in res.files],
     }
     extra = {"import": {

@@ -42,8 +42,23 @@ def guard_parse(fmt: str, fn: Callable[[ParseContext], list[ParsedContinuity]]):
 
 def register_format(name: str, description: str, *, sniff: Callable[[Path, bytes], Detection],
                     parse: Callable[[ParseContext], list[ParsedContinuity]], profile: str,
-                    raw_joiner: str | None = "\n") -> SourceFormat:
+                    raw_joiner: str | None = "\n",
+                    primary_of: Callable[[Path], Path | None] | None = None) -> SourceFormat:
     """Register a format whose sniffer never raises and whose parser only raises SourceError."""
     return register(SourceFormat(name=name, description=description, sniff=safe_sniff(sniff),
                                  parse=guard_parse(name, parse), raw_joiner=raw_joiner,
-                                 profile=profile))
+                                 profile=profile, primary_of=_never_raising(primary_of)))
+
+
+def _never_raising(fn: Callable[[Path], Path | None] | None) -> Callable[[Path], Path | None] | None:
+    """``fn``, answering None where it raises (a companion test is a look at names only)."""
+    if fn is None:
+        return None
+
+    def wrapped(path: Path) -> Path | None:
+        try:
+            return fn(path)
+        except (OSError, ValueError):
+            return None
+
+    return wrapped
