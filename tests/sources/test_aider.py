@@ -230,3 +230,14 @@ def test_multi_megabyte_older_format_history_counts_every_usage_line(tmp_path):
     runs = ds.manifest["import"]["continuities"]
     assert len(runs) == 300 and sum(r["run_usage"]["api_calls"] for r in runs.values()) == n_lines
     assert all(r["run_usage"]["session_cost_usd"] == 0.12 for r in runs.values())
+
+
+def test_a_call_interrupted_before_its_reply_is_a_request(recorded_dir):
+    # lines 150-164 of chat-history-2024-08-19.md: '#### hi', '^C again to exit', then
+    # '> Tokens: 17,681 sent, 0 received.' with no reply in between
+    conts, _ = parse(recorded_dir / "aider/chat-history-2024-08-19.md", "aider")
+    [c] = [c for c in conts if c.continuity_id == "aider-2024-08-19T13:19:08"]
+    cols = c.rows.cols
+    [u] = [i for i in range(len(c.rows)) if cols["kind"][i] == EventKind.USAGE]
+    assert (cols["request"][u], cols["usage_input"][u], cols["usage_output"][u], cols["source_line"][u]) == (0, 17_681, 0, 164)
+    assert not any(cols["flags"][i] & EventFlag.OUTPUT for i in range(len(c.rows)))

@@ -19,7 +19,8 @@ Line classes (outside code fences):
 * ``> `` lines → SIDE_EFFECT ``output`` (aider's tool output: added files, applied edits,
   commits…); ``> ^C KeyboardInterrupt`` → SIDE_EFFECT ``interrupt`` flagged ERROR.
 * ``> Tokens: 5,244 sent, 604 received. Cost: …`` → USAGE: the recorded usage of the
-  preceding assistant reply (its request), read in every release's format by
+  preceding assistant reply (its request; a line with no reply since the last one, a call
+  interrupted before it answered, is a request of its own), read in every release's format by
   :mod:`workbench.sources.aider_usage` (thousands separators, ``request`` / ``message``
   costs, ``cached`` / ``cache write`` / ``cache hit``, ``4.2k``). The session's totals
   (tokens sent and received, calls, costs) are its run-level usage
@@ -194,7 +195,7 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
     for sess in sessions:
         b = Builder(ctx)
         cid = None
-        last_req = -1
+        awaiting_usage: int | None = None  # the reply whose '> Tokens:' line has not come yet
         usage_lines: list[TokensLine] = []
         version = None
         for k, (cls, start, chunk_lines) in enumerate(sess):
@@ -223,9 +224,9 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
                 else:
                     b.add(EventKind.MESSAGE, role=Role.USER, origin=Origin.USER, text=body, **common)
             elif cls == "assistant":
-                last_req = b.new_request()
+                awaiting_usage = b.new_request()
                 b.add(EventKind.MESSAGE, role=Role.ASSISTANT, origin=Origin.AGENT,
-                      text=raw.rstrip(), request=last_req, output=True, **common)
+                      text=raw.rstrip(), request=awaiting_usage, output=True, **common)
             elif cls == "tokens":
                 try:
                     line = read_tokens_line(chunk_lines[0])
@@ -233,8 +234,12 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
                     ctx.bad_record(start, exc.message, exc.expected, raw, b.rows)
                     continue
                 usage_lines.append(line)
+                # a call interrupted before any reply ("17,681 sent, 0 received" after ^C) is
+                # a request of its own
+                req = b.new_request() if awaiting_usage is None else awaiting_usage
+                awaiting_usage = None
                 b.add(EventKind.USAGE, origin=Origin.HARNESS, name="tokens", usage=line.usage(),
-                      text=None, request=last_req if last_req >= 0 else None, **common)
+                      text=None, request=req, **common)
             else:  # tool output
                 body = _body(chunk_lines, "> ")
                 if version is None:
