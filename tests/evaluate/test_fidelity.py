@@ -73,12 +73,18 @@ HAND_REQUESTS = {  # (continuity, request) -> (input, cache read, cache write, o
 }
 
 
+# the bundled logs the figures below were counted on (docs/fidelity-findings.md); the aider
+# histories bundled later have per-request usage too and their own checks (tests/sources)
+GOLDEN_LOGS = ("claude-code", "codex", "gemini-cli", "mini-swe-agent", "openhands", "openhands-sdk",
+               "swe-agent", "aider/complex-change.md")
+
+
 @pytest.fixture(scope="module")
 def dataset(recorded_dir, tmp_path_factory):
     from workbench.sources.importer import import_paths
 
     out = tmp_path_factory.mktemp("fidelity") / "recorded"
-    import_paths([recorded_dir], out)
+    import_paths([recorded_dir / rel for rel in GOLDEN_LOGS], out)
     return load_dataset(out)
 
 
