@@ -55,6 +55,8 @@ def test_mini_swe_agent_object_form_and_format_errors(tmp_path):
         ("MESSAGE", "ASSISTANT", 1), ("TOOL_CALL", "ASSISTANT", 1), ("TOOL_RESULT", "TOOL", -1)]
     assert rows[5][5] == "cat a" and rows[5][3] == "mswea-1"
     assert c.model == "anthropic/claude-sonnet-4" and c.meta["model_stats"]["api_calls"] == 3
+    assert c.meta["run_usage"] == {"source": "info.model_stats", "tokens_sent": None, "tokens_received": None,
+                                   "api_calls": 3, "cost_usd": 0.5}
     assert c.rows.cols["usage_input"][6] == 50 and c.continuity_id == "run"
     from workbench.sources import mini_swe_agent
 

@@ -31,6 +31,9 @@ def test_swe_agent_pydicom(recorded_dir):
     assert c.meta["model_stats"]["tokens_sent"] == 122_612
     assert c.meta["model_stats"]["tokens_received"] == 1_369
     assert round(c.meta["model_stats"]["instance_cost"], 2) == 1.27
+    # the same totals as run-level usage (info.model_stats.instance_cost 1.26719)
+    assert c.meta["run_usage"] == {"source": "info.model_stats", "tokens_sent": 122_612,
+                                   "tokens_received": 1_369, "api_calls": 12, "cost_usd": 1.26719}
     assert s["usage"] == NO_USAGE
     assert c.continuity_id == "pydicom__pydicom-1458"
     # the demonstration is harness-injected
@@ -48,6 +51,7 @@ def test_swe_agent_marshmallow_function_calling(recorded_dir):
     # counted sequentially (a result closes the latest open call of its id): 13
     assert s["kinds"]["TOOL_CALL"] == 13 and s["kinds"]["TOOL_RESULT"] == 13 and s["pairs"] == 13
     assert s["requests"] == 13 == c.meta["model_stats"]["api_calls"]
+    assert "run_usage" not in c.meta  # tokens and cost zeroed: nothing was recorded
     assert s["kinds"]["SIDE_EFFECT"] == 13  # len(trajectory)
     assert c.model == "replay"  # replay_config.agent.model.name
     assert s["usage"] == NO_USAGE

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from workbench.sources.checks import Malformed
+from workbench.sources.run_usage import run_usage as run_usage_record
 
 TOKENS_LINE = re.compile(r"^> Tokens: (?P<body>.*?)(?:\.?\s+Cost: (?P<cost>.*?))?\s*$")
 _COUNT = r"(?:\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)"
@@ -145,12 +146,8 @@ def run_usage(lines: list[TokensLine]) -> dict[str, Any] | None:
         return None
     costs = [t.cost for t in lines if t.cost is not None]
     sessions = [t.session_cost for t in lines if t.session_cost is not None]
-    return {
-        "source": "aider '> Tokens:' lines",
-        "tokens_sent": sum(t.sent for t in lines),
-        "tokens_received": sum(t.received for t in lines),
-        "api_calls": len(lines),
-        "cost_usd": round(sum(costs), 10) if costs else None,
-        "session_cost_usd": sessions[-1] if sessions else None,
-        "approximate": any(t.approximate for t in lines),
-    }
+    return run_usage_record("aider '> Tokens:' lines", tokens_sent=sum(t.sent for t in lines),
+                     tokens_received=sum(t.received for t in lines), api_calls=len(lines),
+                     cost_usd=sum(costs) if costs else None,
+                     session_cost_usd=sessions[-1] if sessions else None,
+                     approximate=any(t.approximate for t in lines))

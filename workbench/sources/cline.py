@@ -83,6 +83,7 @@ from workbench.sources.checks import (
 )
 from workbench.sources.lossless import BOM, rebuild_document, start_document
 from workbench.sources.registration import register_format
+from workbench.sources.run_usage import run_usage
 from workbench.sources.sniffing import peek
 from workbench.sources.values import dumps, parse_ts
 
@@ -441,13 +442,10 @@ def _run_usage(task: _Task, convention: str) -> dict[str, Any] | None:
     usages = [task.canonical(u, convention) for u in task.usage.values()]
     costs = [u["cost"] for u in task.usage.values() if u["cost"] is not None]
     costs += [c["cost"] for c in task.condensations if c["cost"] is not None]
-    return {
-        "source": "ui_messages.json api_req_started",
-        "tokens_sent": sum(max(i, 0) + r + w for i, r, w, _ in usages),
-        "tokens_received": sum(max(o, 0) for *_, o in usages),
-        "api_calls": len(usages),
-        "cost_usd": round(sum(costs), 10) if costs else None,
-    }
+    return run_usage("ui_messages.json api_req_started",
+                     tokens_sent=sum(max(i, 0) + r + w for i, r, w, _ in usages),
+                     tokens_received=sum(max(o, 0) for *_, o in usages), api_calls=len(usages),
+                     cost_usd=sum(costs) if costs else None)
 
 
 def roundtrip(events_raw: list[str | None]) -> dict[str, Any]:

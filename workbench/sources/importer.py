@@ -343,6 +343,7 @@ def import_paths(paths: list[Path], out: Path, *, fmt: str | None = None, on_err
     """Import logs at ``paths`` into the dataset directory ``out``; return the Dataset."""
     from workbench.continuity.dataset import write_dataset
     from workbench.sources.calibrate import NOT_MEANINGFUL, calibrate_table
+    from workbench.sources.run_usage import RUN_USAGE, summarize
 
     files = collect_files([Path(p) for p in paths])
     tokenizers = tuple(tokenizers)
@@ -380,6 +381,8 @@ def import_paths(paths: list[Path], out: Path, *, fmt: str | None = None, on_err
         "unresolved_parents": unresolved,
         "continuities": {cid: c.meta for cid, c in zip(ids, conts, strict=True)},
         "calibration": calibration,
+        "run_usage": summarize({cid: c.meta[RUN_USAGE] for cid, c in zip(ids, conts, strict=True)
+                                if isinstance(c.meta.get(RUN_USAGE), dict)}),
     }}
     if progress and (skipped or res.ignored):
         for s in skipped[:20]:

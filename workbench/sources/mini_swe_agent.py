@@ -37,6 +37,7 @@ from workbench.sources.checks import opt_dict, opt_list, pick, want_dict
 from workbench.sources.lossless import roundtrip as roundtrip
 from workbench.sources.openai_style import call_event, role_and_text, system_message
 from workbench.sources.registration import register_format
+from workbench.sources.run_usage import RUN_USAGE, from_model_stats
 from workbench.sources.sniffing import is_message, peek
 from workbench.sources.values import dumps, litellm_usage
 
@@ -114,6 +115,9 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
     if isinstance(doc, dict):
         info = doc.get("info")
         meta.update(pick(info, model_stats=dict, exit_status=str))
+        totals = from_model_stats(meta.get("model_stats"))
+        if totals is not None:
+            meta[RUN_USAGE] = totals
         if isinstance(info, dict):
             cfg = info.get("config")
             mcfg = cfg.get("model") if isinstance(cfg, dict) else None

@@ -72,6 +72,7 @@ from workbench.sources.checks import (
 )
 from workbench.sources.lossless import BOM, rebuild_document, start_document
 from workbench.sources.registration import register_format
+from workbench.sources.run_usage import run_usage
 from workbench.sources.sniffing import peek
 from workbench.sources.values import dumps
 
@@ -267,13 +268,10 @@ def _finish(ctx: ParseContext, b: Builder, st: _State, session: dict, fmt_meta: 
     if st.pruned:
         meta["pruned_tool_outputs"] = st.pruned
     if st.usages or st.costs:
-        meta["run_usage"] = {
-            "source": "opencode step-finish tokens and costs",
-            "tokens_sent": sum(i + r + w for i, r, w, _ in st.usages),
-            "tokens_received": sum(o for *_, o in st.usages),
-            "api_calls": len(st.usages),
-            "cost_usd": round(sum(st.costs), 10) if st.costs else None,
-        }
+        meta["run_usage"] = run_usage(
+            "opencode step-finish tokens and costs", tokens_sent=sum(i + r + w for i, r, w, _ in st.usages),
+            tokens_received=sum(o for *_, o in st.usages), api_calls=len(st.usages),
+            cost_usd=sum(st.costs) if st.costs else None)
     return ParsedContinuity(
         continuity_id=sid, source_format=NAME, source_file=str(ctx.path), rows=rows,
         parent_id=str_or_none(session.get("parentID")),

@@ -24,7 +24,8 @@ execution_time, sometimes the full message list); each becomes a SIDE_EFFECT nam
 
 ``info.model_stats`` holds run totals only (tokens_sent, tokens_received, api_calls,
 instance_cost); there is no per-request usage, so the totals go to
-``ParsedContinuity.meta["model_stats"]`` and no usage columns are set.
+``ParsedContinuity.meta["model_stats"]`` as recorded and, unless zeroed, to the run-level
+usage ``meta["run_usage"]`` (:mod:`workbench.sources.run_usage`); no usage columns are set.
 
 Raw: the document layout of :mod:`workbench.sources.lossless` (META ``document``
 = the object with ``history`` and ``trajectory`` emptied, META ``layout``, then history
@@ -52,6 +53,7 @@ from workbench.sources.openai_style import (
     system_message,
 )
 from workbench.sources.registration import register_format
+from workbench.sources.run_usage import RUN_USAGE, from_model_stats
 from workbench.sources.sniffing import peek
 from workbench.sources.values import dumps
 
@@ -152,6 +154,9 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
     rows = b.finish()
     meta: dict[str, Any] = {**pick(doc.get("info"), model_stats=dict, exit_status=str),
                             **pick(doc, environment=str)}
+    totals = from_model_stats(meta.get("model_stats"))
+    if totals is not None:
+        meta[RUN_USAGE] = totals
     name = ctx.path.name
     cid = name[: -len(".traj")] if name.endswith(".traj") else ctx.path.stem
     return [ParsedContinuity(continuity_id=cid, source_format=NAME, source_file=str(ctx.path),
