@@ -155,6 +155,7 @@ def fidelity(
     res["summary"].write_parquet(out / "fidelity.parquet")
     res["compactions"].write_parquet(out / "fidelity_compactions.parquet")
     res["continuities"].write_parquet(out / "fidelity_continuities.parquet")
+    res["run_level"].write_parquet(out / "fidelity_run_level.parquet")
     _write_json(out / "fidelity.json", res["config"])
     typer.echo(render_summary(res))
     typer.echo(f"wrote fidelity Parquet tables to {out}")

@@ -24,6 +24,15 @@ usage or a recorded compaction boundary, and compares, request by request:
   Claude Code, the boundary's ``preTokens`` against the simulated context right before
   the boundary (every context row before it, raw and calibrated).
 
+* **run-level usage** (``run_level``, one row per continuity whose log records totals for
+  the whole run: SWE-agent's ``info.model_stats``, aider's, Cline's, opencode's costs; the
+  import manifest's ``import.run_usage``): recorded tokens sent against the simulated prompt
+  tokens summed over every call (and calibrated where the continuity has a fitted line),
+  tokens received against the simulated output, API calls against the simulated calls, the
+  recorded cost against the simulated one (priced for ``simulated_model``, which is the
+  preset's default when the log names no model: then the cost is not comparable and the
+  ``note`` says so).
+
 Request indices are the continuity's own (the ``request`` column of the events, the
 ledger's ``source_request``); recorded usage sits on events with ``usage_input >= 0``.
 
@@ -33,7 +42,7 @@ Result (a dict): ``requests`` (one row per recorded request with usage: ``record
 checkpoint, outer-joined on the request), ``continuities`` and ``summary`` (per source
 format: requests compared, median/p90 absolute percentage errors, totals, compaction
 requests recorded vs simulated and whether they match, preTokens vs simulated), and
-``config``. APEs are ``|simulated − recorded| / recorded · 100``, null where the recorded
+``run_level`` and ``config``. APEs are ``|simulated − recorded| / recorded · 100``, null where the recorded
 value is 0. Nothing here is tuned to the logs: where the engine cannot reproduce a log
 the error is reported.
 
@@ -114,6 +123,7 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
         replay,
         stable_run_id,
     )
+    from workbench.evaluate.fidelity_runs import run_level_frame
 
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
     pol = get_policy(policy) if isinstance(policy, str) else policy
@@ -127,7 +137,12 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
     cid_expr = pl.col("continuity").replace_strict(ids, return_dtype=pl.String).alias("continuity_id")
     usage = ev.filter(pl.col("usage_input") >= 0).with_columns(cid_expr)
     bounds = ev.filter(pl.col("kind") == int(EventKind.COMPACTION)).with_columns(cid_expr)
-    selected = sorted(set(usage["continuity"].to_list()) | set(bounds["continuity"].to_list()))
+    runs = {r["continuity_id"]: r for r in ((ds.manifest.get("import") or {}).get("run_usage") or {})
+            .get("by_continuity", [])}
+    index_of = {cid: c for c, cid in ids.items()}
+    with_runs = {index_of[cid] for cid in runs if cid in index_of}
+    compared = sorted(set(usage["continuity"].to_list()) | set(bounds["continuity"].to_list()))
+    selected = sorted(set(compared) | with_runs)  # replayed; run-level-only ones feed run_level
     run_id = stable_run_id(ds.manifest, [pol], tokenizer, 0, None)
     config = {"run_id": run_id, "policy": pol.name, "engine": engine, "tokenizer": tokenizer,
               "dataset": str(ds.path), "continuities": [ids[c] for c in selected]}
@@ -148,10 +163,12 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
     requests = _request_frame(usage, ledger, fmt_of, cal, inputs)
     compactions = _compaction_frame(bounds, sim_events, ledger, usage, fmt_of, cal, inputs, ids,
                                     parent_of)
-    continuities = _continuity_frame(requests, compactions, ledger, cal, fmt_of, selected, ids)
+    continuities = _continuity_frame(requests, compactions, ledger, cal, fmt_of, compared, ids)
     summary = _summary(requests, compactions, ledger, fmt_of, key="source_format")
+    model_of = dict(zip(conts["continuity_id"].to_list(), conts["model"].to_list(), strict=True))
+    run_level = run_level_frame(runs, ledger, fmt_of, cal, model_of)
     return {"requests": requests, "compactions": compactions, "continuities": continuities,
-            "summary": summary, "config": config}
+            "summary": summary, "run_level": run_level, "config": config}
 
 
 # ------------------------------------------------------------------ per request
@@ -542,6 +559,13 @@ def render_summary(result: dict[str, Any]) -> str:
             f"{f(r['cache_hit_abs_error_pp_median']):>14}"
             f"{f(r['output_ape_median']) + ' / ' + f(r['output_ape_p90']) + ' %':>22}"
             f"{str(r['compactions_recorded']) + '/' + str(r['compactions_simulated']) + '/' + str(r['compactions_matched']):>28}")
+    runs = result.get("run_level")
+    for r in runs.iter_rows(named=True) if runs is not None else ():
+        lines.append(f"  run {r['continuity_id']} ({r['source']}): tokens sent {r['recorded_tokens_sent']} vs "
+                     f"simulated prompt {r['simulated_prompt_tokens']} ({f(r['tokens_sent_error_pct'])} %), "
+                     f"received {r['recorded_tokens_received']} vs {r['simulated_output_tokens']}, calls "
+                     f"{r['recorded_api_calls']} vs {r['simulated_calls']}, cost ${f(r['recorded_cost_usd'], 4)} vs "
+                     f"${f(r['simulated_cost_usd'], 4)}" + (f" [{r['note']}]" if r["note"] else ""))
     comp = result["compactions"]
     for r in comp.iter_rows(named=True):
         lines.append(f"  compaction {r['continuity_id']}: {r['trigger']} boundary -> recorded request "
