@@ -339,8 +339,12 @@ def profile_of(source_format: str) -> str | None:
 # ------------------------------------------------------------------ driver
 
 def import_paths(paths: list[Path], out: Path, *, fmt: str | None = None, on_error: str = "fail",
-                 progress: bool = False, tokenizers=("cl100k", "approx")):
-    """Import logs at ``paths`` into the dataset directory ``out``; return the Dataset."""
+                 progress: bool = False, tokenizers=("cl100k", "approx"),
+                 timings: dict[str, float] | None = None):
+    """Import logs at ``paths`` into the dataset directory ``out``; return the Dataset.
+
+    ``timings`` (a dict) receives the wall seconds of each phase: ``parse_s``, ``build_s``,
+    ``tokenize_s``, ``calibrate_s``, ``write_s`` (benchmarks/bench_import.py prints them)."""
     from workbench.continuity.dataset import write_dataset
     from workbench.sources.calibrate import NOT_MEANINGFUL, calibrate_table
     from workbench.sources.run_usage import RUN_USAGE, summarize
@@ -352,16 +356,21 @@ def import_paths(paths: list[Path], out: Path, *, fmt: str | None = None, on_err
         with contextlib.suppress(OSError):
             total += sf.path.stat().st_size
     bar = _Progress(total, enabled=progress and (total >= LARGE_INPUT_BYTES or len(files) > 200))
+    phases: dict[str, float] = {} if timings is None else timings
+    t0 = time.perf_counter()
     with bar:
         res = parse_files(files, fmt=fmt, on_error=on_error, progress=bar.advance)
+        phases["parse_s"] = time.perf_counter() - t0
         bar.phase("building and tokenizing")
-        events, continuities, ids, unresolved = build_tables(res, tokenizers)
+        events, continuities, ids, unresolved = build_tables(res, tokenizers, timings=phases)
         bar.phase("calibrating")
+        t1 = time.perf_counter()
         conts = [c for f in res.files for c in f.continuities]
         cal_tok = "cl100k" if "cl100k" in tokenizers else (tokenizers[0] if tokenizers else None)
         not_meaningful = {cid: c.meta.get(NOT_MEANINGFUL) for cid, c in zip(ids, conts, strict=True)}
         calibration = (calibrate_table(events, ids, cal_tok, not_meaningful) if cal_tok
                        else {cid: {"status": "no tokenizer column to calibrate"} for cid in ids})
+        phases["calibrate_s"] = time.perf_counter() - t1
 
     skipped = [{"file": str(f.path), **s} for f in res.files for s in f.skipped]
     formats = sorted({f.fmt for f in res.files})
@@ -395,8 +404,11 @@ def import_paths(paths: list[Path], out: Path, *, fmt: str | None = None, on_err
             if len(rows) > 20:
                 print(f"... and {len(rows) - 20} more {what} (all listed in manifest.json import)",
                       file=sys.stderr)
-    return write_dataset(out, events=events, continuities=continuities, tokenizers=list(tokenizers),
-                         source=source, extra=extra)
+    t2 = time.perf_counter()
+    ds = write_dataset(out, events=events, continuities=continuities, tokenizers=list(tokenizers),
+                       source=source, extra=extra)
+    phases["write_s"] = time.perf_counter() - t2
+    return ds
 
 
 class _Progress:
