@@ -98,6 +98,10 @@ AIDER_LINES = [
     "# aider chat started at 2024-01-01 00:00:00", "#### hi  ", "####", "#### /add x.py  ",
     "> out  ", ">", "> Tokens: 1.2k sent, 3 received. Cost: $0.01 message.",
     "> Tokens: 9k sent, 1k cache write, 2k cache hit, 7 received.", "> Tokens: x sent",
+    "> Tokens: 5,244 sent, 604 received. Cost: $0.02 request, $0.02 session.  ",
+    "> Tokens: 194 sent, 9,474 cached, 7 received. Cost: $0.000057 message, $0.000057 session, cache costs not available.",
+    "> Tokens: 529 sent, 90 received, cache costs not included. Cost: $0.00024 message, $0.00024 session.",
+    "> Tokens: 5,24 sent, 1 received.", "> Tokens: 1 sent, 2 received. Cost: lots", "> Aider v0.47.2-dev  ",
     "> ^C KeyboardInterrupt  ", "```", "```python", "~~~", "<div class=\"chat-transcript\">",
     "</div>", "", "  ", "some reply text", "---",
 ]

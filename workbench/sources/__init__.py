@@ -2,10 +2,15 @@
 
 Every format module registers itself (:func:`workbench.sources.registration.register_format`)
 when imported; :func:`load_formats` imports them all (lazily, on first use), in the order
-of :data:`FORMAT_MODULES`. Helpers shared by the formats live in modules that each own one thing:
+of :data:`FORMAT_MODULES` (a module may register several formats: ``cline`` also registers
+``roo_code``). Helpers shared by the formats live in modules that each own one thing:
 ``checks`` (record structure), ``values`` (timestamps, content, usage), ``builder`` (rows,
-requests, pairing), ``lossless`` (raw round trip), ``sniffing``, ``registration`` and
-``openai_style`` (OpenAI-style messages).
+requests, pairing), ``lossless`` (raw round trip), ``sniffing``, ``registration``,
+``openai_style`` (OpenAI-style messages), ``anthropic_blocks`` (Anthropic content blocks)
+and ``run_usage`` (totals recorded for a whole run); ``aider_usage`` reads aider's usage
+lines. A log spread over several files (a Cline task, an opencode session) is parsed from
+one primary file that reads the others (``SourceFormat.primary_of``,
+``ParseContext.read_companion``).
 """
 
 from __future__ import annotations
