@@ -105,7 +105,7 @@ _OUTPUT_ASKS = frozenset({"followup", "plan_mode_respond", "completion_result"})
 
 # ---------------------------------------------------------------- reading the files
 
-def _load_list(ctx: ParseContext, data: bytes, path: Path, expected: str) -> list:
+def _load_list(data: bytes, path: Path, expected: str) -> list:
     if not data.strip():
         raise SourceError("file is empty", path=str(path), expected=expected)
     try:
@@ -153,7 +153,7 @@ def _say_ask(m: Any, where: str) -> tuple[dict, str]:
 class _Task:
     """What the panel says about the task's requests, collected before any event is added."""
 
-    def __init__(self, ui: list, where: str, ctx: ParseContext):
+    def __init__(self, ui: list, where: str):
         self.ui = ui
         self.bad: dict[int, Malformed] = {}
         self.kind: list[str | None] = []
@@ -382,13 +382,13 @@ def _parse_task(ctx: ParseContext, fmt: str) -> list[ParsedContinuity]:
     meta_doc: Any = None
     b = Builder(ctx)
     if path.name == UI:
-        ui = _load_list(ctx, ctx.read_bytes(), path, EXPECTED_UI)
+        ui = _load_list(ctx.read_bytes(), path, EXPECTED_UI)
     else:
-        history = _load_list(ctx, ctx.read_bytes(), path, EXPECTED_HISTORY)
+        history = _load_list(ctx.read_bytes(), path, EXPECTED_HISTORY)
         if (directory / UI).is_file():
             ui_path = directory / UI
             with ctx.reading(ui_path):
-                ui = _load_list(ctx, ctx.read_companion(ui_path), ui_path, EXPECTED_UI)
+                ui = _load_list(ctx.read_companion(ui_path), ui_path, EXPECTED_UI)
     if (directory / METADATA).is_file() and path.name in (HISTORY, UI):
         md_path = directory / METADATA
         data = ctx.read_companion(md_path)
@@ -400,7 +400,7 @@ def _parse_task(ctx: ParseContext, fmt: str) -> list[ParsedContinuity]:
                                "a JSON object", data.decode("utf-8", "replace"), b.rows)
             meta_doc = None
 
-    task = _Task(ui or [], UI, ctx)
+    task = _Task(ui or [], UI)
     harness = task.harness(path)
     convention = task.convention(harness)
     meta: dict[str, Any] = {"harness": harness, "files": [HISTORY] * (history is not None)

@@ -282,9 +282,10 @@ def _finish(ctx: ParseContext, b: Builder, st: _State, session: dict, fmt_meta: 
 # ---------------------------------------------------------------- export file
 
 def _parse_export(ctx: ParseContext, doc: dict) -> list[ParsedContinuity]:
-    session = want_dict(doc.get("info"), "info", EXPECTED_SESSION) if isinstance(doc.get("info"), dict) else None
-    if session is None:
-        raise SourceError("'info' is not an object", path=str(ctx.path), expected=EXPECTED_EXPORT)
+    session = doc.get("info")
+    if not isinstance(session, dict):
+        raise SourceError(f"'info' is {type_name(session)}, not an object", path=str(ctx.path),
+                          expected=EXPECTED_EXPORT)
     b = Builder(ctx)
     st = _State(b)
     layout = start_document(doc)
