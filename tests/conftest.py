@@ -5,13 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-RECORDED = Path(__file__).resolve().parents[1].parent / "shared" / "datasets" / "recorded"
+from bundled_logs import BUNDLED_LOGS
 
 
 @pytest.fixture(scope="session")
 def recorded_dir() -> Path:
-    """The real agent logs (../shared/datasets/recorded next to the repository)."""
-    if not RECORDED.is_dir():
-        pytest.skip(f"recorded logs not found at {RECORDED}")
-    return RECORDED
+    """The real agent logs bundled with the repository (``datasets/bundled``)."""
+    assert BUNDLED_LOGS.is_dir(), f"bundled logs missing at {BUNDLED_LOGS} (part of the repository)"
+    return BUNDLED_LOGS

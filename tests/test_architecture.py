@@ -25,11 +25,16 @@ def _modules() -> dict[str, Path]:
 
 def import_graph() -> dict[str, set[str]]:
     """Module -> workbench modules it imports anywhere in its file (top level or inside a
-    function: a lazy import is still a dependency)."""
+    function: a lazy import is still a dependency; ``if TYPE_CHECKING:`` imports are not)."""
     mods = _modules()
     graph: dict[str, set[str]] = {m: set() for m in mods}
     for name, path in mods.items():
-        for node in ast.walk(ast.parse(path.read_text())):
+        tree = ast.parse(path.read_text())
+        typing_only = {id(n) for block in ast.walk(tree) if isinstance(block, ast.If)
+                       and "TYPE_CHECKING" in ast.unparse(block.test) for n in ast.walk(block)}
+        for node in ast.walk(tree):
+            if id(node) in typing_only:  # annotations only: never imported at run time
+                continue
             targets = []
             if isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]

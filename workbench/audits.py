@@ -122,6 +122,7 @@ def fidelity_audit(dataset, *, engine: str = "kernel", price_as: str | None = No
                              "logs recorded: import them with `workbench import`)")
     return AuditResult("fidelity", {N.FIDELITY_REQUESTS: res["requests"], N.FIDELITY: res["summary"],
                                     N.FIDELITY_COMPACTIONS: res["compactions"],
-                                    N.FIDELITY_CONTINUITIES: res["continuities"]},
+                                    N.FIDELITY_CONTINUITIES: res["continuities"],
+                                    N.FIDELITY_RUN_LEVEL: res["run_level"]},
                        {N.FIDELITY_JSON: res["config"]}, passed=None,
                        details={"text": render_summary(res)})

@@ -261,20 +261,11 @@ def test_parity_on_generated_continuities(profile, events, seed, window, data):
     assert_same(inp, policy, window, **acc)
 
 
-def _presets():
-    try:
-        from workbench.engine.presets import PRESETS
-    except ImportError:  # pragma: no cover - presets.py is written by another engineer
-        return None
-    return PRESETS
-
-
 @pytest.mark.parametrize("profile,events,seed", [("coding", 600, 1), ("long-running", 2000, 2), ("chat", 400, 3)])
 @pytest.mark.parametrize("window", [200_000, 20_000])
 def test_parity_of_every_preset(profile, events, seed, window):
-    presets = _presets()
-    if presets is None:
-        pytest.skip("workbench.engine.presets (PRESETS) does not exist yet")
+    from workbench.engine.presets import PRESETS as presets
+
     inp = generated(profile, events, seed)
     for policy in presets.values():
         cache = policy.provider.cache or "explicit"

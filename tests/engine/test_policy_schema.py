@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from workbench.cli import app
-from workbench.engine.policy import Policy
 from workbench.engine.policy_schema import check_field, check_window, policy_schema
 from workbench.engine.presets import PRESETS, get_policy, load_policy_file, policy_from_spec
 from workbench.errors import PolicyError, WorkbenchError
@@ -72,7 +71,7 @@ def test_the_schema_is_json_schema_and_covers_every_field():
 
 
 def test_integral_floats_become_ints():
-    p = Policy.from_dict({"name": "x", "trigger": {"kind": "tokens", "reserve_tokens": 20_000.0}})
+    p = policy_from_spec({"name": "x", "trigger": {"kind": "tokens", "reserve_tokens": 20_000.0}})
     assert p.trigger.reserve_tokens == 20_000 and isinstance(p.trigger.reserve_tokens, int)
 
 

@@ -85,14 +85,14 @@ def test_continuities_are_sliced_when_sorted_and_sorted_when_not():
 
 def test_shuffled_events_prepare_like_sorted_ones(tmp_path):
     import dataclasses
-    from pathlib import Path
+
+    from bundled_logs import BUNDLED_LOGS
 
     from workbench.continuity.dataset import load_dataset
     from workbench.engine.run import prepare_dataset
     from workbench.sources.importer import import_paths
 
-    bundled = Path(__file__).resolve().parents[2] / "datasets" / "bundled"
-    ds = import_paths([bundled], tmp_path / "ds")  # nine continuities from six harnesses
+    ds = import_paths([BUNDLED_LOGS], tmp_path / "ds")  # every bundled log
     assert ds.continuities().height > 1
     shuffled = tmp_path / "shuffled"
     shuffled.mkdir()

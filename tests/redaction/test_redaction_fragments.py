@@ -10,18 +10,15 @@ change that loses recall fails here. The residual gaps are documented with each 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from bundled_logs import BUNDLED_LOGS
 
 from workbench.redaction import harness as H
 from workbench.redaction import probes as P
 from workbench.redaction import rules as R
 from workbench.synth import secrets as S
 from workbench.synth.facts import plant_fact
-
-RECORDED = Path(__file__).resolve().parents[3] / "shared" / "datasets" / "recorded"
 
 #: Guaranteed recall on fragment probes per format (measured minimum over 8 seeds).
 RECALL_FLOOR = {
@@ -165,12 +162,11 @@ def test_ids_identifiers_and_docs_of_real_logs(text):
 
 
 def _recorded_lines():
-    for f in sorted(RECORDED.rglob("*")):
+    for f in sorted(BUNDLED_LOGS.rglob("*")):
         if f.is_file() and f.name != "SOURCES.md":
             yield from ((f.name, line) for line in f.read_text(encoding="utf-8").splitlines())
 
 
-@pytest.mark.skipif(not RECORDED.is_dir(), reason="no recorded logs beside the repository")
 def test_recorded_real_logs_have_no_finding():
     hits = [(name, line[:200], H.scan(line)) for name, line in _recorded_lines() if H.scan(line)]
     assert not hits, hits[:3]

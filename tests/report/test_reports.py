@@ -18,6 +18,7 @@ from pathlib import Path
 import orjson
 import polars as pl
 import pytest
+from bundled_logs import BUNDLED_LOGS
 
 from workbench.report import KINDS
 from workbench.report.html import fmt
@@ -26,15 +27,9 @@ from workbench.report.verdict import ReportError, build_verdict
 from workbench.selection import Constraints
 
 PROJECT = Path(__file__).resolve().parents[2]
-BUNDLED = PROJECT / "datasets" / "bundled"
 CHROMIUM = Path("/usr/bin/chromium")
 
-try:  # the numba engine; the reference engine gives identical ledgers
-    import workbench.engine.kernel  # noqa: F401
-
-    ENGINE = "kernel"
-except ImportError:  # pragma: no cover - while the kernel engine is being finished
-    ENGINE = "reference"
+ENGINE = "kernel"  # the numba engine; the reference engine gives identical ledgers
 
 NO_SR1 = "llm-summary-no-sr1"
 
@@ -81,14 +76,11 @@ def rendered(tiny):
 def recorded_run(tmp_path_factory):
     """The bundled Claude Code session with an automatic compaction, replayed as recorded,
     with the fidelity tables beside it."""
-    pytest.importorskip("workbench.evaluate.fidelity")
     from workbench.engine.run import simulate
     from workbench.evaluate.fidelity import fidelity_table
     from workbench.sources.importer import import_paths
 
-    src = BUNDLED / "claude-code" / "session-624a4a58.jsonl"
-    if not src.is_file():
-        pytest.skip(f"{src} not bundled")
+    src = BUNDLED_LOGS / "claude-code" / "session-624a4a58.jsonl"
     root = tmp_path_factory.mktemp("recorded")
     ds = import_paths([src], root / "ds")
     run = simulate(ds, ["as-recorded", "claude-code"], engine=ENGINE).write(root / "run")
@@ -101,7 +93,8 @@ def recorded_run(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def sweep_dir(tiny, tmp_path_factory):
-    runner = pytest.importorskip("workbench.sweep.runner")
+    from workbench.sweep import runner
+
     spec = tmp_path_factory.mktemp("sweep") / "tiny.yaml"
     spec.write_text(f"""
 name: tiny-threshold

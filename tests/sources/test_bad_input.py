@@ -13,6 +13,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from format_checks import FILE_FORMATS, parse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -289,3 +290,44 @@ def test_fuzz_mutated_real_lines(fuzz_dir, real_records, data):
     else:
         raw += b"\n"
     _check(fuzz_dir, raw)
+
+
+# ------------------------------------------------ document formats: malformed records
+
+
+def test_malformed_records_name_the_place(tmp_path):
+    p = tmp_path / "x.traj"
+    p.write_text(json.dumps({"history": [{"role": "system", "content": "s"},
+                                         {"role": "assistant", "content": "a", "tool_calls": [{"function": []}]}],
+                             "trajectory": []}))
+    with pytest.raises(SourceError) as exc:
+        parse(p, "swe_agent")
+    msg = str(exc.value)
+    assert "history[1].tool_calls[0].function" in msg and "expected" in msg
+    conts, ctx = parse(p, "swe_agent", on_error="skip")
+    assert len(ctx.skipped) == 1
+    from workbench.sources import swe_agent
+
+    assert swe_agent.roundtrip(conts[0].rows.cols["raw"]) == json.loads(p.read_text())
+
+    q = tmp_path / "events.jsonl"
+    q.write_text('{"kind": "ActionEvent", "id": "a", "tool_call": []}\n')
+    with pytest.raises(SourceError) as exc:
+        parse(q, "openhands_sdk")
+    assert ":1:" in str(exc.value) and "tool_call" in str(exc.value)
+
+    r = tmp_path / "session.json"
+    r.write_text('{"sessionId": "s", "messages": [{"type": "gemini", "tokens": {"input": "many"}}]}')
+    with pytest.raises(SourceError, match=r"messages\[0\]\.tokens\.input"):
+        parse(r, "gemini_cli")
+
+
+@pytest.mark.parametrize("fmt", [*FILE_FORMATS, "cline", "roo_code", "opencode"])
+def test_wrong_top_level_shape_is_a_source_error(tmp_path, fmt):
+    p = tmp_path / "weird.json"
+    p.write_text("42")
+    with pytest.raises(SourceError):
+        parse(p, fmt)
+    p.write_text("")
+    with pytest.raises(SourceError, match="empty"):
+        parse(p, fmt)

@@ -1,4 +1,4 @@
-"""The shared importer helpers (``workbench.sources._common``) and the format registry."""
+"""The shared importer helpers (``checks``, ``values``, ``lossless``, ``sniffing``, ``registration``) and the format registry."""
 
 from __future__ import annotations
 
@@ -9,18 +9,13 @@ import pytest
 
 from workbench.errors import SourceError
 from workbench.sources import load_formats
-from workbench.sources._common import (
-    Malformed,
-    dumps,
-    guard_parse,
-    opt_int,
-    parse_ts,
-    pick,
-    roundtrip,
-    sniff_safely,
-)
 from workbench.sources.base import Detection, ParseContext
+from workbench.sources.checks import Malformed, opt_int, pick
 from workbench.sources.importer import profile_of
+from workbench.sources.lossless import roundtrip
+from workbench.sources.registration import guard_parse
+from workbench.sources.sniffing import sniff_safely
+from workbench.sources.values import dumps, parse_ts
 
 
 def test_every_format_declares_a_known_harness_profile():
@@ -28,7 +23,8 @@ def test_every_format_declares_a_known_harness_profile():
 
     formats = load_formats()
     assert set(formats) == {"claude_code", "codex", "swe_agent", "mini_swe_agent", "openhands",
-                            "openhands_sdk", "gemini_cli", "openai_messages", "aider"}
+                            "openhands_sdk", "gemini_cli", "openai_messages", "aider", "cline", "roo_code",
+                            "opencode"}
     for name, fmt in formats.items():
         assert fmt.profile in PRESETS, name
         assert profile_of(name) == fmt.profile

@@ -90,10 +90,21 @@ def inspect_dataset(path: str | Path) -> dict[str, Any]:
         },
         "labels": _labels(ds),
     }
+    info["run_usage"] = _run_usage(ds.manifest)
     if "import" in ds.manifest:
         imp = ds.manifest["import"]
         info["import"] = {"on_error": imp.get("on_error"), "skipped_total": imp.get("skipped_total", 0)}
     return info
+
+
+def _run_usage(manifest: dict[str, Any]) -> dict[str, Any]:
+    """Totals a log records for a whole run (SWE-agent's model_stats, aider's costs...), as
+    the import wrote them (``workbench.sources.run_usage``); none for other datasets."""
+    found = (manifest.get("import") or {}).get("run_usage")
+    if isinstance(found, dict):
+        return found
+    return {"continuities": 0, "tokens_sent": None, "tokens_received": None, "api_calls": None,
+            "cost_usd": None, "by_continuity": []}
 
 
 def _labels(ds) -> dict[str, Any]:
@@ -141,6 +152,15 @@ def render_text(info: dict[str, Any]) -> None:
                   f"cache read {u['cache_read']:,}, cache write {u['cache_write']:,}, output {u['output']:,}")
     else:
         con.print("recorded usage: none")
+    ru = info.get("run_usage") or {}
+    if ru.get("continuities"):
+
+        def fig(v, spec="{:,}"):
+            return "?" if v is None else spec.format(v)
+
+        con.print(f"run-level usage of {ru['continuities']} continuities: tokens sent {fig(ru['tokens_sent'])}, "
+                  f"received {fig(ru['tokens_received'])}, calls {fig(ru['api_calls'])}, "
+                  f"cost ${fig(ru['cost_usd'], '{:,.4f}')}")
     for c in info["compactions"]:
         con.print(f"compaction: {c['continuity_id']} seq {c['seq']} trigger {c['trigger']} "
                   f"preTokens {c['pre_tokens'] if c['pre_tokens'] is not None else '?'}")

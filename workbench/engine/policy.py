@@ -204,24 +204,27 @@ class Policy:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Policy:
-        from workbench.engine.policy_schema import check_policy, coerce_field
-
-        check_policy(d)  # types and ranges of every field, before anything is built
         parts = {"trigger": CutRule, "compaction": Compaction, "masking": Masking, "flush": Flush,
                  "compile": Compile, "provider": Provider, "redaction": Redaction}
         kwargs: dict[str, Any] = {}
         for key, value in d.items():
             if key in parts:
-                kwargs[key] = parts[key](**{k: coerce_field(f"{key}.{k}", v) for k, v in value.items()})
+                if not isinstance(value, dict):
+                    raise PolicyError(f"policy section {key!r} must be a mapping")
+                known = {f.name for f in dataclasses.fields(parts[key])}
+                unknown = set(value) - known
+                if unknown:
+                    raise PolicyError(f"unknown {key} parameter(s) {sorted(unknown)}; known: {sorted(known)}")
+                if key == "compaction" and "exclude_tools" in value:
+                    value = {**value, "exclude_tools": tuple(value["exclude_tools"])}
+                kwargs[key] = parts[key](**value)
             elif key in ("name", "description", "emergency"):
                 kwargs[key] = value
             else:
                 raise PolicyError(f"unknown policy key {key!r}")
         if "name" not in kwargs:
             raise PolicyError("a policy needs a name")
-        from workbench.engine.policy_schema import check_relations
-
-        return check_relations(cls(**kwargs))
+        return cls(**kwargs)
 
     def with_overrides(self, overrides: dict[str, Any], name: str | None = None) -> Policy:
         """A copy with dotted-key overrides, e.g. ``{"trigger.fraction": 0.8}``."""

@@ -18,6 +18,7 @@ from workbench.engine.policy import (
     Masking,
     Policy,
 )
+from workbench.engine.policy_schema import check_field, check_policy, check_relations, coerce_field
 from workbench.errors import PolicyError
 
 _SUMMARY = Compaction(kind="summary", ratio=0.05, floor=1_500, cap=12_000, prompt_tokens=900)
@@ -106,18 +107,32 @@ def get_policy(name: str, overrides: dict[str, Any] | None = None, *, rename: st
         raise PolicyError(f"unknown policy {name!r}; presets: {', '.join(PRESETS)} "
                           "(or pass a .yaml/.toml spec)")
     if overrides or rename:
-        return base.with_overrides(overrides or {}, name=rename)
+        if not isinstance(overrides or {}, dict):
+            raise PolicyError(f"overrides must be a mapping of dotted keys to values, got {overrides!r}")
+        for key, value in (overrides or {}).items():  # types and ranges, before anything is built
+            if "." in str(key) or key in ("description", "emergency"):
+                check_field(str(key), value)
+        coerced = {k: coerce_field(k, v) if "." in str(k) else v for k, v in (overrides or {}).items()}
+        return check_relations(base.with_overrides(coerced, name=rename))
     return base
 
 
 def policy_from_spec(spec: dict[str, Any]) -> Policy:
-    """``{"preset": NAME, "name": NEW, "overrides": {...}}`` or a full policy mapping."""
+    """``{"preset": NAME, "name": NEW, "overrides": {...}}`` or a full policy mapping, checked
+    against :mod:`workbench.engine.policy_schema` before it is built."""
+    if not isinstance(spec, dict):
+        raise PolicyError(f"a policy spec must be a mapping, got {type(spec).__name__}")
     if "preset" in spec:
         extra = set(spec) - {"preset", "name", "overrides"}
         if extra:
             raise PolicyError(f"a preset-based policy takes preset, name, overrides; got {sorted(extra)}")
+        if not isinstance(spec["preset"], str):
+            raise PolicyError(f"preset: {spec['preset']!r} is not a preset name")
         return get_policy(spec["preset"], spec.get("overrides") or {}, rename=spec.get("name"))
-    return Policy.from_dict(spec)
+    check_policy(spec)
+    coerced = {k: ({f: coerce_field(f"{k}.{f}", v) for f, v in val.items()} if isinstance(val, dict) else val)
+               for k, val in spec.items()}
+    return check_relations(Policy.from_dict(coerced))
 
 
 def load_policy_file(path: Path) -> Policy:

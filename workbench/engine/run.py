@@ -271,7 +271,8 @@ def ledger_frame(led: np.ndarray, inp, pol: Policy, prov, run_id: str):
         "ts_ms": cols["ts_ms"],
         "cost_usd": cost,
         "model": [prov.model] * n,
-    })
+    }, schema_overrides={c: pl.String for c in  # typed: a continuity without requests has empty lists
+                         ("run_id", "policy", "continuity_id", "call_kind", "cache_loss", "model")})
 
 
 def _msg_id(inp, row: int) -> str | None:

@@ -24,6 +24,15 @@ usage or a recorded compaction boundary, and compares, request by request:
   Claude Code, the boundary's ``preTokens`` against the simulated context right before
   the boundary (every context row before it, raw and calibrated).
 
+* **run-level usage** (``run_level``, one row per continuity whose log records totals for
+  the whole run: SWE-agent's ``info.model_stats``, aider's, Cline's, opencode's costs; the
+  import manifest's ``import.run_usage``): recorded tokens sent against the simulated prompt
+  tokens summed over every call (and calibrated where the continuity has a fitted line),
+  tokens received against the simulated output, API calls against the simulated calls, the
+  recorded cost against the simulated one (priced for ``simulated_model``, which is the
+  preset's default when the log names no model: then the cost is not comparable and the
+  ``note`` says so).
+
 Request indices are the continuity's own (the ``request`` column of the events, the
 ledger's ``source_request``); recorded usage sits on events with ``usage_input >= 0``.
 
@@ -33,116 +42,12 @@ Result (a dict): ``requests`` (one row per recorded request with usage: ``record
 checkpoint, outer-joined on the request), ``continuities`` and ``summary`` (per source
 format: requests compared, median/p90 absolute percentage errors, totals, compaction
 requests recorded vs simulated and whether they match, preTokens vs simulated), and
-``config``. APEs are ``|simulated − recorded| / recorded · 100``, null where the recorded
+``run_level`` and ``config``. APEs are ``|simulated − recorded| / recorded · 100``, null where the recorded
 value is 0. Nothing here is tuned to the logs: where the engine cannot reproduce a log
 the error is reported.
 
-Why the numbers are what they are (checked by hand on ``../shared/datasets/recorded``):
-
-* **The replayed prompt is calibrate's context.** On every compared request the
-  simulated prompt equals the ``counted`` context the manifest's line was fitted on
-  (``calibrate.request_points``; the tests check it request by request): Codex's
-  ``session_meta.base_instructions`` (a META event, 4,400 cl100k tokens) are replayed as
-  the system prompt, 9eda1058's 16 legacy ``type: summary`` records (/resume titles, never
-  sent to the model) are not shown, and the OpenHands SDK LLM-call log's request starts at
-  its response (OUTPUT-flagged events), its history assistant messages being inputs.
-* **The calibration is in-sample.** The manifest's line was fitted on the same requests,
-  so where every request of a log is compared the calibrated prompt APE equals the
-  manifest's ``ape_median_pct`` (every Claude Code log with a fitted line, the sub-agent
-  agent-aac57f5 included; Codex 1.39 %; Gemini CLI; OpenHands v0). The OpenHands SDK event
-  stream compares 2 of its 4 fitted requests (27.2 % against the manifest's 29.4 %).
-  Out-of-sample errors are the manifest's ``cv_ape_*`` (in the ``continuities`` frame).
-* **Unseen prefix.** The logs do not hold the tool schemas and, except Codex's base
-  instructions, the system prompt (Claude Code ~14–51k tokens at the first request,
-  Codex ~8k): the uncalibrated prompts are 19–99 % short (median), and a replayed prompt
-  below the model's minimum cacheable size caches nothing where the real one did.
-* **The OpenHands SDK event stream holds almost no context.** The fragment starts
-  mid-conversation (no system prompt, no user message): its compared requests replay
-  0 and 481 cl100k tokens against 35,299 and 35,984 recorded, and the manifest's line
-  (a = 18.7k, b = 41.4: no tokenizer factor) is fitted on that, so its 27.2 / 43.1 %
-  says little about the engine.
-* **One straight line per log.** 624a4a58 (Claude Code 2.0.76) is fitted badly on both
-  sides of its compaction: before it the recorded prompt grows ~1.16 provider tokens per
-  cl100k token, after it ~1.10, and the Huber line (a = 38.7k, b = 1.28) is +16..20 % on
-  every post-compaction request. Its 55 thinking blocks (9,219 cl100k tokens) stay in the
-  replayed context while the API drops thinking of earlier turns from the prompt.
-* **Codex cache reads are not reproducible.** OpenAI's automatic caching routes to a
-  server that may not hold the prefix: the rollout records ``cached_input_tokens = 0`` on
-  18 of 66 requests (17 after the cold start, 15 of them 5–35 s after the previous
-  request with the same prefix), then hits again; the simulation (prefix model,
-  128-token steps, 10-min TTL) reads the previous prompt every time (1 miss: the cold
-  start). Those 18 have no cache-read APE (recorded 0); on the others it is 0.5 % median.
-* **Claude Code cache misses the engine cannot see.** 16 of 286 compared requests record
-  no cache read (hand count: 1 + 10 + 4 + 1 in ae4a77f8, 624a4a58, 9eda1058,
-  agent-aac57f5); the simulation misses on 17 (7 cold starts, 7 second requests whose
-  replayed prompt is below the minimum cacheable size, 2 TTL expiries, 624a4a58's
-  compaction), both on the same request 5 times. ae4a77f8 switches model (opus-4-6 →
-  haiku-4-5 at request 5, back at 138): caches are per model, so request 5 reads nothing,
-  but the ledger has one cache key per continuity. 624a4a58 (Bedrock) reads only the
-  23,254-token system prefix, or nothing, on 12 requests that came 6–194 s after the
-  previous one (within the 5-min TTL, where the simulation reads its whole prompt).
-  Each continuity has its own cache, so the summarizer sub-agent cannot read the
-  17,842-token system prefix its parent's calls had cached (a simulated cold start).
-* **Recorded output is sometimes a stream snapshot.** Claude Code 2.1.39 wrote 38 of
-  ae4a77f8's 217 requests with ``output_tokens`` = 1 (50 with ≤ 3) and no ``stop_reason``
-  on any record, while their output events hold 19–516 cl100k tokens; its sub-agents
-  likewise (agent-aac57f5: 3, 3, 1 for 132–777 tokens of output; agent-acompact: 8 for a
-  4,025-token summary). Rows with a recorded output of at most one token while the output
-  events hold more are flagged ``recorded_output_placeholder`` (41 in all Claude Code
-  logs, hand count 38 + 1 + 1 + 1 in ae4a77f8, 624a4a58, tool_heavy, agent-aac57f5) and
-  the summary gives the output APE without them too; snapshots of 2–8 tokens are not
-  flagged and make the p90 (5000 %). Codex reasoning is encrypted (0 tokens of text) but
-  billed in ``output_tokens``; Claude 4 thinking is billed in full but logged summarized:
-  the simulated output is low for both (sum ratio 0.62 and 0.87).
-* **Sub-agents are their own continuities.** Claude Code subagent files
-  (``agent-*.jsonl``) flag every event SIDECHAIN; ``prepare`` replays a continuity that is
-  all side chain as its own main line, so their requests are compared: agent-aac57f5
-  (3 requests, claude-sonnet-4-5, calibrated 0.8 / 1.0 %) and the summarizer's own call
-  agent-acompact (1 request, no fitted line). That file holds only the summarizer
-  instruction (1,967 cl100k tokens) and the summary (4,025), while the recorded call read
-  the conversation its parent sent (139,534 tokens): its replayed prompt is 98.6 % short.
-  The same call is also the parent's ``as-recorded`` compaction call (below), so a
-  simulation of the whole dataset counts the summarizer twice.
-* **Not replayed** (listed with a ``note``, counted in ``requests_not_replayed``): only
-  the two OpenHands SDK event-stream usage updates whose response the log does not hold —
-  request 0 (596 prompt / 775 completion tokens: the first stats update, with no agent
-  event before the next one) and request 2 (35,579 / 195: the call that produced tool
-  call ``chatcmpl-tool-9051d3d10f914188``, whose observation is in the log but whose
-  ActionEvent is not).
-* **Compaction position** is exact by construction of ``as-recorded`` (the recorded
-  trigger fires at the first request after each boundary); the check guards the request
-  mapping. ``preTokens`` is Claude Code's own figure (last usage plus an estimate of later
-  messages): 142,431 vs the last recorded prompt 141,787 (ae4a77f8), 155,979 vs 155,741
-  (624a4a58). The summarizer call of ae4a77f8 (``agent-acompact``) read only the 17,842-
-  token system prefix and wrote 121,689 tokens; ``as-recorded``'s summarizer call does not
-  share the session cache either (``compaction.shares_cache = False``): it reads nothing
-  and writes its whole prompt, 74,448 cl100k tokens (the 73,548-token context plus the
-  preset's 900-token instruction, where the recorded instruction is 1,967), calibrated
-  146,686 against the recorded 139,534 (+5.1 %).
-
-Measured on ``../shared/datasets/recorded`` (cl100k; the kernel and reference engines give
-identical ledgers, so the figures do not depend on the engine)::
-
-    source         compared  prompt APE     uncal.  cache-read APE  misses   output APE      output
-                             med / p90 %    med %   med / p90 %     rec/sim  med / p90 %     sim/rec
-    claude_code    286/286    5.1 / 11.3    60.3     5.3 / 18.6     16/17    47.1 / 5000     0.87
-    codex           66/66     1.4 /  9.1    18.7     0.5 /  9.5     18/1     37.8 / 47.8     0.62
-    gemini_cli       9/9      0.0 /  0.2    49.3    18.6 / 100      1/4      49.8 / 84.7     0.39
-    openhands        4/4      0.8 /  1.9    77.5     100 / 100      1/3      36.0 / 58.6     0.77
-    openhands_sdk    3/5     27.2 / 43.1    98.7     100 / 100      1/3      30.2 / 30.7     0.97
-
-Per log: ae4a77f8 prompt APE 5.1 / 10.0 %, 624a4a58 10.5 / 19.4 %, agent-aac57f5 0.8 / 1.0 %;
-Claude Code output APE without stream snapshots 40.1 / 727 %. Compactions: 2 recorded,
-2 simulated, 2 matched — ae4a77f8 manual boundary → request 138 (preTokens 142,431;
-simulated 67,847 cl100k, calibrated 136,499: −4.2 %), 624a4a58 auto boundary → request 37
-(preTokens 155,979; simulated 91,125, calibrated 155,587: −0.3 %).
-
-Measure with::
-
-    .venv/bin/python benchmarks/bench_fidelity.py            # imports the recorded logs itself
-    .venv/bin/workbench import ../shared/datasets/recorded --out /tmp/rec
-    .venv/bin/python -c "from workbench.evaluate.fidelity import fidelity_table, render_summary; \\
-        print(render_summary(fidelity_table('/tmp/rec')))"
+The findings on the bundled real logs (why each figure is what it is, the measured table
+and how to measure it) are in ``docs/fidelity-findings.md``.
 """
 
 from __future__ import annotations
@@ -218,6 +123,7 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
         replay,
         stable_run_id,
     )
+    from workbench.evaluate.fidelity_runs import run_level_frame
 
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
     pol = get_policy(policy) if isinstance(policy, str) else policy
@@ -231,7 +137,12 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
     cid_expr = pl.col("continuity").replace_strict(ids, return_dtype=pl.String).alias("continuity_id")
     usage = ev.filter(pl.col("usage_input") >= 0).with_columns(cid_expr)
     bounds = ev.filter(pl.col("kind") == int(EventKind.COMPACTION)).with_columns(cid_expr)
-    selected = sorted(set(usage["continuity"].to_list()) | set(bounds["continuity"].to_list()))
+    runs = {r["continuity_id"]: r for r in ((ds.manifest.get("import") or {}).get("run_usage") or {})
+            .get("by_continuity", [])}
+    index_of = {cid: c for c, cid in ids.items()}
+    with_runs = {index_of[cid] for cid in runs if cid in index_of}
+    compared = sorted(set(usage["continuity"].to_list()) | set(bounds["continuity"].to_list()))
+    selected = sorted(set(compared) | with_runs)  # replayed; run-level-only ones feed run_level
     run_id = stable_run_id(ds.manifest, [pol], tokenizer, 0, None)
     config = {"run_id": run_id, "policy": pol.name, "engine": engine, "tokenizer": tokenizer,
               "dataset": str(ds.path), "continuities": [ids[c] for c in selected]}
@@ -253,10 +164,12 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
     requests = _request_frame(usage, ledger, fmt_of, cal, inputs)
     compactions = _compaction_frame(bounds, sim_events, ledger, usage, fmt_of, cal, inputs, ids,
                                     parent_of)
-    continuities = _continuity_frame(requests, compactions, ledger, cal, fmt_of, selected, ids)
+    continuities = _continuity_frame(requests, compactions, ledger, cal, fmt_of, compared, ids)
     summary = _summary(requests, compactions, ledger, fmt_of, key="source_format")
+    model_of = dict(zip(conts["continuity_id"].to_list(), conts["model"].to_list(), strict=True))
+    run_level = run_level_frame(runs, ledger, fmt_of, cal, model_of)
     return {"requests": requests, "compactions": compactions, "continuities": continuities,
-            "summary": summary, "config": config}
+            "summary": summary, "run_level": run_level, "config": config}
 
 
 # ------------------------------------------------------------------ per request
@@ -647,6 +560,13 @@ def render_summary(result: dict[str, Any]) -> str:
             f"{f(r['cache_hit_abs_error_pp_median']):>14}"
             f"{f(r['output_ape_median']) + ' / ' + f(r['output_ape_p90']) + ' %':>22}"
             f"{str(r['compactions_recorded']) + '/' + str(r['compactions_simulated']) + '/' + str(r['compactions_matched']):>28}")
+    runs = result.get("run_level")
+    for r in runs.iter_rows(named=True) if runs is not None else ():
+        lines.append(f"  run {r['continuity_id']} ({r['source']}): tokens sent {r['recorded_tokens_sent']} vs "
+                     f"simulated prompt {r['simulated_prompt_tokens']} ({f(r['tokens_sent_error_pct'])} %), "
+                     f"received {r['recorded_tokens_received']} vs {r['simulated_output_tokens']}, calls "
+                     f"{r['recorded_api_calls']} vs {r['simulated_calls']}, cost ${f(r['recorded_cost_usd'], 4)} vs "
+                     f"${f(r['simulated_cost_usd'], 4)}" + (f" [{r['note']}]" if r["note"] else ""))
     comp = result["compactions"]
     for r in comp.iter_rows(named=True):
         lines.append(f"  compaction {r['continuity_id']}: {r['trigger']} boundary -> recorded request "

@@ -18,12 +18,14 @@ Line classes (outside code fences):
   it is a SIDE_EFFECT named ``command`` (never sent to the model).
 * ``> `` lines → SIDE_EFFECT ``output`` (aider's tool output: added files, applied edits,
   commits…); ``> ^C KeyboardInterrupt`` → SIDE_EFFECT ``interrupt`` flagged ERROR.
-* ``> Tokens: 4.2k sent, 1.2k received. Cost: …`` → USAGE: the recorded usage of the
-  preceding assistant reply (its request): ``usage_input = sent``, ``usage_output =
-  received``, cache read/write ``-1`` (not reported). Newer lines with ``N cache write`` /
-  ``N cache hit`` give ``usage_input = sent - hit - write`` (aider's ``sent`` is LiteLLM's
-  ``prompt_tokens``, which includes them). ``k``/``M`` suffixes are expanded (``4.2k`` →
-  4200: aider rounds, so these are approximate).
+* ``> Tokens: 5,244 sent, 604 received. Cost: …`` → USAGE: the recorded usage of the
+  preceding assistant reply (its request; a line with no reply since the last one, a call
+  interrupted before it answered, is a request of its own), read in every release's format by
+  :mod:`workbench.sources.aider_usage` (thousands separators, ``request`` / ``message``
+  costs, ``cached`` / ``cache write`` / ``cache hit``, ``4.2k``). The session's totals
+  (tokens sent and received, calls, costs) are its run-level usage
+  (``ParsedContinuity.meta["run_usage"]``); the ``> Aider vX.Y`` line gives
+  ``meta["harness_version"]``.
 * ``<div …>`` / ``</div>`` lines (website transcripts) → OPAQUE ``markup``.
 * anything else → assistant text: one MESSAGE per reply = one request. Inside a fenced
   code block (```` ``` ````) every line is reply text, except a session header, a
@@ -38,16 +40,19 @@ from typing import Any
 
 from workbench.continuity.enums import EventFlag, EventKind, Origin, Role
 from workbench.errors import SourceError
-from workbench.sources._common import Builder, Malformed, register_format
-from workbench.sources._common import roundtrip as _roundtrip
+from workbench.sources.aider_usage import TOKENS_LINE, TokensLine, read_tokens_line, run_usage
+from workbench.sources.aider_usage import parse_tokens_line as parse_tokens_line  # re-exported
 from workbench.sources.base import Detection, ParseContext, ParsedContinuity
+from workbench.sources.builder import Builder
+from workbench.sources.checks import Malformed
+from workbench.sources.lossless import roundtrip as _roundtrip
+from workbench.sources.registration import register_format
 
 NAME = "aider"
 EXPECTED = "an aider markdown chat history ('#### ' user lines, '> ' tool output, replies)"
 _HEADER = re.compile(r"^# aider chat started at (.+?)\s*$")
 _DIV = re.compile(r"^\s*</?div\b[^>]*>\s*$", re.IGNORECASE)
-_TOKENS = re.compile(r"^> Tokens: (?P<body>.*?)(?:\.?\s+Cost: (?P<cost>.*?))?\s*$")
-_TOKEN_PART = re.compile(r"^\s*(?P<num>\d+(?:\.\d+)?)\s*(?P<suf>[kKmM]?)\s+(?P<what>sent|received|cache write|cache hit)\s*$")
+_VERSION = re.compile(r"^> Aider (v\d[\w.+-]*)")
 _INTERRUPT = re.compile(r"^> \^C KeyboardInterrupt\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
@@ -63,7 +68,7 @@ def _line_class(line: str) -> str:
     if s.startswith("#### ") or s == "####":
         return "user"
     if s.startswith("> ") or s == ">":
-        if _TOKENS.match(s):
+        if TOKENS_LINE.match(s):
             return "tokens"
         return "tool"
     if _DIV.match(s):
@@ -147,34 +152,6 @@ def _body(lines: list[str], prefix: str) -> str:
     return "\n".join(out)
 
 
-def parse_count(num: str, suf: str) -> int:
-    v = float(num)
-    mult = {"": 1, "k": 1_000, "m": 1_000_000}[suf.lower()]
-    return int(round(v * mult))
-
-
-def parse_tokens_line(line: str) -> tuple[int, int, int, int]:
-    """Canonical usage from a ``> Tokens: ...`` line (see the module docstring)."""
-    m = _TOKENS.match(_strip_eol(line))
-    if m is None:
-        raise Malformed("", "not a tokens line", "'> Tokens: N sent, N received.'")
-    found: dict[str, int] = {}
-    for part in m.group("body").rstrip(". ").split(","):
-        pm = _TOKEN_PART.match(part)
-        if pm is None:
-            raise Malformed("", f"cannot read token count {part.strip()!r}",
-                            "'N sent', 'N received', 'N cache write' or 'N cache hit' (N like 4.2k)")
-        found[pm.group("what")] = parse_count(pm.group("num"), pm.group("suf"))
-    if "sent" not in found or "received" not in found:
-        raise Malformed("", "tokens line without 'sent' and 'received' counts",
-                        "'> Tokens: N sent, N received.'")
-    sent, recv = found["sent"], found["received"]
-    if "cache write" in found or "cache hit" in found:
-        hit, write = found.get("cache hit", 0), found.get("cache write", 0)
-        return (max(sent - hit - write, 0), hit, write, recv)
-    return (sent, -1, -1, recv)
-
-
 def _session_id(ts: str, used: set[str]) -> str:
     base = "aider-" + re.sub(r"\s+", "T", ts.strip())
     cid, k = base, 1
@@ -218,7 +195,9 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
     for sess in sessions:
         b = Builder(ctx)
         cid = None
-        last_req = -1
+        awaiting_usage: int | None = None  # the reply whose '> Tokens:' line has not come yet
+        usage_lines: list[TokensLine] = []
+        version = None
         for k, (cls, start, chunk_lines) in enumerate(sess):
             raw = "".join(chunk_lines)
             common: dict[str, Any] = dict(raw=raw, source_line=start)
@@ -245,19 +224,26 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
                 else:
                     b.add(EventKind.MESSAGE, role=Role.USER, origin=Origin.USER, text=body, **common)
             elif cls == "assistant":
-                last_req = b.new_request()
+                awaiting_usage = b.new_request()
                 b.add(EventKind.MESSAGE, role=Role.ASSISTANT, origin=Origin.AGENT,
-                      text=raw.rstrip(), request=last_req, output=True, **common)
+                      text=raw.rstrip(), request=awaiting_usage, output=True, **common)
             elif cls == "tokens":
                 try:
-                    usage = parse_tokens_line(chunk_lines[0])
+                    line = read_tokens_line(chunk_lines[0])
                 except Malformed as exc:
                     ctx.bad_record(start, exc.message, exc.expected, raw, b.rows)
                     continue
-                b.add(EventKind.USAGE, origin=Origin.HARNESS, name="tokens", usage=usage,
-                      text=None, request=last_req if last_req >= 0 else None, **common)
+                usage_lines.append(line)
+                # a call interrupted before any reply ("17,681 sent, 0 received" after ^C) is
+                # a request of its own
+                req = b.new_request() if awaiting_usage is None else awaiting_usage
+                awaiting_usage = None
+                b.add(EventKind.USAGE, origin=Origin.HARNESS, name="tokens", usage=line.usage(),
+                      text=None, request=req, **common)
             else:  # tool output
                 body = _body(chunk_lines, "> ")
+                if version is None:
+                    version = next((m.group(1) for m in map(_VERSION.match, chunk_lines) if m), None)
                 interrupt = _INTERRUPT.match(_strip_eol(chunk_lines[0])) is not None
                 b.add(EventKind.SIDE_EFFECT, origin=Origin.HARNESS,
                       name="interrupt" if interrupt else "output", text=body,
@@ -265,8 +251,14 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
         rows = b.finish()
         name = ctx.path.name
         base = name[: -len(".md")] if name.endswith(".md") else ctx.path.stem
+        meta: dict[str, Any] = {}
+        if version is not None:
+            meta["harness_version"] = version
+        totals = run_usage(usage_lines)
+        if totals is not None:
+            meta["run_usage"] = totals
         out.append(ParsedContinuity(continuity_id=cid or base, source_format=NAME,
-                                    source_file=str(ctx.path), rows=rows))
+                                    source_file=str(ctx.path), rows=rows, meta=meta))
     return out
 
 
@@ -287,7 +279,7 @@ def _sniff(path: Path, head_bytes: bytes) -> Detection:
         return Detection(0.95 if md else 0.85, "markdown with '# aider chat started at' headers")
     users = sum(1 for ln in lines if ln.startswith("#### "))
     tools = sum(1 for ln in lines if ln.startswith("> "))
-    tokens = sum(1 for ln in lines if _TOKENS.match(ln))
+    tokens = sum(1 for ln in lines if TOKENS_LINE.match(ln))
     if users and (tools or tokens):
         score = (0.75 if md else 0.45) + (0.15 if tokens else 0.0)
         return Detection(score, f"markdown with {users} '#### ' user lines and {tools} '> ' output lines")

@@ -12,6 +12,7 @@ raises :class:`~workbench.errors.SourceError` naming file and line, unless
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,7 @@ class ParseContext:
 
     Parsers read the file with :meth:`read_bytes`, which strips a leading UTF-8 byte order
     mark (and sets ``bom``) so that no parser ever sees one; the BOM is put back on the
-    round trip from a META ``bom`` event (see ``workbench.sources._common.add_bom_event``).
+    round trip from a META ``bom`` event (see ``workbench.sources.lossless.add_bom_event``).
     ``data`` may hold the file's bytes already (the import driver has read them).
     """
 
@@ -38,7 +39,10 @@ class ParseContext:
     on_error: str = "fail"
     skipped: list[dict[str, Any]] = field(default_factory=list)
     data: bytes | None = field(default=None, repr=False)
+    # other files of the same log the parser read (:meth:`read_companion`), for the manifest
+    companions: list[dict[str, Any]] = field(default_factory=list)
     bom: bool = field(default=False, init=False)  # the file starts with a UTF-8 BOM (set by read_bytes)
+    _reading: Path | None = field(default=None, init=False, repr=False)  # the companion being mapped
     _bom_marked: bool = field(default=False, init=False, repr=False)
     _body: bytes | None = field(default=None, init=False, repr=False)
 
@@ -50,6 +54,26 @@ class ParseContext:
             self._body = data[len(UTF8_BOM):] if self.bom else data
         return self._body
 
+    def read_companion(self, path: Path) -> bytes:
+        """The bytes of another file of the same log (a Cline task's ``ui_messages.json``, an
+        opencode session's message files), without a UTF-8 BOM; its path, sha256 and size
+        are recorded for the manifest (``companions``)."""
+        import hashlib
+
+        path = Path(path)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise SourceError(f"cannot read {path.name} ({exc.strerror or exc})", path=str(path),
+                              expected=f"a readable file next to {self.path.name}") from None
+        entry: dict[str, Any] = {"path": str(path), "sha256": hashlib.sha256(data).hexdigest(),
+                                 "bytes": len(data)}
+        if data.startswith(UTF8_BOM):
+            entry["bom"] = True
+            data = data[len(UTF8_BOM):]
+        self.companions.append(entry)
+        return data
+
     def take_bom(self) -> bool:
         """True exactly once per file when it had a BOM (whoever adds the marker event)."""
         self.read_bytes()
@@ -58,12 +82,25 @@ class ParseContext:
             return True
         return False
 
+    @contextlib.contextmanager
+    def reading(self, path: Path) -> Iterator[None]:
+        """Bad records met inside name ``path`` (a companion file), not the primary file."""
+        before, self._reading = self._reading, Path(path)
+        try:
+            yield
+        finally:
+            self._reading = before
+
     def bad_record(self, line: int | None, message: str, expected: str, raw: str | None,
                    rows: EventRows | None) -> None:
         """Fail, or (``on_error="skip"``) keep the raw text as a SKIPPED opaque event."""
+        where = self._reading or self.path
         if self.on_error != "skip":
-            raise SourceError(message, path=str(self.path), line=line, expected=expected)
-        self.skipped.append({"line": line, "error": message, "expected": expected})
+            raise SourceError(message, path=str(where), line=line, expected=expected)
+        entry: dict[str, Any] = {"line": line, "error": message, "expected": expected}
+        if self._reading is not None:
+            entry["file"] = str(self._reading)
+        self.skipped.append(entry)
         if rows is not None and raw is not None:
             rows.add(EventKind.OPAQUE, raw=raw, name="unparsed", source_line=line,
                      flags=EventFlag.SKIPPED)
@@ -164,6 +201,9 @@ class SourceFormat:
     # the harness preset (workbench.engine.presets) whose policy the recorded logs follow;
     # "as-recorded" when no preset mirrors the harness
     profile: str | None = None
+    # a log spread over several files: for one of its other files, the file whose parser
+    # reads it (the parser calls ParseContext.read_companion); None when it is not one
+    primary_of: Callable[[Path], Path | None] | None = None
 
 
 FORMATS: dict[str, SourceFormat] = {}

@@ -65,20 +65,7 @@ import numpy as np
 
 from workbench.continuity.enums import CompactTrigger, EventFlag, EventKind, Origin, Role
 from workbench.errors import SourceError
-from workbench.sources._common import (
-    Malformed,
-    add_bom_event,
-    dumps,
-    flatten_content,
-    guard_record,
-    media_placeholder,
-    opt_int,
-    parse_ts,
-    register_format,
-    sniff_jsonl_records,
-    str_or_none,
-)
-from workbench.sources._common import roundtrip as roundtrip  # this format's round trip
+from workbench.sources.anthropic_blocks import content_block_events
 from workbench.sources.base import (
     Detection,
     EventRows,
@@ -86,6 +73,13 @@ from workbench.sources.base import (
     ParsedContinuity,
     iter_jsonl,
 )
+from workbench.sources.builder import guard_record
+from workbench.sources.checks import Malformed, opt_int, str_or_none
+from workbench.sources.lossless import add_bom_event
+from workbench.sources.lossless import roundtrip as roundtrip
+from workbench.sources.registration import register_format
+from workbench.sources.sniffing import sniff_jsonl_records
+from workbench.sources.values import flatten_content, parse_ts
 
 NAME = "claude_code"
 EXPECTED = "a Claude Code record (a JSON object with a string 'type')"
@@ -122,55 +116,6 @@ def _usage_of(usage: Any) -> tuple[int, int, int, int] | None:
 # An event spec is a dict of EventRows.add keyword arguments plus two private keys:
 # "_mid" (the assistant message id of an output) and "_usage".
 
-def _blocks_to_specs(rec: dict, content: Any, *, assistant: bool, base: dict,
-                     tool_names: dict[str, str]) -> list[dict]:
-    if isinstance(content, str):
-        return [{**base, "kind": EventKind.MESSAGE, "text": content}]
-    if not isinstance(content, list):
-        raise Malformed("", f"message.content is {type(content).__name__}",
-                        "message.content as a string or a list of content blocks")
-    if not content:
-        return [{**base, "kind": EventKind.MESSAGE, "text": ""}]
-    specs = []
-    for block in content:
-        if not isinstance(block, dict):
-            specs.append({**base, "kind": EventKind.MESSAGE if isinstance(block, str) else EventKind.OPAQUE,
-                          "text": block if isinstance(block, str) else dumps(block)})
-            continue
-        t = block.get("type")
-        if t == "text":
-            specs.append({**base, "kind": EventKind.MESSAGE, "text": str_or_none(block.get("text")) or ""})
-        elif t == "thinking":
-            specs.append({**base, "kind": EventKind.REASONING, "name": "thinking",
-                          "text": str_or_none(block.get("thinking")) or ""})
-        elif t == "redacted_thinking":
-            specs.append({**base, "kind": EventKind.REASONING, "name": "redacted_thinking", "text": None})
-        elif t in ("tool_use", "server_tool_use", "mcp_tool_use"):
-            cid = str_or_none(block.get("id"))
-            name = str_or_none(block.get("name"))
-            if cid is not None and name is not None:
-                tool_names[cid] = name
-            specs.append({**base, "kind": EventKind.TOOL_CALL, "call_id": cid, "name": name,
-                          "text": dumps(block.get("input"))})
-        elif t == "tool_result" or (isinstance(t, str) and t.endswith("_tool_result")):
-            cid = str_or_none(block.get("tool_use_id"))
-            flags = base["flags"] | (int(EventFlag.ERROR) if block.get("is_error") is True else 0)
-            # a tool result is an input even inside an assistant record (server tools)
-            spec = {**base, "kind": EventKind.TOOL_RESULT, "call_id": cid, "flags": flags,
-                    "role": Role.TOOL, "origin": Origin.TOOL,
-                    "name": tool_names.get(cid) if cid is not None else None,
-                    "text": flatten_content(block.get("content"))}
-            if assistant:  # server tool results are produced inside the model call
-                spec["role"] = Role.ASSISTANT
-            specs.append(spec)
-        elif t in ("image", "document"):
-            specs.append({**base, "kind": EventKind.MESSAGE, "name": t, "text": media_placeholder(block)})
-        else:
-            specs.append({**base, "kind": EventKind.OPAQUE, "name": f"block:{t}" if isinstance(t, str) else "block",
-                          "text": dumps(block)})
-    return specs
-
-
 def _map_record(rec: Any, tool_names: dict[str, str]) -> tuple[list[dict], bool]:
     """Map one parsed record to event specs; returns (specs, recognised_as_claude_code)."""
     if not isinstance(rec, dict):
@@ -201,7 +146,7 @@ def _map_record(rec: Any, tool_names: dict[str, str]) -> tuple[list[dict], bool]
             origin = Origin.HARNESS if flags & EventFlag.META else Origin.USER
             base = {"role": Role.USER, "origin": origin, "flags": flags, "ts_ms": ts,
                     "message_id": uuid}
-            return _blocks_to_specs(rec, content, assistant=False, base=base,
+            return content_block_events(content, assistant=False, base=base,
                                     tool_names=tool_names), True
         model = str_or_none(msg.get("model"))
         mid = str_or_none(msg.get("id"))
@@ -211,11 +156,11 @@ def _map_record(rec: Any, tool_names: dict[str, str]) -> tuple[list[dict], bool]
             base = {"role": Role.ASSISTANT, "origin": Origin.HARNESS,
                     "flags": flags | int(EventFlag.META), "ts_ms": ts, "message_id": mid or uuid,
                     "name": "synthetic"}
-            return _blocks_to_specs(rec, content, assistant=True, base=base,
+            return content_block_events(content, assistant=True, base=base,
                                     tool_names=tool_names), True
         base = {"role": Role.ASSISTANT, "origin": Origin.AGENT, "flags": flags | F_OUT,
                 "ts_ms": ts, "message_id": mid}
-        specs = _blocks_to_specs(rec, content, assistant=True, base=base, tool_names=tool_names)
+        specs = content_block_events(content, assistant=True, base=base, tool_names=tool_names)
         for s in specs:
             s["_mid"] = mid
         specs[0]["_usage"] = usage

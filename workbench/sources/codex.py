@@ -54,20 +54,14 @@ from typing import Any
 
 from workbench.continuity.enums import CompactTrigger, EventFlag, EventKind, Origin, Role
 from workbench.errors import SourceError
-from workbench.sources._common import (
-    Malformed,
-    add_bom_event,
-    dumps,
-    flatten_content,
-    guard_record,
-    opt_int,
-    parse_ts,
-    register_format,
-    sniff_jsonl_records,
-    str_or_none,
-)
-from workbench.sources._common import roundtrip as roundtrip  # this format's round trip
 from workbench.sources.base import Detection, EventRows, ParseContext, ParsedContinuity, iter_jsonl
+from workbench.sources.builder import guard_record
+from workbench.sources.checks import Malformed, opt_int, str_or_none
+from workbench.sources.lossless import add_bom_event
+from workbench.sources.lossless import roundtrip as roundtrip
+from workbench.sources.registration import register_format
+from workbench.sources.sniffing import sniff_jsonl_records
+from workbench.sources.values import dumps, flatten_content, parse_ts
 
 NAME = "codex"
 EXPECTED = "a Codex rollout record ({timestamp, type, payload})"

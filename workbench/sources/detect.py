@@ -52,7 +52,7 @@ def check_text(path: Path, data: bytes) -> None:
 
 def sniff_all(path: Path, head: bytes, formats: dict[str, SourceFormat]) -> list[tuple[str, Detection]]:
     """Every format's verdict, best first (ties keep registry order)."""
-    from workbench.sources._common import sniff_safely
+    from workbench.sources.sniffing import sniff_safely
 
     # a broken sniffer must not hide the others (registered formats are guarded already)
     seen = [(name, sniff_safely(fmt.sniff, path, head)) for name, fmt in formats.items()]

@@ -28,7 +28,7 @@ Caveat: Gemini CLI appends the tool calls of follow-up model turns to the same g
 message, so one gemini message may stand for several API calls while carrying one
 ``tokens`` record; we keep one request per gemini message, as recorded.
 
-Raw: document layout (see :mod:`workbench.sources._common`); :func:`roundtrip`.
+Raw: document layout (see :mod:`workbench.sources.lossless`); :func:`roundtrip`.
 """
 
 from __future__ import annotations
@@ -37,27 +37,22 @@ from pathlib import Path
 from typing import Any
 
 from workbench.continuity.enums import EventFlag, EventKind, Origin, Role
-from workbench.sources._common import (
-    Builder,
+from workbench.sources.base import Detection, ParseContext, ParsedContinuity
+from workbench.sources.builder import Builder, is_message_list, open_document
+from workbench.sources.checks import (
     Malformed,
-    content_text,
-    dumps,
-    is_message_list,
-    join_parts,
-    open_document,
     opt_dict,
     opt_id,
     opt_int,
     opt_list,
     opt_str,
-    parse_ts,
-    peek,
     pick,
-    register_format,
     want_dict,
 )
-from workbench.sources._common import roundtrip as roundtrip  # this format's round trip
-from workbench.sources.base import Detection, ParseContext, ParsedContinuity
+from workbench.sources.lossless import roundtrip as roundtrip
+from workbench.sources.registration import register_format
+from workbench.sources.sniffing import peek
+from workbench.sources.values import content_text, dumps, join_parts, parse_ts
 
 NAME = "gemini_cli"
 EXPECTED = "a Gemini CLI session object {sessionId, messages: [{type, content, ...}]}"

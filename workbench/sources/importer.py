@@ -63,6 +63,7 @@ class ParsedFile:
     skipped: list[dict[str, Any]]
     detection: str | None = None
     bom: bool = False  # the file starts with a UTF-8 byte order mark
+    companions: list[dict[str, Any]] = field(default_factory=list)  # other files its parser read
 
 
 @dataclass
@@ -72,7 +73,7 @@ class ParseResult:
 
     @property
     def bytes(self) -> int:
-        return sum(f.size for f in self.files)
+        return sum(f.size + sum(c["bytes"] for c in f.companions) for f in self.files)
 
 
 # ------------------------------------------------------------------ discovery
@@ -119,8 +120,8 @@ def collect_files(paths: list[Path]) -> list[SourceFile]:
 
 def _parse_one(sf: SourceFile, forced: SourceFormat | None, formats: dict[str, SourceFormat],
                on_error: str) -> ParsedFile:
-    from workbench.sources._common import run_parser
     from workbench.sources.detect import HEAD_BYTES, check_text, describe, detect_format
+    from workbench.sources.registration import run_parser
 
     data = sf.path.read_bytes()
     check_text(sf.path, data)
@@ -134,7 +135,23 @@ def _parse_one(sf: SourceFile, forced: SourceFormat | None, formats: dict[str, S
     conts = run_parser(fmt.name, fmt.parse, ctx)  # a parser bug must still name the file
     return ParsedFile(path=sf.path, fmt=fmt.name, sha256=hashlib.sha256(data).hexdigest(),
                       size=len(data), continuities=conts, skipped=list(ctx.skipped),
-                      detection=detection, bom=ctx.bom)
+                      detection=detection, bom=ctx.bom, companions=list(ctx.companions))
+
+
+def _companion_files(files: list[SourceFile], formats: dict[str, SourceFormat]) -> dict[Path, Path]:
+    """Files whose log's primary file is imported too (its parser reads them): file -> primary.
+
+    A Cline task's ``ui_messages.json`` found next to its ``api_conversation_history.json``
+    is part of that log, not a log of its own; named alone, it is imported alone."""
+    present = {sf.path.resolve() for sf in files}
+    out: dict[Path, Path] = {}
+    for sf in files:
+        for fmt in formats.values():
+            primary = fmt.primary_of(sf.path) if fmt.primary_of is not None else None
+            if primary is not None and primary.resolve() != sf.path.resolve() and primary.resolve() in present:
+                out[sf.path.resolve()] = primary
+                break
+    return out
 
 
 def parse_files(files: list[SourceFile], *, fmt: str | None = None, on_error: str = "fail",
@@ -152,7 +169,12 @@ def parse_files(files: list[SourceFile], *, fmt: str | None = None, on_error: st
             raise SourceError(f"unknown format {fmt!r}; known: {', '.join(formats)}")
         forced = formats[key]
     res = ParseResult()
+    companion_of = _companion_files(files, formats)
     for sf in files:
+        if sf.path.resolve() in companion_of:  # read by its primary's parser
+            if progress is not None:
+                progress(sf.path)
+            continue
         try:
             res.files.append(_parse_one(sf, forced, formats, on_error))
         except SourceError as exc:
@@ -161,6 +183,11 @@ def parse_files(files: list[SourceFile], *, fmt: str | None = None, on_error: st
             res.ignored.append({"path": str(sf.path), "reason": str(exc)})
         if progress is not None:
             progress(sf.path)
+    read = {Path(c["path"]).resolve() for f in res.files for c in f.companions}
+    for path, primary in companion_of.items():
+        if path not in read:  # its primary's parser did not need it: not silently lost
+            res.ignored.append({"path": str(path), "reason": f"part of the log {primary}, "
+                                "whose parser did not read it"})
     if not res.files:
         detail = "; ".join(f"{i['reason']}" for i in res.ignored[:10])
         raise SourceError("nothing to import" + (f": {detail}" if detail else " (no files found)"),
@@ -312,21 +339,25 @@ def profile_of(source_format: str) -> str | None:
 # ------------------------------------------------------------------ driver
 
 def import_paths(paths: list[Path], out: Path, *, fmt: str | None = None, on_error: str = "fail",
-                 progress: bool = False, tokenizers=("cl100k", "approx"), force: bool = False):
+                 progress: bool = False, tokenizers=("cl100k", "approx"),
+                 timings: dict[str, float] | None = None, force: bool = False):
     """Import logs at ``paths`` into the dataset directory ``out``; return the Dataset.
-    ``out`` may be new, empty or a dataset the workbench wrote (checked before any work)."""
+    ``out`` may be new, empty or a dataset the workbench wrote (checked before any work).
+
+    ``timings`` (a dict) receives the wall seconds of each phase: ``parse_s``, ``build_s``,
+    ``tokenize_s``, ``calibrate_s``, ``write_s`` (benchmarks/bench_import.py prints them)."""
     from workbench.rundir import Kind, check_output, exclusive
 
     check_output(out, Kind.DATASET, force=force)
     with exclusive(out):
         return _import(paths, out, fmt=fmt, on_error=on_error, progress=progress, tokenizers=tokenizers,
-                       force=force)
+                       timings=timings, force=force)
 
 
-def _import(paths, out, *, fmt, on_error, progress, tokenizers, force):
+def _import(paths, out, *, fmt, on_error, progress, tokenizers, timings, force):
     from workbench.continuity.dataset import write_dataset
     from workbench.sources.calibrate import NOT_MEANINGFUL, calibrate_table
-
+    from workbench.sources.run_usage import RUN_USAGE, summarize
 
     files = collect_files([Path(p) for p in paths])
     tokenizers = tuple(tokenizers)
@@ -335,16 +366,21 @@ def _import(paths, out, *, fmt, on_error, progress, tokenizers, force):
         with contextlib.suppress(OSError):
             total += sf.path.stat().st_size
     bar = _Progress(total, enabled=progress and (total >= LARGE_INPUT_BYTES or len(files) > 200))
+    phases: dict[str, float] = {} if timings is None else timings
+    t0 = time.perf_counter()
     with bar:
         res = parse_files(files, fmt=fmt, on_error=on_error, progress=bar.advance)
+        phases["parse_s"] = time.perf_counter() - t0
         bar.phase("building and tokenizing")
-        events, continuities, ids, unresolved = build_tables(res, tokenizers)
+        events, continuities, ids, unresolved = build_tables(res, tokenizers, timings=phases)
         bar.phase("calibrating")
+        t1 = time.perf_counter()
         conts = [c for f in res.files for c in f.continuities]
         cal_tok = "cl100k" if "cl100k" in tokenizers else (tokenizers[0] if tokenizers else None)
         not_meaningful = {cid: c.meta.get(NOT_MEANINGFUL) for cid, c in zip(ids, conts, strict=True)}
         calibration = (calibrate_table(events, ids, cal_tok, not_meaningful) if cal_tok
                        else {cid: {"status": "no tokenizer column to calibrate"} for cid in ids})
+        phases["calibrate_s"] = time.perf_counter() - t1
 
     skipped = [{"file": str(f.path), **s} for f in res.files for s in f.skipped]
     formats = sorted({f.fmt for f in res.files})
@@ -352,7 +388,8 @@ def _import(paths, out, *, fmt, on_error, progress, tokenizers, force):
         "format": formats[0] if len(formats) == 1 else "mixed",
         "files": [{"path": str(f.path), "sha256": f.sha256, "bytes": f.size, "format": f.fmt,
                    "skipped": len(f.skipped), "continuities": len(f.continuities),
-                   **({"bom": True} if f.bom else {})}
+                   **({"bom": True} if f.bom else {}),
+                   **({"companions": f.companions} if f.companions else {})}
                   for f in res.files],
     }
     extra = {"import": {
@@ -363,6 +400,8 @@ def _import(paths, out, *, fmt, on_error, progress, tokenizers, force):
         "unresolved_parents": unresolved,
         "continuities": {cid: c.meta for cid, c in zip(ids, conts, strict=True)},
         "calibration": calibration,
+        "run_usage": summarize({cid: c.meta[RUN_USAGE] for cid, c in zip(ids, conts, strict=True)
+                                if isinstance(c.meta.get(RUN_USAGE), dict)}),
     }}
     if progress and (skipped or res.ignored):
         for s in skipped[:20]:
@@ -375,8 +414,11 @@ def _import(paths, out, *, fmt, on_error, progress, tokenizers, force):
             if len(rows) > 20:
                 print(f"... and {len(rows) - 20} more {what} (all listed in manifest.json import)",
                       file=sys.stderr)
-    return write_dataset(out, events=events, continuities=continuities, tokenizers=list(tokenizers),
-                         source=source, extra=extra, force=force)
+    t2 = time.perf_counter()
+    ds = write_dataset(out, events=events, continuities=continuities, tokenizers=list(tokenizers),
+                       source=source, extra=extra, force=force)
+    phases["write_s"] = time.perf_counter() - t2
+    return ds
 
 
 class _Progress:

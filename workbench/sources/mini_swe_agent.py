@@ -21,7 +21,7 @@ Usage: the fixture has none; ``info.model_stats`` (totals) goes to ``meta`` and 
 per-message ``extra.response.usage`` (newer logs, LiteLLM shape) is recorded on the
 request's first event.
 
-Raw: document layout (see :mod:`workbench.sources._common`); :func:`roundtrip`.
+Raw: document layout (see :mod:`workbench.sources.lossless`); :func:`roundtrip`.
 """
 
 from __future__ import annotations
@@ -31,25 +31,15 @@ from pathlib import Path
 from typing import Any
 
 from workbench.continuity.enums import EventFlag, EventKind, Origin, Role
-from workbench.sources._common import (
-    Builder,
-    call_event,
-    dumps,
-    is_message,
-    is_message_list,
-    litellm_usage,
-    open_document,
-    opt_dict,
-    opt_list,
-    peek,
-    pick,
-    register_format,
-    role_and_text,
-    system_message,
-    want_dict,
-)
-from workbench.sources._common import roundtrip as roundtrip  # this format's round trip
 from workbench.sources.base import Detection, ParseContext, ParsedContinuity
+from workbench.sources.builder import Builder, is_message_list, open_document
+from workbench.sources.checks import opt_dict, opt_list, pick, want_dict
+from workbench.sources.lossless import roundtrip as roundtrip
+from workbench.sources.openai_style import call_event, role_and_text, system_message
+from workbench.sources.registration import register_format
+from workbench.sources.run_usage import RUN_USAGE, from_model_stats
+from workbench.sources.sniffing import is_message, peek
+from workbench.sources.values import dumps, litellm_usage
 
 NAME = "mini_swe_agent"
 EXPECTED = "a mini-swe-agent trajectory: a list of {role, content} messages or {info, messages}"
@@ -125,6 +115,9 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
     if isinstance(doc, dict):
         info = doc.get("info")
         meta.update(pick(info, model_stats=dict, exit_status=str))
+        totals = from_model_stats(meta.get("model_stats"))
+        if totals is not None:
+            meta[RUN_USAGE] = totals
         if isinstance(info, dict):
             cfg = info.get("config")
             mcfg = cfg.get("model") if isinstance(cfg, dict) else None

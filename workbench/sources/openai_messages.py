@@ -1,4 +1,5 @@
-"""OpenAI-style chat message lists, plus the helpers shared by the part-B importers.
+"""OpenAI-style chat message lists (the helpers shared with other importers live in
+``openai_style``).
 
 Accepted inputs (``openai_messages``):
 
@@ -23,8 +24,9 @@ Lossless ``raw`` (see :func:`roundtrip`):
   elements); every element's ``orjson.dumps`` is the raw of its first event.
   :func:`rebuild_document` puts them back together (``== json.load(input)``).
 
-The message mapping (:func:`~workbench.sources._common.message_events`) and the document
-layout live in :mod:`workbench.sources._common`, shared with the other importers.
+The message mapping (:func:`~workbench.sources.openai_style.message_events`) and the document
+layout live in :mod:`workbench.sources.openai_style` and :mod:`workbench.sources.lossless`,
+shared with the other importers.
 """
 
 from __future__ import annotations
@@ -35,20 +37,14 @@ from typing import Any
 import orjson
 
 from workbench.errors import SourceError
-from workbench.sources._common import (
-    Builder,
-    MessageState,
-    is_message,
-    is_message_list,
-    message_events,
-    peek,
-    pick,
-    register_format,
-    start_document,
-    type_name,
-)
-from workbench.sources._common import roundtrip as roundtrip  # this format's round trip
 from workbench.sources.base import Detection, ParseContext, ParsedContinuity
+from workbench.sources.builder import Builder, is_message_list
+from workbench.sources.checks import pick, type_name
+from workbench.sources.lossless import roundtrip as roundtrip
+from workbench.sources.lossless import start_document
+from workbench.sources.openai_style import MessageState, message_events
+from workbench.sources.registration import register_format
+from workbench.sources.sniffing import is_message, peek
 
 NAME = "openai_messages"
 KNOWN_ROLES = {"system", "developer", "user", "assistant", "tool", "function"}

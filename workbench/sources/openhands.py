@@ -41,25 +41,14 @@ from pathlib import Path
 from typing import Any
 
 from workbench.continuity.enums import CompactTrigger, EventFlag, EventKind, Origin, Role
-from workbench.sources._common import (
-    Builder,
-    call_event,
-    content_text,
-    dumps,
-    litellm_usage,
-    open_document,
-    opt_dict,
-    opt_id,
-    opt_str,
-    parse_tool_calls,
-    parse_ts,
-    peek,
-    register_format,
-    system_message,
-    want_dict,
-)
-from workbench.sources._common import roundtrip as roundtrip  # this format's round trip
 from workbench.sources.base import Detection, ParseContext, ParsedContinuity
+from workbench.sources.builder import Builder, open_document
+from workbench.sources.checks import opt_dict, opt_id, opt_str, want_dict
+from workbench.sources.lossless import roundtrip as roundtrip
+from workbench.sources.openai_style import call_event, parse_tool_calls, system_message
+from workbench.sources.registration import register_format
+from workbench.sources.sniffing import peek
+from workbench.sources.values import content_text, dumps, litellm_usage, parse_ts
 
 NAME = "openhands"
 EXPECTED = "an OpenHands event list [{id, timestamp, source, action|observation, ...}]"

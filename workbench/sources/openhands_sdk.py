@@ -49,7 +49,7 @@ on the continuity, ``cost`` and ``latency_sec`` to ``meta``.
 
 Raw: events.jsonl keeps each line's text on its first event (non-null raws joined by
 ``"\\n"`` == the non-blank lines); the call log uses the document layout of
-:mod:`workbench.sources._common` (messages array and the response value taken
+:mod:`workbench.sources.lossless` (messages array and the response value taken
 out). :func:`roundtrip` handles both.
 """
 
@@ -60,31 +60,30 @@ from typing import Any
 
 from workbench.continuity.enums import CompactTrigger, EventFlag, EventKind, Origin, Role
 from workbench.errors import SourceError
-from workbench.sources._common import (
-    Builder,
+from workbench.sources.base import Detection, ParseContext, ParsedContinuity
+from workbench.sources.builder import Builder
+from workbench.sources.calibrate import NOT_MEANINGFUL
+from workbench.sources.checks import (
     Malformed,
-    MessageState,
-    call_event,
-    content_text,
-    dumps,
-    litellm_usage,
-    message_events,
     opt_dict,
     opt_id,
     opt_int,
     opt_list,
     opt_str,
-    parse_tool_calls,
-    parse_ts,
-    peek,
     pick,
-    register_format,
-    start_document,
     want_dict,
 )
-from workbench.sources._common import roundtrip as roundtrip  # this format's round trip
-from workbench.sources.base import Detection, ParseContext, ParsedContinuity
-from workbench.sources.calibrate import NOT_MEANINGFUL
+from workbench.sources.lossless import roundtrip as roundtrip
+from workbench.sources.lossless import start_document
+from workbench.sources.openai_style import (
+    MessageState,
+    call_event,
+    message_events,
+    parse_tool_calls,
+)
+from workbench.sources.registration import register_format
+from workbench.sources.sniffing import peek
+from workbench.sources.values import content_text, dumps, litellm_usage, parse_ts
 
 NAME = "openhands_sdk"
 EXPECTED = "an OpenHands SDK event (a JSON object with a string 'kind')"

@@ -24,9 +24,10 @@ execution_time, sometimes the full message list); each becomes a SIDE_EFFECT nam
 
 ``info.model_stats`` holds run totals only (tokens_sent, tokens_received, api_calls,
 instance_cost); there is no per-request usage, so the totals go to
-``ParsedContinuity.meta["model_stats"]`` and no usage columns are set.
+``ParsedContinuity.meta["model_stats"]`` as recorded and, unless zeroed, to the run-level
+usage ``meta["run_usage"]`` (:mod:`workbench.sources.run_usage`); no usage columns are set.
 
-Raw: the document layout of :mod:`workbench.sources._common` (META ``document``
+Raw: the document layout of :mod:`workbench.sources.lossless` (META ``document``
 = the object with ``history`` and ``trajectory`` emptied, META ``layout``, then history
 elements, then trajectory steps); :func:`roundtrip` rebuilds ``json.load(file)``.
 """
@@ -41,29 +42,37 @@ import orjson
 
 from workbench.continuity.enums import EventFlag, EventKind, Origin, Role
 from workbench.errors import SourceError
-from workbench.sources._common import (
-    Builder,
+from workbench.sources.base import Detection, ParseContext, ParsedContinuity
+from workbench.sources.builder import Builder, open_document
+from workbench.sources.checks import opt_id, opt_list, pick
+from workbench.sources.lossless import roundtrip as roundtrip
+from workbench.sources.openai_style import (
     call_event,
-    dumps,
-    open_document,
-    opt_id,
-    opt_list,
     parse_tool_calls,
-    peek,
-    pick,
-    register_format,
     role_and_text,
     system_message,
 )
-from workbench.sources._common import roundtrip as roundtrip  # this format's round trip
-from workbench.sources.base import Detection, ParseContext, ParsedContinuity
+from workbench.sources.registration import register_format
+from workbench.sources.run_usage import RUN_USAGE, from_model_stats
+from workbench.sources.sniffing import peek
+from workbench.sources.values import dumps
 
 NAME = "swe_agent"
 EXPECTED = "a SWE-agent trajectory object {history: [...], trajectory: [...], info: {...}}"
 _CMD = re.compile(r"\S+")
 
 
+# SWE-agent's stand-ins for a model (sweagent/agent/models.py get_model): a trajectory run
+# with one of them called no LLM, so it records no model to price
+PSEUDO_MODELS = frozenset({"replay", "human", "human_thought", "instant_empty_submit"})
+
+
 def _model_name(doc: dict) -> str | None:
+    name = _named_model(doc)
+    return None if name in PSEUDO_MODELS else name
+
+
+def _named_model(doc: dict) -> str | None:
     cfg = doc.get("replay_config")
     if isinstance(cfg, str):
         try:
@@ -155,6 +164,9 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
     rows = b.finish()
     meta: dict[str, Any] = {**pick(doc.get("info"), model_stats=dict, exit_status=str),
                             **pick(doc, environment=str)}
+    totals = from_model_stats(meta.get("model_stats"))
+    if totals is not None:
+        meta[RUN_USAGE] = totals
     name = ctx.path.name
     cid = name[: -len(".traj")] if name.endswith(".traj") else ctx.path.stem
     return [ParsedContinuity(continuity_id=cid, source_format=NAME, source_file=str(ctx.path),

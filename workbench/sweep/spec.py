@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from workbench.engine.policy_schema import check_relations
 from workbench.errors import PolicyError, WorkbenchError
 
 MODES = ("product", "zip")
@@ -419,7 +420,7 @@ class SweepSpec:
         for ci, overrides in enumerate(self.configurations()):
             error = None
             try:
-                pol = base.with_overrides(overrides)
+                pol = check_relations(base.with_overrides(overrides))
                 digest = pol.digest()
             except PolicyError as exc:
                 error = str(exc)

