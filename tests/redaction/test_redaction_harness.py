@@ -14,6 +14,7 @@ from workbench.redaction import harness as H
 from workbench.redaction import rules as R
 from workbench.synth import secrets as S
 from workbench.synth.facts import FACT_KINDS, plant_fact
+from workbench.synth.secrets import negatives as NEG
 
 GH = "ghp_" + "Q7wE9rT2yU4iO6pA8sD0fG1hJ3kL5zX7cV9b"
 AWS_ID = "AKIAQ7WE9RT2YU4IO6PA"
@@ -103,7 +104,7 @@ def test_planted_facts_are_never_redacted():
 def test_documentation_examples_and_placeholders():
     for ex in S.DOC_EXAMPLES:
         assert H.scan(f"example: {ex}.") == [], ex
-    for ph in S._PLACEHOLDERS + S._TEMPLATES:
+    for ph in NEG._PLACEHOLDERS + NEG._TEMPLATES:
         assert H.scan(f"TOKEN={ph}\n") == [], ph
     assert H.scan("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY") == []
     assert H.scan("password: ${DB_PASSWORD}\npassword = os.environ['DB_PASSWORD']") == []

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from workbench.synth import secrets as S
+from workbench.synth.secrets.transforms import _WRAPPERS
 
 EXPECTED_FORMATS = {
     "aws_access_key_id", "aws_secret_key", "github_classic", "github_fine_grained", "gitlab_pat",
@@ -123,7 +124,7 @@ def _check_planted(p: S.PlantedSecret) -> None:
         assert surfaces[0] == v
         t, s, e = p.parts[0]
         if p.kind != "url_credentials":
-            assert (t[s - 1], t[e]) in S._WRAPPERS or (t[s - 2:s], t[e:e + 2]) in (('\\"', '\\"'),)
+            assert (t[s - 1], t[e]) in _WRAPPERS or (t[s - 2:s], t[e:e + 2]) in (('\\"', '\\"'),)
     elif tr == "placeholder_marker":
         t, s, e = p.parts[0]
         if p.variant == "byok":
