@@ -189,7 +189,7 @@ def test_password_negatives(text):
     ("Credential seen in event 12 (github classic): Q7wE9rT2yU4iO6pA8sD\u2026", "secret"),
     ("API_TOKEN=Zq8xR2mN4vB7kL1pW9sT\n", "secret"),
     ('{"client_secret": "Zq8xR2mN4vB7kL1pW9sT"}', "secret"),
-    ("curl -H 'Authorization: Bearer Zq8xR2mN4vB7kL1pW9sT' https://x", "secret"),
+    ("curl -H 'Authorization: Bearer Zq8xR2mN4vB7kL1pW9sT' https://x", "http_authorization"),
 ])
 def test_fragments_and_generic_credentials(text, kind):
     found = H.scan(text)

@@ -13,12 +13,15 @@ no secret at all):
    (:mod:`.decode`: the decoded text is scanned recursively);
 3. a few literal searches: ``PRIVATE KEY`` and armor lines (:mod:`.pem`); ``SG.``
    (SendGrid); ``://`` and ``@`` (:mod:`.urls`: only the password is a finding);
-   ``pass``/``pwd`` keywords and credential keys (:mod:`.keyed`); ``...`` (:mod:`.fragments`:
-   secrets cut short by an ellipsis); ``<REDACTED:`` and ``[BYOK:`` (:mod:`.markers`);
+   ``pass``/``pwd`` keywords and credential keys (:mod:`.keyed`); ``Authorization`` and
+   ``X-...-Key``/``-Token`` headers in every scheme and frame (:mod:`.headers`); password
+   flags of command lines, ``curl -u``, ``mysql -p``, ``sshpass -p``, ``docker login -p``
+   (:mod:`.command_line`); ``...`` (:mod:`.fragments`: secrets cut short by an ellipsis);
+   ``<REDACTED:`` and ``[BYOK:`` (:mod:`.markers`);
 4. ``%XX`` and ``\\uXXXX`` clusters, decoded with exact offset maps and rescanned;
 5. line junctions: where a line break (real or JSON-escaped) separates two token runs, the
    tail of the line and the head of the next are joined and rescanned, so a secret split
-   across lines is found (both halves) (:mod:`.scan`, which also drives the passes).
+   across lines is found (both halves) (:mod:`.driver`, which also drives the passes).
 
 Boundaries are explicit: a prefix must not follow a letter or digit (a JSON ``\\n`` escape
 is fine) and fixed-shape tokens must not run on into more token characters, but any
@@ -34,9 +37,7 @@ identifiers are rejected, so the hard negatives of ``workbench.synth.secrets`` n
 [(2, 30, 'secret')]
 """
 
-from workbench.redaction.rules.keyed import password_value_ok
-from workbench.redaction.rules.markers import KNOWN_KINDS, marker_tail_end
-from workbench.redaction.rules.scan import (
+from workbench.redaction.rules.driver import (
     TOKEN_CHARS,
     find_text,
     join_at,
@@ -44,6 +45,8 @@ from workbench.redaction.rules.scan import (
     merge,
     scan,
 )
+from workbench.redaction.rules.keyed import password_value_ok
+from workbench.redaction.rules.markers import KNOWN_KINDS, marker_tail_end
 from workbench.redaction.rules.shape import (
     DOC_EXAMPLES,
     Finding,

@@ -1,7 +1,10 @@
 """Values named by a keyword: passwords (``password is``, ``password:``, ``PGPASSWORD=``,
 ``--password VALUE`` ...), values written in a code fence of their own after the keyword,
 and credential keys (``token``, ``secret``, ``api_key``, ``access_key_id``, ``credential``,
-``Bearer`` ...) followed by a random-looking value or a piece of one (kind ``secret``).
+``Bearer`` ...) followed by a random-looking value or a piece of one (kind ``secret``): hex
+and UUID-shaped keys too after an API-key/token/secret key (unless the key names an id or
+a cursor). A value written escaped or encoded (``%XX``, ``\\uXXXX``, base64) is judged by
+what it encodes; a query parameter's value ends at the next ``&``.
 
 >>> out = []; _passwords("the password is Velvet-harbor#4821.", out); out
 [(16, 34, 'password_in_prose')]
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from workbench.redaction.normalize import percent_decode, unicode_unescape
 from workbench.redaction.rules.prefixed import _PREFIX_SCAN
 from workbench.redaction.rules.shape import (
     _B32,
@@ -21,6 +25,7 @@ from workbench.redaction.rules.shape import (
     _R_KEY_RIGHT,
     Finding,
     _b64_readable,
+    _b64_text,
     _classes,
     _clean_value,
     _in_doc_example,
@@ -47,11 +52,15 @@ _R_PW_VALUE = re.compile(
     r"""[ \t]*(?:\\?["'`(\[<]){0,2}"""
     r"""(?P<v>(?:\\{1,2}u[0-9a-fA-F]{4}|[^\s"'`<>\\])+)""",
     re.IGNORECASE)
-_R_PW_CLI = re.compile(r"""[ \t]+(?P<v>(?:\\{1,2}u[0-9a-fA-F]{4}|[^\s"'`<>\\-][^\s"'`<>\\]*))""")
+#: ``--password VALUE`` (also quoted: ``--password 'VALUE'``)
+_R_PW_CLI = re.compile(
+    r"""[ \t]+(?:\\?["'])?(?P<v>(?:\\{1,2}u[0-9a-fA-F]{4}|[^\s"'`<>\\-][^\s"'`<>\\]*))""")
 
 
 def _password_key_ok(key: str) -> bool:
     low = key.lower().lstrip("-")
+    if low.endswith("sshpass"):  # (the environment variable sshpass -e reads)
+        return True
     for kw in ("password", "passwd", "passphrase"):
         if low.endswith(kw):
             return True
@@ -111,7 +120,7 @@ def _passwords(view: str, out: list[Finding], low: str | None = None) -> None:
         if m:
             vs, ve = _clean_value(view, m.start("v"), m.end("v"))
             v = view[vs:ve]
-            if password_value_ok(v):
+            if password_value_ok(v) or ("%" in v or "\\u" in v) and password_value_ok(_unescaped(v)):
                 out.append((vs, ve, "password_in_prose"))
             elif view.startswith(("...", "\\..."), ve) and _password_piece(v):
                 out.append((vs, ve, "password_in_prose"))  # cut short by an ellipsis
@@ -135,14 +144,22 @@ def _fenced_values(view: str, out: list[Finding]) -> None:
 
 
 def _password_piece(v: str) -> bool:
-    """The start of a password cut short by an ellipsis (5-7 characters): mixed classes,
-    no word, placeholder or template."""
-    if not 5 <= len(v) < 8 or _template(v) or any(c in v for c in "()[]{}/"):
+    """The start of a password cut short by an ellipsis: 5-7 characters of mixed classes,
+    or longer pieces :func:`password_value_ok` refuses as whole values (mixed-case letters
+    only, or 16+ digits: the start of an encoded password); no word, placeholder or
+    template."""
+    if len(v) < 5 or len(v) > 200 or _template(v) or any(c in v for c in "()[]{}/"):
         return False
     low = v.lower()
     if low in _PLACEHOLDER_PASSWORDS or any(w in low for w in _PLACEHOLDER_WORDS):
         return False
-    return _classes(v) >= 3 and not _weak_placeholder(v) and not _CODEISH.match(v)
+    if _weak_placeholder(v) or _CODEISH.match(v):
+        return False
+    if len(v) < 8:
+        return _classes(v) >= 3
+    if v.isdigit():
+        return len(v) >= 16
+    return v.isalpha() and _classes(v) >= 2 and not is_wordy(v)
 
 
 # --------------------------------------------------------------------------- generic keys
@@ -155,6 +172,9 @@ _GENERIC_TRIGGERS_LOW = ("token", "secret", "api_key", "apikey", "api-key", "acc
                          "accesskey", "credential", "bearer")
 _GENERIC_KEY_ENDS = ("token", "secret", "apikey", "accesskey", "secretkey", "privatekey",
                      "credential", "credentials", "bearer", "authtoken", "accesskeyid")
+#: Credential keys (lowercase) that anchor a value on the left of a line or message break.
+GENERIC_ANCHOR_WORDS = ("token", "secret", "api_key", "apikey", "api-key", "access_key",
+                        "access-key", "accesskey", "credential", "bearer")  # (common first)
 _R_GENERIC_FILLER = re.compile(r"[^\n:=\"'`\\]{0,60}?(?=[:=])")
 _R_BEARER_VALUE = re.compile(r"[ \t]+(?P<v>[A-Za-z0-9+/=_.~-]{8,})")
 _HEXISH = re.compile(r"[0-9a-fA-F-]+")
@@ -178,6 +198,38 @@ def random_token(v: str) -> bool:
     return not is_wordy(v) and not _b64_readable(v)
 
 
+def _unescaped(v: str) -> str:
+    """``v`` with ``\\uXXXX`` and ``%XX`` escapes decoded, or the text a base64 value
+    encodes (a value written encoded is judged by what it encodes: a hex key is only hex
+    once decoded, a random key only random once decoded)."""
+    if "\\u" in v:
+        v = unicode_unescape(v)[0]
+    if "%" in v:
+        v = percent_decode(v)[0]
+    elif len(v) >= 16 and (text := _b64_text(v)) is not None:
+        v = text
+    return v
+
+
+_HEX_KEY_ENDS = ("token", "secret", "apikey", "secretkey")
+_R_UUID_START = re.compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{1,4}(?:(?<=-[0-9a-fA-F]{4})-[0-9a-fA-F]{1,4}"
+    r"(?:(?<=-[0-9a-fA-F]{4})-[0-9a-fA-F]{1,4}(?:(?<=-[0-9a-fA-F]{4})-[0-9a-fA-F]{1,12})?)?)?")
+#: Keys whose UUID values are ids or cursors, not credentials.
+_UUID_ID_WORDS = ("page", "next", "cursor", "continuation", "idempotency", "sync", "resume",
+                  "request", "client", "session")
+
+
+def _hex_value_ok(core: str, key: str) -> bool:
+    """Hex after a token/secret/API-key keyword: hex keys (with letters and digits, or 24+
+    digits: a hex key hex-encoded again), and UUID-shaped keys unless the key names an id."""
+    if len(core) < 12 or not key.endswith(_HEX_KEY_ENDS):
+        return False
+    if "-" in core:  # a UUID, or its start (cut short)
+        return bool(_R_UUID_START.fullmatch(core)) and not any(w in key for w in _UUID_ID_WORDS)
+    return any(c.isdigit() for c in core) and (any(c.isalpha() for c in core) or len(core) >= 24)
+
+
 def generic_value_ok(v: str, key: str = "") -> bool:
     """A value after a credential keyword (``key``, normalised) that looks like a credential
     or a cut-short piece of one: the keyword vouches for shorter, less mixed values
@@ -188,12 +240,13 @@ def generic_value_ok(v: str, key: str = "") -> bool:
         return False  # a known prefix: the prefixed rules judge it
     if random_token(core):
         return True
+    if core.isdigit() and len(core) >= 24 and key.endswith(_HEX_KEY_ENDS):
+        return not _weak_placeholder(core)  # (a hex key hex-encoded again: digits only)
     if (len(core) < 10 or _template(core) or "://" in core or core[0] in "/~."
             or any(c in core for c in "()[]{} ") or _CODEISH.match(core) or is_placeholder(core)):
         return False
     if _HEXISH.fullmatch(core):
-        return (len(core) >= 12 and "-" not in core and key.endswith(("token", "secret"))
-                and any(c.isalpha() for c in core) and any(c.isdigit() for c in core))
+        return _hex_value_ok(core, key)
     if key.endswith("keyid") and core.isupper() and core.isalnum() and _B32.issuperset(core):
         body = core[4:] if core.startswith(("AKIA", "ASIA", "ABIA", "ACCA")) else core
         return sum(c in "AEIOUY" for c in body) <= 0.3 * len(body)
@@ -223,10 +276,16 @@ def _generic_keys(view: str, out: list[Finding], low: str | None = None) -> None
                         f = _R_GENERIC_FILLER.match(view, ke)
                         m = _R_PW_VALUE.match(view, f.end()) if f else None
                 if m:
-                    vs, ve = _clean_value(view, m.start("v"), m.end("v"))
+                    vs, ve = m.start("v"), m.end("v")
+                    if ks and view[ks - 1] in "?&":  # a query parameter ends at the next one
+                        amp = view.find("&", vs, ve)
+                        ve = ve if amp == -1 else amp
+                    vs, ve = _clean_value(view, vs, ve)
                     if view.startswith("...", ve):
                         ve += 3
-                    if generic_value_ok(view[vs:ve], key) and not _in_doc_example(view, vs, ve):
+                    v = view[vs:ve]
+                    if ((generic_value_ok(v, key) or generic_value_ok(_unescaped(v), key))
+                            and not _in_doc_example(view, vs, ve)):
                         out.append((vs, ve, "secret"))
             pos = hay.find(trig, pos + n)
 

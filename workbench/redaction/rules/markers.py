@@ -7,10 +7,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from workbench.redaction.rules.shape import Finding, _clean_value, secretish
+from workbench.redaction.rules.shape import Finding, _clean_value, _path_like, secretish
 
 _R_MARKER = re.compile(r"<REDACTED:([A-Za-z0-9_]{1,40})>")
-_R_MARKER_TAIL = re.compile(r"(?:[A-Za-z0-9+/=_.~!$&'()*,;%#^-]|@(?![A-Za-z0-9-]+[.:/]))+")
+#: A raw tail glued to a marker; ``@`` only when no host follows (``@db.internal:5432/`` is
+#: the rest of a URL whose password was redacted; ``...@058.`` ends a sentence).
+_R_MARKER_TAIL = re.compile(
+    r"(?:[A-Za-z0-9+/=_.~!$&'()*,;%#^-]|@(?![A-Za-z0-9-]+[.:/][A-Za-z0-9]))+")
 _R_BYOK = re.compile(r"\[BYOK:([^\]]{1,20000})\]")
 _R_BYOK_OPEN = re.compile(r"\[BYOK:([^\s\]]{1,4096})")
 _MARKER_BEFORE = re.compile(r"<REDACTED:[A-Za-z0-9_]{1,40}>$")
@@ -19,7 +22,11 @@ KNOWN_KINDS = frozenset({
     "openai_project", "openai_legacy", "anthropic_api", "slack_token", "stripe_key",
     "google_api_key", "jwt", "pem_private_key", "huggingface", "npm", "sendgrid",
     "url_credentials", "password_in_prose", "marker_leak", "secret",
+    "http_authorization", "api_key_header", "cli_password",
 })
+
+
+_R_NEXT_PARAM = re.compile(r"&[A-Za-z_][A-Za-z0-9_.-]*=")
 
 
 def marker_tail_end(view: str, pos: int) -> int:
@@ -31,6 +38,11 @@ def marker_tail_end(view: str, pos: int) -> int:
     if vs != pos:
         return pos
     tail = view[vs:ve]
+    q = _R_NEXT_PARAM.search(tail)
+    if q is not None:  # (a query string goes on: ``<REDACTED:x>&limit=500``)
+        tail, ve = tail[:q.start()], vs + q.start()
+    if tail.startswith("/") and _path_like(tail):
+        return pos  # the rest of a path (``Credential=<REDACTED:...>/20260314/us-east-1/s3``)
     if len(tail) >= 4 and sum(c.isalnum() for c in tail) >= 3:
         return ve
     return pos

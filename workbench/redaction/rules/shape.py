@@ -40,6 +40,13 @@ DOC_EXAMPLES = frozenset({
     "sk_test_BQokikJOvBiI2HlWgH4olfQ2",
     "ghp_16C7e42F292c6912E7710c838347Ae178B4a",
     "xoxb-not-a-real-token-this-will-not-work",
+    # HTTP authentication examples: RFC 7617 (Basic), RFC 6750 (Bearer), RFC 2617 (Digest
+    # response), the AWS Signature Version 4 documentation
+    "QWxhZGRpbjpvcGVuIHNlc2FtZQ==",
+    "dXNlcjpwYXNzd29yZA==",  # user:password
+    "mF_9.B5f-4.1JqM",
+    "6629fae49393a05397450978507c4ef1",
+    "fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
 })
 _PLACEHOLDER_WORDS = ("example", "xxxx", "your", "placeholder", "redacted", "dummy", "sample",
                       "changeme", "replace", "insert", "secret_here", "token_here", "key_here",
@@ -330,7 +337,7 @@ def _in_doc_example(view: str, s: int, e: int) -> bool:
     tok = view[s:e].rstrip(".")
     for d, piece in _DOC_PIECES:
         n = len(d)
-        if e - s <= n and (tok in piece or (d.startswith(tok) and len(tok) > n - len(piece))
+        if len(tok) <= n and (tok in piece or (d.startswith(tok) and len(tok) > n - len(piece))
                            or view.find(d, max(0, e - n), s + n) != -1):
             return True
         i = d.find(tok) if len(tok) >= 8 else -1
@@ -373,6 +380,14 @@ def _template(v: str) -> bool:
             or v.startswith(("<%", ":")))
 
 
+_R_WINDOWS_VAR = re.compile(r"%[A-Za-z_][A-Za-z0-9_]*%")
+
+
+def _env_reference(v: str) -> bool:
+    """A template or an environment reference (``$TOKEN``, ``${TOKEN}``, ``%API_KEY%``)."""
+    return _template(v) or bool(_R_WINDOWS_VAR.fullmatch(v))
+
+
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _R_KEY_RIGHT = re.compile(r"[A-Za-z0-9_]*")
 
@@ -390,6 +405,13 @@ def _clean_value(view: str, vs: int, ve: int) -> tuple[int, int]:
     if ve > vs and view[vs] in "([{":
         vs += 1
     return vs, ve
+
+
+def ascii_lower(text: str) -> str:
+    """``text`` lowercased, every non-ASCII character as one ``?``: same length, so offsets
+    carry over (the keywords searched are ASCII; other letters were folded by the
+    normaliser). Through bytes: ``str.translate`` is ten times slower."""
+    return text.encode("ascii", "replace").lower().decode("ascii")
 
 
 def _lowered(view: str) -> str | None:

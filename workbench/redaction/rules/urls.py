@@ -38,10 +38,14 @@ def _url_credentials(view: str, out: list[Finding]) -> None:
             m = _R_USERINFO.match(view, pos + 3)
             if m:
                 pw, user = m.group("pw"), m.group("user")
+                ps, pe = m.start("pw"), m.end("pw")
+                if pw.startswith("[BYOK:") and pw.endswith("]"):
+                    pw, ps, pe = pw[6:-1], ps + 6, pe - 1  # a marker around the password
                 low = pw.lower()
-                if (len(pw) >= 3 and not pw.isdigit() and low not in _PLACEHOLDER_PASSWORDS
+                if (len(pw) >= 3 and not (pw.isdigit() and len(pw) < 24)
+                        and low not in _PLACEHOLDER_PASSWORDS
                         and pw != user and not _template(pw) and not _weak_placeholder(pw)):
-                    out.append((m.start("pw"), m.end("pw"), "url_credentials"))
+                    out.append((ps, pe, "url_credentials"))
             else:  # cut short: scheme://user:PASSWORD and then the text ends
                 m = _R_USERINFO_CUT.match(view, pos + 3)
                 if m:

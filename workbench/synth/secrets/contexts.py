@@ -1,8 +1,10 @@
 """Contexts: ``ctx(secret, rng, kind=None) -> (text, start, end)`` writes a transcript
-snippet (prose, markdown, JSON tool call/result, shell, .env, YAML, INI, stack trace, URL)
-with ``text[start:end]`` the embedded string, JSON-escaped where the context is a JSON
-string or a quoted scalar. ``kind`` (the format) picks the labels and the templates that
-suit it (a password gets its keyword, a PEM block its own lines).
+snippet (prose, markdown, JSON tool call/result, shell, .env, YAML, INI, stack trace, URL;
+a shell command, a raw HTTP request, a JSON header map, Python ``headers={...}``) with
+``text[start:end]`` the embedded string, JSON-escaped where the context is a JSON string or
+a quoted scalar. ``kind`` (the format) picks the labels and the templates that suit it (a
+password gets its keyword, a PEM block its own lines, a command-line or header format the
+flag or header it is given to: :func:`~workbench.synth.secrets.slots.slot_line`).
 """
 
 from __future__ import annotations
@@ -10,7 +12,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from workbench.synth.secrets.formats import _URL_HOSTS, _URL_USERS, Rng, _pick
+from workbench.synth.secrets.draw import Rng, _pick
+from workbench.synth.secrets.formats import _URL_HOSTS, _URL_USERS
+from workbench.synth.secrets.slots import SLOT_FORMATS, _quote, header_slot, slot_line
 
 _LABELS: dict[str, tuple[tuple[str, ...], str]] = {
     "aws_access_key_id": (("AWS_ACCESS_KEY_ID",), "AWS access key"),
@@ -32,6 +36,9 @@ _LABELS: dict[str, tuple[tuple[str, ...], str]] = {
     "url_credentials": (("DATABASE_URL", "REDIS_URL", "BROKER_URL"), "connection string"),
     "password_in_prose": (("DB_PASSWORD", "PGPASSWORD", "REDIS_PASSWORD", "ADMIN_PASSWORD"),
                           "password"),
+    "http_authorization": (("HTTP_AUTHORIZATION",), "Authorization header"),
+    "api_key_header": (("ACME_API_KEY", "DD_API_KEY", "PARTNER_API_KEY"), "API key"),
+    "cli_password": (("PGPASSWORD", "MYSQL_PWD", "SSHPASS"), "database password"),
 }
 _DEFAULT_LABEL = (("API_TOKEN",), "API token")
 
@@ -100,6 +107,12 @@ def ctx_prose(secret: str, rng: Rng, kind: str | None = None) -> tuple[str, int,
             "I recovered the {human} from the backup volume:\n\n{S}\n\nIt still works against prod.",
         ))
         return _fill(t, secret, human=human, svc=svc)
+    if kind in SLOT_FORMATS:
+        line = slot_line(rng, kind, secret)
+        t = _pick(rng, ("I ran `" + line + "` and it still returns 401 on {svc}.",
+                        "The deploy notes say to run `" + line + "` before the release.",
+                        "Looks like someone pasted `" + line + "` into the {svc} runbook."))
+        return _fill(t, secret, svc=svc)
     t = _pick(rng, (
         "I found the {human} in the old deploy notes: {S}. Rotating it now.",
         "The CI job for {svc} failed because {env} was set to {S}, which expired yesterday.",
@@ -116,6 +129,10 @@ def ctx_code_span(secret: str, rng: Rng, kind: str | None = None) -> tuple[str, 
         t = _pick(rng, ("The password is `{S}` for the `reporting` role.",
                         "Set `password: {S}` in `config/database.yml` and restart."))
         return _fill(t, secret)
+    if kind in SLOT_FORMATS:
+        line = slot_line(rng, kind, secret)
+        return _fill(_pick(rng, ("Run `" + line + "` to check access.",
+                                 "Then `" + line + "` worked.")), secret)
     t = _pick(rng, (
         "Set `{env}` to `{S}` and rerun `make test`.",
         "The log line shows the header value `{S}` being sent to the proxy.",
@@ -147,6 +164,10 @@ def ctx_json_tool_call(secret: str, rng: Rng, kind: str | None = None) -> tuple[
                    + "\nLOG_LEVEL=info\n")
         obj = {"type": "tool_use", "id": _TOOLU, "name": "Write",
                "input": {"file_path": "/srv/app/.env", "content": content}}
+    elif form == 1 and kind in SLOT_FORMATS:
+        obj = {"type": "tool_use", "id": _TOOLU, "name": "Bash",
+               "input": {"command": slot_line(rng, kind, secret).format(S=_SENTINEL),
+                         "description": "Check the credentials"}}
     elif form == 1:
         obj = {"type": "tool_use", "id": _TOOLU, "name": "Bash",
                "input": {"command": f"{env}={_SENTINEL} ./scripts/deploy.sh --env staging\n",
@@ -226,6 +247,8 @@ def ctx_yaml(secret: str, rng: Rng, kind: str | None = None) -> tuple[str, int, 
         t = ("database:\n  host: db.internal\n  port: 5432\n  user: {svc}\n"
              "  password: {S}\n  pool: 10\n")
         return _fill(t, secret, svc=svc)
+    if kind in SLOT_FORMATS and _multiline(secret):
+        return _fill("{env}: \"{S}\"\nretries: 3\n", secret, escape=True, env=env)
     if _block(kind) or _multiline(secret):
         return _fill("tls:\n  enabled: true\n  key: \"{S}\"\n", secret, escape=True)
     t = _pick(rng, ("services:\n  {svc}:\n    image: acme/{svc}:1.4.2\n    environment:\n"
@@ -261,6 +284,8 @@ def ctx_stack_trace(secret: str, rng: Rng, kind: str | None = None) -> tuple[str
     elif kind == "password_in_prose":
         tail = ("psycopg2.OperationalError: FATAL: password authentication failed for user "
                 "\"app\"\n  locals: host='db.internal', user='app', password='{S}'\n")
+    elif kind in SLOT_FORMATS:
+        tail = "RuntimeError: command failed (exit 1): " + slot_line(rng, kind, secret) + "\n"
     elif _block(kind) or _multiline(secret):
         return _fill(head + "ValueError: Could not deserialize key data: b'{S}'\n", secret,
                      escape=True, svc=svc, ln=ln)
@@ -293,6 +318,60 @@ def ctx_url_query(secret: str, rng: Rng, kind: str | None = None) -> tuple[str, 
     return _fill(t, secret)
 
 
+def ctx_shell_command(secret: str, rng: Rng, kind: str | None = None) -> tuple[str, int, int]:
+    """A terminal line: a command that gives the secret to a flag, a header or a URL."""
+    line = slot_line(rng, kind, secret)
+    t = _pick(rng, ("$ " + line + "\n",
+                    "$ " + line + "\nLogin Succeeded\n",
+                    "$ cd /srv/app && " + line + "\n$ echo $?\n0\n"))
+    return _fill(t, secret)
+
+
+_HTTP_PATHS = ("/v1/accounts?limit=50", "/v2/reports/export", "/api/v3/users/me", "/internal/jobs")
+
+
+def ctx_http_request(secret: str, rng: Rng, kind: str | None = None) -> tuple[str, int, int]:
+    """A raw HTTP request (a proxy log, ``curl -v`` output) with the secret in a header."""
+    name, value = header_slot(rng, kind)
+    method, path = _pick(rng, ("GET", "POST", "DELETE")), _pick(rng, _HTTP_PATHS)
+    if rng.random() < 0.5:
+        t = (f"{method} {path} HTTP/1.1\nHost: api.acme.dev\nUser-Agent: python-requests/2.31.0\n"
+             f"{name}: {value}\nAccept: application/json\nConnection: keep-alive\n\n")
+    else:
+        t = (f"> {method} {path} HTTP/2\n> Host: api.acme.dev\n> user-agent: curl/8.5.0\n"
+             f"> {name}: {value}\n> accept: */*\n>\n< HTTP/2 401\n< content-type: application/json\n")
+    return _fill(t, secret)
+
+
+def ctx_json_headers(secret: str, rng: Rng, kind: str | None = None) -> tuple[str, int, int]:
+    """A JSON header map: a web-request tool call, or the request echoed in its result."""
+    name, value = header_slot(rng, kind)
+    headers = {"Accept": "application/json", name: value.replace("{S}", _SENTINEL)}
+    url = "https://api.acme.dev" + _pick(rng, _HTTP_PATHS)
+    if rng.random() < 0.5:
+        obj = {"type": "tool_use", "id": _TOOLU, "name": "http_request",
+               "input": {"method": "GET", "url": url, "headers": headers}}
+    else:
+        obj = {"type": "tool_result", "tool_use_id": _TOOLU, "is_error": True,
+               "content": {"error": "401 Unauthorized",
+                           "request": {"method": "GET", "url": url, "headers": headers}}}
+    return _fill_json(obj, secret)
+
+
+def ctx_python_headers(secret: str, rng: Rng, kind: str | None = None) -> tuple[str, int, int]:
+    """Python code sending the secret in a header (``requests``, ``httpx``, a session)."""
+    name, value = header_slot(rng, kind)
+    q = _quote(secret)
+    lit = f"{{{{{q}{name}{q}: {q}{value}{q}}}}}"
+    t = _pick(rng, (
+        "resp = requests.get(\"https://api.acme.dev/v1/reports\", headers=" + lit + ", timeout=10)\n"
+        "resp.raise_for_status()\n",
+        "client = httpx.Client(base_url=\"https://api.acme.dev\", headers=" + lit + ")\n",
+        "session = requests.Session()\nsession.headers.update(" + lit + ")\n",
+    ))
+    return _fill(t, secret)
+
+
 CONTEXT_FUNCS: dict[str, Callable[..., tuple[str, int, int]]] = {
     "prose": ctx_prose,
     "code_span": ctx_code_span,
@@ -308,5 +387,9 @@ CONTEXT_FUNCS: dict[str, Callable[..., tuple[str, int, int]]] = {
     "stack_trace": ctx_stack_trace,
     "url_userinfo": ctx_url_userinfo,
     "url_query": ctx_url_query,
+    "shell_command": ctx_shell_command,
+    "http_request": ctx_http_request,
+    "json_headers": ctx_json_headers,
+    "python_headers": ctx_python_headers,
 }
 CONTEXTS: tuple[str, ...] = tuple(CONTEXT_FUNCS)

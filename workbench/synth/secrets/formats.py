@@ -1,7 +1,6 @@
 """Secret formats: one generator per row of ``secret-formats.md`` (exact prefixes,
-lengths and charsets; never a real key), their shapes (:data:`FORMAT_REGEX`), which slice
-of a generated string is the secret proper (:func:`secret_span`), and the random-drawing
-helpers the other generator modules share.
+lengths and charsets; never a real key), their shapes (:data:`FORMAT_REGEX`) and which slice
+of a generated string is the secret proper (:func:`secret_span`).
 
 >>> import numpy as np
 >>> gen_github_classic(np.random.default_rng(1))[:4] in ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")
@@ -12,65 +11,26 @@ from __future__ import annotations
 
 import base64
 import json
-import string
 from collections.abc import Callable
 
-import numpy as np
-
-UPPER = string.ascii_uppercase
-LOWER = string.ascii_lowercase
-DIGITS = string.digits
-ALNUM = UPPER + LOWER + DIGITS
-WORD = ALNUM + "_"            # \w (ASCII)
-WORD_DASH = WORD + "-"        # [\w-]
-B32 = UPPER + "234567"        # [A-Z2-7]
-B64 = ALNUM + "+/"
-HEX = "0123456789abcdef"
-
-Rng = np.random.Generator
-
-
-def _pick(rng: Rng, seq):
-    return seq[int(rng.integers(len(seq)))]
-
-
-def _rand(rng: Rng, alphabet: str, n: int) -> str:
-    idx = rng.integers(0, len(alphabet), size=n)
-    return "".join([alphabet[i] for i in idx.tolist()])
-
-
-def _classes(s: str) -> int:
-    return (any(c.isupper() for c in s) + any(c.islower() for c in s)
-            + any(c.isdigit() for c in s) + any(not c.isalnum() for c in s))
-
-
-def _plausibly_random(body: str) -> bool:
-    """Rejects the rare draw a redactor would rightly call a placeholder.
-
-    A random draw can (very rarely) contain ``EXAMPLE``/``xxxx``, or repeat one character;
-    generators redraw then, so every planted secret is a fair test of recall.
-    """
-    low = body.lower()
-    if any(w in low for w in ("example", "xxxx", "your", "dummy", "sample", "redact", "test")):
-        return False
-    return len(set(body)) > max(3, len(body) // 5)
-
-
-def _draw(rng: Rng, make: Callable[[], str], ok: Callable[[str], bool] = _plausibly_random) -> str:
-    for _ in range(64):
-        s = make()
-        if ok(s):
-            return s
-    raise RuntimeError("could not draw a plausible secret")  # pragma: no cover
-
-
-def _b64url(b: bytes) -> str:
-    return base64.urlsafe_b64encode(b).decode().rstrip("=")
-
-
-def _rand_bytes(rng: Rng, n: int) -> bytes:
-    return rng.integers(0, 256, size=n, dtype=np.uint8).tobytes()
-
+from workbench.synth.secrets.draw import (
+    ALNUM,
+    B32,
+    B64,
+    DIGITS,
+    HEX,
+    LOWER,
+    UPPER,
+    WORD_DASH,
+    Rng,
+    _b64url,
+    _classes,
+    _draw,
+    _pick,
+    _plausibly_random,
+    _rand,
+    _rand_bytes,
+)
 
 # --------------------------------------------------------------------------- formats
 
@@ -267,7 +227,8 @@ def gen_password_in_prose(rng: Rng) -> str:
     return _draw(rng, make, ok)
 
 
-FORMATS: dict[str, Callable[[Rng], str]] = {
+#: The formats of secret-formats.md with a fixed shape (and the URL/prose passwords).
+TOKEN_FORMATS: dict[str, Callable[[Rng], str]] = {
     "aws_access_key_id": gen_aws_access_key_id,
     "aws_secret_key": gen_aws_secret_key,
     "github_classic": gen_github_classic,
@@ -287,10 +248,8 @@ FORMATS: dict[str, Callable[[Rng], str]] = {
     "url_credentials": gen_url_credentials,
     "password_in_prose": gen_password_in_prose,
 }
-SECRET_FORMATS: tuple[str, ...] = tuple(FORMATS)
-
 #: The shape of each format, as in secret-formats.md (used by tests and documentation).
-FORMAT_REGEX: dict[str, str] = {
+TOKEN_REGEX: dict[str, str] = {
     "aws_access_key_id": r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16}",
     "aws_secret_key": r"[A-Za-z0-9/+]{40}",
     "github_classic": r"gh[pousr]_[0-9a-zA-Z]{36}",
@@ -310,15 +269,3 @@ FORMAT_REGEX: dict[str, str] = {
     "url_credentials": r"[a-z]+://[\w-]+:[^\s/@]+@[\w.-]+(?::\d+)?/\S*",
     "password_in_prose": r"\S{10,}",
 }
-
-
-def secret_span(fmt: str, raw: str) -> tuple[int, int]:
-    """The slice of a generated string that is the secret proper.
-
-    For ``url_credentials`` that is the password (scheme, user and host are not secret);
-    for every other format the whole string.
-    """
-    if fmt == "url_credentials":
-        start = raw.index(":", raw.index("://") + 3) + 1
-        return start, raw.index("@", start)
-    return 0, len(raw)

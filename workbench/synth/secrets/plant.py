@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from workbench.synth.secrets.contexts import CONTEXT_FUNCS, CONTEXTS, _json_escape
-from workbench.synth.secrets.formats import FORMATS, SECRET_FORMATS, Rng, secret_span
+from workbench.synth.secrets.draw import Rng
+from workbench.synth.secrets.registry import FORMATS, SECRET_FORMATS, secret_span
+from workbench.synth.secrets.slots import SLOT_CONTEXTS, SLOT_FORMATS
 from workbench.synth.secrets.transforms import TRANSFORMS, _transform
 
 _URLISH = frozenset({"psql_url", "url_userinfo", "url_query"})
@@ -22,9 +24,29 @@ for _c in ("curl_bearer", "psql_url", "url_userinfo", "url_query"):
         "a prose password is found by its keyword; these slots have none (and its symbols break URLs)")
 for _c in ("psql_url", "url_userinfo", "url_query"):
     INCOMPATIBLE_FORMAT_CONTEXT[("aws_secret_key", _c)] = "'/' and '+' would have to be percent-encoded"
+# command-line and header slots (workbench.synth.secrets.slots)
+_HEADER_CONTEXTS = ("http_request", "json_headers", "python_headers")
+for _c in SLOT_CONTEXTS:
+    INCOMPATIBLE_FORMAT_CONTEXT[("pem_private_key", _c)] = "a multi-line key does not fit a one-line slot"
+for _c in _HEADER_CONTEXTS:
+    INCOMPATIBLE_FORMAT_CONTEXT[("url_credentials", _c)] = "a URL is not a header value"
+    for _f in ("password_in_prose", "cli_password"):
+        INCOMPATIBLE_FORMAT_CONTEXT[(_f, _c)] = (
+            "a password travels in a header only base64-encoded (the http_authorization format)")
+for _c in ("curl_bearer", "psql_url", "url_userinfo", "url_query"):
+    INCOMPATIBLE_FORMAT_CONTEXT[("http_authorization", _c)] = (
+        "an Authorization value is a whole header value, not a bearer token or part of a URL")
+INCOMPATIBLE_FORMAT_CONTEXT[("cli_password", "curl_bearer")] = "a password is not a bearer token"
+INCOMPATIBLE_FORMAT_CONTEXT[("cli_password", "url_query")] = (
+    "a password is not a query token ('&' and '=' would split it)")
 
 #: (format, transform) pairs that make no sense. Every other pair is planted.
 INCOMPATIBLE_FORMAT_TRANSFORM: dict[tuple[str, str], str] = {}
+for _f in SLOT_FORMATS:
+    INCOMPATIBLE_FORMAT_TRANSFORM[(_f, "wrap_punct")] = (
+        "a flag or header value has no punctuation around it (the templates quote it)")
+INCOMPATIBLE_FORMAT_TRANSFORM[("cli_password", "unicode_escape")] = (
+    "a password typed on a command line is not escaped")
 
 #: (context, transform) pairs that make no sense.
 INCOMPATIBLE_CONTEXT_TRANSFORM: dict[tuple[str, str], str] = {}
@@ -33,6 +55,11 @@ for _c in _URLISH:
     INCOMPATIBLE_CONTEXT_TRANSFORM[(_c, "base64")] = "'/', '+', '=' are URL delimiters"
     INCOMPATIBLE_CONTEXT_TRANSFORM[(_c, "unicode_escape")] = "escape sequences are not URL text"
 INCOMPATIBLE_CONTEXT_TRANSFORM[("curl_bearer", "unicode_escape")] = "escape sequences are not header text"
+for _c in SLOT_CONTEXTS:
+    INCOMPATIBLE_CONTEXT_TRANSFORM[(_c, "wrap_punct")] = (
+        "punctuation around a header value or a command argument is part of it")
+for _c in ("shell_command", "http_request"):
+    INCOMPATIBLE_CONTEXT_TRANSFORM[(_c, "unicode_escape")] = "escape sequences are not shell or header text"
 
 
 def compatible(fmt: str, context: str, transform: str) -> bool:

@@ -9,7 +9,7 @@ import math
 import unicodedata
 from dataclasses import dataclass
 
-from workbench.synth.secrets.formats import Rng, _pick
+from workbench.synth.secrets.draw import Rng, _pick
 
 TRANSFORMS: tuple[str, ...] = (
     "none", "split_messages", "split_lines", "base64", "hex", "percent", "unicode_escape",
