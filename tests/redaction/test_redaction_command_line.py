@@ -67,6 +67,8 @@ def test_the_finding_of_issue_15_curl_user_password():
     (f"git push git+ssh://deploy:{PW}@git.acme.dev/x.git", f"git push git+ssh://deploy:{R('url_credentials')}@git.acme.dev/x.git"),
     (f"svn co svn+ssh://deploy:{PW}@svn.acme.dev/x", f"svn co svn+ssh://deploy:{R('url_credentials')}@svn.acme.dev/x"),
     (f"curl ftp://deploy:{PW}@ftp.acme.dev/a.tgz", f"curl ftp://deploy:{R('url_credentials')}@ftp.acme.dev/a.tgz"),
+    (f"git clone https://{HEX32}9c1f4e2a@github.com/acme/x.git",
+     f"git clone https://{R('url_credentials')}@github.com/acme/x.git"),
 ])
 def test_command_line_forms(text, expected):
     assert H.redact(text).text == expected

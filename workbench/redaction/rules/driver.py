@@ -319,6 +319,8 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
         elif lo < 3 or cls.find(b"s", rs, re_) != -1 or _HEXISH.fullmatch(view, rs, re_):
             continue
         if not _R_ID_PREFIX.match(view, rs) and _random_run(view, rs, re_):
+            if view.startswith("//", rs) and view[rs - 1] == ":":
+                rs += 2  # (the piece is the user of a URL: ``https://TOKEN@host``)
             out.append((rs, re_, RANDOM_KIND))
     # 2. SendGrid keys (``SG.`` + two dot-separated parts), whole or cut short
     if "SG." in view:

@@ -1,5 +1,5 @@
 """Credentials in URLs: the password of ``scheme://user:PASSWORD@host`` (also when the
-URL is cut short after it) and ``PASSWORD@host:port/``, the second half of a URL split
+URL is cut short after it), a token given as the user (``https://TOKEN@github.com``) and ``PASSWORD@host:port/``, the second half of a URL split
 across messages. Scheme, user and host are not secret.
 
 >>> out = []; _url_credentials("postgres://app:Xy7$k;Q9p@db:5432/x", out); out
@@ -46,6 +46,13 @@ def _url_credentials(view: str, out: list[Finding]) -> None:
                         and low not in _PLACEHOLDER_PASSWORDS
                         and pw != user and not _template(pw) and not _weak_placeholder(pw)):
                     out.append((ps, pe, "url_credentials"))
+            elif (t := _R_TOKEN_USER.match(view, pos + 3)) is not None:
+                # a token as the user (git: https://TOKEN@github.com/...): letters and
+                # digits, no word (x-access-token@ names the scheme of a token, no token)
+                tok = t.group("tok")
+                if (any(c.isdigit() for c in tok) and any(c.isalpha() for c in tok)
+                        and not is_wordy(tok) and not _weak_placeholder(tok)):
+                    out.append((t.start("tok"), t.end("tok"), "url_credentials"))
             else:  # cut short: scheme://user:PASSWORD and then the text ends
                 m = _R_USERINFO_CUT.match(view, pos + 3)
                 if m:
@@ -58,6 +65,7 @@ def _url_credentials(view: str, out: list[Finding]) -> None:
         pos = view.find("://", pos + 3)
 
 
+_R_TOKEN_USER = re.compile(r"(?P<tok>[A-Za-z0-9_-]{20,256})@(?P<host>[A-Za-z0-9\[_%-])")
 _R_USERINFO_CUT = re.compile(
     r"(?P<user>[A-Za-z0-9._~-]{1,64}):(?P<pw>[^\s/?#@\"<>\\`\[\]{}]{4,256}?)"
     r"(?:\.\.\.)?(?=[\s\"'`]|\\[nrt\"]|$)")
