@@ -7,11 +7,17 @@ Prints
 2. recall per adversarial transform, harness vs detect-secrets 1.5, over planted secrets
    (every format x context x transform combination, one seed): *caught* = no fragment of
    >= 12 chars / >= 50% survives in any view of the redacted texts; *flagged* = some
-   finding overlaps the planted span;
-3. false positives on hard negatives for both (texts with any finding);
+   finding overlaps the planted span; the same for the token formats in the original
+   contexts alone, per format of the command-line and header families (issue 15:
+   ``http_authorization``, ``api_key_header``, ``cli_password``) and per command-line and
+   header context;
+3. false positives on hard negatives for both (texts with any finding), with the subtotal
+   of the command-line and header negatives (prompting commands, placeholders, RFC and
+   vendor documentation examples, headers without credentials);
 4. partial secrets as a summariser copies them (:mod:`workbench.redaction.probes`: a fragment
-   with an ellipsis, one half of a split secret): recall per format and shape for both
-   (*caught* as in 2), and false positives on hard negatives quoted whole, cut short with
+   with an ellipsis, one half of a split secret): recall per format, shape, transform and
+   family (token formats / command-line and header formats) x shape for both (*caught*
+   as in 2), and false positives on hard negatives quoted whole, cut short with
    an ellipsis or as a tail, and on every line of all recorded logs.
 
 Run: ``.venv/bin/python benchmarks/bench_redaction.py [--quick]``.
@@ -36,6 +42,8 @@ from workbench.redaction import harness as H  # noqa: E402
 from workbench.redaction import probes as P  # noqa: E402
 from workbench.redaction.baseline import detect_secrets_redact, detect_secrets_scan  # noqa: E402
 from workbench.synth import secrets as S  # noqa: E402
+from workbench.synth.secrets.negatives import SLOT_NEGATIVE_KINDS  # noqa: E402
+from workbench.synth.secrets.slots import SLOT_CONTEXTS, SLOT_FORMATS  # noqa: E402
 
 RECORDED = ROOT.parent / "shared" / "datasets" / "recorded" / "claude-code"
 
@@ -80,8 +88,25 @@ def throughput(repeats: int) -> None:
           f"({ds_hits} located values, {sum(1 for r in ds if r.spans)} of {len(sample)} lines hit)")
 
 
+def _table(title: str, label: str, rows: dict[str, list[int]], keys) -> None:
+    print(title)
+    print(f"{label:20s} {'n':>5s} {'harness caught':>15s} {'flagged':>8s}"
+          f" {'detect-secrets caught':>22s} {'flagged':>8s}")
+    tot = [0, 0, 0, 0, 0]
+    for k in keys:
+        n, hc, hf, dc, df = rows[k]
+        tot = [a + b for a, b in zip(tot, rows[k], strict=True)]
+        print(f"{k:20s} {n:5d} {hc / n:15.3f} {hf / n:8.3f} {dc / n:22.3f} {df / n:8.3f}")
+    n, hc, hf, dc, df = tot
+    print(f"{'ALL':20s} {n:5d} {hc / n:15.3f} {hf / n:8.3f} {dc / n:22.3f} {df / n:8.3f}")
+
+
 def recall(seeds: int) -> None:
-    per_t: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])  # n, h_caught, h_flag, d_caught, d_flag
+    # rows: n, harness caught, harness flagged, detect-secrets caught, detect-secrets flagged
+    per_t: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    per_f: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    per_c: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    per_old: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
     plants = []
     for seed in range(seeds):
         rng = np.random.default_rng(4000 + seed)
@@ -93,29 +118,31 @@ def recall(seeds: int) -> None:
     ds_time = time.perf_counter() - w
     w = time.perf_counter()
     for p in plants:
-        row = per_t[p.transform]
-        row[0] += 1
         res = H.redact_messages(p.texts)
-        row[1] += not H.leaked(p.value, [r.text for r in res])
-        row[2] += any(any(s < e0 and s0 < e for s, e, _ in r.spans)
-                      for (_, s0, e0), r in zip(p.parts, res, strict=True))
         d_out = [next(ds_texts) for _ in p.texts]
         d_spans = [next(ds_scan).spans for _ in p.texts]
-        row[3] += not H.leaked(p.value, d_out)
-        row[4] += any(any(s < e0 and s0 < e for s, e, _ in sp)
-                      for (_, s0, e0), sp in zip(p.parts, d_spans, strict=True))
+        hit = [1, not H.leaked(p.value, [r.text for r in res]),
+               any(any(s < e0 and s0 < e for s, e, _ in r.spans)
+                   for (_, s0, e0), r in zip(p.parts, res, strict=True)),
+               not H.leaked(p.value, d_out),
+               any(any(s < e0 and s0 < e for s, e, _ in sp)
+                   for (_, s0, e0), sp in zip(p.parts, d_spans, strict=True))]
+        rows = [per_t[p.transform], per_f[p.kind], per_c[p.context]]
+        if p.kind not in SLOT_FORMATS and p.context not in SLOT_CONTEXTS:
+            rows.append(per_old[p.transform])
+        for row in rows:
+            for i, h in enumerate(hit):
+                row[i] += h
     h_time = time.perf_counter() - w
-    print(f"\nrecall per transform over {len(plants)} planted secrets "
-          f"(harness {h_time:.1f}s incl. leak checks, detect-secrets {ds_time:.1f}s)")
-    print(f"{'transform':20s} {'n':>5s} {'harness caught':>15s} {'flagged':>8s}"
-          f" {'detect-secrets caught':>22s} {'flagged':>8s}")
-    tot = [0, 0, 0, 0, 0]
-    for t in S.TRANSFORMS:
-        n, hc, hf, dc, df = per_t[t]
-        tot = [a + b for a, b in zip(tot, per_t[t], strict=True)]
-        print(f"{t:20s} {n:5d} {hc / n:15.3f} {hf / n:8.3f} {dc / n:22.3f} {df / n:8.3f}")
-    n, hc, hf, dc, df = tot
-    print(f"{'ALL':20s} {n:5d} {hc / n:15.3f} {hf / n:8.3f} {dc / n:22.3f} {df / n:8.3f}")
+    _table(f"\nrecall per transform over {len(plants)} planted secrets "
+           f"(harness {h_time:.1f}s incl. leak checks, detect-secrets {ds_time:.1f}s)",
+           "transform", per_t, S.TRANSFORMS)
+    _table("\n  the same, token formats in the original contexts only (no command-line or "
+           "header format or context)", "transform", per_old, [t for t in S.TRANSFORMS if per_old[t][0]])
+    _table("\ncommand-line and header families (issue 15): recall per format, every context "
+           "and transform", "format", per_f, SLOT_FORMATS)
+    _table("\ncommand-line and header contexts: recall of every format planted there", "context",
+           per_c, SLOT_CONTEXTS)
 
 
 def negatives(count: int) -> None:
@@ -132,11 +159,16 @@ def negatives(count: int) -> None:
         if r.spans:
             d_fp[n.kind] += 1
     print(f"\nfalse positives on {count} hard negatives (texts with any finding)")
-    print(f"{'kind':20s} {'n':>5s} {'harness':>8s} {'detect-secrets':>15s}")
-    per_kind = count // len(S.NEGATIVE_KINDS)
+    print(f"{'kind':22s} {'n':>5s} {'harness':>8s} {'detect-secrets':>15s}")
+    per_kind: dict[str, int] = defaultdict(int)
+    for n in negs:
+        per_kind[n.kind] += 1
     for k in S.NEGATIVE_KINDS:
-        print(f"{k:20s} {per_kind:5d} {h_fp[k]:8d} {d_fp[k]:15d}")
-    print(f"{'ALL':20s} {count:5d} {sum(h_fp.values()):8d} {sum(d_fp.values()):15d}")
+        print(f"{k:22s} {per_kind[k]:5d} {h_fp[k]:8d} {d_fp[k]:15d}")
+    print(f"{'ALL':22s} {count:5d} {sum(h_fp.values()):8d} {sum(d_fp.values()):15d}")
+    fam = [k for k in S.NEGATIVE_KINDS if k in SLOT_NEGATIVE_KINDS]
+    print(f"{'command-line/header':22s} {sum(per_kind[k] for k in fam):5d}"
+          f" {sum(h_fp[k] for k in fam):8d} {sum(d_fp[k] for k in fam):15d}")
 
 
 def fragments(per_format: int, seeds: int) -> None:
@@ -155,7 +187,9 @@ def fragments(per_format: int, seeds: int) -> None:
     for k in S.SECRET_FORMATS:
         (c, n), (d, _) = by_fmt[k], ds_fmt[k]
         print(f"{k:22s} {n:5d} {c / n:15.3f} {d / n:22.3f}")
-    for name, key in (("shape", lambda p: p.shape), ("transform", lambda p: p.transform)):
+    for name, key in (("shape", lambda p: p.shape), ("transform", lambda p: p.transform),
+                      ("family", lambda p: ("slot-" if p.fmt in SLOT_FORMATS else "token-")
+                       + p.shape)):
         got = P.fragment_recall(probes, key=key)
         dsg = P.fragment_recall(probes, lambda t: ds_out[t], key=key)
         for k in sorted(got):
@@ -167,6 +201,7 @@ def fragments(per_format: int, seeds: int) -> None:
     print(f"{'ALL':22s} {n:5d} {c / n:15.3f} {d / n:22.3f}")
     # hard negatives quoted whole, cut short with an ellipsis, or as a tail
     rng = np.random.default_rng(77)
+    doc_jwt_head = next(d for d in S.DOC_EXAMPLES if d.startswith("eyJ")).split(".")[0] + "."
     lines: list[tuple[str, str]] = []
     for i in range(700 if per_format < 40 else 2800):
         kind = S.NEGATIVE_KINDS[i % len(S.NEGATIVE_KINDS)]
@@ -174,7 +209,8 @@ def fragments(per_format: int, seeds: int) -> None:
         tok = text[s0:e0]
         k = int(rng.integers(min(8, len(tok)), len(tok) + 1))
         lines += [(kind, f"- {tok}"), (kind, f"- {tok[len(tok) - k:]}")]
-        if not (kind == "doc_example" and tok.startswith("eyJ") and k < 53):
+        j = tok.find(doc_jwt_head)  # (a cut inside the doc JWT's header reads as any JWT)
+        if not (j >= 0 and k < j + 53):
             lines.append((kind, f"- {text[:s0]}{tok[:k]}\u2026{text[e0:]}"))
     h_fp = sum(1 for _, t in lines if H.scan(t))
     d_fp = sum(1 for r in detect_secrets_scan([t for _, t in lines]) if r.spans)

@@ -14,6 +14,7 @@ from workbench.redaction import harness as H
 from workbench.redaction import rules as R
 from workbench.synth import secrets as S
 from workbench.synth.facts import FACT_KINDS, plant_fact
+from workbench.synth.secrets import negatives as NEG
 
 GH = "ghp_" + "Q7wE9rT2yU4iO6pA8sD0fG1hJ3kL5zX7cV9b"
 AWS_ID = "AKIAQ7WE9RT2YU4IO6PA"
@@ -103,7 +104,7 @@ def test_planted_facts_are_never_redacted():
 def test_documentation_examples_and_placeholders():
     for ex in S.DOC_EXAMPLES:
         assert H.scan(f"example: {ex}.") == [], ex
-    for ph in S._PLACEHOLDERS + S._TEMPLATES:
+    for ph in NEG._PLACEHOLDERS + NEG._TEMPLATES:
         assert H.scan(f"TOKEN={ph}\n") == [], ph
     assert H.scan("aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY") == []
     assert H.scan("password: ${DB_PASSWORD}\npassword = os.environ['DB_PASSWORD']") == []
@@ -188,7 +189,7 @@ def test_password_negatives(text):
     ("Credential seen in event 12 (github classic): Q7wE9rT2yU4iO6pA8sD\u2026", "secret"),
     ("API_TOKEN=Zq8xR2mN4vB7kL1pW9sT\n", "secret"),
     ('{"client_secret": "Zq8xR2mN4vB7kL1pW9sT"}', "secret"),
-    ("curl -H 'Authorization: Bearer Zq8xR2mN4vB7kL1pW9sT' https://x", "secret"),
+    ("curl -H 'Authorization: Bearer Zq8xR2mN4vB7kL1pW9sT' https://x", "http_authorization"),
 ])
 def test_fragments_and_generic_credentials(text, kind):
     found = H.scan(text)

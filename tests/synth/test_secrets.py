@@ -12,12 +12,16 @@ import numpy as np
 import pytest
 
 from workbench.synth import secrets as S
+from workbench.synth.secrets.slots import SCHEMES, slot_line
+from workbench.synth.secrets.transforms import _WRAPPERS
 
 EXPECTED_FORMATS = {
     "aws_access_key_id", "aws_secret_key", "github_classic", "github_fine_grained", "gitlab_pat",
     "openai_project", "openai_legacy", "anthropic_api", "slack_token", "stripe_key",
     "google_api_key", "jwt", "pem_private_key", "huggingface", "npm", "sendgrid",
     "url_credentials", "password_in_prose",
+    # command lines and HTTP headers (slots.py)
+    "http_authorization", "api_key_header", "cli_password",
 }
 
 # exact total lengths from the table (a set where the table allows alternatives)
@@ -70,6 +74,18 @@ def test_shapes_per_format(fmt):
             assert len(raw) >= 10 and raw[-1].isalnum() and any(c.isdigit() for c in raw)
         elif fmt == "aws_secret_key":
             assert any(c.isdigit() for c in raw)
+        elif fmt == "http_authorization":
+            s, e = S.secret_span(fmt, raw)
+            scheme, cred = raw[:s].split(" ", 1)[0], raw[s:e]
+            assert scheme in SCHEMES and len(cred) >= 16 and " " not in cred
+            if scheme == "Basic":
+                user, pw = base64.b64decode(cred).decode().split(":", 1)
+                assert user and re.fullmatch(S.FORMAT_REGEX["cli_password"], pw)
+            elif scheme in ("Digest", "AWS4-HMAC-SHA256"):
+                assert re.fullmatch(r"[0-9a-f]{32}|[0-9a-f]{64}", cred)
+        elif fmt == "cli_password":
+            assert raw[0].isalnum() and raw[-1].isalnum() and any(c.isdigit() for c in raw)
+            assert any(c.isupper() for c in raw) and any(c.islower() for c in raw)
 
 
 def test_generators_are_deterministic_and_vary():
@@ -123,7 +139,7 @@ def _check_planted(p: S.PlantedSecret) -> None:
         assert surfaces[0] == v
         t, s, e = p.parts[0]
         if p.kind != "url_credentials":
-            assert (t[s - 1], t[e]) in S._WRAPPERS or (t[s - 2:s], t[e:e + 2]) in (('\\"', '\\"'),)
+            assert (t[s - 1], t[e]) in _WRAPPERS or (t[s - 2:s], t[e:e + 2]) in (('\\"', '\\"'),)
     elif tr == "placeholder_marker":
         t, s, e = p.parts[0]
         if p.variant == "byok":
@@ -228,3 +244,39 @@ def test_negative_shapes():
     assert base64.b64decode(b).decode().isprintable() or "\n" in base64.b64decode(b).decode()
     with pytest.raises(ValueError):
         S.plant_negative(rng, "nope")
+
+
+def test_every_scheme_and_header_shape_is_drawn():
+    rng = np.random.default_rng(0)
+    raws = [S.FORMATS["http_authorization"](rng) for _ in range(400)]
+    assert {r.split(" ", 1)[0] for r in raws} == set(SCHEMES)
+    keys = [S.FORMATS["api_key_header"](rng) for _ in range(200)]
+    assert any(re.fullmatch(r"[0-9a-f]{32}", k) for k in keys)
+    assert any(re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", k)
+               for k in keys)
+
+
+@pytest.mark.parametrize("form", [
+    "curl -u ", "--user '", "mysql -h", "mysqldump -u root -p'", "mariadb -u", "sshpass -p '",
+    "sshpass -p {S} scp", "PGPASSWORD={S} psql", "export PGPASSWORD=", "MYSQL_PWD={S} mysql",
+    "docker login -u", "--password {S}", "podman login", "git clone https://", "git push https://",
+    "redis-cli -h", "wget --user=", "http -a", "SSHPASS='{S}' sshpass -e",
+])
+def test_command_line_forms_of_the_brief_are_planted(form):
+    """Every command-line form of issue 15 is among the generated cli_password lines."""
+    lines = {slot_line(np.random.default_rng(i), "cli_password", "x") for i in range(400)}
+    assert any(form in line for line in lines), form
+
+
+def test_slot_contexts_put_the_secret_in_a_flag_or_header():
+    rng = np.random.default_rng(8)
+    for fmt in ("http_authorization", "api_key_header", "cli_password", "github_classic"):
+        for ctx in ("shell_command", "http_request", "json_headers", "python_headers"):
+            if not S.compatible(fmt, ctx, "none"):
+                assert fmt == "cli_password" and ctx != "shell_command"
+                continue
+            p = S.plant_secret(rng, fmt, ctx, "none")
+            text = p.parts[0][0]
+            assert p.value in text and ("Authorization" in text or "-" in text), text
+            if ctx == "json_headers":
+                assert '"headers"' in text and json.loads(text)

@@ -107,11 +107,11 @@ def _junction(a: str, b: str) -> tuple[list[Span], list[Span]]:
     paragraph of ``b`` (a continuation is often preceded by other text in the next
     message); only findings that need both sides count (:func:`rules.junction_ok`).
     """
-    if not a or not b or a[-1] not in rules._TOKEN_CHARS:
+    if not a or not b or a[-1] not in rules.TOKEN_CHARS:
         return [], []
     fa: list[Span] = []
     fb: list[Span] = []
-    kw = rules._keyword_possible(a[-800:])
+    kw = rules.keyword_possible(a[-800:])
     for h in _heads(b):
         for s, e, k in rules.join_at(a, len(a), b, h, keywords=kw):
             fa.append((s, len(a), k))
@@ -133,7 +133,7 @@ def redact_messages(texts: Sequence[str], *, junctions: bool = True,
     n = len(texts)
     if visible is not None and len(visible) != n:
         raise ValueError("visible must have one flag per text")
-    found: list[list[Span]] = [rules._find_text(t, 0) for t in texts]
+    found: list[list[Span]] = [rules.find_text(t, 0) for t in texts]
     # neighbours: consecutive (visible) texts, skipping events without text
     nonempty = [i for i, t in enumerate(texts) if t and (visible is None or visible[i])]
     pairs = list(zip(nonempty, nonempty[1:], strict=False)) if junctions else []
@@ -149,7 +149,7 @@ def redact_messages(texts: Sequence[str], *, junctions: bool = True,
         for i in range(n):
             if dirty[i]:
                 out, omap = applied[i]
-                new[i] += [(*omap.span(a, b), k) for a, b, k in rules._find_text(out, 0)]
+                new[i] += [(*omap.span(a, b), k) for a, b, k in rules.find_text(out, 0)]
         for i, j in pairs:
             if dirty[i] or dirty[j]:
                 (oa, ma), (ob, mb) = applied[i], applied[j]
