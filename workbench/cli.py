@@ -137,6 +137,7 @@ def simulate(
     model: Annotated[str | None, typer.Option(help="price every policy as this model")] = None,
     seed: Annotated[int, typer.Option(help="seed recorded with the run")] = 0,
     evaluate: Annotated[bool, typer.Option(help="also run the redaction/retention audit")] = False,
+    baseline: Annotated[bool, typer.Option(help="with --evaluate: also measure detect-secrets (slow)")] = False,
 ) -> None:
     """Replay a dataset through policies; write ledger/events/summary Parquet + config."""
     from workbench.engine.run import simulate as run_simulation
@@ -149,7 +150,7 @@ def simulate(
             from workbench.continuity.dataset import load_dataset
             from workbench.evaluate.pipeline import evaluate_run
 
-            evaluate_run(result, load_dataset(dataset), path)
+            evaluate_run(result, load_dataset(dataset), path, baseline=baseline)
     except WorkbenchError as exc:
         _fail(exc)
     _print_summary(result.summary)

@@ -10,6 +10,10 @@ A run directory (``runs/NAME``) holds, after ``workbench simulate``:
 * ``over_redaction.parquet``  hard negatives that reached derived text, and who destroyed them
 * ``retention.parquet`` one row per planted fact x probe request
 * ``evaluation.json``   the headline figures per policy (leaks, retention, SR-1)
+
+The detect-secrets baseline columns are measured only when asked (``baseline=True``,
+``--baseline`` on the CLI); otherwise they are null and ``over_redaction.detect_secrets``
+in ``evaluation.json`` is null.
 """
 
 from __future__ import annotations
@@ -41,22 +45,33 @@ def load_run(run_dir: str | Path):
 
 
 def evaluate_run(result, dataset, out: str | Path | None = None, *, summarizer: str = "modelled",
-                 summarizer_options: dict | None = None, baseline: bool = True) -> dict[str, Any]:
-    """Texts, leakage, over-redaction and retention; written into ``out`` when given."""
+                 summarizer_options: dict | None = None, baseline: bool = False) -> dict[str, Any]:
+    """Texts, leakage, over-redaction and retention; written into ``out`` when given.
+
+    ``baseline=True`` also measures detect-secrets as the SR-1 redactor (the
+    ``leaked_baseline`` and ``redacted_by_detect_secrets`` columns; null without it): an
+    audit's side-by-side column, slow, so off unless asked for.
+    """
     import orjson
     import polars as pl
 
-    from workbench.evaluate.leakage import leakage_summary, leakage_table, over_redaction
+    from workbench.evaluate.dataset_text import DatasetText
+    from workbench.evaluate.leakage import (
+        baseline_redactor,
+        leakage_summary,
+        leakage_table,
+        over_redaction,
+    )
     from workbench.evaluate.retention import retention_summary, retention_table
-    from workbench.evaluate.texts import DatasetText, materialize_texts, policies_of
+    from workbench.evaluate.texts import materialize_texts, policies_of
     from workbench.util.atomic import atomic_write_bytes
 
-    dt = DatasetText(dataset)
+    dt = DatasetText.of(dataset)
     texts = materialize_texts(result, dataset, summarizer=summarizer,
                               summarizer_options=summarizer_options, dataset_text=dt)
-    kwargs = {} if baseline else {"baseline": lambda t: t}
-    leaks = leakage_table(result, dataset, texts, dataset_text=dt, **kwargs)
-    over = over_redaction(result, dataset, texts, dataset_text=dt, **kwargs)
+    base = baseline_redactor(dt) if baseline else None
+    leaks = leakage_table(result, dataset, texts, dataset_text=dt, baseline=base)
+    over = over_redaction(result, dataset, texts, dataset_text=dt, baseline=base)
     retention = retention_table(result, dataset, texts, dataset_text=dt)
     by_policy, _ = retention_summary(retention)
     leak_sum = leakage_summary(leaks)
@@ -76,10 +91,11 @@ def evaluate_run(result, dataset, out: str | Path | None = None, *, summarizer: 
             "retention": float(rp["retention"][0]) if rp.height else None,
             "fact_probes": int(rp["probes"][0]) if rp.height else 0,
         }
+    detect_secrets = (int(over["redacted_by_detect_secrets"].sum()) if over.height else 0) if baseline else None
     report = {"run_id": result.run_id, "summarizer": summarizer, "policies": headline,
               "over_redaction": {"negatives_in_derived_text": over.height,
                                  "harness": int(over["redacted_by_harness"].sum()) if over.height else 0,
-                                 "detect_secrets": int(over["redacted_by_detect_secrets"].sum()) if over.height else 0}}
+                                 "detect_secrets": detect_secrets}}
     if out is not None:
         out = Path(out)
         texts.drop("text_raw").write_parquet(out / "texts.parquet")
