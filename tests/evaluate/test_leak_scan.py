@@ -94,7 +94,10 @@ ALPHABET = st.sampled_from([
 
 @st.composite
 def texts_with_secrets(draw):
-    secrets = ["AKIAQ7WE9RT2YU4IO6PA", "ghp_Q7wE9rT2yU4iO6pA8sD0fG1hJ3kL5zX7cV9b", "hunter2hunter2", "abcdef"]
+    # also secrets with a line break, a carriage return and a backslash in them (a PEM key,
+    # a Windows-pasted value, an escaped password): the views differ right there
+    secrets = ["AKIAQ7WE9RT2YU4IO6PA", "ghp_Q7wE9rT2yU4iO6pA8sD0fG1hJ3kL5zX7cV9b", "hunter2hunter2", "abcdef",
+               "MIIEvQ\nIBADANBg", "pa\\ss\\word99", "win\r\nsecret77", "x\ny"]
     pieces = []
     for _ in range(draw(st.integers(1, 12))):
         kind = draw(st.integers(0, 5))
@@ -120,7 +123,7 @@ def texts_with_secrets(draw):
     return secrets, [text[a:b] for a, b in itertools.pairwise(bounds)]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(texts_with_secrets())
 def test_random_texts_match_the_reference(case):
     secrets, texts = case
@@ -144,3 +147,18 @@ def test_join_scan_is_a_search_of_the_joined_text(texts, answers):
         scan.add(t)
     joined = " ".join(texts)
     assert scan.found == {index.key_of[a] for a in answers if a in joined}
+
+
+@pytest.mark.parametrize("secrets, texts", [
+    # a secret over three lines and two texts: only the joined view of both holds a fragment
+    (["AKIAQ7WE9RT2YU4IO6PA"], ["AKIAQ7\nWE9", "RT2\nzzz"]),
+    # a bare carriage return inside a secret (every fragment holds it); the texts have it
+    # only as part of a line break, which the joined view removes: no leak
+    (["QWERTY\rUIOPAS"], ["zz Y", "\r\nUIOPA zz"]),
+    (["QWERTY\rUIOPAS"], ["zz Y\r", "\nUIOPA zz"]),
+    (["QWERTY\rUIOPAS"], ["zz Y\r\nUIOPA zz"]),
+    # a literal "\n" (backslash, n) glued across the junction is a line break in the joined view
+    (["QWERTYUIOPASDFGH"], ["QWERTYUI\\", "nOPASDFGH"]),
+])
+def test_line_breaks_and_junctions(secrets, texts):
+    assert LeakScanner(secrets).leaks_in(texts) == reference(secrets, texts)

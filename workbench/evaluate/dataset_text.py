@@ -83,19 +83,19 @@ class DatasetText:
 
     def span_events(self, cont: int, rows):
         """The events of ``rows`` as summarizer inputs (each built once, then shared)."""
-        from workbench.summarize.base import SpanEvent
-
         cache = self._span_events.get(cont)
         if cache is None:
             cache = self._span_events[cont] = [None] * len(self.by_cont[cont]["seq"])
-        d = self.by_cont[cont]
-        out = []
-        for r in rows:
-            ev = cache[r]
-            if ev is None:
-                ev = cache[r] = SpanEvent(seq=int(d["seq"][r]), kind=KIND_NAMES[int(d["kind"][r])],
-                                          role=ROLE_NAMES[int(d["role"][r])], text=self.text(cont, r))
-            out.append(ev)
+        out = [cache[r] for r in rows]
+        missing = [i for i, e in enumerate(out) if e is None]
+        if missing:
+            from workbench.summarize.base import SpanEvent
+
+            d, texts = self.by_cont[cont], self.texts
+            at = np.asarray(rows, dtype=np.int64)[missing]
+            for i, r, seq, kind, role, code in zip(missing, at.tolist(), d["seq"][at].tolist(), d["kind"][at].tolist(),
+                                                   d["role"][at].tolist(), d["code"][at].tolist(), strict=True):
+                out[i] = cache[r] = SpanEvent(seq=seq, kind=KIND_NAMES[kind], role=ROLE_NAMES[role], text=texts[code])
         return tuple(out)
 
     # ---- labels ------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 MEMO_LIMIT = 200_000  # entries per memo before it starts afresh (a sweep worker lives long)
@@ -91,6 +92,21 @@ class PatternIndex:
         return index
 
 
+@dataclass(frozen=True, slots=True)
+class _Scanned:
+    """A text's leak scan: the secrets found, and what a scan of it joined to a neighbour
+    needs (its normalised and line-joined views, its first and last lines)."""
+
+    keys: frozenset[int]
+    norm: str | None          # None: the text is its own normalised view
+    joined: str
+    first: str
+    last: str
+    first_piece: int          # length of the first / last line's part of ``joined``
+    last_piece: int
+    lines: int
+
+
 class LeakScanner:
     """Which planted secrets leak into a text: see the module docstring.
 
@@ -117,14 +133,13 @@ class LeakScanner:
         self.secrets = list(secrets)
         self.key_of = {s: k for k, s in enumerate(self.secrets)}
         self.index = PatternIndex(owners)
-        self._text: Memo = Memo()
+        self._text: Memo = Memo(20_000)  # a scan holds views of its text: fewer of them
         self._pair: Memo = Memo()
         self._line: Memo = Memo()
 
     def leaks(self, text: str) -> frozenset[int]:
         """Secrets with a fragment in any leak view of ``text``."""
-        hit = self._text.get(text)
-        return hit if hit is not None else self._text.put(text, self._scan(text))
+        return self._scanned(text).keys
 
     def leaks_in(self, texts: Sequence[str]) -> frozenset[int]:
         """Secrets leaked by ``texts`` read in sequence (``harness.leaked`` for each)."""
@@ -134,17 +149,22 @@ class LeakScanner:
         for a, b in zip(texts, texts[1:], strict=False):
             hit = self._pair.get((a, b))
             if hit is None:
-                hit = self._pair.put((a, b), self._scan(a + b))
+                hit = self._pair.put((a, b), self._scan_pair(a, b))
             out |= hit
         return frozenset(out)
 
-    def _scan(self, text: str) -> frozenset[int]:
+    def _scanned(self, text: str) -> _Scanned:
+        hit = self._text.get(text)
+        return hit if hit is not None else self._text.put(text, self._scan(text))
+
+    def _scan(self, text: str) -> _Scanned:
         from workbench.redaction.normalize import normalize
 
         index, memo = self.index, self._line
         found: set[int] = set()
-        joined: list[str] = []
-        lines = text.split("\n")
+        pieces: list[str] = []
+        raw_lines = text.split("\n")
+        lines = raw_lines
         if "\r" in text:  # "\r\n" is one line break (the whole-text scans see the "\r")
             lines = [line[:-1] if line.endswith("\r") else line for line in lines[:-1]] + lines[-1:]
         for line in lines:
@@ -153,13 +173,41 @@ class LeakScanner:
                 hit = self._line_views(line)
             if hit[0]:
                 found |= hit[0]
-            joined.append(hit[1])
+            pieces.append(hit[1])
         found |= index.keys_in(text)
+        norm = None
         if not text.isascii():
             norm, _ = normalize(text)
             if norm != text:
                 found |= index.keys_in(norm)
-        found |= index.keys_in("".join(joined))
+            else:
+                norm = None
+        joined = "".join(pieces)
+        found |= index.keys_in(joined)
+        return _Scanned(frozenset(found), norm, joined, raw_lines[0], raw_lines[-1], len(pieces[0]),
+                        len(pieces[-1]), len(raw_lines))
+
+    def _scan_pair(self, a: str, b: str) -> frozenset[int]:
+        """``_scan(a + b)`` from the scans of ``a`` and ``b``: the views of the joined text
+        are theirs except near the junction and for the one line the junction glues."""
+        index, reach = self.index, max(0, self.index.max_len - 1)
+        sa, sb = self._scanned(a), self._scanned(b)
+        found = set(sa.keys | sb.keys)
+        if reach:
+            found |= index.keys_in(a[-reach:] + b[:reach])
+            if sa.norm is not None or sb.norm is not None:
+                na, nb = sa.norm or a, sb.norm or b
+                found |= index.keys_in(na[-reach:] + nb[:reach])
+        glued = sa.last + sb.first
+        if sb.lines > 1 and glued.endswith("\r"):
+            glued = glued[:-1]
+        hit = self._line.get(glued)
+        if hit is None:
+            hit = self._line_views(glued)
+        found |= hit[0]
+        before = sa.joined[:len(sa.joined) - sa.last_piece][-reach:] if reach else ""
+        after = sb.joined[sb.first_piece:][:reach]
+        found |= index.keys_in(before + hit[1] + after)
         return frozenset(found)
 
     def _line_views(self, line: str) -> tuple[frozenset[int], str]:
@@ -171,7 +219,6 @@ class LeakScanner:
         piece = views[1] if line.isascii() or normalize(line)[0] == line else views[2]
         # NUL is in no fragment, so joined views match exactly as views one by one
         return self._line.put(line, (self.index.keys_in("\x00".join(views)), piece))
-
 
 class JoinScan:
     """Keys of ``index`` found in ``sep.join(texts)``, texts added one at a time.

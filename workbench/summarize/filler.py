@@ -165,21 +165,25 @@ def _take(queues: dict[str, list], room: int, present: set[str], titles: dict,
     return out
 
 
-def _draw(rng, cands: dict[str, list]) -> dict[str, list]:
+def _draw(rng, cands: dict) -> dict:
+    """Per section: at most ``CANDIDATES_MAX`` sampled (source order kept), then shuffled.
+    Candidates are a list or an array; the draws depend on their numbers only."""
     cands["intent"] = cands["intent"][:INTENT_MAX]
     cands["current"] = cands["current"][-CURRENT_MAX:]
-    queues: dict[str, list] = {}
+    queues: dict = {}
     for sec_name in DRAW_ORDER:
         lst = cands[sec_name]
         if sec_name in ("intent", "current"):
-            queues[sec_name] = list(lst)
+            queues[sec_name] = lst
             continue
         if len(lst) > CANDIDATES_MAX:
-            idx = np.sort(rng.choice(len(lst), size=CANDIDATES_MAX, replace=False))
-            lst = [lst[i] for i in idx.tolist()]
-        order = rng.permutation(len(lst)).tolist() if len(lst) else []
-        queues[sec_name] = [lst[i] for i in order]
+            lst = _pick(lst, np.sort(rng.choice(len(lst), size=CANDIDATES_MAX, replace=False)))
+        queues[sec_name] = _pick(lst, rng.permutation(len(lst))) if len(lst) else lst
     return queues
+
+
+def _pick(lst, idx: np.ndarray):
+    return lst[idx] if isinstance(lst, np.ndarray) else [lst[i] for i in idx.tolist()]
 
 
 # --------------------------------------------------------------------------- the reference
@@ -221,17 +225,17 @@ def reference_fill(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles
 class TextCandidates:
     """What one event text offers: its paths and its sentences (arrays), lines on demand."""
 
-    __slots__ = ("text", "path_start", "path_end", "path_id", "path_local", "sent_start", "sent_end",
-                 "sent_section", "sent_local", "_lines", "_max_chars")
+    __slots__ = ("text", "path_start", "path_end", "path_id", "path_local", "path_len", "sent_start",
+                 "sent_end", "sent_section", "sent_local", "sent_len", "lines")
 
     def __init__(self, text: str, kind: str, role: str, max_chars: int, path_ids: dict[str, int]):
-        self.text, self._max_chars = text, max_chars
+        self.text = text
         ps, pe, pid = [], [], []
         for m in PATH_RE.finditer(text):
             ps.append(m.start())
             pe.append(m.end())
             pid.append(path_ids.setdefault(m.group(0), len(path_ids)))
-        ss, se, sc = [], [], []
+        ss, se, sc, self.lines = [], [], [], []
         for a, b in iter_sentences(text, min_chars=20):
             piece = text[a:b]
             if len(WORDS_RE.findall(piece)) < 3:
@@ -239,22 +243,17 @@ class TextCandidates:
             ss.append(a)
             se.append(b)
             sc.append(_CODE[sentence_section(piece, kind, role)])
+            self.lines.append(clip(one_line(piece), max_chars))
         self.path_start, self.path_end = np.array(ps, np.int64), np.array(pe, np.int64)
         self.path_id = np.array(pid, np.int64)
         self.sent_start, self.sent_end = np.array(ss, np.int64), np.array(se, np.int64)
         self.sent_section = np.array(sc, np.int8)
         self.path_local, self.sent_local = np.arange(len(ps)), np.arange(len(ss))
-        self._lines: dict[int, str] = {}
+        self.path_len = self.path_end - self.path_start + 2  # the path in backticks
+        self.sent_len = np.array([len(x) for x in self.lines], np.int64)
 
     def path_text(self, k: int) -> str:
         return f"`{self.text[self.path_start[k]:self.path_end[k]]}`"
-
-    def line(self, k: int) -> str:
-        hit = self._lines.get(k)
-        if hit is None:
-            hit = self._lines[k] = clip(one_line(self.text[self.sent_start[k]:self.sent_end[k]]),
-                                        self._max_chars)
-        return hit
 
 
 class CandidateIndex:
@@ -334,9 +333,9 @@ def fill(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: Iterable
     subset = scan_subset(rng, events, room, (first_user, last_assistant))
     guarded = _guard_regions(subset, needles)
     recs = [index.get(ev) for ev in subset]
-    # per event: its candidates' local indices and sections (all of them, unless a label or
-    # a label's text is in the event: then only those that do not overlap it)
-    s_k, s_sec, p_k, p_id = [], [], [], []
+    # per event: its candidates' local indices, sections, text lengths (all of them, unless a
+    # label or a label's text is in the event: then only those that do not overlap it)
+    s_k, s_sec, s_len, p_k, p_len, p_id = [], [], [], [], [], []
     ends = {first_user: _CODE["intent"], last_assistant: _CODE["current"]}
     for ev, rec in zip(subset, recs, strict=True):
         spans = spans_by_seq.get(ev.seq)
@@ -346,40 +345,91 @@ def fill(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: Iterable
             keep = np.flatnonzero(~_overlaps(rec.sent_start, rec.sent_end, spans))
             s_k.append(keep)
             s_sec.append(rec.sent_section[keep])
+            s_len.append(rec.sent_len[keep])
             keep = np.flatnonzero(~_overlaps(rec.path_start, rec.path_end, spans))
             p_k.append(keep)
+            p_len.append(rec.path_len[keep])
             p_id.append(rec.path_id[keep])
         else:
             s_k.append(rec.sent_local)
             s_sec.append(rec.sent_section)
+            s_len.append(rec.sent_len)
             p_k.append(rec.path_local)
+            p_len.append(rec.path_len)
             p_id.append(rec.path_id)
         if ev.seq in ends:  # the first request / the last reply: all of it is intent / current
             s_sec[-1] = np.full(len(s_k[-1]), ends[ev.seq], np.int8)
-    s_ev = np.repeat(np.arange(len(subset)), [len(k) for k in s_k])
-    p_ev = np.repeat(np.arange(len(subset)), [len(k) for k in p_k])
-    s_k, s_sec = _cat(s_k), _cat(s_sec, np.int8)
-    p_k, p_id = _cat(p_k), _cat(p_id)
-    cands: dict[str, list] = {}
+    # every candidate of the subset, in source order: (event, local index), its text's length
+    sent = _Candidates(recs, s_k, s_len, "sent")
+    path = _Candidates(recs, p_k, p_len, "path")
+    s_sec, path_ids = _cat(s_sec, np.int8), _cat(p_id)
+    cands: dict[str, np.ndarray] = {}
     for name in DRAW_ORDER:
         if name == "files":
             # a path counts once, at its first occurrence that touches no label
-            _, first = np.unique(p_id, return_index=True)
+            _, first = np.unique(path_ids, return_index=True)
             first.sort()
-            cands[name] = list(zip(p_ev[first].tolist(), p_k[first].tolist(), strict=True))
+            cands[name] = first
         else:
-            pick = np.flatnonzero(s_sec == _CODE[name])
-            cands[name] = list(zip(s_ev[pick].tolist(), s_k[pick].tolist(), strict=True))
+            cands[name] = np.flatnonzero(s_sec == _CODE[name])
     queues = _draw(rng, cands)
 
-    def text_of(sec_name: str, ref: tuple[int, int]) -> str:
-        rec = recs[ref[0]]
-        return rec.path_text(ref[1]) if sec_name == "files" else rec.line(ref[1])
-
-    def item_of(sec_name: str, ref: tuple[int, int]) -> Item:
-        j, k = ref
+    def item_of(sec_name: str, pos: int) -> Item:
+        c = path if sec_name == "files" else sent
+        j, k = int(c.ev[pos]), int(c.k[pos])
         rec = recs[j]
         start = rec.path_start[k] if sec_name == "files" else rec.sent_start[k]
-        return Item(sec_name, (subset[j].seq, int(start)), text_of(sec_name, ref))
+        return Item(sec_name, (subset[j].seq, int(start)), c.text(pos))
 
-    return _take(queues, room, present, titles, text_of, item_of)
+    return _take_arrays(queues, {s: (path if s == "files" else sent) for s in queues}, room, present,
+                        titles, item_of)
+
+
+class _Candidates:
+    """The candidates of one kind (sentences or paths) of a summary's events, concatenated."""
+
+    def __init__(self, recs: list[TextCandidates], local: list[np.ndarray], lengths: list[np.ndarray],
+                 kind: str):
+        self.recs, self.kind = recs, kind
+        self.ev = np.repeat(np.arange(len(recs)), [len(k) for k in local])
+        self.k = _cat(local)
+        self.length = _cat(lengths)
+
+    def text(self, pos: int) -> str:
+        rec, k = self.recs[int(self.ev[pos])], int(self.k[pos])
+        return rec.path_text(k) if self.kind == "path" else rec.lines[k]
+
+
+def _take_arrays(queues: dict[str, np.ndarray], cands: dict[str, _Candidates], room: int,
+                 present: set[str], titles: dict, item_of) -> list[Item]:
+    """:func:`_take` with the candidates' lengths known: a text is read only when the
+    candidate fits the room."""
+    out: list[Item] = []
+    seen_text: set[str] = set()
+    qs = {s: q.tolist() for s, q in queues.items()}
+    lens = {s: (cands[s].length[q] + 3).tolist() for s, q in queues.items()}
+    heads = {s: 0 for s in queues}
+    active = [s for s in FILL_ORDER if qs[s]]
+    while active and room > 0:
+        nxt = []
+        for sec_name in active:
+            q, cost, h = qs[sec_name], lens[sec_name], heads[sec_name]
+            heading = 0 if sec_name in present else len(titles[sec_name]) + 7
+            while h < len(q):
+                pos = q[h]
+                h += 1
+                if cost[h - 1] + heading > room:
+                    continue
+                text = cands[sec_name].text(pos)
+                if text in seen_text:
+                    continue
+                out.append(item_of(sec_name, pos))
+                present.add(sec_name)
+                seen_text.add(text)
+                room -= cost[h - 1] + heading
+                break
+            heads[sec_name] = h
+            if h < len(q):
+                nxt.append(sec_name)
+        active = nxt
+    return out

@@ -409,8 +409,9 @@ class ModelledSummarizer:
                 units.append(line.strip().removeprefix("- ").strip())
         if block:
             units.append("\n".join(block))
-        for i, unit in enumerate(units):
-            keep = rng.random() < self.p_retain_fact
+        # one draw per unit, in order (drawn at once: the same numbers as one by one)
+        for i, (unit, u) in enumerate(zip(units, rng.random(len(units)).tolist(), strict=True)):
+            keep = u < self.p_retain_fact
             if keep and used + len(unit) + 3 <= limit:
                 out.append(_Item("earlier", (-1, i), unit))
                 used += len(unit) + 3
