@@ -57,15 +57,9 @@ def redaction_audit(result, dataset, *, summarizer: str = "modelled",
     if "base_url" in settings:
         settings["base_url"] = _without_userinfo(settings["base_url"])
     report["summarizer_settings"] = settings
-    labelled = dataset.manifest.get("counts", {}).get("secrets", 0) > 0
-    report["leaks_measured"] = labelled
-    if not labelled:  # no planted secrets: nothing to count leaks against
-        for h in report["policies"].values():
-            h["leaks"] = None
-            h["leaks_context"] = None
     return AuditResult("redaction", {N.TEXTS: ev["texts"].drop("text_raw"), N.LEAKAGE: ev["leakage"],
                                      N.OVER_REDACTION: ev["over_redaction"], N.RETENTION: ev["retention"]},
-                       {N.EVALUATION: report}, passed=None, details={"report": report})
+                       {N.EVALUATION: report}, passed=None, details={"report": report, "evaluation": ev})
 
 
 def _without_userinfo(url: str) -> str:
@@ -95,7 +89,7 @@ def conformance_audit(run_dir: str | Path) -> AuditResult:
     from workbench.conformance.capability import degraded_matrix
     from workbench.conformance.invariants import check_result
     from workbench.conformance.scenarios import run_scenarios, scenarios_frame
-    from workbench.evaluate.pipeline import load_run
+    from workbench.rundir.read import load_run
 
     result, ds = load_run(run_dir)
     report = check_result(result, ds)

@@ -108,7 +108,7 @@ def audit_run(run_dir: Path, dataset: Path, policies: list[str], say=print) -> d
     (a failed audit is a finding the report shows, not a crash). Returns each verdict."""
     from workbench.audits import conformance_audit, determinism_audit, redaction_audit
     from workbench.continuity.dataset import load_dataset
-    from workbench.evaluate.pipeline import load_run
+    from workbench.rundir.read import load_run
 
     result, ds = load_run(run_dir)
     verdicts: dict[str, bool | None] = {}

@@ -7,10 +7,12 @@ import importlib.util
 import polars as pl
 import pytest
 
+from workbench.audits import redaction_audit
 from workbench.engine.presets import PRESETS, get_policy
 from workbench.engine.run import simulate
 from workbench.evaluate.context import ContextTracker
-from workbench.evaluate.pipeline import evaluate_run, load_run
+from workbench.evaluate.pipeline import evaluate_run
+from workbench.rundir.read import load_run
 from workbench.synth.generate import GeneratorConfig, generate_dataset
 
 WINDOW = {"provider.context_window": 25_000}
@@ -54,6 +56,26 @@ def test_context_tracker_rebuilds_the_ledger_context_for_every_preset(all_preset
             assert tracker.tokens(r) == expected, (name, r)
 
 
+@pytest.mark.parametrize("which", ["presets", "bounded-window"])
+def test_shows_is_membership_of_raw_rows(all_presets_run, dataset, which):
+    """``shows(i, r)`` (binary searches) is ``i in raw_rows(r)`` (the list), every preset and
+    a window of the last 12 messages (no preset bounds it below the tail's size)."""
+    res = all_presets_run if which == "presets" else simulate(dataset, [get_policy(
+        "rip-adr0011", {**WINDOW, "compile.recent_messages_limit": 12}, rename="last-12")], engine=ENGINE)
+    inp = next(iter(res.inputs.values()))
+    from workbench.evaluate.texts import policies_of
+
+    for name, policy in policies_of(res).items():
+        tracker = ContextTracker(inp, policy, res.events, window=0)
+        probes = sorted(set(range(0, inp.n_requests, 29)) | {r for r in tracker.action_requests if r < inp.n_requests})
+        for r in probes:
+            tracker.advance(r)
+            shown = set(tracker.raw_rows(r))
+            # every shown row, its neighbours (the edges of head, tail, window) and a sample
+            rows = {j for i in shown for j in (i - 1, i, i + 1) if 0 <= j < inp.n} | set(range(0, inp.n, 11))
+            assert {i for i in rows if tracker.shows(i, r)} == shown, (name, r)
+
+
 @pytest.fixture(scope="module")
 def sr1_pair(dataset, tmp_path_factory):
     leaky = {"p_copy_secret": 0.9, "p_partial_secret": 0.05, "p_retain_fact": 0.9}
@@ -63,7 +85,9 @@ def sr1_pair(dataset, tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
     res.write(out)
     result, ds = load_run(out)
-    return evaluate_run(result, ds, out, summarizer_options=leaky), out
+    audit = redaction_audit(result, ds, summarizer_options=leaky, baseline=True)
+    audit.write(out)
+    return audit.details["evaluation"], out
 
 
 def test_sr1_off_leaks_what_sr1_on_does_not(sr1_pair):
@@ -104,8 +128,25 @@ def test_retention_statuses_and_distances(sr1_pair):
     assert (rt["status"] == "summary").any()
 
 
-def test_flush_writes_memory_that_keeps_facts(dataset):
-    res = simulate(dataset, [get_policy("openclaw-flush", {"provider.context_window": 30_000})], engine=ENGINE)
-    ev = evaluate_run(res, dataset, baseline=False)
+def test_flush_writes_memory_that_keeps_facts(flush_run):
+    ev = flush_run
     assert (ev["texts"]["kind"] == "memory").any()
     assert (ev["retention"]["status"] == "memory").any() or (ev["retention"]["status"] == "summary").any()
+
+
+@pytest.fixture(scope="module")
+def flush_run(dataset):
+    res = simulate(dataset, [get_policy("openclaw-flush", {"provider.context_window": 30_000})], engine=ENGINE)
+    return evaluate_run(res, dataset)
+
+
+def test_without_the_baseline_its_columns_are_not_measured(flush_run, sr1_pair):
+    ev = flush_run  # baseline off by default
+    assert ev["leakage"]["leaked_baseline"].null_count() == ev["leakage"].height > 0
+    assert ev["leakage_summary"]["leaks_detect_secrets"].null_count() == ev["leakage_summary"].height
+    assert ev["over_redaction"]["redacted_by_detect_secrets"].null_count() == ev["over_redaction"].height
+    assert ev["report"]["over_redaction"]["detect_secrets"] is None
+    on, _ = sr1_pair  # asked for: measured on the derived texts
+    derived = on["leakage"].filter(pl.col("channel") != "context")
+    assert derived["leaked_baseline"].null_count() == 0
+    assert on["leakage_summary"].filter(pl.col("channel") != "context")["leaks_detect_secrets"].null_count() == 0

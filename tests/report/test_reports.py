@@ -39,10 +39,10 @@ NO_SR1 = "llm-summary-no-sr1"
 def tiny(tmp_path_factory):
     """A tiny coding dataset and a run: 4 policies (one with SR-1 off), redaction audit
     (summarizer set to copy secrets verbatim), determinism files beside it."""
+    from workbench.audits import redaction_audit
     from workbench.engine.presets import get_policy
     from workbench.engine.run import simulate
     from workbench.evaluate.determinism import run_hashes
-    from workbench.evaluate.pipeline import evaluate_run
     from workbench.synth.generate import GeneratorConfig, generate_dataset
 
     root = tmp_path_factory.mktemp("report")
@@ -51,8 +51,8 @@ def tiny(tmp_path_factory):
                 get_policy("llm-summary", {"redaction.sr1_carry_forward": False}, rename=NO_SR1)]
     result = simulate(ds, policies, engine=ENGINE)
     run = result.write(root / "run")
-    evaluate_run(result, ds, run, baseline=False,
-                 summarizer_options={"p_copy_secret": 0.9, "p_partial_secret": 0.1, "copy_form": "value"})
+    redaction_audit(result, ds, baseline=False,
+                    summarizer_options={"p_copy_secret": 0.9, "p_partial_secret": 0.1, "copy_form": "value"}).write(run)
     # the files `workbench audit determinism --out RUN` writes (the audit itself is tested in
     # tests/evaluate; here only its rendering)
     hashes = run_hashes(result)

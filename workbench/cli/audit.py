@@ -32,8 +32,8 @@ def redaction(
 ) -> None:
     """Summaries and memory entries through SR-1; secret leakage by channel; fact retention."""
     from workbench.audits import redaction_audit
-    from workbench.evaluate.pipeline import load_run
     from workbench.rundir import Kind, require
+    from workbench.rundir.read import load_run
 
     require(run, Kind.RUN)
     options = S.summarizer_options(summarizer, base_url=summarizer_base_url, model=summarizer_model,

@@ -6,6 +6,11 @@ evaluations (retention, leakage through the compiled context) need it at a few r
 only. This tracker re-derives it from the same rules the reference engine applies. Its
 faithfulness is tested: the context size it rebuilds equals the ledger's
 ``context_after`` for every main request of every preset.
+
+Walking is incremental: :meth:`ContextTracker.advance` applies only the actions taken since
+the last request it was at, :attr:`ContextTracker.action_requests` lists the requests where
+the context changes shape, and :meth:`ContextTracker.shows` answers whether one row is in
+the compiled context without listing the others (binary searches over the visible rows).
 """
 
 from __future__ import annotations
@@ -45,6 +50,9 @@ class ContextTracker:
         self.mask_tokens = policy.masking.placeholder_tokens
         self.clear_tokens = policy.compaction.placeholder_tokens
         self.excluded = inp.excluded_mask(policy.compaction.exclude_tools)
+        # messages among the visible rows before visible position k: tail message counts
+        self._visible_msgs = np.concatenate(
+            ([0], np.cumsum(inp.is_message[self.visible_rows], dtype=np.int64)))
         ev = events.filter((pl.col("policy") == policy.name) & (pl.col("continuity_id") == inp.continuity_id))
         self.actions = sorted(
             ((int(r["request"]), i, r) for i, r in enumerate(ev.iter_rows(named=True))
@@ -54,7 +62,13 @@ class ContextTracker:
         self._next = 0
         self._overflow_request = -1
         self.state = ContextState()
+        self._retained_set: set[int] = set()
         self.request = -1
+
+    @property
+    def action_requests(self) -> list[int]:
+        """Requests at which an action (checkpoint, merge, edit, overflow) is applied."""
+        return sorted({r for r, _, _ in self.actions})
 
     def advance(self, r: int) -> ContextState:
         """Apply every action taken up to and including request ``r``."""
@@ -116,6 +130,7 @@ class ContextTracker:
             acc += t
             kept.append(i)
         self.state.retained = sorted(kept)
+        self._retained_set = set(kept)
 
     # ---- the compiled context at the current request --------------------------------
     def head(self, p: int) -> list[int]:
@@ -153,6 +168,35 @@ class ContextTracker:
         rows = self.head(p) + list(self.state.retained)
         rows += [i for i in self.shown_tail(self.tail(p)) if not self.masked(i, r) and not self.cleared(i)]
         return rows
+
+    def shows(self, i: int, r: int) -> bool:
+        """Whether row ``i``'s full text is in the compiled context of request ``r`` (the
+        state must be at ``r``): ``i in raw_rows(r)``, without building the list."""
+        vis = self.visible_rows
+        k = int(np.searchsorted(vis, i))
+        if k == len(vis) or vis[k] != i:
+            return i in self._retained_set
+        p = int(self.inp.req_first_row[r])
+        if k < self.keep_first and i < p:
+            return True
+        if i in self._retained_set:
+            return True
+        n_head = min(self.keep_first, int(np.searchsorted(vis, p, side="left")))
+        if n_head < self.keep_first:
+            return False  # the head is not full yet: no tail
+        base = max(self.state.cut, int(vis[n_head - 1]) if n_head else -1)
+        if not base < i < p:
+            return False
+        if self.limit > 0:
+            lo = int(np.searchsorted(vis, base, side="right"))
+            hi = int(np.searchsorted(vis, p, side="left"))
+            msgs = self._visible_msgs
+            if msgs[hi] - msgs[lo] > self.limit:
+                # the tail starts at its limit-th message from the end
+                start_pos = int(np.searchsorted(msgs, msgs[hi] - self.limit, side="right")) - 1
+                if k < start_pos:
+                    return False
+        return not self.masked(i, r) and not self.cleared(i)
 
     def tokens(self, r: int) -> int:
         p = int(self.inp.req_first_row[r])

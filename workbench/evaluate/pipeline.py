@@ -1,62 +1,46 @@
-"""Run the text-level evaluations of a simulated run and write them beside it.
+"""The text-level evaluations of a simulated run: stored summaries and memory entries
+(through SR-1 when the policy has it on), secret leakage by channel, over-redaction of hard
+negatives, fact retention, and the headline per policy. :func:`workbench.audits.redaction_audit`
+writes them into the run (``texts``, ``leakage``, ``over_redaction``, ``retention`` Parquet
+and ``evaluation.json``: :mod:`workbench.rundir.names`).
 
-A run directory (``runs/NAME``) holds, after ``workbench simulate``:
-``config.json``, ``ledger.parquet``, ``events.parquet``, ``summary.parquet``; after
-``workbench audit redaction`` (or ``simulate --evaluate``) also:
-
-* ``texts.parquet``     stored summaries and memory entries (redacted when SR-1 is on;
-                        raw summarizer output is never written to disk)
-* ``leakage.parquet``   one row per policy x continuity x planted secret x channel
-* ``over_redaction.parquet``  hard negatives that reached derived text, and who destroyed them
-* ``retention.parquet`` one row per planted fact x probe request
-* ``evaluation.json``   the headline figures per policy (leaks, retention, SR-1)
+Leakage is measured against planted secrets: on a dataset without them (imported logs) the
+leak figures are None and ``leaks_measured`` is false, never 0. The detect-secrets baseline
+columns are measured only when asked (``baseline=True``, ``--baseline`` on the CLI);
+otherwise they are null and ``over_redaction.detect_secrets`` is null.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 
-def load_run(run_dir: str | Path):
-    """A :class:`SimulationResult` read back from a run directory (inputs re-prepared)."""
-    import orjson
+def evaluate_run(result, dataset, *, summarizer: str = "modelled",
+                 summarizer_options: dict | None = None, baseline: bool = False) -> dict[str, Any]:
+    """Texts, leakage, over-redaction and retention of ``result`` on ``dataset``.
+
+    ``baseline=True`` also measures detect-secrets as the SR-1 redactor (the
+    ``leaked_baseline`` and ``redacted_by_detect_secrets`` columns; null without it): an
+    audit's side-by-side column, slow, so off unless asked for.
+    """
     import polars as pl
 
-    from workbench.continuity.dataset import load_dataset
-    from workbench.engine.run import SimulationResult, prepare_dataset
-    from workbench.errors import WorkbenchError
-
-    run_dir = Path(run_dir)
-    if not (run_dir / "config.json").is_file():
-        raise WorkbenchError(f"{run_dir}: not a run directory (no config.json); create one with `workbench simulate`")
-    config = orjson.loads((run_dir / "config.json").read_bytes())
-    ds = load_dataset(config["dataset"]["path"])
-    inputs = {inp.continuity_id: inp for inp in prepare_dataset(ds, config["tokenizer"])}
-    result = SimulationResult(
-        ledger=pl.read_parquet(run_dir / "ledger.parquet"), events=pl.read_parquet(run_dir / "events.parquet"),
-        summary=pl.read_parquet(run_dir / "summary.parquet"), config=config, run_id=config["run_id"],
-        inputs=inputs)
-    return result, ds
-
-
-def evaluate_run(result, dataset, out: str | Path | None = None, *, summarizer: str = "modelled",
-                 summarizer_options: dict | None = None, baseline: bool = True) -> dict[str, Any]:
-    """Texts, leakage, over-redaction and retention; written into ``out`` when given."""
-    import orjson
-    import polars as pl
-
-    from workbench.evaluate.leakage import leakage_summary, leakage_table, over_redaction
+    from workbench.evaluate.dataset_text import DatasetText
+    from workbench.evaluate.leakage import (
+        baseline_redactor,
+        leakage_summary,
+        leakage_table,
+        over_redaction,
+    )
     from workbench.evaluate.retention import retention_summary, retention_table
-    from workbench.evaluate.texts import DatasetText, materialize_texts, policies_of
-    from workbench.util.atomic import atomic_write_bytes
+    from workbench.evaluate.texts import materialize_texts, policies_of
 
-    dt = DatasetText(dataset)
+    dt = DatasetText.of(dataset)
     texts = materialize_texts(result, dataset, summarizer=summarizer,
                               summarizer_options=summarizer_options, dataset_text=dt)
-    kwargs = {} if baseline else {"baseline": lambda t: t}
-    leaks = leakage_table(result, dataset, texts, dataset_text=dt, **kwargs)
-    over = over_redaction(result, dataset, texts, dataset_text=dt, **kwargs)
+    base = baseline_redactor(dt) if baseline else None
+    leaks = leakage_table(result, dataset, texts, dataset_text=dt, baseline=base)
+    over = over_redaction(result, dataset, texts, dataset_text=dt, baseline=base)
     retention = retention_table(result, dataset, texts, dataset_text=dt)
     by_policy, _ = retention_summary(retention)
     leak_sum = leakage_summary(leaks)
@@ -76,16 +60,15 @@ def evaluate_run(result, dataset, out: str | Path | None = None, *, summarizer: 
             "retention": float(rp["retention"][0]) if rp.height else None,
             "fact_probes": int(rp["probes"][0]) if rp.height else 0,
         }
+    detect_secrets = (int(over["redacted_by_detect_secrets"].sum()) if over.height else 0) if baseline else None
+    labelled = dataset.manifest.get("counts", {}).get("secrets", 0) > 0
+    if not labelled:  # no planted secrets: nothing to count leaks against
+        for h in headline.values():
+            h["leaks"] = h["leaks_context"] = None
     report = {"run_id": result.run_id, "summarizer": summarizer, "policies": headline,
+              "leaks_measured": labelled,
               "over_redaction": {"negatives_in_derived_text": over.height,
                                  "harness": int(over["redacted_by_harness"].sum()) if over.height else 0,
-                                 "detect_secrets": int(over["redacted_by_detect_secrets"].sum()) if over.height else 0}}
-    if out is not None:
-        out = Path(out)
-        texts.drop("text_raw").write_parquet(out / "texts.parquet")
-        leaks.write_parquet(out / "leakage.parquet")
-        over.write_parquet(out / "over_redaction.parquet")
-        retention.write_parquet(out / "retention.parquet")
-        atomic_write_bytes(out / "evaluation.json", orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+                                 "detect_secrets": detect_secrets}}
     return {"texts": texts, "leakage": leaks, "leakage_summary": leak_sum, "over_redaction": over,
             "retention": retention, "retention_by_policy": by_policy, "report": report}

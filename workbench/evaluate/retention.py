@@ -3,8 +3,14 @@ memory, or lost — per policy and per distance (in requests) since the fact was
 
 Statuses are checked in that order (the first that holds wins): ``raw`` when the fact's
 event is shown in full in the compiled context (not masked, cleared, cut or outside a
-bounded window), ``summary`` when the current summary text contains the answer,
-``memory`` when a memory entry written so far contains it, else ``lost``.
+bounded window), ``summary`` when the current summary text (the summary items in the
+context, joined by a space) contains the answer, ``memory`` when the memory entries written
+so far (joined by a space) contain it, else ``lost``.
+
+Every answer is looked for at once (one automaton per dataset, each text scanned once):
+the summary items are scanned when the context's summary changes, the memory as each entry
+is written (:class:`~workbench.evaluate.matching.JoinScan`), and a probe only asks whether
+its row is shown (:meth:`~workbench.evaluate.context.ContextTracker.shows`).
 """
 
 from __future__ import annotations
@@ -12,7 +18,9 @@ from __future__ import annotations
 from typing import Any
 
 from workbench.evaluate.context import ContextTracker
-from workbench.evaluate.texts import DatasetText, policies_of
+from workbench.evaluate.dataset_text import DatasetText
+from workbench.evaluate.matching import JoinScan, Memo
+from workbench.evaluate.texts import policies_of
 
 DISTANCES = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 STATUSES = ("raw", "summary", "memory", "lost")
@@ -20,9 +28,17 @@ STATUSES = ("raw", "summary", "memory", "lost")
 
 def retention_table(result, dataset, texts, *, distances=DISTANCES,
                     dataset_text: DatasetText | None = None):
+    import numpy as np
     import polars as pl
 
-    dt = dataset_text or DatasetText(dataset)
+    dt = dataset_text or DatasetText.of(dataset)
+    index = dt.answers
+    memo = Memo()
+
+    def answers_in(text: str) -> frozenset[int]:
+        hit = memo.get(text)
+        return hit if hit is not None else memo.put(text, index.keys_in(text))
+
     rows: list[dict[str, Any]] = []
     for name, policy in policies_of(result).items():
         for cid, inp in result.inputs.items():
@@ -30,33 +46,41 @@ def retention_table(result, dataset, texts, *, distances=DISTANCES,
             if facts.height == 0 or inp.n_requests == 0:
                 continue
             tx = texts.filter((pl.col("policy") == name) & (pl.col("continuity_id") == cid))
-            seq_to_row = {int(s): i for i, s in enumerate(inp.seq)}
+            fact_rows = np.searchsorted(inp.seq, facts["seq"].to_numpy())
             probes: dict[int, list[tuple[dict, int, int]]] = {}
-            for f in facts.iter_rows(named=True):
-                row = seq_to_row[int(f["seq"])]
+            for f, row in zip(facts.iter_rows(named=True), fact_rows.tolist(), strict=True):
                 planted = int(inp.row_request[row])
                 if planted < 0:
                     continue
                 for d in distances:
                     if planted + d < inp.n_requests:
                         probes.setdefault(planted + d, []).append((f, row, d))
-            summaries = [(int(r), a, t or "") for r, a, t, k in zip(
-                tx["request"].to_list(), tx["artifact_id"].to_list(), tx["text"].to_list(),
-                tx["kind"].to_list(), strict=True) if k in ("summary", "merge", "recorded")]
-            memories = [(int(r), t or "") for r, t, k in zip(tx["request"].to_list(), tx["text"].to_list(),
-                                                             tx["kind"].to_list(), strict=True) if k == "memory"]
-            text_of = {a: t for _, a, t in summaries}
+            kinds, requests = tx["kind"].to_list(), tx["request"].to_list()
+            text_of = {a: t or "" for a, t, k in zip(tx["artifact_id"].to_list(), tx["text"].to_list(), kinds,
+                                                      strict=True) if k in ("summary", "merge", "recorded")}
+            memories = [(int(r), t or "") for r, t, k in zip(requests, tx["text"].to_list(), kinds, strict=True)
+                        if k == "memory"]
+            memories.sort(key=lambda m: m[0])  # stable: the join keeps the table's order
             tracker = ContextTracker(inp, policy, result.events, window=0)
+            summary_keys: dict[tuple[str, ...], set[int]] = {}
+            memory = JoinScan(index, " ", answers_in)
+            written = 0
             for r in sorted(probes):
                 tracker.advance(r)
-                raw = set(tracker.raw_rows(r))
-                current = " ".join(text_of.get(a, "") for a, _ in tracker.state.segments)
-                recorded = " ".join(t for rr, a, t in summaries if rr <= r and a not in text_of)
-                memory = " ".join(t for rr, t in memories if rr <= r)
+                segs = tuple(a for a, _ in tracker.state.segments)
+                current = summary_keys.get(segs)
+                if current is None:
+                    scan = JoinScan(index, " ", answers_in)
+                    for a in segs:
+                        scan.add(text_of.get(a, ""))
+                    current = summary_keys[segs] = scan.found
+                while written < len(memories) and memories[written][0] <= r:
+                    memory.add(memories[written][1])
+                    written += 1
                 for f, row, d in probes[r]:
-                    ans = f["answer"]
-                    status = ("raw" if row in raw else "summary" if (ans in current or ans in recorded)
-                              else "memory" if ans in memory else "lost")
+                    key = index.key_of[f["answer"]]
+                    status = ("raw" if tracker.shows(row, r) else "summary" if key in current
+                              else "memory" if key in memory.found else "lost")
                     rows.append({"run_id": result.run_id, "policy": name, "continuity_id": cid,
                                  "fact_id": f["fact_id"], "fact_kind": f["kind"], "planted_request": r - d,
                                  "probe_request": r, "distance": d, "status": status})

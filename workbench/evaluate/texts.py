@@ -6,6 +6,9 @@ HTTP), built from the span's event text and the previous summary; every flush ge
 memory entries. With SR-1 carry-forward on (the policy's ``redaction.sr1_carry_forward``)
 the derived text goes through the redaction harness before it is stored; with it off
 the raw summarizer output is stored, which is what the leakage evaluation measures.
+Summaries and redactions are memoised by what produced them (:class:`_Derive`,
+:func:`redact_memo`) in the dataset's index, so work repeated across policies and runs is
+done once.
 
 >>> texts = materialize_texts(result, dataset)   # doctest: +SKIP
 >>> texts.select("policy", "kind", "artifact_id", "sr1", "redactions")  # doctest: +SKIP
@@ -13,73 +16,57 @@ the raw summarizer output is stored, which is what the leakage evaluation measur
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from workbench.continuity.enums import KIND_NAMES, ROLE_NAMES
 from workbench.engine.policy import Policy
 from workbench.evaluate.context import ContextTracker
+from workbench.evaluate.dataset_text import DatasetText
 
 TEXT_KINDS = {"llm_summary_v1": "summary", "recorded_summary_v1": "recorded",
               "provider_opaque_v1": "opaque"}
 
 
-class DatasetText:
-    """Event text and planted labels of a dataset, by (continuity index, row)."""
-
-    def __init__(self, dataset):
-        import polars as pl
-
-        ev = dataset.events(columns=["continuity", "seq", "kind", "role", "text"])
-        self.by_cont: dict[int, dict[str, Any]] = {}
-        for c in ev["continuity"].unique().sort().to_list():
-            part = ev.filter(pl.col("continuity") == c).sort("seq")
-            self.by_cont[c] = {"seq": part["seq"].to_numpy(), "text": part["text"].to_list(),
-                               "kind": part["kind"].to_list(), "role": part["role"].to_list()}
-        self.facts = dataset.facts()
-        self.secrets = dataset.secrets()
-
-    def text(self, cont: int, row: int) -> str:
-        return self.by_cont[cont]["text"][row] or ""
-
-    def labels(self, cont: int, rows: list[int]):
-        """SpanLabels for planted facts and secrets inside ``rows``."""
-        import polars as pl
-
-        from workbench.summarize.base import SpanLabel
-
-        seqs = self.by_cont[cont]["seq"]
-        wanted = set(int(seqs[r]) for r in rows)
-        if not wanted:
-            return ()
-        row_of = {int(s): i for i, s in enumerate(seqs)}
-        out = []
-        f = self.facts.filter((pl.col("continuity") == cont) & pl.col("seq").is_in(list(wanted)))
-        for r in f.iter_rows(named=True):
-            surface = self.text(cont, row_of[r["seq"]])[r["start"]:r["end"]]
-            out.append(SpanLabel(label_id=r["fact_id"], kind=r["kind"], seq=r["seq"], start=r["start"],
-                                 end=r["end"], surface=surface, value=r["answer"], is_fact=True))
-        s = self.secrets.filter((pl.col("continuity") == cont) & pl.col("seq").is_in(list(wanted))
-                                & ~pl.col("negative"))
-        for r in s.iter_rows(named=True):
-            surface = self.text(cont, row_of[r["seq"]])[r["start"]:r["end"]]
-            label = r["secret_id"] if r["part"] == 0 else f"{r['secret_id']}#{r['part']}"
-            out.append(SpanLabel(label_id=label, kind=r["kind"], seq=r["seq"], start=r["start"],
-                                 end=r["end"], surface=surface, value=r["value"], is_fact=False))
-        return tuple(out)
-
-    def span_events(self, cont: int, rows: list[int]):
-        from workbench.summarize.base import SpanEvent
-
-        d = self.by_cont[cont]
-        return tuple(SpanEvent(seq=int(d["seq"][r]), kind=KIND_NAMES[d["kind"][r]],
-                               role=ROLE_NAMES[d["role"][r]], text=d["text"][r] or "") for r in rows)
-
-
 def policies_of(result) -> dict[str, Policy]:
     return {name: Policy.from_dict(v["policy"]) for name, v in result.config["policies"].items()}
+
+
+def redact_memo(dt: DatasetText) -> Callable[[str], Any]:
+    """The redaction harness, each distinct text redacted once per dataset index."""
+    from workbench.redaction.harness import redact
+
+    memo = dt.redactions
+
+    def redact_once(text: str):
+        hit = memo.get(text)
+        return hit if hit is not None else memo.put(text, redact(text))
+
+    return redact_once
+
+
+class _Derive:
+    """Summaries by what produced them: the summarizer and its settings, the span (rows of
+    one continuity), the previous summary, the size and purpose, and the artifact id when
+    the backend's output depends on it (``keyed_by_artifact``, default true: the modelled
+    summarizer draws its randomness per artifact). Kept in the dataset index, so policies
+    and sweep runs evaluated in one process share them."""
+
+    def __init__(self, dt: DatasetText, backend, name: str, options: dict, seed):
+        self.memo = dt.summaries
+        self.backend = backend
+        self.by_artifact = getattr(backend, "keyed_by_artifact", True)
+        self.fingerprint = (name, seed, tuple(sorted((k, repr(v)) for k, v in options.items())))
+
+    def summarize(self, req, cont: int, rows) -> Any:
+        span = hashlib.blake2b(np.asarray(rows, dtype=np.int64).tobytes(), digest_size=16).digest()
+        ids = (req.continuity_id, req.artifact_id) if self.by_artifact else ()
+        key = (self.fingerprint, cont, span, ids, req.purpose, req.from_seq, req.to_seq,
+               req.target_tokens, req.previous_summary)
+        hit = self.memo.get(key)
+        return hit if hit is not None else self.memo.put(key, self.backend.summarize(req))
 
 
 def materialize_texts(result, dataset, *, summarizer: str = "modelled",
@@ -92,14 +79,16 @@ def materialize_texts(result, dataset, *, summarizer: str = "modelled",
     from workbench.summarize import get_summarizer
     from workbench.summarize.base import SummaryRequest
 
+    dt = dataset_text or DatasetText.of(dataset)
     if redact is None:
-        from workbench.redaction.harness import redact
-    dt = dataset_text or DatasetText(dataset)
+        redact = redact_memo(dt)
     seed = result.config.get("seed", 0) if seed is None else seed
     rows: list[dict[str, Any]] = []
+    options = summarizer_options or {}
     # "recorded" replays the log's own summaries (recorded_summary_v1 below); asked for any
     # other compaction it says there is none, rather than inventing one
-    backend = get_summarizer(summarizer, seed=seed, **(summarizer_options or {}))
+    backend = get_summarizer(summarizer, seed=seed, **options)
+    derive = _Derive(dt, backend, summarizer, options, seed)
     for name, policy in policies_of(result).items():
         on = policy.redaction.sr1_carry_forward if sr1 is None else sr1
         for cid, inp in result.inputs.items():
@@ -107,7 +96,10 @@ def materialize_texts(result, dataset, *, summarizer: str = "modelled",
             cont = inp.continuity
             flushes = _flush_requests(result.events, name, cid)
             segments: dict[str, str] = {}  # artifact id -> stored text, in context order
-            for r in range(inp.n_requests):
+            # nothing happens at the other requests
+            for r in sorted(set(flushes) | set(tracker.action_requests)):
+                if r >= inp.n_requests:
+                    break
                 for fl in flushes.get(r, ()):
                     ctx_rows = tracker.raw_rows(r)
                     req = SummaryRequest(
@@ -115,7 +107,8 @@ def materialize_texts(result, dataset, *, summarizer: str = "modelled",
                         to_seq=int(inp.seq[ctx_rows[-1]]) if ctx_rows else 0, events=dt.span_events(cont, ctx_rows),
                         previous_summary=None, target_tokens=int(fl["item_tokens"]),
                         labels=dt.labels(cont, ctx_rows), purpose="flush")
-                    rows.append(_row(result, name, cid, r, "memory", req, _summarize(backend, req), on, redact))
+                    rows.append(_row(result, name, cid, r, "memory", req, derive.summarize(req, cont, ctx_rows),
+                                     on, redact))
                 for a in tracker.pending(r):
                     kind = a.get("summary_kind")
                     if a["event_type"] == "continuity_compaction_checkpoint_created" and kind in TEXT_KINDS:
@@ -138,7 +131,7 @@ def materialize_texts(result, dataset, *, summarizer: str = "modelled",
                             if kind == "recorded_summary_v1":
                                 result_ = _recorded(dt, inp, a)
                             else:
-                                result_ = _summarize(backend, req)
+                                result_ = derive.summarize(req, cont, span)
                             row = _row(result, name, cid, r, TEXT_KINDS[kind], req, result_, on, redact)
                             rows.append(row)
                             if kind != "recorded_summary_v1":
@@ -150,7 +143,7 @@ def materialize_texts(result, dataset, *, summarizer: str = "modelled",
                             continuity_id=cid, artifact_id=a["summary_artifact_id"], from_seq=0, to_seq=0,
                             events=(), previous_summary="\n\n".join(segments.values()) or None,
                             target_tokens=max(1, int(a["item_tokens"])), purpose="merge")
-                        row = _row(result, name, cid, r, "merge", req, _summarize(backend, req), on, redact)
+                        row = _row(result, name, cid, r, "merge", req, derive.summarize(req, cont, ()), on, redact)
                         rows.append(row)
                         segments = {a["summary_artifact_id"]: row["text"]}
                     tracker.apply(a)
@@ -171,10 +164,6 @@ def _flush_requests(events, policy: str, cid: str) -> dict[int, list[dict]]:
     for r in fl.iter_rows(named=True):
         out.setdefault(int(r["request"]), []).append(r)
     return out
-
-
-def _summarize(backend, req):
-    return backend.summarize(req)
 
 
 def _recorded(dt: DatasetText, inp, a):

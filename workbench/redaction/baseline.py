@@ -7,6 +7,7 @@ and for ad-hoc scans the high-entropy plugins return every token, so we apply th
 limit here exactly as the plugin would (``entropy > limit``). Known behaviour this
 reproduces faithfully: GitHub tokens reported as ``'ghp'``, PEM as the header line only,
 JWTs without the signature, many hex ids flagged; no normalisation and no decoding.
+Each distinct line is scanned once per process (its findings are remembered by its text).
 
 >>> r = detect_secrets_scan(["key = 'AKIAQ7WE9RT2YU4IO6PA'"])[0]
 >>> ("AWS Access Key", "AKIAQ7WE9RT2YU4IO6PA") in r.values
@@ -39,35 +40,61 @@ def _merge(spans: list[Span]) -> list[Span]:
     return [(s, e, k) for s, e, k in out]
 
 
-def detect_secrets_scan(texts: Iterable[str]) -> list[BaselineResult]:
-    """Scan each text line by line with every default detect-secrets plugin."""
+# detect-secrets judges each line on its own, so a line's findings are remembered by its text
+# (summaries carry earlier summaries' lines forward; filler repeats event lines)
+_LINE_MEMO: dict[str, tuple[tuple[str, str], ...]] = {}
+LINE_MEMO_LIMIT = 500_000
+
+
+def _scan_lines(lines: list[str]) -> None:
+    """Fill the memo for ``lines`` (every default plugin, the entropy limit applied)."""
     from detect_secrets.core.scan import scan_line
     from detect_secrets.settings import default_settings, get_plugins
 
-    results: list[BaselineResult] = []
+    if len(_LINE_MEMO) + len(lines) > LINE_MEMO_LIMIT:
+        _LINE_MEMO.clear()
     with default_settings():
         entropy = {p.secret_type: p for p in get_plugins() if hasattr(p, "entropy_limit")}
-        for text in texts:
-            spans: list[Span] = []
-            values: list[tuple[str, str]] = []
-            pos = 0
-            for line in text.split("\n"):
-                if line.strip():
-                    for sec in scan_line(line):
-                        v = sec.secret_value
-                        if not v:
-                            continue
-                        plugin = entropy.get(sec.type)
-                        if plugin is not None and not (
-                                plugin.calculate_shannon_entropy(v) > plugin.entropy_limit):
-                            continue
-                        values.append((sec.type, v))
-                        i = line.find(v)
-                        while i != -1:
-                            spans.append((pos + i, pos + i + len(v), sec.type))
-                            i = line.find(v, i + 1)
-                pos += len(line) + 1
-            results.append(BaselineResult(spans=tuple(_merge(spans)), values=tuple(values)))
+        for line in lines:
+            found = []
+            for sec in scan_line(line):
+                v = sec.secret_value
+                if not v:
+                    continue
+                plugin = entropy.get(sec.type)
+                if plugin is not None and not (plugin.calculate_shannon_entropy(v) > plugin.entropy_limit):
+                    continue
+                found.append((sec.type, v))
+            _LINE_MEMO[line] = tuple(found)
+
+
+def detect_secrets_scan(texts: Iterable[str]) -> list[BaselineResult]:
+    """Scan each text line by line with every default detect-secrets plugin."""
+    texts = list(texts)
+    split = [text.split("\n") for text in texts]
+    new = list(dict.fromkeys(line for lines in split for line in lines
+                             if line.strip() and line not in _LINE_MEMO))
+    if new:
+        _scan_lines(new)
+    results: list[BaselineResult] = []
+    for lines in split:
+        spans: list[Span] = []
+        values: list[tuple[str, str]] = []
+        pos = 0
+        for line in lines:
+            if line.strip():
+                found = _LINE_MEMO.get(line)
+                if found is None:  # the memo was emptied while filling it
+                    _scan_lines([line])
+                    found = _LINE_MEMO[line]
+                for kind, v in found:
+                    values.append((kind, v))
+                    i = line.find(v)
+                    while i != -1:
+                        spans.append((pos + i, pos + i + len(v), kind))
+                        i = line.find(v, i + 1)
+            pos += len(line) + 1
+        results.append(BaselineResult(spans=tuple(_merge(spans)), values=tuple(values)))
     return results
 
 
@@ -83,3 +110,8 @@ def detect_secrets_redact(texts: Iterable[str]) -> list[str]:
         pieces.append(text[last:])
         out.append("".join(pieces))
     return out
+
+
+def detect_secrets_redact_one(text: str) -> str:
+    """:func:`detect_secrets_redact` of one text."""
+    return detect_secrets_redact([text])[0]

@@ -47,5 +47,6 @@ def print_evaluation(report: dict, fmt: str = "table") -> None:
          display={"retention": lambda v: "-" if v is None else f"{v:.1%}"})
     if fmt == "table":
         o = report["over_redaction"]
+        ds = "not measured (--baseline)" if o["detect_secrets"] is None else o["detect_secrets"]
         print(f"hard negatives that reached derived text: {o['negatives_in_derived_text']}; "
-            f"destroyed by the harness: {o['harness']}, by detect-secrets: {o['detect_secrets']}")
+              f"destroyed by the harness: {o['harness']}, by detect-secrets: {ds}")

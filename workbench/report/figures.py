@@ -338,15 +338,21 @@ def leak_comparison(summary, *, channels: Sequence[str] = ("summary", "memory"))
 
     if summary is None or summary.height == 0:
         return _message("no leakage table: run `workbench audit redaction`")
-    s = (summary.filter(pl.col("channel").is_in(list(channels))).group_by("policy", maintain_order=True)
+    rows = summary.filter(pl.col("channel").is_in(list(channels)))
+    measured = rows["leaks_detect_secrets"].null_count() < rows.height  # only with --baseline
+    s = (rows.group_by("policy", maintain_order=True)
          .agg(pl.col("leaks").sum(), pl.col("leaks_detect_secrets").sum(), pl.col("leaks_unredacted").sum()))
     names = s["policy"].to_list()
     x = np.arange(len(names))
     fig = _figure(max(7, 1.0 * len(names) + 3), 4)
     ax = fig.add_subplot()
     for i, (col, lab, c) in enumerate((("leaks_unredacted", "no redaction", "#bdbdbd"),
-                                       ("leaks_detect_secrets", "detect-secrets", "#ff7f0e"),
+                                       ("leaks_detect_secrets", "detect-secrets" if measured else
+                                        "detect-secrets: not measured (--baseline)", "#ff7f0e"),
                                        ("leaks", "workbench harness (as stored)", "#1f77b4"))):
+        if col == "leaks_detect_secrets" and not measured:
+            ax.bar([], [], color=c, label=lab)  # in the legend, saying why there is no bar
+            continue
         ax.bar(x + (i - 1) * 0.27, s[col].fill_null(0).to_numpy(), width=0.27, color=c, label=lab)
     ax.set_xticks(x, names, rotation=25, ha="right", fontsize=8)
     ax.set_ylabel("leaked (secret, channel) pairs")

@@ -157,6 +157,11 @@ class SummaryResult:
 
 @runtime_checkable
 class Summarizer(Protocol):
+    """A backend. It may also set ``keyed_by_artifact = False`` when its output depends
+    on the span, previous summary, size and purpose only (not on the continuity and
+    artifact ids): callers that memoise summaries then share one text between policies
+    that compact the same span."""
+
     name: str
 
     def summarize(self, request: SummaryRequest) -> SummaryResult: ...

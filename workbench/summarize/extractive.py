@@ -55,6 +55,7 @@ class ExtractiveSummarizer:
     """Deterministic extractive summary. See the module docstring."""
 
     name = "extractive"
+    keyed_by_artifact = False  # the same span, previous summary and size: the same text
 
     def __init__(self, *, chars_per_token: float = CHARS_PER_TOKEN, max_line_chars: int = 400,
                  previous_share: float = 0.5, tokenizer: str | None = None,

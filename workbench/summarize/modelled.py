@@ -53,7 +53,6 @@ from __future__ import annotations
 import math
 import random
 import re
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -68,11 +67,12 @@ from workbench.summarize.base import (
     approx_tokens,
     check_probability,
     check_request,
-    clip,
     iter_sentences,
     one_line,
     stable_seed,
 )
+from workbench.summarize.filler import ERROR_RE, fill
+from workbench.summarize.filler import Item as _Item
 
 # section keys in output order, and their titles per purpose
 SECTIONS = ("intent", "earlier", "facts", "files", "errors", "solving", "pending", "current")
@@ -96,33 +96,13 @@ _HEADERS = {
     "flush": "## Memory notes (events {a}-{b})",
 }
 
-ERROR_RE = re.compile(r"(?:error|exception)s?\b|\b(?:traceback|failed|failure|fatal|panic|"
-                      r"denied|refused|timed out|unauthorized|cannot|can't|couldn't)\b", re.I)
-DECISION_RE = re.compile(r"\b(?:decid\w*|decision|agreed|we will|we'll|let's|going to|plan|"
-                         r"chose|choose|switch\w*|must|should|instead|prefer|use)\b", re.I)
-PENDING_RE = re.compile(r"\b(?:todo|next step|still need|remaining|pending|follow[- ]up|"
-                        r"will need|later|then|afterwards|not yet)\b", re.I)
-PATH_RE = re.compile(r"(?<![\w/.:@-])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]*\w\.[A-Za-z]{1,6}\b")
-_WORDS_RE = re.compile(r"[A-Za-z]{3,}")
 _WS_RE = re.compile(r"\s+")
-_INTENT_MAX = 3
-_CURRENT_MAX = 3
-_CANDIDATES_MAX = 400   # per section, sampled first (spans can hold thousands of sentences)
-_SCAN_FACTOR = 20       # filler reads at most ~20x the summary's room in span text ...
-_SCAN_MIN_CHARS = 200_000  # ... but never less than this
 
 
 def _negative_kinds() -> frozenset[str]:
     from workbench.synth.secrets import NEGATIVE_KINDS
 
     return frozenset(NEGATIVE_KINDS)
-
-
-@dataclass
-class _Item:
-    section: str
-    key: tuple          # (seq, start) for source order inside a section
-    text: str
 
 
 def _needle_pattern(needle: str) -> str:
@@ -137,30 +117,6 @@ def _mentions(haystack: str, needle: str) -> bool:
     if len(needle) >= 8:
         return needle in haystack
     return re.search(_needle_pattern(needle), haystack) is not None
-
-
-class _Guard:
-    """Finds every occurrence of any label string in a text (so filler never carries one)."""
-
-    def __init__(self, needles):
-        self.needles = sorted({n.strip() for n in needles if n and n.strip()}, key=len,
-                              reverse=True)
-
-    def regions(self, text: str) -> list[tuple[int, int]]:
-        out = []
-        for n in self.needles:
-            i = text.find(n)
-            short = len(n) < 8
-            while i >= 0:
-                j = i + len(n)
-                if not short or (
-                        (not n[0].isalnum() or i == 0 or not (text[i - 1].isalnum()
-                                                              or text[i - 1] in "_."))
-                        and (not n[-1].isalnum() or j == len(text)
-                             or not (text[j].isalnum() or text[j] == "_"))):
-                    out.append((i, j))
-                i = text.find(n, i + 1)
-        return out
 
 
 def _snippet(text: str, start: int, end: int, limit: int) -> tuple[str, int, int]:
@@ -200,6 +156,7 @@ class ModelledSummarizer:
     """Seeded, label-aware summary model. See the module docstring."""
 
     name = "modelled"
+    keyed_by_artifact = True  # its draws are seeded by (seed, continuity id, artifact id)
 
     def __init__(self, seed: int | None = 0, *, p_retain_fact: float = 0.8, p_copy_secret: float = 0.3,
                  p_partial_secret: float = 0.15, p_hallucinate: float = 0.05,
@@ -247,7 +204,7 @@ class ModelledSummarizer:
         spans_by_seq: dict[int, list[tuple[int, int, str]]] = {}
         for lb in labels:
             spans_by_seq.setdefault(lb.seq, []).append((lb.start, lb.end, lb.label_id))
-        guard = _Guard(s for lb in labels for s in (lb.surface, lb.value))
+        needles = [s for lb in labels for s in (lb.surface, lb.value)]
 
         items: list[_Item] = []
         diag: dict = {
@@ -328,7 +285,7 @@ class ModelledSummarizer:
         # ---- filler from the span's own sentences, up to the target size
         used = len(self._render(req, items))
         present = {it.section for it in items}
-        filler = self._filler(rng, req.events, spans_by_seq, guard, budget - used, present,
+        filler = self._filler(rng, req.events, spans_by_seq, needles, budget - used, present,
                               _TITLES[req.purpose])
         items.extend(filler)
 
@@ -452,111 +409,17 @@ class ModelledSummarizer:
                 units.append(line.strip().removeprefix("- ").strip())
         if block:
             units.append("\n".join(block))
-        for i, unit in enumerate(units):
-            keep = rng.random() < self.p_retain_fact
+        # one draw per unit, in order (drawn at once: the same numbers as one by one)
+        for i, (unit, u) in enumerate(zip(units, rng.random(len(units)).tolist(), strict=True)):
+            keep = u < self.p_retain_fact
             if keep and used + len(unit) + 3 <= limit:
                 out.append(_Item("earlier", (-1, i), unit))
                 used += len(unit) + 3
         return out
 
     def _filler(self, rng, events: tuple[SpanEvent, ...], spans_by_seq: dict,
-                guard: _Guard, room: int, present: set[str], titles: dict) -> list[_Item]:
-        if room <= 0:
-            return []
-        first_user = next((ev.seq for ev in events
-                           if ev.role == "user" and ev.kind == "message" and ev.text.strip()), None)
-        last_assistant = next((ev.seq for ev in reversed(events)
-                               if ev.role == "assistant" and ev.kind == "message"
-                               and ev.text.strip()), None)
-        cands: dict[str, list[_Item]] = {k: [] for k in SECTIONS if k != "earlier"}
-        seen_paths: set[str] = set()
-
-        for ev in self._scan_subset(rng, events, room, (first_user, last_assistant)):
-            spans = [(x, y) for x, y, _ in spans_by_seq.get(ev.seq, ())] + guard.regions(ev.text)
-            for m in PATH_RE.finditer(ev.text):
-                p = m.group(0)
-                if p not in seen_paths and not any(x < m.end() and m.start() < y
-                                                   for x, y in spans):
-                    seen_paths.add(p)
-                    cands["files"].append(_Item("files", (ev.seq, m.start()), f"`{p}`"))
-            for a, b in iter_sentences(ev.text, min_chars=20):
-                if any(x < b and a < y for x, y in spans):
-                    continue
-                piece = ev.text[a:b]
-                if len(_WORDS_RE.findall(piece)) < 3:
-                    continue
-                line = clip(one_line(piece), self.max_item_chars)
-                if ev.seq == first_user:
-                    sec = "intent"
-                elif ev.seq == last_assistant:
-                    sec = "current"
-                elif ERROR_RE.search(piece):
-                    sec = "errors"
-                elif PENDING_RE.search(piece) and ev.role != "tool":
-                    sec = "pending"
-                elif DECISION_RE.search(piece) and ev.kind in ("message", "reasoning"):
-                    sec = "facts"
-                else:
-                    sec = "solving"
-                cands[sec].append(_Item(sec, (ev.seq, a), line))
-        # intent: the opening of the request, in order; current: the end of the last reply
-        cands["intent"] = cands["intent"][:_INTENT_MAX]
-        cands["current"] = cands["current"][-_CURRENT_MAX:]
-        queues: dict[str, list[_Item]] = {}
-        for sec_name, lst in cands.items():
-            if sec_name in ("intent", "current"):
-                queues[sec_name] = list(lst)
-                continue
-            if len(lst) > _CANDIDATES_MAX:
-                idx = np.sort(rng.choice(len(lst), size=_CANDIDATES_MAX, replace=False))
-                lst = [lst[i] for i in idx.tolist()]
-            order = rng.permutation(len(lst)).tolist() if lst else []
-            queues[sec_name] = [lst[i] for i in order]
-        out: list[_Item] = []
-        seen_text: set[str] = set()
-        order = ("intent", "current", "facts", "errors", "files", "pending", "solving")
-        active = [s for s in order if queues[s]]
-        while active and room > 0:
-            nxt = []
-            for sec_name in active:
-                q = queues[sec_name]
-                while q:
-                    it = q.pop(0)
-                    cost = len(it.text) + 3
-                    if sec_name not in present:  # the section's heading and blank line
-                        cost += len(titles[sec_name]) + 7
-                    if it.text in seen_text:
-                        continue
-                    if cost <= room:
-                        out.append(it)
-                        present.add(sec_name)
-                        seen_text.add(it.text)
-                        room -= cost
-                        break
-                if q:
-                    nxt.append(sec_name)
-            active = nxt
-        return out
-
-    @staticmethod
-    def _scan_subset(rng, events: tuple[SpanEvent, ...], room: int, keep: tuple) -> list[SpanEvent]:
-        """The events filler is drawn from: all of them, or for a span with far more text
-        than the summary can hold, a random subset with ~``_SCAN_FACTOR`` x the room in
-        text (plus the first request and the last reply), so the cost follows the summary
-        size, not the span size."""
-        limit = max(_SCAN_MIN_CHARS, _SCAN_FACTOR * room)
-        total = sum(len(ev.text) for ev in events)
-        if total <= limit:
-            return list(events)
-        chosen = []
-        got = 0
-        for i in rng.permutation(len(events)).tolist():
-            if got >= limit:
-                break
-            chosen.append(i)
-            got += len(events[i].text)
-        idx = set(chosen) | {i for i, ev in enumerate(events) if ev.seq in keep}
-        return [events[i] for i in sorted(idx)]
+                needles: list[str], room: int, present: set[str], titles: dict) -> list[_Item]:
+        return fill(rng, events, spans_by_seq, needles, room, present, titles, self.max_item_chars)
 
     def _render(self, req: SummaryRequest, items: list[_Item]) -> str:
         titles = _TITLES[req.purpose]

@@ -1,0 +1,155 @@
+"""Evaluated runs at replay speed: `workbench simulate --evaluate` against the plain
+`workbench simulate` on generated coding continuities, and evaluated sweep throughput.
+
+    .venv/bin/python benchmarks/bench_evaluate.py                       # 10k, 40k, 160k, 1M events
+    .venv/bin/python benchmarks/bench_evaluate.py --sizes 10000 40000 --sweep-events 5000
+
+Each command runs in its own process exactly as a user types it (interpreter start,
+imports, reading the dataset, writing the run directory); wall time, CPU time (user +
+system) and peak RSS are that process's own. The evaluation is the redaction audit's:
+modelled summaries and memory entries through SR-1, leakage of every planted secret by
+channel, fact retention (detect-secrets baseline off, as in sweeps). Then an evaluated sweep
+(``evaluate: true``) over a small continuity at 1 and 2 workers, in runs/s. Measured on the
+shared 2-core machine at load 4.6-5 (commit of this script): 40k events plain 2.4 s /
+evaluated 2.8 s; evaluated 40k / 10k 1.29x CPU; 1 M events evaluated 34.4 s wall, 22.1 s CPU.
+
+Figures only, no assertions (ARCHITECTURE.md §7 targets: evaluated <= 3x plain, linear in
+events; a 1 M-event evaluated run <= 60 s on one core). The machine may be shared: the load
+average is printed before and after; read the ratios with it. (The 10 M-event simulate peak
+and the README figures come from bench_simulate.py.)
+
+Datasets (full text, seed 1) are generated once under ``--cache`` (default
+datasets/bench-evaluate-<n>); a million events take about 10 s and 80 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _util import in_subprocess, table  # noqa: E402
+
+PROJECT = Path(__file__).resolve().parents[1]
+WORKBENCH = str(Path(sys.executable).with_name("workbench"))
+
+
+def dataset(cache: Path, n: int) -> Path:
+    path = cache / f"bench-evaluate-{n}"
+    if not (path / "manifest.json").is_file():
+        print(f"generating {n:,} events -> {path}", flush=True)
+        in_subprocess(
+            "from workbench.synth.generate import GeneratorConfig, generate_dataset\n"
+            f"generate_dataset(GeneratorConfig(profile='coding', events={n}, seed=1), r'{path}')")
+    return path
+
+
+def measured(cmd: list[str]) -> dict:
+    """Run ``cmd``; its wall seconds, CPU seconds and peak RSS (MB), from its own rusage."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr.read().decode()[-2000:]}")
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss": usage.ru_maxrss / 1024}
+
+
+def bench_runs(cache: Path, sizes: list[int], policy: str, tmp: Path) -> dict[int, tuple[dict, dict]]:
+    out = {}
+    for n in sizes:
+        path = dataset(cache, n)
+        base = [WORKBENCH, "simulate", "--dataset", str(path), "--policy", policy]
+        plain = measured([*base, "--out", str(tmp / f"plain-{n}")])
+        evaluated = measured([*base, "--out", str(tmp / f"evaluated-{n}"), "--evaluate"])
+        out[n] = (plain, evaluated)
+        print(f"  {n:>9,} events: plain {plain['wall']:.1f} s, evaluated {evaluated['wall']:.1f} s", flush=True)
+    return out
+
+
+SWEEP = """
+name: bench-evaluate-sweep
+dataset: {{path: {path}}}
+base: openclaw-flush
+parameters:
+  flush.soft_threshold_tokens: [2000, 4000, 8000, 16000]
+  trigger.reserve_tokens,flush.reserve_tokens: {reserves}
+  provider.context_window: 60000
+mode: product
+seeds: [0]
+evaluate: true
+engine: kernel
+"""
+
+
+def bench_sweep(cache: Path, events: int, configs: int, tmp: Path) -> list[tuple]:
+    from workbench.sweep.runner import run_sweep
+    from workbench.sweep.spec import SweepSpec
+
+    path = dataset(cache, events)
+    reserves = [8_000 + 1_000 * i for i in range(max(1, configs // 4))]
+    import yaml
+
+    spec = SweepSpec.from_dict(yaml.safe_load(SWEEP.format(path=path, reserves=reserves)), base_dir=PROJECT)
+    rows = []
+    for workers in (1, 2):
+        out = tmp / f"sweep-{workers}"
+        c0 = os.times()
+        report = run_sweep(spec, out, executor="process", workers=workers)
+        c1 = os.times()
+        cpu = (c1.children_user + c1.children_system + c1.user + c1.system) - (
+            c0.children_user + c0.children_system + c0.user + c0.system)
+        rows.append((workers, report.runs, report.failed, f"{report.elapsed_s:.1f}",
+                     f"{report.completed / report.elapsed_s:.2f}", f"{cpu:.1f}"))
+        shutil.rmtree(out, ignore_errors=True)
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 40_000, 160_000, 1_000_000])
+    ap.add_argument("--policy", default="openclaw-flush")
+    ap.add_argument("--sweep-events", type=int, default=10_000)
+    ap.add_argument("--sweep-configs", type=int, default=24)
+    ap.add_argument("--cache", type=Path, default=PROJECT / "datasets")
+    args = ap.parse_args()
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+    in_subprocess("import workbench.engine.kernel")  # warm the numba cache once
+    with tempfile.TemporaryDirectory(prefix="bench-evaluate-") as tmp:
+        tmp = Path(tmp)
+        runs = bench_runs(args.cache, args.sizes, args.policy, tmp)
+        sweep = bench_sweep(args.cache, args.sweep_events, args.sweep_configs, tmp)
+    rows = []
+    for n, (p, e) in runs.items():
+        rows.append((f"{n:,}", f"{p['wall']:.1f}", f"{p['cpu']:.1f}", f"{p['rss']:,.0f}", f"{e['wall']:.1f}",
+                     f"{e['cpu']:.1f}", f"{e['rss']:,.0f}", f"{e['wall'] / p['wall']:.2f}",
+                     f"{e['cpu'] / p['cpu']:.2f}"))
+    print(f"\n`workbench simulate --policy {args.policy}` without and with --evaluate "
+          "(wall and CPU seconds, peak RSS MB, one process each)")
+    print(table(rows, ("events", "plain s", "plain cpu s", "plain MB", "evaluated s", "evaluated cpu s",
+                       "evaluated MB", "wall ratio", "cpu ratio")))
+    sizes = sorted(runs)
+    for small, big in zip(sizes, sizes[1:], strict=False):
+        e_small, e_big = runs[small][1], runs[big][1]
+        print(f"evaluated {big:,} / {small:,} events ({big / small:.0f}x the events): wall "
+              f"{e_big['wall'] / e_small['wall']:.2f}x, cpu {e_big['cpu'] / e_small['cpu']:.2f}x")
+    print(f"\nevaluated sweep: {args.sweep_configs} openclaw-flush configurations x {args.sweep_events:,} events, "
+          "process pool (cpu: this process and its workers; each worker pays its start-up once: "
+          "imports, the dataset's text index)")
+    print(table(sweep, ("workers", "runs", "failed", "elapsed s", "runs/s", "cpu s")))
+    if len(sweep) == 2:
+        print(f"speed-up 1 -> 2 workers: {float(sweep[1][4]) / float(sweep[0][4]):.2f}x")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print("targets (ARCHITECTURE §7): evaluated <= 3x plain at 40k and linear in events; "
+          "1 M events evaluated <= 60 s on one core")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""Leakage, retention, over-redaction and the derived texts are the tables the implementation
+before the one-pass leak search produced (commit 2762384), row for row.
+
+The golden files were written by that implementation, detect-secrets baseline on:
+
+* ``demo-audit.json``: the demo's text-level audit set (coding, seed 2) at 2,000 events,
+  every preset, the modelled summarizer with its defaults (what ``make demo`` audits);
+* ``leaky-summarizer.json``: 2,500 events with 40 secrets and 12 facts, small windows so
+  there are many compactions and flushes, and a summarizer that copies, truncates,
+  hallucinates and wraps secrets often (SR-1 on and off, flush memory, masking).
+
+Derived texts are compared by a digest of each row (text and raw text hashed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from workbench.engine.presets import PRESETS, get_policy
+from workbench.engine.run import simulate
+from workbench.evaluate.pipeline import evaluate_run
+from workbench.synth.generate import GeneratorConfig, generate_dataset
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def _leaky_policies():
+    small = {"provider.context_window": 25_000}
+    return [get_policy("llm-summary", small, rename="sr1-on"),
+            get_policy("llm-summary", {**small, "redaction.sr1_carry_forward": False}, rename="sr1-off"),
+            get_policy("openclaw-flush", {"provider.context_window": 30_000}),
+            get_policy("claude-code", small)]
+
+
+CASES = {
+    "demo-audit": lambda: list(PRESETS),
+    "leaky-summarizer": _leaky_policies,
+}
+
+
+def _rows(frame: pl.DataFrame, columns: list[str]) -> list[list]:
+    return [list(r) for r in frame.select(columns).rows()]
+
+
+def _text_digests(texts: pl.DataFrame) -> list[list]:
+    def h(t):
+        return None if t is None else hashlib.sha256(t.encode()).hexdigest()[:16]
+
+    out = []
+    for r in texts.drop("run_id").to_dicts():
+        r["text"], r["text_raw"] = h(r["text"]), h(r["text_raw"])
+        blob = json.dumps(r, sort_keys=True, ensure_ascii=False).encode()
+        out.append([r["policy"], r["artifact_id"], hashlib.sha256(blob).hexdigest()[:16]])
+    return out
+
+
+@pytest.fixture(scope="module", params=sorted(CASES))
+def case(request, tmp_path_factory):
+    name = request.param
+    golden = json.loads((GOLDEN / f"{name}.json").read_text(encoding="utf-8"))
+    ds = generate_dataset(GeneratorConfig(**golden["dataset"]), tmp_path_factory.mktemp(name) / "ds")
+    result = simulate(ds, CASES[name]())
+    ev = evaluate_run(result, ds, summarizer_options=golden["summarizer_options"], baseline=True)
+    return name, golden, ev
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("table", ["leakage", "retention", "over_redaction"])
+def test_tables_are_the_pre_change_tables(case, table):
+    name, golden, ev = case
+    want = golden[table]
+    have = _rows(ev[table], want["columns"]) if want["columns"] else _rows(ev[table], [])
+    assert len(have) == len(want["rows"]), (name, table)
+    for i, (h, w) in enumerate(zip(have, want["rows"], strict=True)):
+        assert h == w, (name, table, i, dict(zip(want["columns"], w, strict=True)))
+
+
+@pytest.mark.slow
+def test_derived_texts_are_the_pre_change_texts(case):
+    name, golden, ev = case
+    assert _text_digests(ev["texts"]) == golden["texts"]["rows"], name
+
+
+@pytest.mark.slow
+def test_headline_is_the_pre_change_headline(case):
+    name, golden, ev = case
+    report = {k: v for k, v in ev["report"].items() if k != "run_id"}
+    assert report == golden["report"], name

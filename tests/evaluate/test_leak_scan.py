@@ -1,0 +1,164 @@
+"""The one-pass leak search finds exactly the secrets ``harness.leaked`` finds, one by one:
+every secret format x transform (generated), real agent logs around them, summaries that
+copy, cut and wrap them, their redactions, and random texts built from the characters the
+leak views care about (line breaks, encodings, invisible and lookalike characters)."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import itertools
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from workbench.evaluate.matching import JoinScan, LeakScanner, PatternIndex
+from workbench.redaction import harness
+from workbench.synth import secrets as S
+
+BUNDLED = Path(__file__).resolve().parents[2] / "datasets" / "bundled"
+
+
+def reference(secrets: list[str], texts: list[str], keys=None) -> set[int]:
+    keys = range(len(secrets)) if keys is None else keys
+    return {k for k in keys if harness.leaked(secrets[k], texts)}
+
+
+@pytest.fixture
+def views_once(monkeypatch):
+    """``harness.leaked`` itself as the oracle, its views computed once per text (it
+    recomputes them for every secret otherwise)."""
+    monkeypatch.setattr(harness, "leak_views", functools.lru_cache(maxsize=None)(harness.leak_views))
+
+
+def recorded_chunks(n: int, size: int = 600) -> list[str]:
+    """Pieces of the bundled real agent logs (JSONL as written by the harnesses)."""
+    files = sorted(p for p in BUNDLED.rglob("*") if p.is_file() and p.suffix in (".jsonl", ".json"))
+    if not files:
+        pytest.skip(f"no bundled logs under {BUNDLED}")
+    rng = np.random.default_rng(0)
+    out = []
+    for i in range(n):
+        text = files[i % len(files)].read_text(encoding="utf-8", errors="replace")
+        a = int(rng.integers(0, max(1, len(text) - size)))
+        out.append(text[a:a + size])
+    return out
+
+
+@pytest.fixture(scope="module")
+def planted():
+    """One planted secret per format x transform (contexts rotate)."""
+    rng = np.random.default_rng(11)
+    combos = {}
+    for fmt, ctx, tr in S.compatible_combinations():
+        combos.setdefault((fmt, tr), (fmt, ctx, tr))
+    return [S.plant_secret(rng, *c) for c in combos.values()]
+
+
+def test_every_format_and_transform_in_real_logs_and_summaries(planted, views_once):
+    secrets = list(dict.fromkeys(p.value for p in planted))
+    scanner = LeakScanner(secrets)
+    logs = recorded_chunks(len(planted))
+    rng = np.random.default_rng(5)
+    checked = 0
+    for p, log in zip(planted, logs, strict=True):
+        # the scanner searches every secret; the oracle checks this one, 24 others drawn at
+        # random and every one the scanner reports
+        others = rng.choice(len(secrets), size=min(24, len(secrets)), replace=False).tolist()
+        parts = p.texts
+        value = p.value
+        cut = max(1, len(value) // 2)
+        # what a summary does with it: quote it, keep a part, redact it, wrap it
+        derived = [f"- Noted the key {value[:cut]}\u2026 for later", harness.redact("\n".join(parts)).text,
+                   f"[BYOK:{value}]", f"<REDACTED:{p.kind}>{value[-cut:]}"]
+        lists = [[log, *parts], [*parts, log], [log[:200] + parts[0], *parts[1:], log[200:]],
+                 [derived[int(rng.integers(len(derived)))], log], derived, [log], ["\r\n".join(parts)]]
+        for texts in lists:
+            texts = [t for t in texts if t]
+            found = scanner.leaks_in(texts)
+            keys = {secrets.index(p.value), *others, *found}
+            assert found & keys == reference(secrets, texts, keys), (p.kind, p.transform, texts)
+            checked += 1
+    assert checked == 7 * len(planted)
+
+
+ALPHABET = st.sampled_from([
+    "a", "Z", "0", "9", "f", "=", "%", "/", "+", "_", "-", " ", ".", ":", "\\", "u", "n", "r",
+    "\n", "\r", "\r\n", "\\n", "\\r\\n", "\\\\u", "%4", "%41", "\u200b", "\u00ad", "\u0430",
+    "\uff21", "\u0301", "\ud83d", "\u2026", "\x00",
+])
+
+
+@st.composite
+def texts_with_secrets(draw):
+    # also secrets with a line break, a carriage return and a backslash in them (a PEM key,
+    # a Windows-pasted value, an escaped password): the views differ right there
+    secrets = ["AKIAQ7WE9RT2YU4IO6PA", "ghp_Q7wE9rT2yU4iO6pA8sD0fG1hJ3kL5zX7cV9b", "hunter2hunter2", "abcdef",
+               "MIIEvQ\nIBADANBg", "pa\\ss\\word99", "win\r\nsecret77", "x\ny"]
+    pieces = []
+    for _ in range(draw(st.integers(1, 12))):
+        kind = draw(st.integers(0, 5))
+        s = secrets[draw(st.integers(0, len(secrets) - 1))]
+        a = draw(st.integers(0, len(s) - 1))
+        b = draw(st.integers(a + 1, len(s)))
+        part = s[a:b]
+        if kind == 0:
+            pieces.append(part)
+        elif kind == 1:
+            pieces.append(base64.b64encode(part.encode()).decode())
+        elif kind == 2:
+            pieces.append(part.encode().hex())
+        elif kind == 3:
+            pieces.append("".join(f"%{ord(c):02X}" for c in part))
+        elif kind == 4:
+            pieces.append("".join(f"\\u{ord(c):04x}" for c in part))
+        else:
+            pieces.append("".join(draw(st.lists(ALPHABET, max_size=8))))
+    text = "".join(pieces)
+    cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=3)))
+    bounds = [0, *cuts, len(text)]
+    return secrets, [text[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts_with_secrets())
+def test_random_texts_match_the_reference(case):
+    secrets, texts = case
+    assert LeakScanner(secrets).leaks_in(texts) == reference(secrets, texts)
+
+
+def test_scans_are_memoised_by_text():
+    scanner = LeakScanner(["AKIAQ7WE9RT2YU4IO6PA"])
+    text = "x AKIAQ7WE9RT2YU4 y"
+    assert scanner.leaks(text) == {0}
+    assert scanner.leaks(text) is scanner.leaks(text)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="ab c\n", max_size=6), max_size=6),
+       st.lists(st.text(alphabet="ab c", min_size=0, max_size=4), min_size=1, max_size=5))
+def test_join_scan_is_a_search_of_the_joined_text(texts, answers):
+    index = PatternIndex.of_values(answers)
+    scan = JoinScan(index, " ")
+    for t in texts:
+        scan.add(t)
+    joined = " ".join(texts)
+    assert scan.found == {index.key_of[a] for a in answers if a in joined}
+
+
+@pytest.mark.parametrize("secrets, texts", [
+    # a secret over three lines and two texts: only the joined view of both holds a fragment
+    (["AKIAQ7WE9RT2YU4IO6PA"], ["AKIAQ7\nWE9", "RT2\nzzz"]),
+    # a bare carriage return inside a secret (every fragment holds it); the texts have it
+    # only as part of a line break, which the joined view removes: no leak
+    (["QWERTY\rUIOPAS"], ["zz Y", "\r\nUIOPA zz"]),
+    (["QWERTY\rUIOPAS"], ["zz Y\r", "\nUIOPA zz"]),
+    (["QWERTY\rUIOPAS"], ["zz Y\r\nUIOPA zz"]),
+    # a literal "\n" (backslash, n) glued across the junction is a line break in the joined view
+    (["QWERTYUIOPASDFGH"], ["QWERTYUI\\", "nOPASDFGH"]),
+])
+def test_line_breaks_and_junctions(secrets, texts):
+    assert LeakScanner(secrets).leaks_in(texts) == reference(secrets, texts)

@@ -1,0 +1,167 @@
+"""A dataset's event text and planted labels, indexed once for every evaluation of it.
+
+Event text is dictionary-encoded (each distinct text is one Python string, events hold its
+code), so a million events that repeat a few thousand texts cost a few thousand strings,
+and every memo keyed by text hits. Planted facts and secrets are located once (their event
+row), and the search indexes the evaluations use — every leak fragment of every planted
+secret, every fact answer, every hard-negative value — are built once, on first use.
+
+:meth:`DatasetText.of` keeps the index of the last datasets used in this process (by path
+and file hashes), so the runs of a sweep evaluated by one worker share it, and with it the
+memoised summaries, redactions and scans.
+
+>>> dt = DatasetText.of(dataset)                     # doctest: +SKIP
+>>> dt.text(0, 12), dt.labels(0, [10, 11, 12])       # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from workbench.continuity.enums import KIND_NAMES, ROLE_NAMES
+from workbench.evaluate.matching import LeakScanner, Memo, PatternIndex
+
+_RECENT: dict[tuple, DatasetText] = {}
+RECENT_DATASETS = 2
+
+
+class DatasetText:
+    """Event text and planted labels of a dataset, by (continuity index, row)."""
+
+    def __init__(self, dataset):
+        import polars as pl
+
+        ev = dataset.events(columns=["continuity", "seq", "kind", "role", "text"])
+        text = ev["text"].fill_null("")
+        # codes of the distinct texts (the categorical's own codes need not be dense)
+        raw = text.cast(pl.Categorical).to_physical().to_numpy()
+        _, first, codes = np.unique(raw, return_index=True, return_inverse=True)
+        self.texts: list[str] = text.gather(first).to_list()
+        ev = ev.select("continuity", "seq", "kind", "role").with_columns(
+            pl.Series("code", codes.astype(np.int32)))
+        self.by_cont: dict[int, dict[str, Any]] = {}
+        for (c,), part in ev.partition_by("continuity", as_dict=True, maintain_order=True).items():
+            part = part.sort("seq")
+            self.by_cont[int(c)] = {"seq": part["seq"].to_numpy(), "code": part["code"].to_numpy(),
+                                    "kind": part["kind"].to_numpy(), "role": part["role"].to_numpy()}
+        self.facts = dataset.facts()
+        self.secrets = dataset.secrets()
+        self._labels: dict[int, tuple[np.ndarray, list]] = {}
+        self._span_events: dict[int, list] = {}
+        self._leak_scanner: LeakScanner | None = None
+        self._answers: PatternIndex | None = None
+        self._negatives: PatternIndex | None = None
+        # derived work, by what produced it (see workbench.evaluate.texts)
+        self.summaries: Memo = Memo(50_000)
+        self.redactions: Memo = Memo(50_000)
+        self.baselines: Memo = Memo(50_000)
+
+    @classmethod
+    def of(cls, dataset) -> DatasetText:
+        """The index of ``dataset``, reused while the dataset's files are unchanged."""
+        files = dataset.manifest.get("files", {})
+        key = (str(Path(dataset.path).resolve()),
+               tuple(sorted((f, meta.get("sha256")) for f, meta in files.items())))
+        hit = _RECENT.pop(key, None)
+        if hit is None:
+            hit = cls(dataset)
+        _RECENT[key] = hit
+        while len(_RECENT) > RECENT_DATASETS:
+            _RECENT.pop(next(iter(_RECENT)))
+        return hit
+
+    # ---- events ------------------------------------------------------------------------
+    def text(self, cont: int, row: int) -> str:
+        return self.texts[self.by_cont[cont]["code"][row]]
+
+    def row_texts(self, cont: int, rows) -> list[str]:
+        codes = self.by_cont[cont]["code"]
+        return [self.texts[c] for c in codes[np.asarray(rows, dtype=np.int64)].tolist()]
+
+    def span_events(self, cont: int, rows):
+        """The events of ``rows`` as summarizer inputs (each built once, then shared)."""
+        cache = self._span_events.get(cont)
+        if cache is None:
+            cache = self._span_events[cont] = [None] * len(self.by_cont[cont]["seq"])
+        out = [cache[r] for r in rows]
+        missing = [i for i, e in enumerate(out) if e is None]
+        if missing:
+            from workbench.summarize.base import SpanEvent
+
+            d, texts = self.by_cont[cont], self.texts
+            at = np.asarray(rows, dtype=np.int64)[missing]
+            for i, r, seq, kind, role, code in zip(missing, at.tolist(), d["seq"][at].tolist(), d["kind"][at].tolist(),
+                                                   d["role"][at].tolist(), d["code"][at].tolist(), strict=True):
+                out[i] = cache[r] = SpanEvent(seq=seq, kind=KIND_NAMES[kind], role=ROLE_NAMES[role], text=texts[code])
+        return tuple(out)
+
+    # ---- labels ------------------------------------------------------------------------
+    def labels(self, cont: int, rows):
+        """SpanLabels for planted facts and secrets inside ``rows`` (facts first, each in
+        its table's order)."""
+        label_rows, labels = self._cont_labels(cont)
+        if not len(label_rows) or not len(rows):
+            return ()
+        keep = np.isin(label_rows, np.asarray(rows, dtype=np.int64))
+        return tuple(lb for lb, k in zip(labels, keep.tolist(), strict=True) if k)
+
+    def _cont_labels(self, cont: int):
+        hit = self._labels.get(cont)
+        if hit is not None:
+            return hit
+        import polars as pl
+
+        from workbench.summarize.base import SpanLabel
+
+        seqs = self.by_cont[cont]["seq"]
+        rows, labels = [], []
+
+        def located(frame):
+            for r in frame.iter_rows(named=True):
+                i = int(np.searchsorted(seqs, r["seq"]))
+                if i < len(seqs) and seqs[i] == r["seq"]:
+                    yield i, r, self.text(cont, i)[r["start"]:r["end"]]
+
+        f = self.facts.filter(pl.col("continuity") == cont)
+        for i, r, surface in located(f):
+            rows.append(i)
+            labels.append(SpanLabel(label_id=r["fact_id"], kind=r["kind"], seq=r["seq"], start=r["start"],
+                                    end=r["end"], surface=surface, value=r["answer"], is_fact=True))
+        s = self.secrets.filter((pl.col("continuity") == cont) & ~pl.col("negative"))
+        for i, r, surface in located(s):
+            rows.append(i)
+            label = r["secret_id"] if r["part"] == 0 else f"{r['secret_id']}#{r['part']}"
+            labels.append(SpanLabel(label_id=label, kind=r["kind"], seq=r["seq"], start=r["start"],
+                                    end=r["end"], surface=surface, value=r["value"], is_fact=False))
+        hit = self._labels[cont] = (np.asarray(rows, dtype=np.int64), labels)
+        return hit
+
+    # ---- search indexes ----------------------------------------------------------------
+    @property
+    def leak_scanner(self) -> LeakScanner:
+        """Every leak fragment of every planted (non-negative) secret value."""
+        if self._leak_scanner is None:
+            import polars as pl
+
+            values = self.secrets.filter(~pl.col("negative"))["value"].unique(maintain_order=True)
+            self._leak_scanner = LeakScanner(values.to_list())
+        return self._leak_scanner
+
+    @property
+    def answers(self) -> PatternIndex:
+        """Every planted fact's answer (``.values``, ``.key_of``)."""
+        if self._answers is None:
+            self._answers = PatternIndex.of_values(self.facts["answer"].to_list())
+        return self._answers
+
+    @property
+    def negatives(self) -> PatternIndex:
+        """Every hard negative's value (``.values``, ``.key_of``)."""
+        if self._negatives is None:
+            import polars as pl
+
+            self._negatives = PatternIndex.of_values(self.secrets.filter(pl.col("negative"))["value"].to_list())
+        return self._negatives

@@ -1,0 +1,247 @@
+"""Literal multi-pattern search for the text-level evaluations, one pass per text.
+
+:class:`PatternIndex` puts literal patterns, each owned by one or more integer keys, in one
+Aho-Corasick automaton (ahocorasick-rs: the fastest of pyahocorasick, ahocorasick-rs and
+hyperscan to build *and* scan on this workload, measured in benchmarks/bench_evaluate.py's
+notes) and answers "which keys have a pattern in this text".
+
+* :class:`LeakScanner`: every leak fragment of every planted secret of a dataset (the
+  criterion of :func:`workbench.redaction.harness.surviving_fragment`: a window of
+  ``fragment_length(secret)`` characters that is not blank) in one index. A text's leak
+  views (:func:`~workbench.redaction.harness.leak_views`) are computed and scanned once,
+  and the secrets found are remembered by text, so every policy and channel that shows the
+  same text reuses the answer. :meth:`LeakScanner.leaks_in` is ``harness.leaked`` for many
+  secrets at once: the texts, and every consecutive pair joined (a reader sees them in
+  sequence).
+* :class:`JoinScan`: the keys found in ``sep.join(texts)`` built one text at a time, from
+  each text's own matches plus the few characters around each separator (so a growing join,
+  e.g. the memory written so far, is never rebuilt).
+
+>>> s = LeakScanner(["AKIAQ7WE9RT2YU4IO6PA", "hunter2hunter2"])
+>>> sorted(s.leaks_in(["key AKIAQ7WE9RT2", "nothing here"]))
+[0]
+>>> sorted(s.leaks_in(["pass hunter2h", "unter2 ok"]))  # split across two texts
+[1]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+MEMO_LIMIT = 200_000  # entries per memo before it starts afresh (a sweep worker lives long)
+
+
+class Memo(dict):
+    """A dict that empties itself when it reaches ``limit`` entries (bounded memory, no
+    bookkeeping per hit)."""
+
+    def __init__(self, limit: int = MEMO_LIMIT):
+        super().__init__()
+        self.limit = limit
+
+    def put(self, key, value):
+        if len(self) >= self.limit:
+            self.clear()
+        self[key] = value
+        return value
+
+
+class PatternIndex:
+    """Literal patterns -> the keys that own them, in one automaton."""
+
+    def __init__(self, owners: dict[str, Iterable[int]]):
+        from ahocorasick_rs import AhoCorasick
+
+        self.patterns = [p for p in owners if p]
+        self._owners = [tuple(sorted(set(owners[p]))) for p in self.patterns]
+        # the empty string is in every text (as ``"" in text`` says)
+        self.always = frozenset(k for p, ks in owners.items() if not p for k in ks)
+        self.max_len = max(map(len, self.patterns), default=0)
+        self.values: list[str] = []         # set by of_values
+        self.key_of: dict[str, int] = {}
+        self._ac = AhoCorasick(self.patterns) if self.patterns else None
+
+    def matches(self, text: str) -> list[tuple[int, int, int]]:
+        """Every occurrence, overlapping: ``(pattern index, start, end)``."""
+        if self._ac is None or not text:
+            return []
+        try:
+            return self._ac.find_matches_as_indexes(text, overlapping=True)
+        except UnicodeEncodeError:
+            # a lone surrogate (a decoded "\ud83d" escape) cannot be in any pattern
+            return self._ac.find_matches_as_indexes(_SURROGATE.sub("\x00", text), overlapping=True)
+
+    def keys_in(self, text: str) -> frozenset[int]:
+        owners = self._owners
+        found = {k for i, _, _ in self.matches(text) for k in owners[i]}
+        return frozenset(found | self.always) if found or self.always else frozenset()
+
+    def owners(self, pattern_index: int) -> tuple[int, ...]:
+        return self._owners[pattern_index]
+
+    @classmethod
+    def of_values(cls, values: Iterable[str]) -> PatternIndex:
+        """One pattern per distinct value, its key the value's position in :attr:`values`."""
+        distinct = list(dict.fromkeys(values))
+        index = cls({v: (k,) for k, v in enumerate(distinct)})
+        index.values = distinct
+        index.key_of = {v: k for k, v in enumerate(distinct)}
+        return index
+
+
+@dataclass(frozen=True, slots=True)
+class _Scanned:
+    """A text's leak scan: the secrets found, and what a scan of it joined to a neighbour
+    needs (its normalised and line-joined views, its first and last lines)."""
+
+    keys: frozenset[int]
+    norm: str | None          # None: the text is its own normalised view
+    joined: str
+    first: str
+    last: str
+    first_piece: int          # length of the first / last line's part of ``joined``
+    last_piece: int
+    lines: int
+
+
+class LeakScanner:
+    """Which planted secrets leak into a text: see the module docstring.
+
+    A text's leak views are taken apart by line, exactly: normalising is per character and
+    no decoded run (base64, hex, percent, ``\\u`` escapes) spans a line break, so the
+    views of a text are the text, its normalised form and its line-joined form (three
+    scans of the whole string, which also catch a fragment that spans lines) plus the views
+    of each of its lines. A line's views (``harness.leak_views`` of the line, its Python
+    decoding being the costly part) are scanned once per distinct line: summaries carry
+    lines forward and quote the same event sentences, and two consecutive texts joined
+    share every line but one with the texts alone.
+    """
+
+    def __init__(self, secrets: Sequence[str]):
+        from workbench.redaction.harness import fragment_length
+
+        owners: dict[str, set[int]] = {}
+        for k, secret in enumerate(secrets):
+            m = fragment_length(secret)
+            for i in range(len(secret) - m + 1):
+                frag = secret[i:i + m]
+                if frag.strip():
+                    owners.setdefault(frag, set()).add(k)
+        self.secrets = list(secrets)
+        self.key_of = {s: k for k, s in enumerate(self.secrets)}
+        self.index = PatternIndex(owners)
+        self._text: Memo = Memo(20_000)  # a scan holds views of its text: fewer of them
+        self._pair: Memo = Memo()
+        self._line: Memo = Memo()
+
+    def leaks(self, text: str) -> frozenset[int]:
+        """Secrets with a fragment in any leak view of ``text``."""
+        return self._scanned(text).keys
+
+    def leaks_in(self, texts: Sequence[str]) -> frozenset[int]:
+        """Secrets leaked by ``texts`` read in sequence (``harness.leaked`` for each)."""
+        out: set[int] = set()
+        for t in texts:
+            out |= self.leaks(t)
+        for a, b in zip(texts, texts[1:], strict=False):
+            hit = self._pair.get((a, b))
+            if hit is None:
+                hit = self._pair.put((a, b), self._scan_pair(a, b))
+            out |= hit
+        return frozenset(out)
+
+    def _scanned(self, text: str) -> _Scanned:
+        hit = self._text.get(text)
+        return hit if hit is not None else self._text.put(text, self._scan(text))
+
+    def _scan(self, text: str) -> _Scanned:
+        from workbench.redaction.normalize import normalize
+
+        index, memo = self.index, self._line
+        found: set[int] = set()
+        pieces: list[str] = []
+        raw_lines = text.split("\n")
+        lines = raw_lines
+        if "\r" in text:  # "\r\n" is one line break (the whole-text scans see the "\r")
+            lines = [line[:-1] if line.endswith("\r") else line for line in lines[:-1]] + lines[-1:]
+        for line in lines:
+            hit = memo.get(line)
+            if hit is None:
+                hit = self._line_views(line)
+            if hit[0]:
+                found |= hit[0]
+            pieces.append(hit[1])
+        found |= index.keys_in(text)
+        norm = None
+        if not text.isascii():
+            norm, _ = normalize(text)
+            if norm != text:
+                found |= index.keys_in(norm)
+            else:
+                norm = None
+        joined = "".join(pieces)
+        found |= index.keys_in(joined)
+        return _Scanned(frozenset(found), norm, joined, raw_lines[0], raw_lines[-1], len(pieces[0]),
+                        len(pieces[-1]), len(raw_lines))
+
+    def _scan_pair(self, a: str, b: str) -> frozenset[int]:
+        """``_scan(a + b)`` from the scans of ``a`` and ``b``: the views of the joined text
+        are theirs except near the junction and for the one line the junction glues."""
+        index, reach = self.index, max(0, self.index.max_len - 1)
+        sa, sb = self._scanned(a), self._scanned(b)
+        found = set(sa.keys | sb.keys)
+        if reach:
+            found |= index.keys_in(a[-reach:] + b[:reach])
+            if sa.norm is not None or sb.norm is not None:
+                na, nb = sa.norm or a, sb.norm or b
+                found |= index.keys_in(na[-reach:] + nb[:reach])
+        glued = sa.last + sb.first
+        if sb.lines > 1 and glued.endswith("\r"):
+            glued = glued[:-1]
+        hit = self._line.get(glued)
+        if hit is None:
+            hit = self._line_views(glued)
+        found |= hit[0]
+        before = sa.joined[:len(sa.joined) - sa.last_piece][-reach:] if reach else ""
+        after = sb.joined[sb.first_piece:][:reach]
+        found |= index.keys_in(before + hit[1] + after)
+        return frozenset(found)
+
+    def _line_views(self, line: str) -> tuple[frozenset[int], str]:
+        """Secrets in the leak views of one line, and the line's line-joined view."""
+        from workbench.redaction.harness import leak_views
+        from workbench.redaction.normalize import normalize
+
+        views = leak_views(line)  # [line, normalised (when it differs), line-joined, decoded runs...]
+        piece = views[1] if line.isascii() or normalize(line)[0] == line else views[2]
+        # NUL is in no fragment, so joined views match exactly as views one by one
+        return self._line.put(line, (self.index.keys_in("\x00".join(views)), piece))
+
+class JoinScan:
+    """Keys of ``index`` found in ``sep.join(texts)``, texts added one at a time.
+
+    A match lies inside one text (``text_keys(text)``, usually memoised by the caller) or
+    overlaps a separator; the second kind is found by scanning, at each new separator, the
+    ``max_len - 1`` characters either side of it in the joined string.
+    """
+
+    def __init__(self, index: PatternIndex, sep: str, text_keys=None):
+        self.index, self.sep = index, sep
+        self.text_keys = text_keys or index.keys_in
+        self.found: set[int] = set(index.always)
+        self._tail = ""  # the last characters of the join so far
+        self._empty = True
+        self._reach = max(0, index.max_len - 1)
+
+    def add(self, text: str) -> None:
+        self.found |= self.text_keys(text)
+        reach = self._reach
+        if not self._empty:
+            window = self._tail + self.sep + text[:reach]
+            self.found |= self.index.keys_in(window)
+        joined = text if self._empty else self._tail + self.sep + text
+        self._tail = joined[-reach:] if reach else ""
+        self._empty = False

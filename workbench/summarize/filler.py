@@ -1,0 +1,435 @@
+"""Filler for the modelled summarizer: span sentences and paths that touch no label.
+
+A summary's filler is drawn from its span's own text: every path (``files``) and every
+sentence of >= 20 characters and 3 words, in a section chosen by what it says (errors,
+pending work, decisions, else problem solving; the first user request is the *intent*,
+the last assistant reply the *current work*), minus anything overlapping a label or any
+occurrence of a label's text. Per section at most ``CANDIDATES_MAX`` candidates are
+sampled, shuffled, and taken round-robin across sections until the room is used.
+
+What a text offers does not depend on the summary it ends up in, so each distinct event
+text is read once (:class:`CandidateIndex`: its paths and sentences as arrays, with their
+section) and a summary only concatenates the arrays of the events it reads, drops what
+overlaps a label there (rare), and materialises the few candidates it samples.
+:func:`reference_fill` is the same selection written plainly (every summary rescans its
+events); the tests hold :func:`fill` to it, item for item.
+
+>>> import numpy as np
+>>> from workbench.summarize.base import SpanEvent
+>>> ev = (SpanEvent(1, "message", "user", "Please fix the flaky retry loop in src/net/retry.py today."),
+...       SpanEvent(2, "tool_result", "tool", "Traceback: the connection was refused by the server."),)
+>>> items = fill(np.random.default_rng(0), ev, {}, [], 2000, set(), _TITLES)
+>>> [(it.section, it.text) for it in items]  # doctest: +NORMALIZE_WHITESPACE
+[('intent', 'Please fix the flaky retry loop in src/net/retry.py today.'),
+ ('errors', 'Traceback: the connection was refused by the server.'), ('files', '`src/net/retry.py`')]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from workbench.summarize.base import SpanEvent, clip, iter_sentences, one_line
+
+ERROR_RE = re.compile(r"(?:error|exception)s?\b|\b(?:traceback|failed|failure|fatal|panic|"
+                      r"denied|refused|timed out|unauthorized|cannot|can't|couldn't)\b", re.I)
+DECISION_RE = re.compile(r"\b(?:decid\w*|decision|agreed|we will|we'll|let's|going to|plan|"
+                         r"chose|choose|switch\w*|must|should|instead|prefer|use)\b", re.I)
+PENDING_RE = re.compile(r"\b(?:todo|next step|still need|remaining|pending|follow[- ]up|"
+                        r"will need|later|then|afterwards|not yet)\b", re.I)
+PATH_RE = re.compile(r"(?<![\w/.:@-])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]*\w\.[A-Za-z]{1,6}\b")
+WORDS_RE = re.compile(r"[A-Za-z]{3,}")
+INTENT_MAX = 3
+CURRENT_MAX = 3
+CANDIDATES_MAX = 400   # per section, sampled first (spans can hold thousands of sentences)
+SCAN_FACTOR = 20       # filler reads at most ~20x the summary's room in span text ...
+SCAN_MIN_CHARS = 200_000  # ... but never less than this
+SHORT_NEEDLE = 8       # label strings shorter than this only count as whole tokens
+_SURROGATE = re.compile("[\ud800-\udfff]")  # (the automaton takes valid UTF-8 only)
+
+# candidate sections in the order their random draws are made, and the round-robin order
+DRAW_ORDER = ("intent", "facts", "files", "errors", "solving", "pending", "current")
+FILL_ORDER = ("intent", "current", "facts", "errors", "files", "pending", "solving")
+_CODE = {name: i for i, name in enumerate(DRAW_ORDER)}
+_TITLES = {"intent": "Primary request and intent", "facts": "Key facts and decisions",
+           "files": "Files and code", "errors": "Errors and fixes", "solving": "Problem solving",
+           "pending": "Pending tasks", "current": "Current work"}
+
+
+@dataclass
+class Item:
+    section: str
+    key: tuple          # (seq, start) for source order inside a section
+    text: str
+
+
+class Guard:
+    """Finds every occurrence of any label string in a text (so filler never carries one)."""
+
+    def __init__(self, needles: Iterable[str]):
+        self.needles = sorted({n.strip() for n in needles if n and n.strip()}, key=len,
+                              reverse=True)
+
+    def regions(self, text: str) -> list[tuple[int, int]]:
+        out = []
+        for n in self.needles:
+            i = text.find(n)
+            while i >= 0:
+                j = i + len(n)
+                if whole_token(text, n, i, j):
+                    out.append((i, j))
+                i = text.find(n, i + 1)
+        return out
+
+
+def whole_token(text: str, needle: str, i: int, j: int) -> bool:
+    """A long needle counts anywhere; a short one only where it is not part of a longer
+    word (a digit or letter, ``_`` or ``.`` before it; a word character after it)."""
+    return len(needle) >= SHORT_NEEDLE or (
+        (not needle[0].isalnum() or i == 0 or not (text[i - 1].isalnum() or text[i - 1] in "_."))
+        and (not needle[-1].isalnum() or j == len(text) or not (text[j].isalnum() or text[j] == "_")))
+
+
+def sentence_section(piece: str, kind: str, role: str) -> str:
+    """The section of a sentence that is neither the intent nor the current work."""
+    if ERROR_RE.search(piece):
+        return "errors"
+    if PENDING_RE.search(piece) and role != "tool":
+        return "pending"
+    if DECISION_RE.search(piece) and kind in ("message", "reasoning"):
+        return "facts"
+    return "solving"
+
+
+def scan_subset(rng, events: Sequence[SpanEvent], room: int, keep: tuple) -> list[SpanEvent]:
+    """The events filler is drawn from: all of them, or for a span with far more text
+    than the summary can hold, a random subset with ~``SCAN_FACTOR`` x the room in text
+    (plus the first request and the last reply), so the cost follows the summary size,
+    not the span size."""
+    limit = max(SCAN_MIN_CHARS, SCAN_FACTOR * room)
+    total = sum(len(ev.text) for ev in events)
+    if total <= limit:
+        return list(events)
+    chosen = []
+    got = 0
+    for i in rng.permutation(len(events)).tolist():
+        if got >= limit:
+            break
+        chosen.append(i)
+        got += len(events[i].text)
+    idx = set(chosen) | {i for i, ev in enumerate(events) if ev.seq in keep}
+    return [events[i] for i in sorted(idx)]
+
+
+def _ends(events: Sequence[SpanEvent]) -> tuple[int | None, int | None]:
+    first_user = next((ev.seq for ev in events
+                       if ev.role == "user" and ev.kind == "message" and ev.text.strip()), None)
+    last_assistant = next((ev.seq for ev in reversed(events)
+                           if ev.role == "assistant" and ev.kind == "message" and ev.text.strip()), None)
+    return first_user, last_assistant
+
+
+def _take(queues: dict[str, list], room: int, present: set[str], titles: dict,
+          text_of, item_of) -> list[Item]:
+    """Round-robin over the sections: each turn takes the next candidate of a section that
+    fits the room (skipping repeats of a text already taken)."""
+    out: list[Item] = []
+    seen_text: set[str] = set()
+    heads = {s: 0 for s in queues}
+    active = [s for s in FILL_ORDER if queues[s]]
+    while active and room > 0:
+        nxt = []
+        for sec_name in active:
+            q = queues[sec_name]
+            while heads[sec_name] < len(q):
+                ref = q[heads[sec_name]]
+                heads[sec_name] += 1
+                text = text_of(sec_name, ref)
+                cost = len(text) + 3
+                if sec_name not in present:  # the section's heading and blank line
+                    cost += len(titles[sec_name]) + 7
+                if text in seen_text:
+                    continue
+                if cost <= room:
+                    out.append(item_of(sec_name, ref))
+                    present.add(sec_name)
+                    seen_text.add(text)
+                    room -= cost
+                    break
+            if heads[sec_name] < len(q):
+                nxt.append(sec_name)
+        active = nxt
+    return out
+
+
+def _draw(rng, cands: dict) -> dict:
+    """Per section: at most ``CANDIDATES_MAX`` sampled (source order kept), then shuffled.
+    Candidates are a list or an array; the draws depend on their numbers only."""
+    cands["intent"] = cands["intent"][:INTENT_MAX]
+    cands["current"] = cands["current"][-CURRENT_MAX:]
+    queues: dict = {}
+    for sec_name in DRAW_ORDER:
+        lst = cands[sec_name]
+        if sec_name in ("intent", "current"):
+            queues[sec_name] = lst
+            continue
+        if len(lst) > CANDIDATES_MAX:
+            lst = _pick(lst, np.sort(rng.choice(len(lst), size=CANDIDATES_MAX, replace=False)))
+        queues[sec_name] = _pick(lst, rng.permutation(len(lst))) if len(lst) else lst
+    return queues
+
+
+def _pick(lst, idx: np.ndarray):
+    return lst[idx] if isinstance(lst, np.ndarray) else [lst[i] for i in idx.tolist()]
+
+
+# --------------------------------------------------------------------------- the reference
+
+
+def reference_fill(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: Iterable[str],
+                   room: int, present: set[str], titles: dict, max_item_chars: int = 240) -> list[Item]:
+    """The filler, plainly: every event of the subset rescanned for every summary."""
+    if room <= 0:
+        return []
+    guard = Guard(needles)
+    first_user, last_assistant = _ends(events)
+    cands: dict[str, list[Item]] = {k: [] for k in DRAW_ORDER}
+    seen_paths: set[str] = set()
+    for ev in scan_subset(rng, events, room, (first_user, last_assistant)):
+        spans = [(x, y) for x, y, _ in spans_by_seq.get(ev.seq, ())] + guard.regions(ev.text)
+        for m in PATH_RE.finditer(ev.text):
+            p = m.group(0)
+            if p not in seen_paths and not any(x < m.end() and m.start() < y for x, y in spans):
+                seen_paths.add(p)
+                cands["files"].append(Item("files", (ev.seq, m.start()), f"`{p}`"))
+        for a, b in iter_sentences(ev.text, min_chars=20):
+            if any(x < b and a < y for x, y in spans):
+                continue
+            piece = ev.text[a:b]
+            if len(WORDS_RE.findall(piece)) < 3:
+                continue
+            line = clip(one_line(piece), max_item_chars)
+            sec = ("intent" if ev.seq == first_user else "current" if ev.seq == last_assistant
+                   else sentence_section(piece, ev.kind, ev.role))
+            cands[sec].append(Item(sec, (ev.seq, a), line))
+    queues = _draw(rng, cands)
+    return _take(queues, room, present, titles, lambda _s, it: it.text, lambda _s, it: it)
+
+
+# --------------------------------------------------------------------------- arrays
+
+
+class TextCandidates:
+    """What one event text offers: its paths and its sentences (arrays), lines on demand."""
+
+    __slots__ = ("text", "path_start", "path_end", "path_id", "path_local", "path_len", "sent_start",
+                 "sent_end", "sent_section", "sent_local", "sent_len", "lines")
+
+    def __init__(self, text: str, kind: str, role: str, max_chars: int, path_ids: dict[str, int]):
+        self.text = text
+        ps, pe, pid = [], [], []
+        for m in PATH_RE.finditer(text):
+            ps.append(m.start())
+            pe.append(m.end())
+            pid.append(path_ids.setdefault(m.group(0), len(path_ids)))
+        ss, se, sc, self.lines = [], [], [], []
+        for a, b in iter_sentences(text, min_chars=20):
+            piece = text[a:b]
+            if len(WORDS_RE.findall(piece)) < 3:
+                continue
+            ss.append(a)
+            se.append(b)
+            sc.append(_CODE[sentence_section(piece, kind, role)])
+            self.lines.append(clip(one_line(piece), max_chars))
+        self.path_start, self.path_end = np.array(ps, np.int64), np.array(pe, np.int64)
+        self.path_id = np.array(pid, np.int64)
+        self.sent_start, self.sent_end = np.array(ss, np.int64), np.array(se, np.int64)
+        self.sent_section = np.array(sc, np.int8)
+        self.path_local, self.sent_local = np.arange(len(ps)), np.arange(len(ss))
+        self.path_len = self.path_end - self.path_start + 2  # the path in backticks
+        self.sent_len = np.array([len(x) for x in self.lines], np.int64)
+
+    def path_text(self, k: int) -> str:
+        return f"`{self.text[self.path_start[k]:self.path_end[k]]}`"
+
+
+class CandidateIndex:
+    """:class:`TextCandidates` by (text, kind, role), built on first use; empties itself
+    past ``limit`` texts."""
+
+    def __init__(self, max_chars: int = 240, limit: int = 100_000):
+        self.max_chars, self.limit = max_chars, limit
+        self._by_text: dict[tuple[str, str, str], TextCandidates] = {}
+        self.path_ids: dict[str, int] = {}
+
+    def get(self, ev: SpanEvent) -> TextCandidates:
+        key = (ev.text, ev.kind, ev.role)
+        hit = self._by_text.get(key)
+        if hit is None:
+            if len(self._by_text) >= self.limit:
+                self._by_text.clear()
+                self.path_ids.clear()
+            hit = self._by_text[key] = TextCandidates(ev.text, ev.kind, ev.role, self.max_chars, self.path_ids)
+        return hit
+
+
+_INDEXES: dict[int, CandidateIndex] = {}
+
+
+def candidate_index(max_chars: int) -> CandidateIndex:
+    """The process's index for items of at most ``max_chars`` characters (shared by every
+    summarizer instance, so the runs of a sweep read each text once)."""
+    hit = _INDEXES.get(max_chars)
+    if hit is None:
+        hit = _INDEXES[max_chars] = CandidateIndex(max_chars)
+    return hit
+
+
+def _cat(parts: list[np.ndarray], dtype=np.int64) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype)
+
+
+def _overlaps(starts: np.ndarray, ends: np.ndarray, spans: list[tuple[int, int]]) -> np.ndarray:
+    hit = np.zeros(len(starts), dtype=bool)
+    for x, y in spans:
+        hit |= (x < ends) & (starts < y)
+    return hit
+
+
+def _guard_regions(events: Sequence[SpanEvent], needles: Iterable[str]) -> dict[str, list[tuple[int, int]]]:
+    """Label-string occurrences per distinct text of ``events`` (texts without one are left
+    out): one automaton over the needles, one pass over the distinct texts joined by NUL."""
+    guard = Guard(needles)
+    if not guard.needles:
+        return {}
+    texts = list(dict.fromkeys(ev.text for ev in events))
+    blob = "\x00".join(texts)
+    if any("\x00" in n for n in guard.needles) or not blob.isascii() and _SURROGATE.search(blob):
+        found = {t: guard.regions(t) for t in texts}  # the plain search
+        return {t: r for t, r in found.items() if r}
+    from ahocorasick_rs import AhoCorasick
+
+    starts = np.cumsum([0] + [len(t) + 1 for t in texts[:-1]])
+    out: dict[str, list[tuple[int, int]]] = {}
+    for k, i, j in AhoCorasick(guard.needles).find_matches_as_indexes(blob, overlapping=True):
+        t = int(np.searchsorted(starts, i, side="right")) - 1
+        text, base = texts[t], int(starts[t])
+        if whole_token(text, guard.needles[k], i - base, j - base):
+            out.setdefault(text, []).append((i - base, j - base))
+    return out
+
+
+def fill(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: Iterable[str], room: int,
+         present: set[str], titles: dict, max_item_chars: int = 240,
+         index: CandidateIndex | None = None) -> list[Item]:
+    """:func:`reference_fill`'s selection from precomputed per-text candidates."""
+    if room <= 0:
+        return []
+    index = index or candidate_index(max_item_chars)
+    first_user, last_assistant = _ends(events)
+    subset = scan_subset(rng, events, room, (first_user, last_assistant))
+    guarded = _guard_regions(subset, needles)
+    recs = [index.get(ev) for ev in subset]
+    # per event: its candidates' local indices, sections, text lengths (all of them, unless a
+    # label or a label's text is in the event: then only those that do not overlap it)
+    s_k, s_sec, s_len, p_k, p_len, p_id = [], [], [], [], [], []
+    ends = {first_user: _CODE["intent"], last_assistant: _CODE["current"]}
+    for ev, rec in zip(subset, recs, strict=True):
+        spans = spans_by_seq.get(ev.seq)
+        regions = guarded.get(ev.text)
+        if spans or regions:
+            spans = [(x, y) for x, y, _ in spans or ()] + (regions or [])
+            keep = np.flatnonzero(~_overlaps(rec.sent_start, rec.sent_end, spans))
+            s_k.append(keep)
+            s_sec.append(rec.sent_section[keep])
+            s_len.append(rec.sent_len[keep])
+            keep = np.flatnonzero(~_overlaps(rec.path_start, rec.path_end, spans))
+            p_k.append(keep)
+            p_len.append(rec.path_len[keep])
+            p_id.append(rec.path_id[keep])
+        else:
+            s_k.append(rec.sent_local)
+            s_sec.append(rec.sent_section)
+            s_len.append(rec.sent_len)
+            p_k.append(rec.path_local)
+            p_len.append(rec.path_len)
+            p_id.append(rec.path_id)
+        if ev.seq in ends:  # the first request / the last reply: all of it is intent / current
+            s_sec[-1] = np.full(len(s_k[-1]), ends[ev.seq], np.int8)
+    # every candidate of the subset, in source order: (event, local index), its text's length
+    sent = _Candidates(recs, s_k, s_len, "sent")
+    path = _Candidates(recs, p_k, p_len, "path")
+    s_sec, path_ids = _cat(s_sec, np.int8), _cat(p_id)
+    cands: dict[str, np.ndarray] = {}
+    for name in DRAW_ORDER:
+        if name == "files":
+            # a path counts once, at its first occurrence that touches no label
+            _, first = np.unique(path_ids, return_index=True)
+            first.sort()
+            cands[name] = first
+        else:
+            cands[name] = np.flatnonzero(s_sec == _CODE[name])
+    queues = _draw(rng, cands)
+
+    def item_of(sec_name: str, pos: int) -> Item:
+        c = path if sec_name == "files" else sent
+        j, k = int(c.ev[pos]), int(c.k[pos])
+        rec = recs[j]
+        start = rec.path_start[k] if sec_name == "files" else rec.sent_start[k]
+        return Item(sec_name, (subset[j].seq, int(start)), c.text(pos))
+
+    return _take_arrays(queues, {s: (path if s == "files" else sent) for s in queues}, room, present,
+                        titles, item_of)
+
+
+class _Candidates:
+    """The candidates of one kind (sentences or paths) of a summary's events, concatenated."""
+
+    def __init__(self, recs: list[TextCandidates], local: list[np.ndarray], lengths: list[np.ndarray],
+                 kind: str):
+        self.recs, self.kind = recs, kind
+        self.ev = np.repeat(np.arange(len(recs)), [len(k) for k in local])
+        self.k = _cat(local)
+        self.length = _cat(lengths)
+
+    def text(self, pos: int) -> str:
+        rec, k = self.recs[int(self.ev[pos])], int(self.k[pos])
+        return rec.path_text(k) if self.kind == "path" else rec.lines[k]
+
+
+def _take_arrays(queues: dict[str, np.ndarray], cands: dict[str, _Candidates], room: int,
+                 present: set[str], titles: dict, item_of) -> list[Item]:
+    """:func:`_take` with the candidates' lengths known: a text is read only when the
+    candidate fits the room."""
+    out: list[Item] = []
+    seen_text: set[str] = set()
+    qs = {s: q.tolist() for s, q in queues.items()}
+    lens = {s: (cands[s].length[q] + 3).tolist() for s, q in queues.items()}
+    heads = {s: 0 for s in queues}
+    active = [s for s in FILL_ORDER if qs[s]]
+    while active and room > 0:
+        nxt = []
+        for sec_name in active:
+            q, cost, h = qs[sec_name], lens[sec_name], heads[sec_name]
+            heading = 0 if sec_name in present else len(titles[sec_name]) + 7
+            while h < len(q):
+                pos = q[h]
+                h += 1
+                if cost[h - 1] + heading > room:
+                    continue
+                text = cands[sec_name].text(pos)
+                if text in seen_text:
+                    continue
+                out.append(item_of(sec_name, pos))
+                present.add(sec_name)
+                seen_text.add(text)
+                room -= cost[h - 1] + heading
+                break
+            heads[sec_name] = h
+            if h < len(q):
+                nxt.append(sec_name)
+        active = nxt
+    return out
