@@ -1,7 +1,10 @@
 """Leakage, retention, over-redaction and the derived texts are the tables the implementation
-before the one-pass leak search produced (commit 2762384), row for row.
+before the one-pass leak search produced, row for row.
 
-The golden files were written by that implementation, detect-secrets baseline on:
+The golden files were written by that implementation (first at commit 2762384; written again
+by it at commit eff16a0, the same evaluation code, when the secret generator gained the
+command-line and header formats and a policy threshold had to lie inside its window),
+detect-secrets baseline on:
 
 * ``demo-audit.json``: the demo's text-level audit set (coding, seed 2) at 2,000 events,
   every preset, the modelled summarizer with its defaults (what ``make demo`` audits);
@@ -34,7 +37,7 @@ def _leaky_policies():
     return [get_policy("llm-summary", small, rename="sr1-on"),
             get_policy("llm-summary", {**small, "redaction.sr1_carry_forward": False}, rename="sr1-off"),
             get_policy("openclaw-flush", {"provider.context_window": 30_000}),
-            get_policy("claude-code", small)]
+            get_policy("claude-code", {**small, "trigger.reserve_tokens": 4_125})]  # 33k scaled to 25k
 
 
 CASES = {
@@ -89,5 +92,6 @@ def test_derived_texts_are_the_pre_change_texts(case):
 @pytest.mark.slow
 def test_headline_is_the_pre_change_headline(case):
     name, golden, ev = case
-    report = {k: v for k, v in ev["report"].items() if k != "run_id"}
+    report = {k: v for k, v in ev["report"].items() if k not in ("run_id", "leaks_measured")}
     assert report == golden["report"], name
+    assert ev["report"]["leaks_measured"] is True  # planted secrets: leakage is measured
