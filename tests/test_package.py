@@ -16,19 +16,43 @@ def test_import_workbench_is_cheap():
 
 def test_numba_cache_lives_in_the_project_and_jit_can_be_switched_off(tmp_path):
     code = ("import os, workbench._numba as n; print(os.environ['NUMBA_CACHE_DIR']); "
-            "print(os.environ.get('NUMBA_DISABLE_JIT', '0'))")
+            "print(os.environ.get('NUMBA_DISABLE_JIT', '0')); print(n.cache_key())")
     env = {**os.environ}
     env.pop("WORKBENCH_NUMBA_CACHE", None)
-    env.pop("NUMBA_CACHE_DIR", None)
+    env["NUMBA_CACHE_DIR"] = str(tmp_path / "inherited")  # e.g. from another checkout's process
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
-    cache, disabled = out.stdout.split()
-    assert Path(cache) == ROOT / ".numba_cache"
+    cache, disabled, key = out.stdout.split()
+    assert Path(cache) == ROOT / ".numba_cache" / key
     assert disabled == "0"
     env["WORKBENCH_DISABLE_JIT"] = "1"
     env["WORKBENCH_NUMBA_CACHE"] = str(tmp_path)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
-    cache, disabled = out.stdout.split()
-    assert Path(cache) == tmp_path and disabled == "1"
+    cache, disabled, key = out.stdout.split()
+    assert Path(cache) == tmp_path / key and disabled == "1"
+
+
+def test_cache_key_covers_every_kernel_source_and_what_they_import():
+    import workbench._numba as n
+
+    names = {p.relative_to(ROOT / "workbench").as_posix() for p in n.kernel_sources()}
+    kernels = {p.relative_to(ROOT / "workbench").as_posix() for p in (ROOT / "workbench").rglob("*_nb.py")}
+    assert kernels and kernels <= names
+    # constants frozen into kernels come from these; the compile options from _numba.py
+    assert {"_numba.py", "engine/enums.py", "engine/records.py"} <= names
+
+
+def test_stale_cache_keys_are_pruned(tmp_path):
+    import workbench._numba as n
+
+    keys = [f"{i:016x}" for i in range(7)]
+    for age, key in enumerate(keys):
+        (tmp_path / key).mkdir()
+        os.utime(tmp_path / key, (1_000_000 + age, 1_000_000 + age))
+    (tmp_path / "not-a-key").mkdir()
+    current = tmp_path / keys[0]  # the oldest, but in use
+    n._prune(current)
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert left == sorted([keys[0], *keys[-(n.KEEP_CACHES - 1):], "not-a-key"])
 
 
 def test_jit_off_switch_runs_kernels_as_python(tmp_path):

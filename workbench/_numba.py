@@ -3,6 +3,12 @@
 * The on-disk cache lives inside the project (``.numba_cache/`` beside the package's
   parent directory, or ``$WORKBENCH_NUMBA_CACHE``), never in an unwritable
   site-packages directory.
+* Inside it, compiled code is kept under a key: a hash of every kernel source
+  (:func:`kernel_sources`: the ``*_nb.py`` files and the package modules they import, whose
+  constants are frozen into the machine code). numba checks only the file that defines a
+  function, so a kernel calling another file's kernel would keep its stale machine code
+  after an edit of that file; under a new key everything compiles afresh. Older keys are
+  pruned (the :data:`KEEP_CACHES` most recently used stay).
 * ``WORKBENCH_DISABLE_JIT=1`` turns compilation off: every ``@njit`` kernel runs as
   plain Python (slow, but debuggable and used to check kernels against their oracles).
 
@@ -11,32 +17,119 @@ Kernel modules import :func:`njit` and :func:`prange` from here, never from numb
 
 from __future__ import annotations
 
+import ast
+import hashlib
 import os
+import re
+import shutil
 from pathlib import Path
 
-_PROJECT_ROOT = Path(__file__).resolve().parent.parent
+_PACKAGE = Path(__file__).resolve().parent
+_PROJECT_ROOT = _PACKAGE.parent
+KEEP_CACHES = 4  # cache keys kept: a few checkouts or branches can alternate without recompiling
+_KEY = re.compile(r"[0-9a-f]{16}")
+
+
+def cache_root() -> Path:
+    """Directory holding one compiled-kernel cache per kernel-source key."""
+    override = os.environ.get("WORKBENCH_NUMBA_CACHE")
+    return Path(override) if override else _PROJECT_ROOT / ".numba_cache"
+
+
+def _module_file(module: str) -> Path | None:
+    """The source file of a package module (``workbench.a.b``), or None."""
+    parts = module.split(".")
+    if parts[0] != _PACKAGE.name:
+        return None
+    base = _PACKAGE.joinpath(*parts[1:])
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imported_package_files(path: Path) -> set[Path]:
+    """Package source files ``path`` imports: ``from workbench.a import b`` is the module
+    ``workbench.a.b`` when that is a module, else ``b`` is a name in ``workbench.a``."""
+    found: set[Path | None] = set()
+    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.update(_module_file(f"{node.module}.{a.name}") or _module_file(node.module)
+                         for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.update(_module_file(a.name) for a in node.names)
+    found.discard(None)
+    return found  # type: ignore[return-value]
+
+
+def kernel_sources() -> list[Path]:
+    """Every source file compiled kernels depend on: each ``*_nb.py`` of the package, the
+    package modules those import (transitively), and this file (the compile options)."""
+    todo = sorted(_PACKAGE.rglob("*_nb.py"))
+    seen: set[Path] = {Path(__file__).resolve()}
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        todo.extend(_imported_package_files(path) - seen)
+    return sorted(seen)
+
+
+def cache_key() -> str:
+    """A hash of the kernel sources' paths (relative to the package) and bytes."""
+    h = hashlib.sha256()
+    for path in kernel_sources():
+        h.update(path.relative_to(_PACKAGE).as_posix().encode() + b"\0")
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()[:16]
 
 
 def cache_dir() -> Path:
-    """Directory numba writes its compiled-kernel cache to."""
-    override = os.environ.get("WORKBENCH_NUMBA_CACHE")
-    return Path(override) if override else _PROJECT_ROOT / ".numba_cache"
+    """Directory numba writes its compiled-kernel cache to: ``cache_root() / cache_key()``."""
+    return cache_root() / cache_key()
+
+
+def _prune(current: Path) -> None:
+    """Remove key directories beside ``current`` beyond the :data:`KEEP_CACHES` most
+    recently used (``current`` always stays); nothing else in the root is touched."""
+    try:
+        keys = [p for p in current.parent.iterdir()
+                if p.is_dir() and _KEY.fullmatch(p.name) and p != current]
+    except OSError:
+        return
+    keys.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+    for stale in keys[KEEP_CACHES - 1:]:
+        shutil.rmtree(stale, ignore_errors=True)
 
 
 def jit_disabled() -> bool:
     return os.environ.get("WORKBENCH_DISABLE_JIT", "").strip().lower() in {"1", "true", "yes"}
 
 
-def _configure() -> None:
-    # numba reads these at import time, so they must be set before the first import.
-    os.environ.setdefault("NUMBA_CACHE_DIR", str(cache_dir()))
+def _configure() -> Path:
+    # numba reads these at import time, so they must be set before the first import. The
+    # directory is always ours: one inherited from another checkout's process would hold
+    # that checkout's kernels.
+    directory = cache_dir()
+    os.environ["NUMBA_CACHE_DIR"] = str(directory)
     if jit_disabled():
         os.environ["NUMBA_DISABLE_JIT"] = "1"
+        return directory
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        os.utime(directory)  # most recently used
+        _prune(directory)
+    except OSError:  # an unwritable cache only costs compile time; numba warns itself
+        pass
+    return directory
 
 
-_configure()
+_CACHE_DIR = _configure()
 
 import numba  # noqa: E402  (configured above on purpose)
+
+numba.config.CACHE_DIR = str(_CACHE_DIR)  # in case numba was imported (and configured) before us
 
 prange = numba.prange
 
