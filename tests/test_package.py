@@ -55,6 +55,27 @@ def test_stale_cache_keys_are_pruned(tmp_path):
     assert left == sorted([keys[0], *keys[-(n.KEEP_CACHES - 1):], "not-a-key"])
 
 
+def test_every_compiled_function_is_named_nb():
+    """Walk every module of the package: each numba dispatcher it defines ends in ``_nb``
+    and caches to disk (it came from ``workbench._numba.njit``)."""
+    import importlib
+
+    from numba.core.caching import NullCache
+    from numba.core.dispatcher import Dispatcher
+
+    found, wrong = [], []
+    for path in sorted((ROOT / "workbench").rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        module = importlib.import_module(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+        for name, obj in vars(module).items():
+            if isinstance(obj, Dispatcher) and obj.py_func.__module__ == module.__name__:
+                found.append(f"{module.__name__}.{name}")
+                if not name.endswith("_nb") or isinstance(obj._cache, NullCache):
+                    wrong.append(f"{module.__name__}.{name}")
+    assert "workbench.engine.kernel_nb.simulate_nb" in found and len(found) > 30
+    assert wrong == []
+
+
 def test_jit_off_switch_runs_kernels_as_python(tmp_path):
     code = ("import numpy as np, numba\n"
             "from workbench.tokens.estimate_nb import estimate_tokens_nb, BYTE_CLASSES\n"
