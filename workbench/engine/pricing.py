@@ -62,11 +62,10 @@ class PriceTable:
             if len(comp.tiers) > nb.MAX_TIERS:
                 raise WorkbenchError(f"{self.model}: {len(comp.tiers)} price tiers; at most "
                                      f"{nb.MAX_TIERS} are supported")
-            table[row, 0] = comp.base
-            table[row, 1] = len(comp.tiers)
+            table[row, nb.COLUMN.BASE] = comp.base
+            table[row, nb.COLUMN.TIERS] = len(comp.tiers)
             for t, (start, price) in enumerate(comp.tiers):
-                table[row, 2 + 2 * t] = start
-                table[row, 3 + 2 * t] = price
+                table[row, nb.COLUMN.FIRST_TIER + 2 * t: nb.COLUMN.FIRST_TIER + 2 * t + 2] = start, price
         return table
 
     def cost(self, prompt, cache_read, cache_write, uncached, output) -> np.ndarray:

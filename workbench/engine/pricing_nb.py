@@ -9,7 +9,7 @@ A price table is float64 ``[4 components, TABLE_WIDTH]``: per component ``[base 
 number of tiers, start_1, $/token_1, start_2, $/token_2, ...]``.
 
 >>> import numpy as np
->>> table = np.zeros((4, TABLE_WIDTH)); table[PRICE.UNCACHED, :4] = (1.0, 1, 100, 2.0)
+>>> table = np.zeros((4, TABLE_WIDTH)); table[PRICE.UNCACHED, :4] = (1.0, 1, 100, 2.0)  # one tier
 >>> float(price_per_token_nb(table, PRICE.UNCACHED, 100)), float(price_per_token_nb(table, PRICE.UNCACHED, 101))
 (1.0, 2.0)
 """
@@ -32,19 +32,29 @@ class PriceComponents(NamedTuple):
     OUTPUT: int = 3
 
 
+class PriceColumns(NamedTuple):
+    """Columns of a price table row."""
+
+    BASE: int = 0  # $ per token below the first tier
+    TIERS: int = 1  # number of tiers
+    FIRST_TIER: int = 2  # (start, $ per token) pairs from here on, ascending starts
+
+
 PRICE = PriceComponents()
+COLUMN = PriceColumns()
 MAX_TIERS = 4
-TABLE_WIDTH = 2 + 2 * MAX_TIERS
+TABLE_WIDTH = COLUMN.FIRST_TIER + 2 * MAX_TIERS
 
 
 @njit
 def price_per_token_nb(table, component, prompt):
     """$ per token of one component for a call of ``prompt`` tokens: the last tier whose
     start the prompt exceeds, else the base price."""
-    price = table[component, 0]
-    for t in range(np.int64(table[component, 1])):
-        if prompt > table[component, 2 + 2 * t]:
-            price = table[component, 3 + 2 * t]
+    price = table[component, COLUMN.BASE]
+    for t in range(np.int64(table[component, COLUMN.TIERS])):
+        start = COLUMN.FIRST_TIER + 2 * t
+        if prompt > table[component, start]:
+            price = table[component, start + 1]
     return price
 
 
