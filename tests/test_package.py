@@ -49,10 +49,12 @@ def test_stale_cache_keys_are_pruned(tmp_path):
         (tmp_path / key).mkdir()
         os.utime(tmp_path / key, (1_000_000 + age, 1_000_000 + age))
     (tmp_path / "not-a-key").mkdir()
+    (tmp_path / f"engine_{'a' * 40}").mkdir()  # numba's layout before keys: stale
+    (tmp_path / "notes.txt").write_text("kept")
     current = tmp_path / keys[0]  # the oldest, but in use
     n._prune(current)
     left = sorted(p.name for p in tmp_path.iterdir())
-    assert left == sorted([keys[0], *keys[-(n.KEEP_CACHES - 1):], "not-a-key"])
+    assert left == sorted([keys[0], *keys[-(n.KEEP_CACHES - 1):], "not-a-key", "notes.txt"])
 
 
 def test_every_compiled_function_is_named_nb():

@@ -28,6 +28,7 @@ _PACKAGE = Path(__file__).resolve().parent
 _PROJECT_ROOT = _PACKAGE.parent
 KEEP_CACHES = 4  # cache keys kept: a few checkouts or branches can alternate without recompiling
 _KEY = re.compile(r"[0-9a-f]{16}")
+_UNKEYED = re.compile(r"\w+_[0-9a-f]{40}")  # numba's own directories: a cache from before the keys
 
 
 def cache_root() -> Path:
@@ -92,14 +93,14 @@ def cache_dir() -> Path:
 
 def _prune(current: Path) -> None:
     """Remove key directories beside ``current`` beyond the :data:`KEEP_CACHES` most
-    recently used (``current`` always stays); nothing else in the root is touched."""
+    recently used (``current`` always stays) and numba directories written there before
+    caches had keys; nothing else in the root is touched."""
     try:
-        keys = [p for p in current.parent.iterdir()
-                if p.is_dir() and _KEY.fullmatch(p.name) and p != current]
+        dirs = [p for p in current.parent.iterdir() if p.is_dir() and p != current]
     except OSError:
         return
-    keys.sort(key=lambda p: p.stat().st_mtime, reverse=True)
-    for stale in keys[KEEP_CACHES - 1:]:
+    keys = sorted((p for p in dirs if _KEY.fullmatch(p.name)), key=lambda p: p.stat().st_mtime, reverse=True)
+    for stale in keys[KEEP_CACHES - 1:] + [p for p in dirs if _UNKEYED.fullmatch(p.name)]:
         shutil.rmtree(stale, ignore_errors=True)
 
 
