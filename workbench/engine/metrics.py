@@ -60,13 +60,14 @@ def replay_totals(ledger: np.ndarray, events: np.ndarray, prices) -> tuple[np.nd
     read = ledger[:, LEDGER.cache_read_tokens]
     cost = prices.cost(ledger[:, LEDGER.prompt_tokens], read, ledger[:, LEDGER.cache_write_tokens],
                        ledger[:, LEDGER.uncached_tokens], ledger[:, LEDGER.output_tokens])
+    sums = ledger.sum(axis=0)  # one pass over the rows, not one per column
     totals[TOTALS.requests] = np.count_nonzero(main)
     totals[TOTALS.calls] = ledger.shape[0]
-    totals[TOTALS.prompt_tokens] = ledger[:, LEDGER.prompt_tokens].sum()
-    totals[TOTALS.input_tokens] = ledger[:, LEDGER.uncached_tokens].sum()
-    totals[TOTALS.cached_input_tokens] = read.sum()
-    totals[TOTALS.cache_write_tokens] = ledger[:, LEDGER.cache_write_tokens].sum()
-    totals[TOTALS.output_tokens] = ledger[:, LEDGER.output_tokens].sum()
+    totals[TOTALS.prompt_tokens] = sums[LEDGER.prompt_tokens]
+    totals[TOTALS.input_tokens] = sums[LEDGER.uncached_tokens]
+    totals[TOTALS.cached_input_tokens] = sums[LEDGER.cache_read_tokens]
+    totals[TOTALS.cache_write_tokens] = sums[LEDGER.cache_write_tokens]
+    totals[TOTALS.output_tokens] = sums[LEDGER.output_tokens]
     etype = events[:, EVENT.type]
     totals[TOTALS.compactions] = np.count_nonzero(etype == EventType.CHECKPOINT)
     totals[TOTALS.flushes] = np.count_nonzero(etype == EventType.FLUSH)

@@ -72,8 +72,8 @@ class PriceTable:
         """$ of each call (arrays of token counts per call)."""
         from workbench.engine.pricing_nb import costs_nb
 
-        def i64(a):
-            return np.ascontiguousarray(a, dtype=np.int64)
+        def i64(a):  # ledger columns are strided views: read in place, not copied
+            return np.asarray(a, dtype=np.int64)
 
         return costs_nb(self.array, i64(prompt), i64(cache_read), i64(cache_write), i64(uncached),
                         i64(output))
