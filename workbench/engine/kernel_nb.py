@@ -1130,7 +1130,8 @@ N_PLAN = len(PLAN)
 def init_state_nb(cfg, Q):
     """The state vector a replay starts from: the configuration plus the initial state."""
     st = np.zeros(N_STATE, np.int64)
-    st[:N_CFG] = cfg[:N_CFG]
+    for i in range(N_CFG):  # loops, not slice assignments: those cost seconds of compile time
+        st[i] = cfg[i]
     st[S_CUT] = -1
     st[S_CLR] = -1
     st[S_CLR_ROW] = -1
@@ -1146,7 +1147,9 @@ def init_state_nb(cfg, Q):
 def grown_rows_nb(a, rows):
     """``a`` (2-D) with room for at least ``rows`` rows, its rows kept."""
     out = np.empty((max(rows, 2 * a.shape[0]), a.shape[1]), a.dtype)
-    out[: a.shape[0]] = a
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[i, j] = a[i, j]
     return out
 
 
@@ -1172,7 +1175,8 @@ def simulate_nb(cfg, params, prices, plan, ptok, vrow, vflag, prev_safe, vmsg, m
     if cfg[C_MASK_ON] != 0 or cfg[C_CLEAR_ON] != 0:
         # every row of PRE is written by policy_arrays_nb except the zero column
         PRE = np.empty((plan[PLAN.placeholder_rows], nv + 1), np.int64)
-        PRE[:, 0] = 0
+        for row in range(PRE.shape[0]):
+            PRE[row, 0] = 0
         if cfg[C_CLEAR_ON] != 0:
             vf = np.empty_like(vflag)
         policy_arrays_nb(ptok, vflag, excluded_v, cfg, PRE, vf)
@@ -1182,7 +1186,7 @@ def simulate_nb(cfg, params, prices, plan, ptok, vrow, vflag, prev_safe, vmsg, m
     RING = np.zeros(plan[PLAN.ring], np.int64)
     records = plan[PLAN.records] != 0
     nr = Q.shape[1]
-    r = 0
+    r = np.int64(0)  # not a literal 0: numba would compile _requests_nb once more for Literal[int](0)
     while r < nr:
         r = _requests_nb(r, st, params, ptok, vrow, vf, prev_safe, vmsg, msg_ordinal, Q, B, PRE, RET, SEG,
                       RING, ledger, events)
@@ -1200,7 +1204,9 @@ def simulate_nb(cfg, params, prices, plan, ptok, vrow, vflag, prev_safe, vmsg, m
             events = grown_rows_nb(events, st[S_NE] + MAX_EVENTS_PER_REQUEST)
         if st[S_ST] + MAX_SEGMENTS_PER_REQUEST >= SEG.shape[1]:
             grown = np.zeros((3, 2 * SEG.shape[1]), np.int64)
-            grown[:, : SEG.shape[1]] = SEG
+            for i in range(3):
+                for j in range(SEG.shape[1]):
+                    grown[i, j] = SEG[i, j]
             SEG = grown
     return ledger, events, st[S_NL], st[S_NE]
 
