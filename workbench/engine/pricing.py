@@ -56,15 +56,14 @@ class PriceTable:
         """The table the compiled price rule reads (``pricing_nb``: float64 [4, TABLE_WIDTH])."""
         from workbench.engine import pricing_nb as nb
 
-        table = np.zeros((len(nb.PRICE), nb.TABLE_WIDTH), np.float64)
+        table = np.full((len(nb.PRICE), nb.TABLE_WIDTH), np.inf)  # unused tiers never start
         for row, comp in zip(nb.PRICE, (self.input, self.cache_read, self.cache_write, self.output),
                              strict=True):
             if len(comp.tiers) > nb.MAX_TIERS:
                 raise WorkbenchError(f"{self.model}: {len(comp.tiers)} price tiers; at most "
                                      f"{nb.MAX_TIERS} are supported")
             table[row, nb.COLUMN.BASE] = comp.base
-            table[row, nb.COLUMN.TIERS] = len(comp.tiers)
-            for t, (start, price) in enumerate(comp.tiers):
+            for t, (start, price) in enumerate(sorted(comp.tiers)):
                 table[row, nb.COLUMN.FIRST_TIER + 2 * t: nb.COLUMN.FIRST_TIER + 2 * t + 2] = start, price
         return table
 

@@ -6,10 +6,12 @@ with :func:`costs_nb`, and the in-kernel totals of :mod:`workbench.engine.metric
 call's total input tokens (its prompt) and applies to every token of the call.
 
 A price table is float64 ``[4 components, TABLE_WIDTH]``: per component ``[base $/token,
-number of tiers, start_1, $/token_1, start_2, $/token_2, ...]``.
+start_1, $/token_1, ..., start_MAX_TIERS, $/token_MAX_TIERS]``, ascending starts, unused
+tiers starting at +inf (so every call checks the same MAX_TIERS starts: no per-component
+count to read, a loop the compiler unrolls; half the cost per ledger row of a counted loop).
 
 >>> import numpy as np
->>> table = np.zeros((4, TABLE_WIDTH)); table[PRICE.UNCACHED, :4] = (1.0, 1, 100, 2.0)  # one tier
+>>> table = np.full((4, TABLE_WIDTH), np.inf); table[PRICE.UNCACHED, :3] = (1.0, 100, 2.0)
 >>> float(price_per_token_nb(table, PRICE.UNCACHED, 100)), float(price_per_token_nb(table, PRICE.UNCACHED, 101))
 (1.0, 2.0)
 """
@@ -36,8 +38,7 @@ class PriceColumns(NamedTuple):
     """Columns of a price table row."""
 
     BASE: int = 0  # $ per token below the first tier
-    TIERS: int = 1  # number of tiers
-    FIRST_TIER: int = 2  # (start, $ per token) pairs from here on, ascending starts
+    FIRST_TIER: int = 1  # (start, $ per token) pairs from here on: MAX_TIERS of them
 
 
 PRICE = PriceComponents()
@@ -51,7 +52,7 @@ def price_per_token_nb(table, component, prompt):
     """$ per token of one component for a call of ``prompt`` tokens: the last tier whose
     start the prompt exceeds, else the base price."""
     price = table[component, COLUMN.BASE]
-    for t in range(np.int64(table[component, COLUMN.TIERS])):
+    for t in range(MAX_TIERS):
         start = COLUMN.FIRST_TIER + 2 * t
         if prompt > table[component, start]:
             price = table[component, start + 1]
