@@ -41,6 +41,21 @@ def test_cache_key_covers_every_kernel_source_and_what_they_import():
     assert {"_numba.py", "engine/enums.py", "engine/records.py"} <= names
 
 
+def test_kernel_imports_are_found_in_every_import_style(tmp_path):
+    import workbench._numba as n
+
+    source = tmp_path / "k_nb.py"
+    source.write_text("from workbench.engine import enums as E, records\n"
+                      "from workbench.engine.pricing_nb import (  # the price rule\n"
+                      "    PRICE,\n    call_cost_nb,\n)\n"
+                      "import workbench.engine.metrics_nb\n"
+                      "import numpy as np\n"
+                      "def f():\n    from workbench.tokens import estimate_nb\n")
+    found = {p.relative_to(ROOT / "workbench").as_posix() for p in n._imported_package_files(source)}
+    assert found == {"engine/enums.py", "engine/records.py", "engine/pricing_nb.py", "engine/metrics_nb.py",
+                     "tokens/estimate_nb.py"}
+
+
 def test_stale_cache_keys_are_pruned(tmp_path):
     import workbench._numba as n
 

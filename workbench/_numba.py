@@ -17,7 +17,6 @@ Kernel modules import :func:`njit` and :func:`prange` from here, never from numb
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import os
 import re
@@ -49,16 +48,28 @@ def _module_file(module: str) -> Path | None:
     return None
 
 
+# import statements, found with a pattern rather than ast: parsing the kernel takes longer
+# than the rest of the start-up work here (this runs whenever kernels are imported)
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*)|import[ \t]+([^\n]*))",
+                     re.MULTILINE)
+
+
+def _names(clause: str) -> list[str]:
+    """``a as b, c`` or ``(a,\n b)`` (comments dropped) -> ``["a", "c"]``."""
+    clause = re.sub(r"#[^\n]*", "", clause).strip("() \t\n")
+    return [part.split()[0] for part in clause.split(",") if part.strip()]
+
+
 def _imported_package_files(path: Path) -> set[Path]:
     """Package source files ``path`` imports: ``from workbench.a import b`` is the module
     ``workbench.a.b`` when that is a module, else ``b`` is a name in ``workbench.a``."""
     found: set[Path | None] = set()
-    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.update(_module_file(f"{node.module}.{a.name}") or _module_file(node.module)
-                         for a in node.names)
-        elif isinstance(node, ast.Import):
-            found.update(_module_file(a.name) for a in node.names)
+    for m in _IMPORT.finditer(path.read_text()):
+        module, names, plain = m.groups()
+        if module:
+            found.update(_module_file(f"{module}.{name}") or _module_file(module) for name in _names(names))
+        else:
+            found.update(_module_file(name) for name in _names(plain))
     found.discard(None)
     return found  # type: ignore[return-value]
 
