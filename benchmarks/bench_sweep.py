@@ -83,19 +83,20 @@ def bench_batch(path: Path, n: int) -> list[tuple]:
     single, single_cpu = (time.perf_counter() - t) / len(sample), (time.process_time() - c) / len(sample)
     rows.append((f"single-run kernel (ledger matrices), per config, x{len(sample)}", f"{single * len(pols):.2f}*",
                  f"{single_cpu * len(pols):.2f}*", f"{single * 1e3:.1f}", f"{inp.n / single / 1e6:,.1f}"))
-    from workbench.engine.run import events_frame, ledger_frame, summary_row
-    from workbench.sweep.runner import simulate_one
+    from workbench.engine.metrics import replay_totals
+    from workbench.engine.run import events_frame, ledger_frame, summarize_inputs
 
+    summarize_inputs([inp], sample[:1], engine="kernel", run_id="r")  # load the price rule's kernel
     t, c = time.perf_counter(), time.process_time()
     for p in sample[:10]:
-        simulate_one(ds, [inp], p, run_id="r", seed=0, engine="kernel", tokenizer="cl100k")
+        summarize_inputs([inp], [p], engine="kernel", run_id="r")
     full, full_cpu = (time.perf_counter() - t) / 10, (time.process_time() - c) / 10
     rows.append(("per-run sweep task (single-run kernel + numpy summary), x10", f"{full * len(pols):.2f}*",
                  f"{full_cpu * len(pols):.2f}*", f"{full * 1e3:.1f}", f"{inp.n / full / 1e6:,.1f}"))
     t, c = time.perf_counter(), time.process_time()
     for p in sample[:2]:
         led, ev = replay(inp, p, prov, "kernel")
-        summary_row(ledger_frame(led, inp, p, prov, "r"), events_frame(ev, inp, p, "r"), inp, p, prov, "r")
+        ledger_frame(led, inp, p, prov, "r"), events_frame(ev, inp, p, "r"), replay_totals(led, ev, prov.prices)
     frames, frames_cpu = (time.perf_counter() - t) / 2, (time.process_time() - c) / 2
     rows.append(("  ... with simulate()'s ledger/events frames (evaluated runs need them), x2",
                  f"{frames * len(pols):.0f}*", f"{frames_cpu * len(pols):.0f}*", f"{frames * 1e3:.0f}",

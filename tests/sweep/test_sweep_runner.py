@@ -110,17 +110,17 @@ def test_failures_are_recorded_and_the_sweep_continues_then_resume_skips(make_sp
 
 
 def test_run_summaries_match_simulate_for_every_preset(small_dataset):
-    from workbench.continuity.dataset import load_dataset
     from workbench.engine.presets import PRESETS
-    from workbench.engine.run import prepare_dataset, simulate
-    from workbench.sweep.runner import simulate_one
+    from workbench.engine.run import simulate
+    from workbench.sweep.runner import execute_run
 
-    ds = load_dataset(small_dataset)
-    inputs = prepare_dataset(ds, "cl100k")
-    ref = simulate(ds, list(PRESETS.values()), run_id="r").summary
+    ref = simulate(small_dataset, list(PRESETS.values()), run_id="r").summary
     for i, pol in enumerate(PRESETS.values()):
-        (row,), headline = simulate_one(ds, inputs, pol, run_id="r", seed=0, engine="kernel", tokenizer="cl100k")
-        assert headline is None and row.pop("seed") == 0
+        res = execute_run({"run_id": "r", "config_id": "c", "seed": 0, "overrides": {}, "engine": "kernel",
+                           "tokenizer": "cl100k", "base": pol.to_dict(), "dataset": str(small_dataset)})
+        assert res["status"] == "ok", res["error"]
+        (row,) = res["rows"]
+        assert res["evaluation"] is None and row.pop("seed") == 0
         expected = ref.row(i, named=True)
         assert list(row) == list(expected)
         for k, v in expected.items():

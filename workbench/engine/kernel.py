@@ -1,10 +1,17 @@
-"""The kernel engine: ``replay_kernel`` has the signature and the output of
-``reference.replay_reference``; the work happens in the compiled kernels of
-:mod:`workbench.engine.kernel_nb`.
+"""The kernel engine: the Python side of the one compiled simulator
+(:func:`workbench.engine.kernel_nb.simulate_nb`).
 
-The policy-independent per-position arrays of a continuity are built once per
-``ReplayInput`` (and kept while it lives), so a sweep of many policies over one
-continuity pays that O(n) pass once; ``ReplayInput`` arrays are treated as immutable.
+* ``replay_kernel`` has the signature and the output of ``reference.replay_reference``:
+  one configuration, every ledger/event row kept (records).
+* ``replay_kernel_totals`` replays many configurations of one continuity in one compiled
+  call (``prange`` over them, :func:`~workbench.engine.kernel_nb.simulate_many_nb`) and
+  keeps only their summary totals (:mod:`workbench.engine.metrics`), never a per-call table.
+
+Both lower a configuration the same way (:func:`lowered_config`) and size its buffers with
+the same plan (:func:`buffer_plan`). The policy-independent per-position arrays of a
+continuity are built once per ``ReplayInput`` (and kept while it lives), so a sweep of
+many policies over one continuity pays that O(n) pass once; ``ReplayInput`` arrays are
+treated as immutable.
 
 >>> import polars as pl
 >>> from workbench.engine.kernel import replay_kernel
@@ -158,71 +165,120 @@ def lowered_config(kinds: np.ndarray, params: np.ndarray, pos: Positions) -> np.
     return cfg
 
 
+# Rows of the ledger/event chunk a totals-only replay reduces at a time (much more than one
+# request writes, so the request loop rarely stops; small enough to stay in cache).
+CHUNK_LEDGER = 2048
+CHUNK_EVENTS = 512
+SEGMENTS = 17  # initial summary-segment slots; the simulator doubles them when needed
+
+
+def buffer_plan(cfg: np.ndarray, pos: Positions, n_requests: int, *, records: bool) -> np.ndarray:
+    """How big the buffers of one replay are (``kernel_nb.PLAN`` slots, int64): with
+    ``records`` the ledger/event buffers hold every row a replay can write (an upper bound,
+    so they never grow; untouched pages of ``np.empty`` cost nothing), else they are a
+    chunk; placeholder rows, retained items and the tool-call ring follow the policy."""
+    from workbench.engine import kernel_nb as nb
+
+    plan = np.zeros(nb.N_PLAN, np.int64)
+    plan[nb.PLAN.records] = int(records)
+    if records:
+        plan[nb.PLAN.ledger_rows] = n_requests * nb.MAX_LEDGER_PER_REQUEST + 16
+        plan[nb.PLAN.event_rows] = n_requests * nb.MAX_EVENTS_PER_REQUEST + 16
+    else:
+        plan[nb.PLAN.ledger_rows] = CHUNK_LEDGER
+        plan[nb.PLAN.event_rows] = CHUNK_EVENTS
+    plan[nb.PLAN.segments] = SEGMENTS
+    keep = int(cfg[nb.C_CLEAR_KEEP])
+    plan[nb.PLAN.ring] = min(keep, pos.n_calls) + 1 if cfg[nb.C_CLEAR_ON] and keep >= 0 else 1
+    retain = int(cfg[nb.C_RETAIN_KIND])
+    plan[nb.PLAN.retained] = (0 if retain == E.Retain.NONE
+                              else pos.n_user if retain == E.Retain.USER_MESSAGES else pos.n_msg)
+    plan[nb.PLAN.placeholder_rows] = int((cfg[nb.C_R_DM0: nb.C_R_DCM1 + 1] >= 0).sum())
+    return plan
+
+
+def _configure(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray) -> tuple[bool, Positions, np.ndarray]:
+    """(recorded summaries visible, the positions they give, the lowered configuration)."""
+    strategy = int(kinds[E.K_STRATEGY])
+    summaries_visible = strategy == E.Strategy.RECORDED
+    pos = positions(inp, summaries_visible)
+    mask_on = int(kinds[E.K_MASK_AFTER_TURNS]) > 0
+    if (mask_on and pos.bad_result_requests) or (int(kinds[E.K_TRIGGER]) == E.Trigger.TURNS
+                                                 and pos.bad_row_requests):
+        raise ValueError("replay_kernel: row_request is not shaped as prepare_continuity builds it "
+                         "(a row's request is its position's request, or the one before for outputs)")
+    return summaries_visible, pos, lowered_config(kinds, params, pos)
+
+
+def _excluded_positions(pos: Positions, excluded: np.ndarray | None) -> np.ndarray:
+    """The clearable-tool exclusion mask in positions (uint8; empty when nothing is excluded)."""
+    if excluded is None or not np.any(excluded):
+        return np.zeros(0, np.uint8)
+    return np.ascontiguousarray(np.asarray(excluded, bool)[pos.vrow], dtype=np.uint8)
+
+
 def replay_kernel(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray,
                   excluded: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Replay one continuity; returns (ledger, events) int64 matrices (see records.py),
     equal to ``replay_reference(inp, kinds, params, excluded)``."""
     from workbench.engine import kernel_nb as nb
-    from workbench.engine.records import EVENT_COLUMNS, LEDGER_COLUMNS
+    from workbench.engine.pricing_nb import TABLE_WIDTH
+    from workbench.engine.records import N_COSTS, N_EVENT, N_LEDGER, N_TOTALS
 
     kinds = np.ascontiguousarray(kinds, dtype=np.int64)
     params = np.ascontiguousarray(params, dtype=np.float64)
     if inp.n_requests == 0:
-        return np.zeros((0, len(LEDGER_COLUMNS)), np.int64), np.zeros((0, len(EVENT_COLUMNS)), np.int64)
-    strategy = int(kinds[E.K_STRATEGY])
-    summaries_visible = strategy == E.Strategy.RECORDED
-    pos = positions(inp, summaries_visible)
-    mask_on = int(kinds[E.K_MASK_AFTER_TURNS]) > 0
-    clear_on = strategy == E.Strategy.CLEAR_TOOL_USES
-    if (mask_on and pos.bad_result_requests) or (int(kinds[E.K_TRIGGER]) == E.Trigger.TURNS
-                                                 and pos.bad_row_requests):
-        raise ValueError("replay_kernel: row_request is not shaped as prepare_continuity builds it "
-                         "(a row's request is its position's request, or the one before for outputs)")
-    cfg = lowered_config(kinds, params, pos)
-    vflag = pos.vflag
-    pre = np.zeros((1, 1), np.int64)
-    if mask_on or clear_on:
-        n_rows = int((cfg[nb.C_R_DM0: nb.C_R_DCM1 + 1] >= 0).sum())
-        pre = np.zeros((n_rows, pos.vrow.size + 1), np.int64)
-        if clear_on:
-            vflag = np.empty_like(pos.vflag)
-        excl = np.zeros(0, np.uint8)
-        if clear_on and excluded is not None and np.any(excluded):
-            excl = np.ascontiguousarray(np.asarray(excluded, bool)[pos.vrow], dtype=np.uint8)
-        nb.policy_arrays_nb(pos.ptok, pos.vflag, excl, cfg, pre, vflag)
-    retain = int(kinds[E.K_RETAIN_KIND])
-    n_retain = 0 if retain == E.RETAIN_NONE else (pos.n_user if retain == E.RETAIN_USER_MESSAGES else pos.n_msg)
+        return np.zeros((0, N_LEDGER), np.int64), np.zeros((0, N_EVENT), np.int64)
+    summaries_visible, pos, cfg = _configure(inp, kinds, params)
+    plan = buffer_plan(cfg, pos, inp.n_requests, records=True)
+    excl = _excluded_positions(pos, excluded) if cfg[nb.C_CLEAR_ON] else np.zeros(0, np.uint8)
     safe = prev_safe(inp, summaries_visible, bool(kinds[E.K_MESSAGE_BOUNDARY]))
-    msg_ordinal = np.ascontiguousarray(inp.msg_ordinal, dtype=np.int64)
-    nr = inp.n_requests
-    st = nb.init_state(cfg, pos.Q)
-    # Room for the most one request can write: an upper bound, so the buffers never grow.
-    # np.empty only reserves address space; pages become resident when rows are written.
-    ledger = np.empty((nr * nb.MAX_LEDGER_PER_REQUEST + 16, len(LEDGER_COLUMNS)), np.int64)
-    events = np.empty((nr * nb.MAX_EVENTS_PER_REQUEST + 16, len(EVENT_COLUMNS)), np.int64)
-    ret = np.zeros((2, n_retain + 1), np.int64)  # retained positions, cumulative tokens
-    seg = np.zeros((3, 17), np.int64)  # artifact number, tokens, cumulative tokens
-    keep = int(params[E.P_CLEAR_KEEP])
-    ring = np.zeros(min(keep, pos.n_calls) + 1 if clear_on and keep >= 0 else 1, np.int64)  # recent calls
-    r = 0
-    while True:
-        r = nb.run_requests_nb(r, st, params, pos.ptok, pos.vrow, vflag, safe, pos.vmsg, msg_ordinal,
-                               pos.Q, pos.B, pre, ret, seg, ring, ledger, events)
-        if r >= nr:
-            break
-        # a buffer might not hold one more request (never with the bounds above): grow it
-        if st[nb.S_NL] + nb.MAX_LEDGER_PER_REQUEST > ledger.shape[0]:
-            ledger = _grow_rows(ledger, nb.MAX_LEDGER_PER_REQUEST)
-        if st[nb.S_NE] + nb.MAX_EVENTS_PER_REQUEST > events.shape[0]:
-            events = _grow_rows(events, nb.MAX_EVENTS_PER_REQUEST)
-        if st[nb.S_ST] + nb.MAX_SEGMENTS_PER_REQUEST >= seg.shape[1]:
-            grown = np.zeros((3, 2 * seg.shape[1]), np.int64)
-            grown[:, : seg.shape[1]] = seg
-            seg = grown
-    return ledger[: st[nb.S_NL]], events[: st[nb.S_NE]]
+    # np.empty only reserves address space; pages become resident when rows are written
+    ledger = np.empty((plan[nb.PLAN.ledger_rows], N_LEDGER), np.int64)
+    events = np.empty((plan[nb.PLAN.event_rows], N_EVENT), np.int64)
+    ledger, events, n_ledger, n_events = nb.simulate_nb(
+        cfg, params, np.zeros((4, TABLE_WIDTH)), plan, pos.ptok, pos.vrow, pos.vflag, safe, pos.vmsg,
+        _msg_ordinal(inp), pos.Q, pos.B, excl, ledger, events, np.zeros(N_TOTALS, np.int64),
+        np.zeros(N_COSTS))
+    return ledger[:n_ledger], events[:n_events]
 
 
-def _grow_rows(a: np.ndarray, at_least: int) -> np.ndarray:
-    out = np.empty((2 * a.shape[0] + at_least, a.shape[1]), a.dtype)
-    out[: a.shape[0]] = a
-    return out
+def replay_kernel_totals(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray, prices: np.ndarray,
+                         excluded: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Summary totals of many configurations of one continuity: row ``i`` of ``kinds``
+    (int64 [n, N_KINDS]), ``params`` (float64 [n, N_PARAMS]) and ``prices`` (price tables,
+    float64 [n, 4, TABLE_WIDTH]) is one configuration; ``excluded`` (rows whose tool
+    results clearing policies keep) applies to all. Returns ``(int64 [n, N_TOTALS], float64
+    [n, N_COSTS])``, equal to ``metrics.replay_totals`` of each configuration's
+    ``replay_kernel`` output; one compiled call per set of positions, ``prange`` over the
+    configurations."""
+    from workbench.engine import kernel_nb as nb
+    from workbench.engine.records import N_COSTS, N_TOTALS
+
+    kinds = np.ascontiguousarray(kinds, dtype=np.int64).reshape(-1, E.N_KINDS)
+    params = np.ascontiguousarray(params, dtype=np.float64).reshape(-1, E.N_PARAMS)
+    prices = np.ascontiguousarray(prices, dtype=np.float64)
+    n = kinds.shape[0]
+    totals, costs = np.zeros((n, N_TOTALS), np.int64), np.zeros((n, N_COSTS), np.float64)
+    if inp.n_requests == 0 or n == 0:
+        return totals, costs
+    groups: dict[bool, list[int]] = {}
+    configured = []
+    for i in range(n):
+        visible, pos, cfg = _configure(inp, kinds[i], params[i])
+        configured.append((cfg, buffer_plan(cfg, pos, inp.n_requests, records=False)))
+        groups.setdefault(visible, []).append(i)
+    for visible, idx in groups.items():
+        pos = positions(inp, visible)
+        group_totals, group_costs = nb.simulate_many_nb(
+            np.stack([configured[i][0] for i in idx]), params[idx],
+            np.ascontiguousarray(prices[idx]), np.stack([configured[i][1] for i in idx]),
+            pos.ptok, pos.vrow, pos.vflag, prev_safe(inp, visible, True), prev_safe(inp, visible, False),
+            pos.vmsg, _msg_ordinal(inp), pos.Q, pos.B, _excluded_positions(pos, excluded))
+        totals[idx] = group_totals
+        costs[idx] = group_costs
+    return totals, costs
+
+
+def _msg_ordinal(inp: ReplayInput) -> np.ndarray:
+    return np.ascontiguousarray(inp.msg_ordinal, dtype=np.int64)

@@ -2,6 +2,14 @@
 
 Arrays and scalars in, arrays out; ``cache=True``; no jitclass, no callbacks; nothing
 from the API layer. ``kernel.py`` is the thin wrapper that feeds a ``ReplayInput`` in.
+Codes and record columns are the ``NamedTuple`` constants of ``enums.py`` and
+``records.py`` (compile-time constants here), never bare numbers.
+
+One simulator, two paths: :func:`simulate_nb` replays one configuration and either keeps
+every ledger/event row (``simulate``) or reduces them chunk by chunk to the summary totals
+(:mod:`workbench.engine.metrics_nb`); :func:`simulate_many_nb` runs it under ``prange``
+for many configurations of one continuity (sweeps). Buffer sizes come from one plan
+(``kernel.buffer_plan``, slots :data:`PLAN`).
 
 How the kernel stays incremental (per-request cost independent of history, ADR-0011):
 
@@ -38,73 +46,34 @@ How the kernel stays incremental (per-request cost independent of history, ADR-0
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
-from workbench._numba import njit
-from workbench.engine import enums as E
+from workbench._numba import njit, prange
+from workbench.engine.enums import (
+    P_CLEAR_AT_LEAST,
+    P_FLUSH_THRESHOLD,
+    P_MIN_PROGRESS,
+    P_SUMMARY_CAP,
+    P_SUMMARY_FLOOR,
+    P_SUMMARY_RATIO,
+    P_TRIGGER_VALUE,
+    P_TTL_MS,
+    P_WINDOW,
+    CacheLoss,
+    CacheMode,
+    CallKind,
+    Emergency,
+    EventType,
+    LedgerFlag,
+    Retain,
+    Strategy,
+    Trigger,
+)
+from workbench.engine.metrics_nb import add_totals_nb
+from workbench.engine.records import EVENT, LEDGER, N_COSTS, N_EVENT, N_LEDGER, N_TOTALS
 
-# ---- enum codes as plain module ints (numba freezes globals at compile time) -------------
-T_NONE = int(E.Trigger.NONE)
-T_STRIDE = int(E.Trigger.STRIDE)
-T_TOKENS = int(E.Trigger.TOKENS)
-T_TIME = int(E.Trigger.TIME)
-T_EVENTS = int(E.Trigger.EVENTS)
-T_TURNS = int(E.Trigger.TURNS)
-T_RECORDED = int(E.Trigger.RECORDED)
-
-ST_NONE = int(E.Strategy.NONE)
-ST_SUMMARY = int(E.Strategy.SUMMARY)
-ST_OPAQUE = int(E.Strategy.OPAQUE)
-ST_TRUNCATE = int(E.Strategy.TRUNCATE)
-ST_CLEAR = int(E.Strategy.CLEAR_TOOL_USES)
-ST_RECORDED = int(E.Strategy.RECORDED)
-
-CM_NONE = int(E.CacheMode.NONE)
-CM_EXPLICIT = int(E.CacheMode.EXPLICIT)
-
-CALL_MAIN = int(E.CallKind.MAIN)
-CALL_COMPACTION = int(E.CallKind.COMPACTION)
-CALL_FLUSH = int(E.CallKind.FLUSH)
-CALL_MERGE = int(E.CallKind.MERGE)
-
-LOSS_NONE = int(E.CacheLoss.NONE)
-LOSS_COLD = int(E.CacheLoss.COLD)
-LOSS_TTL = int(E.CacheLoss.TTL)
-LOSS_COMPACTION = int(E.CacheLoss.COMPACTION)
-LOSS_EDIT = int(E.CacheLoss.EDIT)
-LOSS_DRIFT = int(E.CacheLoss.DRIFT)
-LOSS_BELOW_MINIMUM = int(E.CacheLoss.BELOW_MINIMUM)
-
-LF_COMPACTED = int(E.LedgerFlag.COMPACTED)
-LF_FLUSHED = int(E.LedgerFlag.FLUSHED)
-LF_OVERFLOW = int(E.LedgerFlag.OVERFLOW)
-LF_EMERGENCY = int(E.LedgerFlag.EMERGENCY)
-LF_EDITED = int(E.LedgerFlag.EDITED)
-LF_SKIPPED_NO_PROGRESS = int(E.LedgerFlag.SKIPPED_NO_PROGRESS)
-LF_SKIPPED_NO_SAFE_CUT = int(E.LedgerFlag.SKIPPED_NO_SAFE_CUT)
-
-EV_CHECKPOINT = int(E.EventType.CHECKPOINT)
-EV_FLUSH = int(E.EventType.FLUSH)
-EV_OVERFLOW = int(E.EventType.OVERFLOW)
-EV_CONTEXT_EDIT = int(E.EventType.CONTEXT_EDIT)
-EV_MERGE = int(E.EventType.MERGE)
-
-RETAIN_NONE = int(E.RETAIN_NONE)
-RETAIN_USER_MESSAGES = int(E.RETAIN_USER_MESSAGES)
-EMERGENCY_COMPACT = int(E.EMERGENCY_COMPACT)
-
-P_TRIGGER_VALUE = int(E.P_TRIGGER_VALUE)
-P_MIN_PROGRESS = int(E.P_MIN_PROGRESS)
-P_SUMMARY_RATIO = int(E.P_SUMMARY_RATIO)
-P_SUMMARY_CAP = int(E.P_SUMMARY_CAP)
-P_SUMMARY_FLOOR = int(E.P_SUMMARY_FLOOR)
-P_FLUSH_THRESHOLD = int(E.P_FLUSH_THRESHOLD)
-P_CLEAR_AT_LEAST = int(E.P_CLEAR_AT_LEAST)
-P_WINDOW = int(E.P_WINDOW)
-P_TTL_MS = int(E.P_TTL_MS)
-
-N_LEDGER = 13  # len(records.LEDGER_COLUMNS)
-N_EVENT = 11  # len(records.EVENT_COLUMNS)
 MAX_LEDGER_PER_REQUEST = 6  # flush, compaction + merge, forced compaction + merge, main
 MAX_EVENTS_PER_REQUEST = 7  # flush, checkpoint/edit + merge, overflow, checkpoint + merge, truncation
 MAX_SEGMENTS_PER_REQUEST = 4  # compaction + merge, forced compaction + merge
@@ -357,7 +326,7 @@ def policy_arrays_nb(ptok, vflag, excluded_v, cfg, PRE, vf):
 
 # ================================== compiled-context queries ==================================
 @leaf
-def _tail_start(nvp, K, cut):
+def _tail_start_nb(nvp, K, cut):
     """First tail position; ``nvp`` (empty tail) while fewer than K visible rows exist."""
     if nvp < K:
         return nvp
@@ -366,7 +335,7 @@ def _tail_start(nvp, K, cut):
 
 
 @leaf
-def _shown_start(tb, nvp, L, vrow, msg_ordinal, vmsg):
+def _shown_start_nb(tb, nvp, L, vrow, msg_ordinal, vmsg):
     """First tail position shown under a recent-messages limit L (tb when unlimited)."""
     if L <= 0 or tb >= nvp:
         return tb
@@ -378,12 +347,12 @@ def _shown_start(tb, nvp, L, vrow, msg_ordinal, vmsg):
 
 
 @leaf
-def _range(PRE, row, a, x):
+def _range_nb(PRE, row, a, x):
     return PRE[row, x] - PRE[row, a]
 
 
 @leaf
-def _effsum(a, b, ptok, PRE, st):
+def _effsum_nb(a, b, ptok, PRE, st):
     """Tokens of tail positions [a, b) as they stand in the context now."""
     if b <= a:
         return 0
@@ -395,56 +364,56 @@ def _effsum(a, b, ptok, PRE, st):
     if mask_on:
         x = b if b < b0 else b0
         if x > a:
-            s += _range(PRE, st[C_R_DM0], a, x)
+            s += _range_nb(PRE, st[C_R_DM0], a, x)
         if has1:
             x = b if b < b1 else b1
             if x > a:
-                s += _range(PRE, st[C_R_DM1], a, x)
+                s += _range_nb(PRE, st[C_R_DM1], a, x)
     if st[C_CLEAR_ON] != 0:
         y = st[S_CLR] + 1
         if b < y:
             y = b
         if y > a:
-            s += _range(PRE, st[C_R_DC], a, y)
+            s += _range_nb(PRE, st[C_R_DC], a, y)
             if mask_on:
                 x = y if y < b0 else b0
                 if x > a:
-                    s -= _range(PRE, st[C_R_DCM0], a, x)
+                    s -= _range_nb(PRE, st[C_R_DCM0], a, x)
                 if has1:
                     x = y if y < b1 else b1
                     if x > a:
-                        s -= _range(PRE, st[C_R_DCM1], a, x)
+                        s -= _range_nb(PRE, st[C_R_DCM1], a, x)
     return s
 
 
 @leaf
-def _masked_now(v, f, st):
+def _masked_now_nb(v, f, st):
     c = f & MASK_CLASS
     return (c == F_RESULT and v < st[S_B0]) or (c == MASK_CLASS and v < st[S_B1])
 
 
 @leaf
-def _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg):
+def _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg):
     K = st[C_K]
     if nvp < K:
         return ptok[nvp]
-    tb = _tail_start(nvp, K, st[S_CUT])
-    ss = _shown_start(tb, nvp, st[C_L], vrow, msg_ordinal, vmsg)
-    return ptok[K] + st[S_RTOK] + st[S_STOK] + _effsum(ss, nvp, ptok, PRE, st)
+    tb = _tail_start_nb(nvp, K, st[S_CUT])
+    ss = _shown_start_nb(tb, nvp, st[C_L], vrow, msg_ordinal, vmsg)
+    return ptok[K] + st[S_RTOK] + st[S_STOK] + _effsum_nb(ss, nvp, ptok, PRE, st)
 
 
 @leaf
-def _n_items(nvp, st, vrow, msg_ordinal, vmsg):
+def _n_items_nb(nvp, st, vrow, msg_ordinal, vmsg):
     K = st[C_K]
     if nvp < K:
         return nvp
-    tb = _tail_start(nvp, K, st[S_CUT])
-    ss = _shown_start(tb, nvp, st[C_L], vrow, msg_ordinal, vmsg)
+    tb = _tail_start_nb(nvp, K, st[S_CUT])
+    ss = _shown_start_nb(tb, nvp, st[C_L], vrow, msg_ordinal, vmsg)
     return K + (st[S_RT] - st[S_RH]) + (st[S_ST] - st[S_SH]) + (nvp - ss)
 
 
 @leaf_sig("void", _A1, "boolean", "boolean")
-def _mark(st, compacted, edited):
+def _mark_nb(st, compacted, edited):
     for key in range(2):
         b = KEY_BASE + key * KEY_SIZE
         if compacted:
@@ -454,26 +423,26 @@ def _mark(st, compacted, edited):
 
 
 @leaf_sig("void", _A2, _A1, *[_I] * 11)
-def _event(events, st, etype, r, from_row, to_row, artifact, before, after, item, span_events,
-           span_tokens, strategy):
+def _event_nb(events, st, etype, r, from_row, to_row, artifact, before, after, item, span_events,
+              span_tokens, strategy):
     k = st[S_NE]
-    events[k, 0] = etype
-    events[k, 1] = r
-    events[k, 2] = from_row
-    events[k, 3] = to_row
-    events[k, 4] = artifact
-    events[k, 5] = before
-    events[k, 6] = after
-    events[k, 7] = item
-    events[k, 8] = span_events
-    events[k, 9] = span_tokens
-    events[k, 10] = strategy
+    events[k, EVENT.type] = etype
+    events[k, EVENT.request] = r
+    events[k, EVENT.from_row] = from_row
+    events[k, EVENT.to_row] = to_row
+    events[k, EVENT.artifact_no] = artifact
+    events[k, EVENT.tokens_before] = before
+    events[k, EVENT.tokens_after] = after
+    events[k, EVENT.item_tokens] = item
+    events[k, EVENT.span_events] = span_events
+    events[k, EVENT.span_tokens] = span_tokens
+    events[k, EVENT.strategy] = strategy
     st[S_NE] = k + 1
 
 
 # ================================== accounting ==================================
 @leaf
-def _first_diff(b, ss, lim, st, ptok, vflag):
+def _first_diff_nb(b, ss, lim, st, ptok, vflag):
     """First tail position in [ss, lim) whose placeholder state differs from the one the
     previous prompt of this key (descriptor at ``b``) saw; ``lim`` if none."""
     d = lim
@@ -508,14 +477,14 @@ def _first_diff(b, ss, lim, st, ptok, vflag):
             hi = d
         for v in range(lo, hi):
             f = vflag[v]
-            if (f & F_CLEAR) != 0 and not _masked_now(v, f, st) and ptok[v + 1] - ptok[v] != cp:
+            if (f & F_CLEAR) != 0 and not _masked_now_nb(v, f, st) and ptok[v + 1] - ptok[v] != cp:
                 d = v
                 break
     return d
 
 
 @hot
-def _lcp(b, h, rh, rt, sh, sq, ss, te, st, ptok, PRE, vflag, RET, SEG):
+def _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, ptok, PRE, vflag, RET, SEG):
     """Longest common prefix (tokens) of the previous prompt of the key at ``b`` and the
     prompt described by (h, retained [rh, rt), segments [sh, sq), tail [ss, te))."""
     ph = st[b + PK_H]
@@ -549,8 +518,8 @@ def _lcp(b, h, rh, rt, sh, sq, ss, te, st, ptok, PRE, vflag, RET, SEG):
     lim = pte if pte < te else te
     if st[C_MASK_ON] == 0 and st[C_CLEAR_ON] == 0:  # no placeholders: rows never change
         return lcp + ptok[lim] - ptok[ss]
-    d = _first_diff(b, ss, lim, st, ptok, vflag)
-    return lcp + _effsum(ss, d, ptok, PRE, st)
+    d = _first_diff_nb(b, ss, lim, st, ptok, vflag)
+    return lcp + _effsum_nb(ss, d, ptok, PRE, st)
 
 
 def _account_impl(key, full, items, trailer, r, call, output, before, after, flags, nvp, st, params, ptok,
@@ -566,8 +535,8 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
             ss = nvp
         else:
             h = K
-            tb = _tail_start(nvp, K, st[S_CUT])
-            ss = _shown_start(tb, nvp, st[C_L], vrow, msg_ordinal, vmsg)
+            tb = _tail_start_nb(nvp, K, st[S_CUT])
+            ss = _shown_start_nb(tb, nvp, st[C_L], vrow, msg_ordinal, vmsg)
         te = nvp
         rh = st[S_RH]
         rt = st[S_RT]
@@ -583,31 +552,31 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
     mode = st[C_MODE]
     read = 0
     write = 0
-    loss = LOSS_NONE
-    if mode != CM_NONE:
+    loss = CacheLoss.NONE
+    if mode != CacheMode.NONE:
         min_cache = st[C_MIN_CACHE]
         if st[b + PK_EXISTS] == 0:
-            loss = LOSS_COLD
+            loss = CacheLoss.COLD
             lcp = 0
         elif ts - st[b + PK_TS] > params[P_TTL_MS]:
-            loss = LOSS_TTL
+            loss = CacheLoss.TTL
             lcp = 0
         else:
-            lcp = _lcp(b, h, rh, rt, sh, sq, ss, te, st, ptok, PRE, vflag, RET, SEG)
+            lcp = _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, ptok, PRE, vflag, RET, SEG)
             if lcp < st[b + PK_TOTAL]:
                 if st[b + PK_COMPACTED] != 0:
-                    loss = LOSS_COMPACTION
+                    loss = CacheLoss.COMPACTION
                 elif st[b + PK_EDITED] != 0:
-                    loss = LOSS_EDIT
+                    loss = CacheLoss.EDIT
                 else:
-                    loss = LOSS_DRIFT
+                    loss = CacheLoss.DRIFT
             if lcp < min_cache:
-                if loss == LOSS_NONE:
-                    loss = LOSS_BELOW_MINIMUM
+                if loss == CacheLoss.NONE:
+                    loss = CacheLoss.BELOW_MINIMUM
                 lcp = 0
         gran = st[C_GRAN]
         read = lcp if gran == 1 else (lcp // gran) * gran
-        if mode == CM_EXPLICIT and total >= min_cache:
+        if mode == CacheMode.EXPLICIT and total >= min_cache:
             write = total - read
     st[b + PK_EXISTS] = 1
     st[b + PK_TOTAL] = items
@@ -625,39 +594,39 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
     st[b + PK_COMPACTED] = 0
     st[b + PK_EDITED] = 0
     k = st[S_NL]
-    ledger[k, 0] = r
-    ledger[k, 1] = call
-    ledger[k, 2] = total
-    ledger[k, 3] = read
-    ledger[k, 4] = write
-    ledger[k, 5] = total - read - write
-    ledger[k, 6] = output
-    ledger[k, 7] = before
-    ledger[k, 8] = after
-    ledger[k, 9] = flags
-    ledger[k, 10] = loss
-    ledger[k, 11] = key
-    ledger[k, 12] = ts
+    ledger[k, LEDGER.request] = r
+    ledger[k, LEDGER.call_kind] = call
+    ledger[k, LEDGER.prompt_tokens] = total
+    ledger[k, LEDGER.cache_read_tokens] = read
+    ledger[k, LEDGER.cache_write_tokens] = write
+    ledger[k, LEDGER.uncached_tokens] = total - read - write
+    ledger[k, LEDGER.output_tokens] = output
+    ledger[k, LEDGER.context_before] = before
+    ledger[k, LEDGER.context_after] = after
+    ledger[k, LEDGER.flags] = flags
+    ledger[k, LEDGER.cache_loss] = loss
+    ledger[k, LEDGER.cache_key] = key
+    ledger[k, LEDGER.ts_ms] = ts
     st[S_NL] = k + 1
 
 
 # flush, compaction and merge calls
-_account = leaf_sig("void", _I, "boolean", *[_I] * 9, _A1, _F1, _A1, _A2, _U1, _P1, _A1, _P1, _A2, _A2, _A2,
-                    _A2)(_account_impl)
-_account_main = hot(_account_impl)  # the main request's call, inlined into the request loop
+_account_nb = leaf_sig("void", _I, "boolean", *[_I] * 9, _A1, _F1, _A1, _A2, _U1, _P1, _A1, _P1, _A2, _A2, _A2,
+                       _A2)(_account_impl)
+_account_main_nb = hot(_account_impl)  # the main request's call, inlined into the request loop
 
 
 # ================================== the cut-point rule ==================================
 @hot
-def _rule(r, nvp, context, n_items, st, params, vflag, vmsg, msg_ordinal, Q, B):
+def _rule_nb(r, nvp, context, n_items, st, params, vflag, vmsg, msg_ordinal, Q, B):
     """The latest tail position the rule allows to be cut (may be < the tail start), or
     NOFIRE when the rule does not fire."""
     t = st[C_TRIGGER]
     value = params[P_TRIGGER_VALUE]
     K = st[C_K]
-    if t == T_TOKENS:
+    if t == Trigger.TOKENS:
         return nvp - 1 if context >= value else NOFIRE
-    if t == T_STRIDE:
+    if t == Trigger.STRIDE:
         p = Q[Q_FIRST, r]
         if p == 0:
             return NOFIRE
@@ -668,23 +637,23 @@ def _rule(r, nvp, context, n_items, st, params, vflag, vmsg, msg_ordinal, Q, B):
         st[S_NEXT_STRIDE] = k + 1
         anchor = vmsg[k * iv - 1]  # the (k x N)-th message
         return anchor if anchor > st[S_CUT] else NOFIRE
-    if t == T_TIME:
+    if t == Trigger.TIME:
         return nvp - 1 if Q[Q_TS, r] - st[S_LAST_CTS] >= value else NOFIRE
-    if t == T_EVENTS:
+    if t == Trigger.EVENTS:
         if n_items <= value:
             return NOFIRE
         keep = np.int64(value) // 2 - K - 1
         if keep < 0:
             keep = 0
-        tb = _tail_start(nvp, K, st[S_CUT])
+        tb = _tail_start_nb(nvp, K, st[S_CUT])
         return nvp - keep - 1 if nvp - tb > keep else NOFIRE
-    if t == T_TURNS:
+    if t == Trigger.TURNS:
         m = st[C_TURN_KEEP]
         if r - st[S_LAST_CREQ] < value + m:
             return NOFIRE
         # the last tail row first seen (or produced) at request <= q = r - m: every row
         # before request q's first row; of the rows of request q+1's position, the outputs
-        tb = _tail_start(nvp, K, st[S_CUT])
+        tb = _tail_start_nb(nvp, K, st[S_CUT])
         if tb >= nvp:
             return NOFIRE
         q = r - m
@@ -701,7 +670,7 @@ def _rule(r, nvp, context, n_items, st, params, vflag, vmsg, msg_ordinal, Q, B):
             v -= 1
         x = lo - 1
         return x if x >= tb else NOFIRE
-    if t == T_RECORDED:
+    if t == Trigger.RECORDED:
         p = Q[Q_FIRST, r]
         j = st[S_BPTR]
         s = 0
@@ -717,14 +686,14 @@ def _rule(r, nvp, context, n_items, st, params, vflag, vmsg, msg_ordinal, Q, B):
 
 
 @leaf
-def _kept_tokens(tb, nvp, keep_tokens, st, ptok, PRE):
+def _kept_tokens_nb(tb, nvp, keep_tokens, st, ptok, PRE):
     """How many trailing tail items fit in ``keep_tokens`` (stopping at the first misfit)."""
     if st[C_NONNEG] != 0:
         lo = tb
         hi = nvp
         while lo < hi:
             mid = (lo + hi) // 2
-            if _effsum(mid, nvp, ptok, PRE, st) <= keep_tokens:
+            if _effsum_nb(mid, nvp, ptok, PRE, st) <= keep_tokens:
                 hi = mid
             else:
                 lo = mid + 1
@@ -732,7 +701,7 @@ def _kept_tokens(tb, nvp, keep_tokens, st, ptok, PRE):
     acc = 0
     kept = 0
     for v in range(nvp - 1, tb - 1, -1):
-        e = _effsum(v, v + 1, ptok, PRE, st)
+        e = _effsum_nb(v, v + 1, ptok, PRE, st)
         if acc + e > keep_tokens:
             break
         acc += e
@@ -741,7 +710,7 @@ def _kept_tokens(tb, nvp, keep_tokens, st, ptok, PRE):
 
 
 @leaf_sig(_I, _I, _I, _I, "boolean", _A1, _A1, _A2, _P1)
-def _choose_cut(latest, tb, nvp, respect_keep, st, ptok, PRE, prev_safe):
+def _choose_cut_nb(latest, tb, nvp, respect_keep, st, ptok, PRE, prev_safe):
     if respect_keep:
         ke = st[C_KEEP_EVENTS]
         if ke > 0:
@@ -751,7 +720,7 @@ def _choose_cut(latest, tb, nvp, respect_keep, st, ptok, PRE, prev_safe):
                 latest = nvp - ke - 1
         kt = st[C_KEEP_TOKENS]
         if kt > 0:
-            kept = _kept_tokens(tb, nvp, kt, st, ptok, PRE)
+            kept = _kept_tokens_nb(tb, nvp, kt, st, ptok, PRE)
             if kept >= nvp - tb:
                 return -1
             if nvp - kept - 1 < latest:
@@ -765,14 +734,14 @@ def _choose_cut(latest, tb, nvp, respect_keep, st, ptok, PRE, prev_safe):
 
 # ================================== actions ==================================
 @leaf
-def _retain(tb, cutp, st, ptok, vflag, RET):
+def _retain_nb(tb, cutp, st, ptok, vflag, RET):
     """Carry raw (user) messages of the span and of the retained block across the cut:
     the most recent ones whose tokens fit the budget (stopping at the first misfit)."""
     kind = st[C_RETAIN_KIND]
-    if kind == RETAIN_NONE:
+    if kind == Retain.NONE:
         return
     budget = st[C_RETAIN_BUDGET]
-    pick = F_USER if kind == RETAIN_USER_MESSAGES else F_MSG
+    pick = F_USER if kind == Retain.USER_MESSAGES else F_MSG
     acc = 0
     low = tb  # lowest span position whose pick is kept
     stopped = False
@@ -820,7 +789,7 @@ def _retain(tb, cutp, st, ptok, vflag, RET):
 
 
 @leaf_sig("void", _A1, _A2, _I, _I, "boolean")
-def _seg_push(st, SEG, no, tok, replace):
+def _seg_push_nb(st, SEG, no, tok, replace):
     k = st[S_ST]
     if replace:
         st[S_SH] = k
@@ -832,8 +801,8 @@ def _seg_push(st, SEG, no, tok, replace):
 
 
 @leaf
-def _merge_if_needed(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG,
-                     ledger, events):
+def _merge_if_needed_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG,
+                        ledger, events):
     limit = st[C_MAXSEG]
     nseg = st[S_ST] - st[S_SH]
     if not (st[C_ACCUM] != 0 and limit > 0 and nseg > limit):
@@ -841,42 +810,42 @@ def _merge_if_needed(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vm
     total = st[S_STOK]
     merged = clamp_summary_nb(total, params[P_SUMMARY_RATIO], params[P_SUMMARY_CAP],
                               params[P_SUMMARY_FLOOR])
-    before = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    _account(1, False, total, st[C_SUM_PROMPT], r, CALL_MERGE, merged, before, before, 0, nvp, st, params,
+    before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    _account_nb(1, False, total, st[C_SUM_PROMPT], r, CallKind.MERGE, merged, before, before, 0, nvp, st, params,
              ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)
     artifact = st[S_NEXT_ART]
     st[S_NEXT_ART] = artifact + 1
-    _seg_push(st, SEG, artifact, merged, True)
-    _mark(st, True, False)
-    after = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    _event(events, st, EV_MERGE, r, -1, -1, artifact, before, after, merged, nseg, total, ST_SUMMARY)
+    _seg_push_nb(st, SEG, artifact, merged, True)
+    _mark_nb(st, True, False)
+    after = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    _event_nb(events, st, EventType.MERGE, r, -1, -1, artifact, before, after, merged, nseg, total, Strategy.SUMMARY)
 
 
 @leaf_sig(_I, _I, _I, _I, "boolean", _A1, _F1, _A1, _A2, _U1, _P1, _P1, _A1, _P1, _A2, _A2, _A2, _A2, _A2)
-def _compact(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal,
-             vmsg, Q, RET, SEG, ledger, events):
+def _compact_nb(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal,
+                vmsg, Q, RET, SEG, ledger, events):
     """Try to compact; returns LedgerFlag bits describing what happened."""
     K = st[C_K]
-    before = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    tb = _tail_start(nvp, K, st[S_CUT])
-    cutp = _choose_cut(latest, tb, nvp, True, st, ptok, PRE, prev_safe)
+    before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    tb = _tail_start_nb(nvp, K, st[S_CUT])
+    cutp = _choose_cut_nb(latest, tb, nvp, True, st, ptok, PRE, prev_safe)
     if cutp < 0 and forced:
-        cutp = _choose_cut(latest, tb, nvp, False, st, ptok, PRE, prev_safe)
+        cutp = _choose_cut_nb(latest, tb, nvp, False, st, ptok, PRE, prev_safe)
     if cutp < 0:
-        return LF_SKIPPED_NO_SAFE_CUT
+        return LedgerFlag.SKIPPED_NO_SAFE_CUT
     span_n = cutp - tb + 1
     if not forced:
-        n_items = _n_items(nvp, st, vrow, msg_ordinal, vmsg)
+        n_items = _n_items_nb(nvp, st, vrow, msg_ordinal, vmsg)
         if span_n < params[P_MIN_PROGRESS] * n_items:
-            return LF_SKIPPED_NO_PROGRESS
-    span_tokens = _effsum(tb, cutp + 1, ptok, PRE, st)
+            return LedgerFlag.SKIPPED_NO_PROGRESS
+    span_tokens = _effsum_nb(tb, cutp + 1, ptok, PRE, st)
     s = st[C_STRATEGY]
     accumulate = st[C_ACCUM] != 0
     artifact = -1
     item_tokens = 0
-    if s in (ST_SUMMARY, ST_OPAQUE, ST_RECORDED):
-        if s == ST_RECORDED:
-            item_tokens = st[S_REC_SUM] if st[C_TRIGGER] == T_RECORDED else 0
+    if s in (Strategy.SUMMARY, Strategy.OPAQUE, Strategy.RECORDED):
+        if s == Strategy.RECORDED:
+            item_tokens = st[S_REC_SUM] if st[C_TRIGGER] == Trigger.RECORDED else 0
         elif accumulate:
             item_tokens = clamp_summary_nb(span_tokens, params[P_SUMMARY_RATIO],
                                            params[P_SUMMARY_CAP], params[P_SUMMARY_FLOOR])
@@ -886,28 +855,28 @@ def _compact(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev_sa
         artifact = st[S_NEXT_ART]
         st[S_NEXT_ART] = artifact + 1
         key = 0 if st[C_SHARES] != 0 else 1
-        _account(key, True, before, st[C_SUM_PROMPT], r, CALL_COMPACTION, item_tokens, before, before, 0,
+        _account_nb(key, True, before, st[C_SUM_PROMPT], r, CallKind.COMPACTION, item_tokens, before, before, 0,
                  nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)
-        if s != ST_RECORDED:
-            _seg_push(st, SEG, artifact, item_tokens, not accumulate)
-    _retain(tb, cutp, st, ptok, vflag, RET)
-    if st[S_COV_FROM] < 0 or accumulate or s == ST_TRUNCATE:
+        if s != Strategy.RECORDED:
+            _seg_push_nb(st, SEG, artifact, item_tokens, not accumulate)
+    _retain_nb(tb, cutp, st, ptok, vflag, RET)
+    if st[S_COV_FROM] < 0 or accumulate or s == Strategy.TRUNCATE:
         st[S_COV_FROM] = vrow[tb]
     st[S_CUT] = cutp
     st[S_COMPACTIONS] += 1
     st[S_LAST_CREQ] = r
     st[S_LAST_CTS] = Q[Q_TS, r]
-    _mark(st, True, False)
-    after = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    _event(events, st, EV_CHECKPOINT, r, st[S_COV_FROM], vrow[cutp], artifact, before, after,
+    _mark_nb(st, True, False)
+    after = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    _event_nb(events, st, EventType.CHECKPOINT, r, st[S_COV_FROM], vrow[cutp], artifact, before, after,
            item_tokens, span_n, span_tokens, s)
-    _merge_if_needed(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG,
+    _merge_if_needed_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG,
                      ledger, events)
-    return LF_COMPACTED
+    return LedgerFlag.COMPACTED
 
 
 @leaf
-def _clear_window(a, b, st, ptok, vflag):
+def _clear_window_nb(a, b, st, ptok, vflag):
     """Move the sliding sums over clearable rows to [a, b) (both ends only move forward):
     returns (rows, tokens freed by clearing them as they stand now)."""
     cp = st[C_CP]
@@ -964,9 +933,9 @@ def _clear_window(a, b, st, ptok, vflag):
 
 
 @leaf
-def _clear_tool_uses(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RING, events):
+def _clear_tool_uses_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RING, events):
     K = st[C_K]
-    tb = _tail_start(nvp, K, st[S_CUT])
+    tb = _tail_start_nb(nvp, K, st[S_CUT])
     if tb >= nvp:
         return 0
     # tool calls before the request's first row; the last keep + 1 of them in RING
@@ -992,7 +961,7 @@ def _clear_tool_uses(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vm
         a = tb
     if a >= bpos:
         return 0
-    cnt, gain = _clear_window(a, bpos, st, ptok, vflag)
+    cnt, gain = _clear_window_nb(a, bpos, st, ptok, vflag)
     if cnt == 0 or gain <= 0 or gain < params[P_CLEAR_AT_LEAST]:
         return 0
     ptr = st[S_CLPTR]
@@ -1001,24 +970,24 @@ def _clear_tool_uses(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vm
     while (vflag[ptr] & F_CLEAR) == 0:
         ptr += 1
     st[S_CLPTR] = ptr
-    before = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
     st[S_CLR] = bpos - 1
     st[S_CLR_ROW] = brow - 1
-    _mark(st, False, True)
-    after = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    _event(events, st, EV_CONTEXT_EDIT, r, vrow[ptr], brow - 1, -1, before, after, gain, cnt, gain,
-           ST_CLEAR)
-    return LF_EDITED
+    _mark_nb(st, False, True)
+    after = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    _event_nb(events, st, EventType.CONTEXT_EDIT, r, vrow[ptr], brow - 1, -1, before, after, gain, cnt, gain,
+           Strategy.CLEAR_TOOL_USES)
+    return LedgerFlag.EDITED
 
 
 @leaf
-def _truncate_to_fit(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal, vmsg,
-                     events):
+def _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal, vmsg,
+                        events):
     """Emergency: cut at the earliest safe row that makes the context fit the window."""
     K = st[C_K]
     window = params[P_WINDOW]
-    before = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    tb = _tail_start(nvp, K, st[S_CUT])
+    before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    tb = _tail_start_nb(nvp, K, st[S_CUT])
     if tb >= nvp:
         return
     chosen = prev_safe[nvp - 1]
@@ -1030,24 +999,24 @@ def _truncate_to_fit(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_
     for i in range(tb, nvp):
         f = vflag[i]
         if (f & F_OPEN0) != 0 and (not need_message or (f & F_MSG) != 0):
-            ss = _shown_start(i + 1, nvp, L, vrow, msg_ordinal, vmsg)
-            if base + _effsum(ss, nvp, ptok, PRE, st) <= window:
+            ss = _shown_start_nb(i + 1, nvp, L, vrow, msg_ordinal, vmsg)
+            if base + _effsum_nb(ss, nvp, ptok, PRE, st) <= window:
                 chosen = i
                 break
     span_n = chosen - tb + 1
-    span_tokens = _effsum(tb, chosen + 1, ptok, PRE, st)
+    span_tokens = _effsum_nb(tb, chosen + 1, ptok, PRE, st)
     st[S_CUT] = chosen
     st[S_COMPACTIONS] += 1
-    _mark(st, True, False)
-    after = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    _event(events, st, EV_CHECKPOINT, r, vrow[tb], vrow[chosen], -1, before, after, 0, span_n,
-           span_tokens, ST_TRUNCATE)
+    _mark_nb(st, True, False)
+    after = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    _event_nb(events, st, EventType.CHECKPOINT, r, vrow[tb], vrow[chosen], -1, before, after, 0, span_n,
+           span_tokens, Strategy.TRUNCATE)
 
 
 # ================================== the loop ==================================
 @leaf
-def _requests(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, Q, B, PRE, RET, SEG,
-              RING, ledger, events):
+def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, Q, B, PRE, RET, SEG,
+                 RING, ledger, events):
     """Replay requests from ``r0`` on; returns the first request not replayed (the number of
     requests, or earlier when an output buffer might not hold one more request)."""
     nr = Q.shape[1]
@@ -1075,8 +1044,8 @@ def _requests(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, Q
             st[S_B0] = Q[Q_NVP, q]
             st[S_B1] = Q[Q_NVP, q + 1] if q + 1 < nr else nv
             # tool results that became placeholders with this request, in the shown tail
-            tb = _tail_start(nvp, K, st[S_CUT])
-            ss = _shown_start(tb, nvp, L, vrow, msg_ordinal, vmsg)
+            tb = _tail_start_nb(nvp, K, st[S_CUT])
+            ss = _shown_start_nb(tb, nvp, L, vrow, msg_ordinal, vmsg)
             newly = False
             hi = st[S_B0] if st[S_B0] < nvp else nvp
             for v in range(old0 if old0 > ss else ss, hi):
@@ -1090,60 +1059,79 @@ def _requests(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, Q
                         newly = True
                         break
             if newly:
-                _mark(st, False, True)
-                flags |= LF_EDITED
+                _mark_nb(st, False, True)
+                flags |= LedgerFlag.EDITED
         if L > 0:
-            tb = _tail_start(nvp, K, st[S_CUT])
-            ss = _shown_start(tb, nvp, L, vrow, msg_ordinal, vmsg)
+            tb = _tail_start_nb(nvp, K, st[S_CUT])
+            ss = _shown_start_nb(tb, nvp, L, vrow, msg_ordinal, vmsg)
             start = ss if ss < nvp else -1
             if start != st[S_WIN_START] and nvp - ss < nvp - tb:
                 # the bounded window slid: older raw messages left the prompt
-                _mark(st, False, True)
-                flags |= LF_EDITED
+                _mark_nb(st, False, True)
+                flags |= LedgerFlag.EDITED
             st[S_WIN_START] = start
-        before = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+        before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
         if (st[C_FLUSH] != 0 and before >= params[P_FLUSH_THRESHOLD]
                 and st[S_FLUSHED_AT] != st[S_COMPACTIONS]):
             output = st[C_FLUSH_OUTPUT]
-            _account(0, True, before, st[C_FLUSH_PROMPT], r, CALL_FLUSH, output, before, before, 0, nvp, st,
+            _account_nb(0, True, before, st[C_FLUSH_PROMPT], r, CallKind.FLUSH, output, before, before, 0, nvp, st,
                      params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)
             st[S_FLUSHED_AT] = st[S_COMPACTIONS]
-            flags |= LF_FLUSHED
-            _event(events, st, EV_FLUSH, r, -1, p - 1, -1, before, before, output, 0, 0, 0)
+            flags |= LedgerFlag.FLUSHED
+            _event_nb(events, st, EventType.FLUSH, r, -1, p - 1, -1, before, before, output, 0, 0, 0)
         context = before
-        if trigger != T_NONE and strategy != ST_NONE:
-            n_items = _n_items(nvp, st, vrow, msg_ordinal, vmsg) if trigger == T_EVENTS else 0
-            latest = _rule(r, nvp, before, n_items, st, params, vflag, vmsg, msg_ordinal, Q, B)
+        if trigger != Trigger.NONE and strategy != Strategy.NONE:
+            n_items = _n_items_nb(nvp, st, vrow, msg_ordinal, vmsg) if trigger == Trigger.EVENTS else 0
+            latest = _rule_nb(r, nvp, before, n_items, st, params, vflag, vmsg, msg_ordinal, Q, B)
             if latest != NOFIRE:
-                if strategy == ST_CLEAR:
-                    done = _clear_tool_uses(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
+                if strategy == Strategy.CLEAR_TOOL_USES:
+                    done = _clear_tool_uses_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
                                             vmsg, Q, RING, events)
                 else:
-                    done = _compact(r, nvp, latest, False, st, params, ptok, PRE, vflag, vrow,
+                    done = _compact_nb(r, nvp, latest, False, st, params, ptok, PRE, vflag, vrow,
                                     prev_safe, msg_ordinal, vmsg, Q, RET, SEG, ledger, events)
                 flags |= done
-                if done & (LF_COMPACTED | LF_EDITED):
-                    context = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+                if done & (LedgerFlag.COMPACTED | LedgerFlag.EDITED):
+                    context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
         if context > window:
-            flags |= LF_OVERFLOW | LF_EMERGENCY
-            _event(events, st, EV_OVERFLOW, r, -1, -1, -1, context, context, 0, 0, 0, 0)
-            if st[C_EMERGENCY] == EMERGENCY_COMPACT and strategy in (ST_SUMMARY, ST_OPAQUE):
-                flags |= _compact(r, nvp, nvp - 1, True, st, params, ptok, PRE, vflag, vrow, prev_safe,
-                                  msg_ordinal, vmsg, Q, RET, SEG, ledger, events) & LF_COMPACTED
-                context = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+            flags |= LedgerFlag.OVERFLOW | LedgerFlag.EMERGENCY
+            _event_nb(events, st, EventType.OVERFLOW, r, -1, -1, -1, context, context, 0, 0, 0, 0)
+            if st[C_EMERGENCY] == Emergency.COMPACT and strategy in (Strategy.SUMMARY, Strategy.OPAQUE):
+                flags |= _compact_nb(r, nvp, nvp - 1, True, st, params, ptok, PRE, vflag, vrow, prev_safe,
+                                  msg_ordinal, vmsg, Q, RET, SEG, ledger, events) & LedgerFlag.COMPACTED
+                context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
             if context > window:
-                _truncate_to_fit(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal,
+                _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal,
                                  vmsg, events)
-                context = _context(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-        _account_main(0, True, context, 0, r, CALL_MAIN, Q[Q_OUT, r], before, context, flags, nvp, st, params, ptok,
+                context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+        _account_main_nb(0, True, context, 0, r, CallKind.MAIN, Q[Q_OUT, r], before, context, flags, nvp, st, params, ptok,
                  PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)
     return nr
 
 
-def init_state(cfg, Q):
+# ================================== the simulator ==================================
+class BufferPlan(NamedTuple):
+    """Slots of a replay's buffer plan (int64 vector, ``kernel.buffer_plan`` fills it)."""
+
+    records: int = 0  # 1: keep every ledger/event row; 0: reduce them to totals chunk by chunk
+    ledger_rows: int = 1  # rows of the ledger buffer (records: enough for the whole replay)
+    event_rows: int = 2
+    segments: int = 3  # initial summary-segment slots (grown when needed)
+    ring: int = 4  # recent tool calls kept by clear_tool_uses
+    retained: int = 5  # raw items a compaction can retain
+    placeholder_rows: int = 6  # rows of the placeholder prefix-sum table PRE
+
+
+PLAN = BufferPlan()
+N_PLAN = len(PLAN)
+
+
+@njit
+def init_state_nb(cfg, Q):
     """The state vector a replay starts from: the configuration plus the initial state."""
     st = np.zeros(N_STATE, np.int64)
-    st[:N_CFG] = cfg[:N_CFG]
+    for i in range(N_CFG):  # loops, not slice assignments: those cost seconds of compile time
+        st[i] = cfg[i]
     st[S_CUT] = -1
     st[S_CLR] = -1
     st[S_CLR_ROW] = -1
@@ -1156,10 +1144,93 @@ def init_state(cfg, Q):
 
 
 @njit
-def run_requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, Q, B, PRE, RET,
-                    SEG, RING, ledger, events):
-    """Replay requests from ``r0`` on into the buffers (``ledger``/``events`` rows counted in
-    ``st[S_NL]``/``st[S_NE]``); returns the first request not replayed: the number of
-    requests when done, earlier when the caller must grow a buffer and call again."""
-    return _requests(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, Q, B, PRE, RET,
-                     SEG, RING, ledger, events)
+def grown_rows_nb(a, rows):
+    """``a`` (2-D) with room for at least ``rows`` rows, its rows kept."""
+    out = np.empty((max(rows, 2 * a.shape[0]), a.shape[1]), a.dtype)
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            out[i, j] = a[i, j]
+    return out
+
+
+@njit
+def simulate_nb(cfg, params, prices, plan, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, Q, B,
+                excluded_v, ledger, events, totals, costs):
+    """Replay one configuration of one continuity: the one simulator both paths run.
+
+    ``cfg`` (int64 [N_CFG], ``kernel.lowered_config``) and ``params`` (float64 [N_PARAMS]) are
+    the lowered policy, ``plan`` (int64 [N_PLAN]) its buffer plan; the continuity is given by
+    its positions (``kernel.positions``), the safe cuts for the policy's boundary rule and the
+    clearable-tool exclusion mask (empty: none excluded).
+
+    With ``plan[PLAN.records]`` every ledger/event row is kept: returns ``(ledger, events,
+    ledger rows, event rows)`` (the buffers, grown if they were too small). Otherwise
+    ``ledger``/``events`` are a chunk that is added to ``totals``/``costs``
+    (:func:`metrics_nb.add_totals_nb`, calls priced by ``prices``) and emptied whenever the
+    request loop stops for room, so a replay needs O(1) memory beyond its policy arrays.
+    """
+    nv = vrow.size
+    vf = vflag
+    PRE = np.zeros((1, 1), np.int64)
+    if cfg[C_MASK_ON] != 0 or cfg[C_CLEAR_ON] != 0:
+        # every row of PRE is written by policy_arrays_nb except the zero column
+        PRE = np.empty((plan[PLAN.placeholder_rows], nv + 1), np.int64)
+        for row in range(PRE.shape[0]):
+            PRE[row, 0] = 0
+        if cfg[C_CLEAR_ON] != 0:
+            vf = np.empty_like(vflag)
+        policy_arrays_nb(ptok, vflag, excluded_v, cfg, PRE, vf)
+    st = init_state_nb(cfg, Q)
+    RET = np.zeros((2, plan[PLAN.retained] + 1), np.int64)  # retained positions, cumulative tokens
+    SEG = np.zeros((3, plan[PLAN.segments]), np.int64)  # artifact number, tokens, cumulative tokens
+    RING = np.zeros(plan[PLAN.ring], np.int64)
+    records = plan[PLAN.records] != 0
+    nr = Q.shape[1]
+    r = np.int64(0)  # not a literal 0: numba would compile _requests_nb once more for Literal[int](0)
+    while r < nr:
+        r = _requests_nb(r, st, params, ptok, vrow, vf, prev_safe, vmsg, msg_ordinal, Q, B, PRE, RET, SEG,
+                      RING, ledger, events)
+        if not records:
+            add_totals_nb(ledger, st[S_NL], events, st[S_NE], prices, totals, costs)
+            st[S_NL] = 0
+            st[S_NE] = 0
+        if r >= nr:
+            break
+        # a buffer might not hold one more request: grow it (records never need to with the
+        # plan's bounds; a chunk was just emptied)
+        if st[S_NL] + MAX_LEDGER_PER_REQUEST > ledger.shape[0]:
+            ledger = grown_rows_nb(ledger, st[S_NL] + MAX_LEDGER_PER_REQUEST)
+        if st[S_NE] + MAX_EVENTS_PER_REQUEST > events.shape[0]:
+            events = grown_rows_nb(events, st[S_NE] + MAX_EVENTS_PER_REQUEST)
+        if st[S_ST] + MAX_SEGMENTS_PER_REQUEST >= SEG.shape[1]:
+            grown = np.zeros((3, 2 * SEG.shape[1]), np.int64)
+            for i in range(3):
+                for j in range(SEG.shape[1]):
+                    grown[i, j] = SEG[i, j]
+            SEG = grown
+    return ledger, events, st[S_NL], st[S_NE]
+
+
+@njit(parallel=True)
+def simulate_many_nb(cfgs, params, prices, plans, ptok, vrow, vflag, safe_message, safe_any, vmsg,
+                     msg_ordinal, Q, B, excluded_v):
+    """Totals of ``cfgs.shape[0]`` configurations of one continuity, ``prange`` over them:
+    :func:`simulate_nb` per configuration with a chunk-sized ledger/event buffer.
+
+    Rows of ``cfgs``, ``params``, ``prices`` (float64 [n, 4, TABLE_WIDTH]) and ``plans`` are
+    the configurations; the positions, the two safe-cut arrays (cut at a message or at any
+    event) and the exclusion mask are shared. Returns ``(int64 [n, N_TOTALS], float64 [n,
+    N_COSTS])``.
+    """
+    n = cfgs.shape[0]
+    totals = np.zeros((n, N_TOTALS), np.int64)
+    costs = np.zeros((n, N_COSTS), np.float64)
+    for c in prange(n):
+        cfg = cfgs[c]
+        plan = plans[c]
+        safe = safe_message if cfg[C_NEED_MESSAGE] != 0 else safe_any
+        ledger = np.empty((plan[PLAN.ledger_rows], N_LEDGER), np.int64)
+        events = np.empty((plan[PLAN.event_rows], N_EVENT), np.int64)
+        simulate_nb(cfg, params[c], prices[c], plan, ptok, vrow, vflag, safe, vmsg, msg_ordinal, Q, B,
+                    excluded_v, ledger, events, totals[c], costs[c])
+    return totals, costs

@@ -25,11 +25,11 @@ import numpy as np
 from workbench.engine import enums as E
 from workbench.errors import PolicyError
 
-TRIGGERS = {t.name.lower(): t for t in E.Trigger}
-STRATEGIES = {s.name.lower(): s for s in E.Strategy}
-CACHE_MODES = {c.name.lower(): c for c in E.CacheMode}
-RETAIN = {"none": E.RETAIN_NONE, "user_messages": E.RETAIN_USER_MESSAGES, "messages": E.RETAIN_MESSAGES}
-EMERGENCY = {"truncate": E.EMERGENCY_TRUNCATE, "compact": E.EMERGENCY_COMPACT}
+TRIGGERS = {name: code for code, name in E.names(E.Trigger).items()}
+STRATEGIES = {name: code for code, name in E.names(E.Strategy).items()}
+CACHE_MODES = {name: code for code, name in E.names(E.CacheMode).items()}
+RETAIN = {name: code for code, name in E.names(E.Retain).items()}
+EMERGENCY = {name: code for code, name in E.names(E.Emergency).items()}
 COMPILES = ("summaries_recent_messages_v1", "recent_messages_v1")
 
 

@@ -2,10 +2,12 @@
 ledgers at once.
 
 ``genai-prices`` prices one usage at a time; a sweep prices millions of calls, so the
-per-token prices of a model are read once (:func:`price_table`) and applied with numpy.
-Tiered prices follow genai-prices: the tier is chosen by the call's total input tokens
-and applies to every token of that call. ``tests/engine/test_pricing.py`` checks the
-vectorised cost against ``genai_prices.calc_price`` call by call.
+per-token prices of a model are read once (:func:`price_table`) into a small array and
+applied by the compiled price rule of :mod:`workbench.engine.pricing_nb` (the same rule
+the in-kernel totals use). Tiered prices follow genai-prices: the tier is chosen by the
+call's total input tokens and applies to every token of that call.
+``tests/engine/test_pricing.py`` checks the cost against ``genai_prices.calc_price`` call
+by call.
 """
 
 from __future__ import annotations
@@ -39,12 +41,6 @@ class Component:
     base: float
     tiers: tuple[tuple[int, float], ...] = ()
 
-    def per_token(self, prompt_tokens: np.ndarray) -> np.ndarray:
-        price = np.full(prompt_tokens.shape, self.base, dtype=np.float64)
-        for start, p in self.tiers:
-            price = np.where(prompt_tokens > start, p, price)
-        return price
-
 
 @dataclass(frozen=True)
 class PriceTable:
@@ -55,12 +51,31 @@ class PriceTable:
     cache_write: Component
     output: Component
 
+    @functools.cached_property
+    def array(self) -> np.ndarray:
+        """The table the compiled price rule reads (``pricing_nb``: float64 [4, TABLE_WIDTH])."""
+        from workbench.engine import pricing_nb as nb
+
+        table = np.full((len(nb.PRICE), nb.TABLE_WIDTH), np.inf)  # unused tiers never start
+        for row, comp in zip(nb.PRICE, (self.input, self.cache_read, self.cache_write, self.output),
+                             strict=True):
+            if len(comp.tiers) > nb.MAX_TIERS:
+                raise WorkbenchError(f"{self.model}: {len(comp.tiers)} price tiers; at most "
+                                     f"{nb.MAX_TIERS} are supported")
+            table[row, nb.COLUMN.BASE] = comp.base
+            for t, (start, price) in enumerate(sorted(comp.tiers)):
+                table[row, nb.COLUMN.FIRST_TIER + 2 * t: nb.COLUMN.FIRST_TIER + 2 * t + 2] = start, price
+        return table
+
     def cost(self, prompt, cache_read, cache_write, uncached, output) -> np.ndarray:
-        prompt = np.asarray(prompt, dtype=np.int64)
-        return (np.asarray(uncached) * self.input.per_token(prompt)
-                + np.asarray(cache_read) * self.cache_read.per_token(prompt)
-                + np.asarray(cache_write) * self.cache_write.per_token(prompt)
-                + np.asarray(output) * self.output.per_token(prompt))
+        """$ of each call (arrays of token counts per call)."""
+        from workbench.engine.pricing_nb import costs_nb
+
+        def i64(a):  # ledger columns are strided views: read in place, not copied
+            return np.asarray(a, dtype=np.int64)
+
+        return costs_nb(self.array, i64(prompt), i64(cache_read), i64(cache_write), i64(uncached),
+                        i64(output))
 
 
 def _component(value, fallback: Component | None) -> Component:

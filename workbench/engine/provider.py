@@ -39,7 +39,7 @@ class ResolvedProvider:
 
     def as_dict(self) -> dict:
         return {"model": self.model, "provider": self.provider, "context_window": self.window,
-                "cache_mode": E.CacheMode(self.cache_mode).name.lower(),
+                "cache_mode": E.names(E.CacheMode)[self.cache_mode],
                 "ttl_s": self.ttl_ms / 1000.0, "granularity": self.granularity,
                 "prices_model_id": self.prices.model, "note": self.note}
 

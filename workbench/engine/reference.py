@@ -35,7 +35,7 @@ import numpy as np
 
 from workbench.engine import enums as E
 from workbench.engine.prepare import ReplayInput
-from workbench.engine.records import EVENT_COLUMNS, LEDGER_COLUMNS
+from workbench.engine.records import N_EVENT, N_LEDGER, event_row, ledger_row
 
 Item = tuple[str, int, int]
 
@@ -157,8 +157,11 @@ class _Replay:
         self.prev_ts[key] = ts
         self.compacted_since[key] = False
         self.edited_since[key] = False
-        self.ledger.append((r, call, total, read, write, total - read - write, output, before,
-                            after, flags, int(loss), key, ts))
+        self.ledger.append(ledger_row(
+            request=r, call_kind=int(call), prompt_tokens=total, cache_read_tokens=read,
+            cache_write_tokens=write, uncached_tokens=total - read - write, output_tokens=output,
+            context_before=before, context_after=after, flags=int(flags), cache_loss=int(loss),
+            cache_key=key, ts_ms=ts))
 
     def mark(self, compacted: bool = False, edited: bool = False) -> None:
         for key in (0, 1):
@@ -167,8 +170,10 @@ class _Replay:
 
     def event(self, etype, r, from_row=-1, to_row=-1, artifact=-1, before=0, after=0, item=0,
               span_events=0, span_tokens=0, strategy=0) -> None:
-        self.events.append((int(etype), r, from_row, to_row, artifact, before, after, item,
-                            span_events, span_tokens, int(strategy)))
+        self.events.append(event_row(
+            type=int(etype), request=r, from_row=from_row, to_row=to_row, artifact_no=artifact,
+            tokens_before=before, tokens_after=after, item_tokens=item, span_events=span_events,
+            span_tokens=span_tokens, strategy=int(strategy)))
 
     # ---- the cut-point rule ---------------------------------------------------------
     def rule(self, r: int, p: int, context: int, tail: list[int], n_items: int) -> int | None:
@@ -286,10 +291,10 @@ class _Replay:
 
     def retain(self, span: list[int], cut: int) -> None:
         kind = int(self.k[E.K_RETAIN_KIND])
-        if kind == E.RETAIN_NONE:
+        if kind == E.Retain.NONE:
             return
         budget = int(self.p[E.P_RETAIN_TOKENS])
-        pick = self.inp.is_user_message if kind == E.RETAIN_USER_MESSAGES else self.inp.is_message
+        pick = self.inp.is_user_message if kind == E.Retain.USER_MESSAGES else self.inp.is_message
         candidates = sorted(set(self.retained) | {i for i in span if pick[i]})
         kept, acc = [], 0
         for i in reversed(candidates):
@@ -407,7 +412,7 @@ class _Replay:
             if context > window:
                 flags |= E.LedgerFlag.OVERFLOW | E.LedgerFlag.EMERGENCY
                 self.event(E.EventType.OVERFLOW, r, -1, -1, -1, context, context, 0, 0, 0, 0)
-                if (self.k[E.K_EMERGENCY] == E.EMERGENCY_COMPACT
+                if (self.k[E.K_EMERGENCY] == E.Emergency.COMPACT
                         and self.strategy in (E.Strategy.SUMMARY, E.Strategy.OPAQUE)):
                     flags |= self.compact(r, p, p - 1, forced=True) & E.LedgerFlag.COMPACTED
                     items = self.compile(r, p)
@@ -418,8 +423,8 @@ class _Replay:
                     context = sum(t for _, _, t in items)
             self.account(0, items, 0, r, E.CallKind.MAIN, int(inp.req_output_tokens[r]), before,
                          context, flags)
-        ledger = np.array(self.ledger, dtype=np.int64).reshape(-1, len(LEDGER_COLUMNS))
-        events = np.array(self.events, dtype=np.int64).reshape(-1, len(EVENT_COLUMNS))
+        ledger = np.array(self.ledger, dtype=np.int64).reshape(-1, N_LEDGER)
+        events = np.array(self.events, dtype=np.int64).reshape(-1, N_EVENT)
         return ledger, events
 
 

@@ -1,5 +1,12 @@
 """Simulate policies on a dataset: the API the CLI, sweeps and notebooks share.
 
+* :func:`simulate` replays every continuity under every policy and keeps everything: the
+  per-call ledger, the events (ADR-0011 checkpoints, RFC 0012 ``memory.compacted``, ...),
+  the summary rows and the run's configuration.
+* :func:`summarize` gives only the summary rows (:mod:`workbench.engine.metrics`), without
+  building per-call frames; with ``engine="batch"`` many policies of one continuity are
+  replayed in one compiled call (``prange`` over them), which is what sweeps use.
+
 >>> from workbench.engine.run import simulate                       # doctest: +SKIP
 >>> result = simulate("datasets/demo", ["claude-code", "observation-masking"])  # doctest: +SKIP
 >>> result.summary.select("policy", "cost_usd", "compactions")      # doctest: +SKIP
@@ -19,12 +26,13 @@ import numpy as np
 
 from workbench.engine import enums as E
 from workbench.engine.policy import Policy
-from workbench.engine.records import EVENT_COLUMNS, LEDGER_COLUMNS
+from workbench.engine.records import EVENT_COLUMNS, LEDGER, LEDGER_COLUMNS
 from workbench.errors import WorkbenchError
 
 ENGINES = ("kernel", "reference")
-CALL_NAMES = {c.value: c.name.lower() for c in E.CallKind}
-LOSS_NAMES = {c.value: c.name.lower() for c in E.CacheLoss}
+SUMMARY_ENGINES = (*ENGINES, "batch")  # batch: many policies per compiled call, summary rows only
+CALL_NAMES = E.names(E.CallKind)
+LOSS_NAMES = E.names(E.CacheLoss)
 STRATEGY_KIND_NAMES = {
     E.Strategy.SUMMARY: "llm_summary_v1", E.Strategy.OPAQUE: "provider_opaque_v1",
     E.Strategy.TRUNCATE: "truncation_v1", E.Strategy.RECORDED: "recorded_summary_v1",
@@ -176,14 +184,17 @@ def _sorted_bounds(ev):
 def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel",
              tokenizer: str = "cl100k", seed: int = 0, model: str | None = None,
              price_as: str | None = None, run_id: str | None = None,
-             progress: bool = False) -> SimulationResult:
+             progress: bool = False, inputs: list | None = None) -> SimulationResult:
     """Replay every continuity of ``dataset`` under every policy.
 
     ``model`` prices every policy as that model; a model genai-prices does not know is an
-    error unless ``price_as`` names the stand-in (recorded in the config's ``notes``)."""
+    error unless ``price_as`` names the stand-in (recorded in the config's ``notes``).
+    ``inputs``: the dataset already prepared (:func:`prepare_dataset` with this tokenizer),
+    e.g. by a sweep worker."""
     import polars as pl
 
     from workbench.continuity.dataset import Dataset, load_dataset
+    from workbench.engine import metrics
     from workbench.engine.provider import resolve_provider
     from workbench.util.progress import progress_iter
     from workbench.util.provenance import git_revision, package_versions
@@ -196,8 +207,8 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
         price_table(model, infer_provider(model))  # an unknown model fails before any work
     run_id = run_id or stable_run_id(ds.manifest, pols, tokenizer, seed,
                                      model if price_as is None else f"{model}|price_as={price_as}")
-    inputs = prepare_dataset(ds, tokenizer)
-    ledgers, events, summaries = [], [], []
+    inputs = prepare_dataset(ds, tokenizer) if inputs is None else inputs
+    ledgers, events, keys, totals = [], [], [], []
     resolved: dict[str, dict] = {}
     notes: dict[str, list[str]] = {}  # what was priced otherwise than asked, and where
     jobs = [(inp, pol) for pol in pols for inp in inputs]
@@ -207,11 +218,10 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
         if prov.note:
             notes.setdefault(prov.note, []).append(f"{pol.name}/{inp.continuity_id}")
         led, ev = replay(inp, pol, prov, engine)
-        lf = ledger_frame(led, inp, pol, prov, run_id)
-        ef = events_frame(ev, inp, pol, run_id)
-        ledgers.append(lf)
-        events.append(ef)
-        summaries.append(summary_row(lf, ef, inp, pol, prov, run_id))
+        ledgers.append(ledger_frame(led, inp, pol, prov, run_id))
+        events.append(events_frame(ev, inp, pol, run_id))
+        keys.append((run_id, pol.name, inp.continuity_id, prov.model, prov.window))
+        totals.append(metrics.replay_totals(led, ev, prov.prices))
         resolved.setdefault(pol.name, {"policy": pol.to_dict(), "digest": pol.digest(),
                                        "cut_rule_id": pol.trigger.rule_id(), "providers": {}})
         resolved[pol.name]["providers"][inp.continuity_id] = prov.as_dict()
@@ -233,17 +243,93 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
     }
     return SimulationResult(
         ledger=pl.concat(ledgers, how="vertical"), events=pl.concat(events, how="vertical"),
-        summary=pl.DataFrame(summaries), config=config, run_id=run_id,
+        summary=_summary(keys, totals), config=config, run_id=run_id,
         inputs={inp.continuity_id: inp for inp in inputs},
     )
+
+
+def _summary(keys: list[tuple], totals: list[tuple[np.ndarray, np.ndarray]]):
+    """The summary frame of replays: ``keys`` (run id, policy, continuity id, model,
+    window) and ``(totals, costs)`` per replay."""
+    from workbench.engine import metrics
+
+    columns = list(zip(*keys, strict=True)) if keys else [()] * len(metrics.SUMMARY_KEYS)
+    ints = np.array([t for t, _ in totals], np.int64)
+    costs = np.array([c for _, c in totals], np.float64)
+    return metrics.summary_frame(dict(zip(metrics.SUMMARY_KEYS, columns, strict=True)), ints, costs)
+
+
+def summarize(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel",
+              tokenizer: str = "cl100k", model: str | None = None, run_id: str | None = None,
+              inputs: list | None = None):
+    """The summary rows of :func:`simulate` (same columns and integers; costs equal up to
+    float summation order), without the per-call frames. ``engine``: ``kernel`` or
+    ``reference`` replay each (continuity, policy) and reduce its ledger; ``batch`` replays
+    all policies of a continuity in one compiled call and keeps only their totals."""
+    from workbench.continuity.dataset import Dataset, load_dataset
+
+    ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
+    pols = _resolve_policies(policies)
+    run_id = run_id or stable_run_id(ds.manifest, pols, tokenizer, 0, model)
+    inputs = prepare_dataset(ds, tokenizer) if inputs is None else inputs
+    return summarize_inputs(inputs, pols, engine=engine, model=model, run_id=run_id)
+
+
+def summarize_inputs(inputs: Sequence, policies: Sequence[Policy], *, engine: str = "kernel",
+                     model: str | None = None, run_id: str = ""):
+    """Summary rows of prepared continuities (:func:`prepare_dataset`) under ``policies``
+    (names need not be unique: a sweep's configurations share one), policy-major: row
+    ``i * len(inputs) + j`` is policy ``i`` on continuity ``j``."""
+    from workbench.engine import metrics
+    from workbench.engine.provider import resolve_provider
+
+    if engine not in SUMMARY_ENGINES:
+        raise WorkbenchError(f"unknown engine {engine!r}; choose one of {SUMMARY_ENGINES}")
+    n_inputs = len(inputs)
+    keys: list[tuple] = [()] * (len(policies) * n_inputs)
+    totals: list[tuple] = [()] * len(keys)
+    for j, inp in enumerate(inputs):
+        provs = [resolve_provider(pol, continuity_model=inp.model, continuity_window=inp.context_window,
+                                  model_override=model) for pol in policies]
+        for i, (pol, prov) in enumerate(zip(policies, provs, strict=True)):
+            keys[i * n_inputs + j] = (run_id, pol.name, inp.continuity_id, prov.model, prov.window)
+        if engine == "batch":
+            for i, result in _batch_totals(inp, policies, provs).items():
+                totals[i * n_inputs + j] = result
+            continue
+        for i, (pol, prov) in enumerate(zip(policies, provs, strict=True)):
+            led, ev = replay(inp, pol, prov, engine)
+            totals[i * n_inputs + j] = metrics.replay_totals(led, ev, prov.prices)
+    return _summary(keys, totals)
+
+
+def _batch_totals(inp, policies: Sequence[Policy], provs: Sequence) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+    """``{policy index: (totals, costs)}`` of one continuity, one compiled call per set of
+    clearable-tool exclusions (the only policy input the batch cannot vary per row)."""
+    from workbench.engine.kernel import replay_kernel_totals
+
+    groups: dict[tuple, list[int]] = {}
+    lowered = []
+    for i, (pol, prov) in enumerate(zip(policies, provs, strict=True)):
+        lowered.append(pol.lower(prov.window, prov.cache_mode, prov.ttl_ms, prov.granularity))
+        clearing = int(lowered[-1][0][E.K_STRATEGY]) == E.Strategy.CLEAR_TOOL_USES
+        groups.setdefault(tuple(pol.compaction.exclude_tools) if clearing else (), []).append(i)
+    out = {}
+    for exclude, idx in groups.items():
+        totals, costs = replay_kernel_totals(
+            inp, np.stack([lowered[i][0] for i in idx]), np.stack([lowered[i][1] for i in idx]),
+            np.stack([provs[i].prices.array for i in idx]), inp.excluded_mask(exclude) if exclude else None)
+        out.update({i: (totals[k], costs[k]) for k, i in enumerate(idx)})
+    return out
 
 
 def ledger_frame(led: np.ndarray, inp, pol: Policy, prov, run_id: str):
     import polars as pl
 
     cols = {name: led[:, i] for i, name in enumerate(LEDGER_COLUMNS)}
-    cost = prov.prices.cost(cols["prompt_tokens"], cols["cache_read_tokens"], cols["cache_write_tokens"],
-                            cols["uncached_tokens"], cols["output_tokens"])
+    cost = prov.prices.cost(led[:, LEDGER.prompt_tokens], led[:, LEDGER.cache_read_tokens],
+                            led[:, LEDGER.cache_write_tokens], led[:, LEDGER.uncached_tokens],
+                            led[:, LEDGER.output_tokens])
     n = led.shape[0]
     req = cols["request"]
     return pl.DataFrame({
@@ -396,31 +482,3 @@ def _memory_compacted(base, memory_ref, art, sources: list[str] | None, e, run_i
             "sourceIds": source_ids, "sourceCount": count, "trigger": "host-managed",
             "byteSize": e["item_tokens"] * BYTES_PER_TOKEN, "tags": [f"compacted-from:{run_id}"],
             "summary_artifact_id": art}
-
-
-def summary_row(lf, ef, inp, pol: Policy, prov, run_id: str) -> dict[str, Any]:
-    import polars as pl
-
-    main = lf.filter(pl.col("call_kind") == "main")
-    et = ef["event_type"] if ef.height else pl.Series([], dtype=pl.String)
-    prompt = int(lf["prompt_tokens"].sum())
-    return {
-        "run_id": run_id, "policy": pol.name, "continuity_id": inp.continuity_id,
-        "model": prov.model, "context_window": prov.window,
-        "requests": main.height, "calls": lf.height,
-        "prompt_tokens": prompt,
-        "input_tokens": int(lf["input_tokens"].sum()),
-        "cached_input_tokens": int(lf["cached_input_tokens"].sum()),
-        "cache_write_tokens": int(lf["cache_write_tokens"].sum()),
-        "output_tokens": int(lf["output_tokens"].sum()),
-        "cost_usd": float(lf["cost_usd"].sum()),
-        "compaction_cost_usd": float(lf.filter(pl.col("call_kind").is_in(["compaction", "merge"]))["cost_usd"].sum()),
-        "flush_cost_usd": float(lf.filter(pl.col("call_kind") == "flush")["cost_usd"].sum()),
-        "compactions": int((et == "continuity_compaction_checkpoint_created").sum()),
-        "flushes": int((et == "memory.flushed").sum()),
-        "overflows": int((et == "context.overflow").sum()),
-        "edits": int((et == "context.edited").sum()),
-        "peak_context_tokens": int(main["context_after"].max() or 0),
-        "full_requests": int((main["cached_input_tokens"] == 0).sum()),
-        "cache_hit_rate": float(lf["cached_input_tokens"].sum() / prompt) if prompt else 0.0,
-    }

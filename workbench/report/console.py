@@ -6,21 +6,11 @@ from __future__ import annotations
 from workbench.util.tables import emit
 
 
-def _policy_totals(summary):
-    import polars as pl
-
-    return (summary.group_by("policy", maintain_order=True)
-            .agg(pl.col("requests").sum(), pl.col("cost_usd").sum(), pl.col("compactions").sum(),
-                 pl.col("flushes").sum(), pl.col("overflows").sum(),
-                 pl.col("peak_context_tokens").max(), pl.col("cached_input_tokens").sum(),
-                 pl.col("prompt_tokens").sum())
-            .with_columns(cache_hit_rate=pl.when(pl.col("prompt_tokens") > 0)
-                          .then(pl.col("cached_input_tokens") / pl.col("prompt_tokens")).otherwise(0.0)))
-
-
 def print_summary(summary, fmt: str = "table") -> None:
     """Per-policy totals of a run's summary frame."""
-    rows = _policy_totals(summary).to_dicts()
+    from workbench.engine.metrics import policy_totals
+
+    rows = policy_totals(summary).to_dicts()
     emit(rows, ["policy", "requests", "cost_usd", "compactions", "flushes", "overflows",
                 "peak_context_tokens", "cache_hit_rate"], fmt=fmt,
          headers={"cost_usd": "cost $", "peak_context_tokens": "peak context", "cache_hit_rate": "cache hit"},

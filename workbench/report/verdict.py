@@ -54,9 +54,6 @@ class ReportError(WorkbenchError):
 
 
 # ---- the policy table -------------------------------------------------------------------------
-SUMS = ("requests", "calls", "prompt_tokens", "cached_input_tokens", "cache_write_tokens",
-        "output_tokens", "cost_usd", "compaction_cost_usd", "flush_cost_usd", "compactions",
-        "flushes", "overflows", "full_requests")
 EVAL_KEYS = ("sr1", "secrets", "leaks", "leaks_context", "retention", "fact_probes")
 
 
@@ -65,14 +62,9 @@ def policy_table(summary, evaluation: dict | None, constraints: Constraints):
     and whether each constraint holds (null: not measured)."""
     import polars as pl
 
-    present = [c for c in SUMS if c in summary.columns]
-    agg = summary.group_by("policy", maintain_order=True).agg(
-        pl.len().alias("continuities"), *[pl.col(c).sum() for c in present],
-        pl.col("peak_context_tokens").max())
-    agg = agg.with_columns(
-        pl.when(pl.col("prompt_tokens") > 0)
-        .then(pl.col("cached_input_tokens") / pl.col("prompt_tokens")).otherwise(0.0)
-        .alias("cache_hit_rate"))
+    from workbench.engine.metrics import policy_totals
+
+    agg = policy_totals(summary)
     heads = (evaluation or {}).get("policies", {})
     names = agg["policy"].to_list()
     ev = pl.DataFrame({

@@ -40,10 +40,6 @@ from workbench.rundir.names import SWEEP_RESULTS as RESULTS_DIR
 from workbench.rundir.names import SWEEP_RUNS as RUNS_FILE
 from workbench.sweep.spec import RunSpec, SweepSpec, dataset_files, runs_frame
 
-# metrics of a run's summary rows: summed over continuities (then averaged over seeds)
-ADDITIVE = ("requests", "calls", "prompt_tokens", "input_tokens", "cached_input_tokens",
-            "cache_write_tokens", "output_tokens", "cost_usd", "compaction_cost_usd",
-            "flush_cost_usd", "compactions", "flushes", "overflows", "edits", "full_requests")
 # evaluation headline columns (one value per run)
 EVALUATION = ("leaks", "leaks_context", "secrets", "retention", "fact_probes")
 # failures: the worst seed counts, not the mean
@@ -291,9 +287,9 @@ def execute_run(task: dict[str, Any]) -> dict[str, Any]:
         policy = Policy.from_dict(task["base"]).with_overrides(task["overrides"])
         meta["policy_digest"] = policy.digest()
         ds, inputs = load_prepared(task["dataset"], task["tokenizer"])
-        rows, headline = simulate_one(ds, inputs, policy, run_id=task["run_id"], seed=task["seed"],
-                                      engine=task["engine"], tokenizer=task["tokenizer"],
-                                      evaluate=task.get("evaluate"))
+        rows, headline = _run_rows(ds, inputs, policy, run_id=task["run_id"], seed=task["seed"],
+                                   engine=task["engine"], tokenizer=task["tokenizer"],
+                                   evaluate=task.get("evaluate"))
     except Exception as exc:  # a failing configuration must not stop the sweep
         return {**meta, "status": "error", "error": f"{type(exc).__name__}: {exc}",
                 "traceback": traceback.format_exc(limit=12), "elapsed_s": time.perf_counter() - t0,
@@ -331,20 +327,21 @@ def execute_batch(task: dict[str, Any]) -> list[dict[str, Any]]:
     if not valid:
         return out
     try:
-        from workbench.sweep.batch import batch_structural
+        from workbench.engine.run import summarize_inputs
 
         _, inputs = load_prepared(task["dataset"], task["tokenizer"])
-        frames = [batch_structural(inp, policies) for inp in inputs]
+        summary = summarize_inputs(inputs, policies, engine="batch").to_dicts()
     except Exception as exc:  # the whole chunk failed: record it on each of its runs
         tb = traceback.format_exc(limit=12)
         for config in valid:
             fail(config, f"{type(exc).__name__}: {exc}", tb)
         return out
     per_run = (time.perf_counter() - t0) / max(1, sum(len(c["runs"]) for c in valid))
+    n = len(inputs)  # summary rows are policy-major
     for i, (config, policy) in enumerate(zip(valid, policies, strict=True)):
         digest = policy.digest()
         for run_id, seed in config["runs"]:
-            rows = [{"run_id": run_id, **f.row(i, named=True), "seed": seed} for f in frames]
+            rows = [{**row, "run_id": run_id, "seed": seed} for row in summary[i * n:(i + 1) * n]]
             out.append({**_meta(run_id, config["config_id"], seed), "overrides": config["overrides"],
                         **common, "policy_digest": digest, "status": "ok", "error": None, "rows": rows,
                         "evaluated": False, "evaluation": None, "elapsed_s": per_run,
@@ -352,94 +349,28 @@ def execute_batch(task: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def simulate_one(ds, inputs, policy, *, run_id: str, seed: int, engine: str, tokenizer: str,
-                 evaluate: dict | None = None) -> tuple[list[dict], dict | None]:
-    """``simulate`` for one policy over prepared inputs: the summary rows of
-    ``workbench.engine.run.simulate`` (plus the evaluation headline when asked)."""
-    import polars as pl
+def _run_rows(ds, inputs, policy, *, run_id: str, seed: int, engine: str, tokenizer: str,
+              evaluate: dict | None = None) -> tuple[list[dict], dict | None]:
+    """The summary rows of one run (the engine's :func:`~workbench.engine.run.summarize`,
+    or :func:`~workbench.engine.run.simulate` and the evaluation when asked), with the
+    evaluation headline."""
+    from workbench.engine.run import simulate, summarize_inputs
 
-    from workbench.engine.provider import resolve_provider
-    from workbench.engine.run import (
-        SimulationResult,
-        events_frame,
-        ledger_frame,
-        replay,
-        summary_row,
-    )
-
-    rows, ledgers, events, providers = [], [], [], {}
-    for inp in inputs:
-        prov = resolve_provider(policy, continuity_model=inp.model, continuity_window=inp.context_window)
-        led, ev = replay(inp, policy, prov, engine)
-        if evaluate is None:  # the summary straight from the matrices: no per-request frames
-            rows.append({**summary_from_arrays(led, ev, inp, policy, prov, run_id), "seed": seed})
-            continue
-        lf = ledger_frame(led, inp, policy, prov, run_id)
-        ef = events_frame(ev, inp, policy, run_id)
-        rows.append({**summary_row(lf, ef, inp, policy, prov, run_id), "seed": seed})
-        ledgers.append(lf)
-        events.append(ef)
-        providers[inp.continuity_id] = prov.as_dict()
     if evaluate is None:
-        return rows, None
+        summary = summarize_inputs(inputs, [policy], engine=engine, run_id=run_id)
+        return [{**row, "seed": seed} for row in summary.to_dicts()], None
     from workbench.evaluate.pipeline import evaluate_run
 
-    config = {"run_id": run_id, "seed": seed, "engine": engine, "tokenizer": tokenizer,
-              "dataset": {"path": str(Path(ds.path).resolve()), "name": ds.name},
-              "policies": {policy.name: {"policy": policy.to_dict(), "digest": policy.digest(),
-                                         "cut_rule_id": policy.trigger.rule_id(), "providers": providers}}}
-    result = SimulationResult(ledger=pl.concat(ledgers, how="vertical"),
-                              events=pl.concat(events, how="diagonal_relaxed"),
-                              summary=pl.DataFrame(rows).drop("seed"), config=config, run_id=run_id,
-                              inputs={inp.continuity_id: inp for inp in inputs})
+    result = simulate(ds, [policy], engine=engine, tokenizer=tokenizer, seed=seed, run_id=run_id,
+                      inputs=inputs)
     report = evaluate_run(result, ds, summarizer=evaluate.get("summarizer", "modelled"),
                           summarizer_options=evaluate.get("options") or None,
                           baseline=bool(evaluate.get("baseline", False)))["report"]
     headline = dict(report["policies"][policy.name])
     headline["over_redaction"] = report.get("over_redaction")
-    for row in rows:
-        row.update({k: headline.get(k) for k in EVALUATION})
+    rows = [{**row, "seed": seed, **{k: headline.get(k) for k in EVALUATION}}
+            for row in result.summary.to_dicts()]
     return rows, headline
-
-
-def summary_from_arrays(led, ev, inp, policy, prov, run_id: str) -> dict[str, Any]:
-    """``workbench.engine.run.summary_row`` computed from the engine's ledger/event matrices
-    with numpy (same columns and integers; float sums may differ in the last bit), without
-    building the per-request frames, which cost seconds on a million-event continuity."""
-    import numpy as np
-
-    from workbench.engine import enums as E
-    from workbench.engine.records import EVENT_INDEX, LEDGER_INDEX
-
-    col = {k: led[:, i] for k, i in LEDGER_INDEX.items()}
-    call = col["call_kind"]
-    main = call == E.CallKind.MAIN
-    cost = np.asarray(prov.prices.cost(col["prompt_tokens"], col["cache_read_tokens"],
-                                       col["cache_write_tokens"], col["uncached_tokens"],
-                                       col["output_tokens"]), dtype=np.float64)
-    et = ev[:, EVENT_INDEX["type"]]
-    prompt = int(col["prompt_tokens"].sum())
-    cached = int(col["cache_read_tokens"].sum())
-    return {
-        "run_id": run_id, "policy": policy.name, "continuity_id": inp.continuity_id,
-        "model": prov.model, "context_window": prov.window,
-        "requests": int(main.sum()), "calls": int(led.shape[0]),
-        "prompt_tokens": prompt,
-        "input_tokens": int(col["uncached_tokens"].sum()),
-        "cached_input_tokens": cached,
-        "cache_write_tokens": int(col["cache_write_tokens"].sum()),
-        "output_tokens": int(col["output_tokens"].sum()),
-        "cost_usd": float(cost.sum()),
-        "compaction_cost_usd": float(cost[(call == E.CallKind.COMPACTION) | (call == E.CallKind.MERGE)].sum()),
-        "flush_cost_usd": float(cost[call == E.CallKind.FLUSH].sum()),
-        "compactions": int((et == E.EventType.CHECKPOINT).sum()),
-        "flushes": int((et == E.EventType.FLUSH).sum()),
-        "overflows": int((et == E.EventType.OVERFLOW).sum()),
-        "edits": int((et == E.EventType.CONTEXT_EDIT).sum()),
-        "peak_context_tokens": int(col["context_after"][main].max()) if main.any() else 0,
-        "full_requests": int((col["cache_read_tokens"][main] == 0).sum()),
-        "cache_hit_rate": float(cached / prompt) if prompt else 0.0,
-    }
 
 
 # ---- reading results ------------------------------------------------------------------------
@@ -502,14 +433,14 @@ def aggregate(frame):
     ``complete`` true."""
     import polars as pl
 
+    from workbench.engine import metrics
+
     params = [c for c in frame.columns if "." in c or c in ("emergency", "description")]
     keep_first = ["config_index", "policy", "policy_digest", "invalid", *params]
     present = set(frame.columns)
-    add = [c for c in ADDITIVE if c in present]
+    add = [c for c in metrics.ADDITIVE if c in present]
     ev = [c for c in EVALUATION if c in present]
-    per_run_aggs = [pl.col(c).sum() for c in add]
-    if "peak_context_tokens" in present:
-        per_run_aggs.append(pl.col("peak_context_tokens").max())
+    per_run_aggs = metrics.total_aggs(frame.columns)
     per_run_aggs += [pl.col(c).first() for c in ev]
     per_run_aggs += [pl.col("status").first(), pl.col("error").first()]
     if "context_window" in present:
@@ -517,11 +448,8 @@ def aggregate(frame):
     if "continuity_id" in present:
         per_run_aggs.append(pl.col("continuity_id").drop_nulls().n_unique().alias("continuities"))
     per_run = frame.group_by("run_id", "config_id", "seed", *keep_first, maintain_order=True).agg(per_run_aggs)
-    if "prompt_tokens" in per_run.columns:
-        per_run = per_run.with_columns(
-            pl.when(pl.col("prompt_tokens") > 0)
-            .then(pl.col("cached_input_tokens") / pl.col("prompt_tokens"))
-            .otherwise(0.0).alias("cache_hit_rate"))
+    if {"prompt_tokens", "cached_input_tokens"} <= set(per_run.columns):
+        per_run = metrics.with_cache_hit_rate(per_run)
     okr = pl.col("status") == "ok"
     aggs = [pl.len().alias("runs"), okr.sum().alias("runs_ok"),
             pl.col("error").drop_nulls().first().alias("error")]
