@@ -54,13 +54,14 @@ def test_totals_path_equals_records_path_for_random_policies(profile, events, se
 @pytest.mark.parametrize("profile,events,seed", [("coding", 600, 1), ("long-running", 2000, 2), ("chat", 400, 3)])
 @pytest.mark.parametrize("window", [200_000, 20_000])
 def test_batch_summary_equals_kernel_summary_for_every_preset(profile, events, seed, window):
+    from scaled_presets import on_window
+
     from workbench.engine.policy import Provider
     from workbench.engine.presets import PRESETS
     from workbench.engine.run import summarize_inputs
 
     inp = generated(profile, events, seed)
-    pols = [p if p.provider.context_window else p.with_overrides({"provider.context_window": window})
-            for p in PRESETS.values()]
+    pols = [on_window(p, window) for p in PRESETS.values()]
     assert all(isinstance(p.provider, Provider) for p in pols)
     kernel = summarize_inputs([inp], pols, engine="kernel", run_id="r")
     batch = summarize_inputs([inp], pols, engine="batch", run_id="r")

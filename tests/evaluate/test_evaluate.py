@@ -6,6 +6,7 @@ import importlib.util
 
 import polars as pl
 import pytest
+from scaled_presets import on_window
 
 from workbench.audits import redaction_audit
 from workbench.engine.presets import PRESETS, get_policy
@@ -25,22 +26,10 @@ def dataset(tmp_path_factory):
                             tmp_path_factory.mktemp("ev") / "ds")
 
 
-def small_window(name: str) -> dict:
-    """The preset on a 25k window: absolute token thresholds and reserves scaled with it (a
-    200k-window reserve would put the threshold below zero, which a policy spec may not)."""
-    p, scale = PRESETS[name], WINDOW["provider.context_window"] / 200_000
-    over = dict(WINDOW)
-    for key, value in (("trigger.tokens", p.trigger.tokens), ("trigger.reserve_tokens", p.trigger.reserve_tokens),
-                       ("flush.reserve_tokens", p.flush.reserve_tokens if p.flush.enabled else 0),
-                       ("flush.soft_threshold_tokens", p.flush.soft_threshold_tokens if p.flush.enabled else 0)):
-        if value:
-            over[key] = int(value * scale)
-    return over
-
-
 @pytest.fixture(scope="module")
 def all_presets_run(dataset):
-    return simulate(dataset, [get_policy(n, small_window(n)) for n in PRESETS], engine=ENGINE)
+    return simulate(dataset, [on_window(PRESETS[n], WINDOW["provider.context_window"]) for n in PRESETS],
+                    engine=ENGINE)
 
 
 def test_context_tracker_rebuilds_the_ledger_context_for_every_preset(all_presets_run):
