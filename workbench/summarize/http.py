@@ -69,6 +69,8 @@ UNSUPPORTED_STATUSES = frozenset({404, 405, 410, 501})
 TRANSIENT_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 NOT_PERSISTED_MARKERS = ("not persisted", "not_persisted")
 PLACEHOLDER_RE = re.compile(r"\[compaction items?: [^\]]*encrypted\]")
+#: the temperature of a summary sample (``sample`` > 0) when none is configured
+SAMPLE_TEMPERATURE = 1.0
 
 PROMPTS = {
     "compaction": (
@@ -297,9 +299,11 @@ class HttpSummarizer:
                  system_prompt: str | None = None, temperature: float | None = None,
                  extra_body: dict | None = None, headers: dict | None = None,
                  include_reasoning: bool = False, proxies: dict | None = None,
-                 seed: int | None = None):
+                 seed: int | None = None, sample: int = 0):
         # ``seed`` is accepted and ignored (determinism comes from the cassette), so a
-        # caller can pass one seed to whichever backend the registry builds
+        # caller can pass one seed to whichever backend the registry builds. ``sample`` > 0
+        # asks for another sample of the same summary (chat mode): the request carries it
+        # as its ``seed`` and a temperature (``temperature``, else SAMPLE_TEMPERATURE)
         if mode not in MODES:
             raise SummarizerConfigError(f"unknown http mode {mode!r}; known: {', '.join(MODES)}")
         if timeout <= 0:
@@ -317,6 +321,9 @@ class HttpSummarizer:
         if cassette is not None and not isinstance(cassette, Cassette):
             cassette = Cassette(cassette, cassette_mode)
         self.cassette: Cassette | None = cassette
+        if sample < 0:
+            raise SummarizerConfigError(f"sample must be >= 0, got {sample}")
+        self.sample = int(sample)
         self.system_prompt = system_prompt
         self.temperature = temperature
         self.extra_body = dict(extra_body or {})
@@ -366,6 +373,9 @@ class HttpSummarizer:
                 "max_tokens": max(1, int(req.target_tokens))}
         if self.temperature is not None:
             body["temperature"] = self.temperature
+        if self.sample:
+            body["temperature"] = SAMPLE_TEMPERATURE if self.temperature is None else self.temperature
+            body["seed"] = self.sample
         body.update(self.extra_body)
         return body
 
