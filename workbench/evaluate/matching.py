@@ -271,8 +271,15 @@ class FormIndex:
         hit = self._memo.get(text)
         if hit is not None:
             return hit
-        from workbench.synth.fact_forms import form_pattern, normal_form
+        from workbench.synth.fact_forms import form_pattern, normal_form_positions
 
-        found = frozenset(k for k in self.index.keys_in(normal_form(text))
-                          if form_pattern(*self.facts[k]).search(text))
-        return self._memo.put(text, found)
+        # a form's match starts where its normal form matches: each candidate is confirmed
+        # by its pattern at that one position (the lower-cased text: the same positions)
+        norm, where = normal_form_positions(text)
+        low = text.lower() if self.index.patterns else text
+        found: set[int] = set()
+        for i, a, _ in self.index.matches(norm):
+            for k in self.index.owners(i):
+                if k not in found and form_pattern(*self.facts[k]).match(low, where[a]):
+                    found.add(k)
+        return self._memo.put(text, frozenset(found))

@@ -145,6 +145,16 @@ def normal_form(text: str) -> str:
     return "".join(_RUN.findall(text.lower()))
 
 
+def normal_form_positions(text: str) -> tuple[str, list[int]]:
+    """``(normal_form(text), positions)``: where each character of the normal form sits in
+    ``text.lower()`` (a match of the normal form there starts where the pattern's does)."""
+    runs = list(_RUN.finditer(text.lower()))
+    positions: list[int] = []
+    for m in runs:
+        positions.extend(range(m.start(), m.end()))
+    return "".join(m.group(0) for m in runs), positions
+
+
 def normal_forms(kind: str, answer: str) -> tuple[str, ...]:
     """The normal forms of ``answer`` and of its alternate forms."""
     return tuple(dict.fromkeys(f for f in map(normal_form, (answer, *alternate_forms(kind, answer))) if f))
