@@ -14,6 +14,9 @@ used (PEP 562).
 True
 """
 
+import sys as _sys
+import types as _types
+
 __version__ = "0.1.0"
 
 _API = ("load_dataset", "generate", "import_logs", "policies", "get_policy", "simulate", "evaluate",
@@ -38,3 +41,19 @@ def __getattr__(name: str):
 
 def __dir__() -> list[str]:
     return sorted(__all__)
+
+
+class _FrontDoor(_types.ModuleType):
+    """The package's module type. Three front-door names are also subpackages
+    (``workbench.evaluate``, ``workbench.report``, ``workbench.sweep``); importing one of them
+    makes the import system bind it on the package, which would turn ``wb.evaluate`` into a
+    module after its first call. The binding is declined for those names (the subpackage
+    stays in ``sys.modules``: ``from workbench.evaluate import pipeline`` works as always)."""
+
+    def __setattr__(self, name, value):
+        if name in _API and isinstance(value, _types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _FrontDoor

@@ -212,19 +212,26 @@ def test_fidelity_report(recorded_run, tmp_path):
     assert "no planted secrets" in html  # real logs: leakage is not measurable, and the verdict says so
 
 
-def test_getting_started_notebook(tiny, tmp_path):
+def test_getting_started_notebook(tiny, sweep_dir, tmp_path):
     import nbformat
     import papermill as pm
 
     out = tmp_path / "getting-started.ipynb"
     pm.execute_notebook(str(PROJECT / "notebooks" / "getting-started.ipynb"), str(out),
-                        parameters={"dataset_path": str(tiny["dataset"])}, kernel_name="python3",
-                        language="python", cwd=str(PROJECT / "notebooks"), progress_bar=False)
+                        parameters={"dataset_path": str(tiny["dataset"]), "run_dir": str(tmp_path / "run"),
+                                    "long_dataset_path": str(tmp_path / "long"), "ab_sweep_dir": str(sweep_dir)},
+                        kernel_name="python3", language="python", cwd=str(PROJECT / "notebooks"), progress_bar=False)
     nb = nbformat.read(str(out), as_version=4)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
-    assert any("image/png" in o.get("data", {}) for o in outputs), "the sawtooth was not drawn"
+    assert sum("image/png" in o.get("data", {}) for o in outputs) >= 3, "sawtooth, drift and spread not drawn"
+    assert not [o for o in outputs if o.get("output_type") == "error" or o.get("name") == "stderr"]
     text = json.dumps([o for o in outputs])
     assert "the harness found" in text and "claude-code" in text
+    # 1-4 of issue 17: a compaction's view, the drift curve's points, the spread, the A/B pick
+    assert "What it dropped" in text and "facts_paraphrased" in text
+    assert "claude-code-anchored" in text and "retention mean" in text and "best:" in text
+    assert (tmp_path / "run" / "compactions.parquet").is_file()
+    _assert_no_secret(out.read_text(encoding="utf-8"), _planted(tiny["dataset"]), out.name)
 
 
 # ---- the verdict matches the runner's Parquet -------------------------------------------------

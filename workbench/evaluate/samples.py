@@ -52,8 +52,8 @@ def summary_samples(result, dataset, first: dict[str, Any], k: int, *, summarize
     import polars as pl
 
     from workbench.evaluate.dataset_text import DatasetText
+    from workbench.evaluate.headline import policy_headlines
     from workbench.evaluate.leakage import leakage_table
-    from workbench.evaluate.pipeline import policy_headlines
     from workbench.evaluate.retention import retention_summary, retention_table
     from workbench.evaluate.texts import derive_texts
 
