@@ -1,6 +1,7 @@
 """``workbench audit redaction|determinism|conformance|fidelity``: the audits of
 :mod:`workbench.audits`, their files written into the run (or ``--out``), a short summary
-printed; exit code 1 when a conformance or determinism check fails."""
+printed; exit code 1 when a conformance or determinism check fails. ``workbench
+compactions`` prints the redaction audit's compaction inspector table."""
 
 from __future__ import annotations
 

@@ -27,6 +27,8 @@ Endpoint failures follow Holon §5. The summarizer instance is the provider sess
 
 With a cassette (:mod:`workbench.summarize.cassette`) final answers are recorded and
 replayed by request hash, so a replay gives byte-identical results without a network.
+A summary sample (``sample`` > 0: ``--summary-samples``) is the same chat request with
+``seed`` = the sample and a temperature, so each sample is a cassette entry of its own.
 """
 
 from __future__ import annotations
