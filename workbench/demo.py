@@ -134,7 +134,7 @@ def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print, audit_eve
     minutes, seconds = divmod(round(time.perf_counter() - started), 60)
     say(f"6/6 done in {minutes}m{seconds:02d}s. Results (Parquet + config.json) and reports:")
     for key, path in out.items():
-        say(f"  {key:17s} {path}")
+        say(f"  {key:20s} {path}")
     if html:
         say("Reports (open in a browser; the audited one carries the full verdict, the long-running one "
             "shows inside the compactions):")
