@@ -6,7 +6,9 @@ the system prompt and the model, so an A/B of prompts and models has something t
   stack frame), prose first (a sentence, not code); any other prompt keeps the first
   sentence of each user message and half the previous summary;
 * ``*-large`` models write up to 4 characters a token of the budget, others a quarter of that;
-* a request with a ``seed`` (a summary sample) shuffles which sentences fit the budget.
+* a request with a ``seed`` (a summary sample) shuffles which sentences fit the budget;
+* a judged probe (system prompt "You answer questions ...") is answered with the summary
+  line sharing the most words with the question.
 
 ``with SummarizingStub() as stub:`` serves ``stub.base_url`` on 127.0.0.1 from a thread;
 ``stub.requests`` lists the bodies it answered.
@@ -64,6 +66,18 @@ def summarize(system: str, model: str, user: str, max_tokens: int, seed: int | N
     return "## Summary\n" + "\n".join(lines)
 
 
+def answer(user: str) -> str:
+    """A judged probe: the summary line sharing the most words with the question, or UNKNOWN."""
+    summary, _, question = user.partition("\n\nQuestion: ")
+    words = {w for w in re.findall(r"[a-z]{4,}", question.lower())} - {"which", "what", "does", "when", "with"}
+    best, score = "UNKNOWN", 1
+    for line in summary.splitlines():
+        n = len(words & set(re.findall(r"[a-z]{4,}", line.lower())))
+        if n > score:
+            best, score = line.removeprefix("- "), n
+    return best
+
+
 class SummarizingStub:
     def __init__(self):
         self.requests: list[dict] = []
@@ -85,7 +99,8 @@ class SummarizingStub:
                     return
                 system = next((m["content"] for m in body["messages"] if m["role"] == "system"), "")
                 user = next((m["content"] for m in body["messages"] if m["role"] == "user"), "")
-                text = summarize(system, body["model"], user, int(body.get("max_tokens", 256)), body.get("seed"))
+                text = (answer(user) if system.startswith("You answer questions") else
+                        summarize(system, body["model"], user, int(body.get("max_tokens", 256)), body.get("seed")))
                 self._send(200, {"id": "chatcmpl-stub", "object": "chat.completion", "model": body["model"],
                                  "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
                                               "finish_reason": "stop"}],

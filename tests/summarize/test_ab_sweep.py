@@ -119,12 +119,12 @@ def test_the_comparison_renders(recorded, tmp_path):
     assert "Best by retention" in html and f"summarizer.prompt={KEEP}" in html
 
 
-def test_http_summary_samples_are_requests_of_their_own(project, tmp_path):
+def test_http_summary_samples_are_requests_of_their_own(recorded, tmp_path):
     from workbench.audits import redaction_audit
     from workbench.continuity.dataset import load_dataset
     from workbench.engine.run import simulate
 
-    ds = load_dataset(project / "datasets" / "ab")
+    ds = load_dataset(recorded["root"] / "datasets" / "ab")  # the sweep generated it
     result = simulate(ds, ["llm-summary"])
     cassette = tmp_path / "samples.jsonl"
     with SummarizingStub() as stub:
@@ -138,3 +138,40 @@ def test_http_summary_samples_are_requests_of_their_own(project, tmp_path):
     offline = {"base_url": closed_port_url(), "cassette": str(cassette), "cassette_mode": "replay"}
     b = redaction_audit(result, ds, summarizer="http", summarizer_options=offline, summary_samples=3)
     assert b.tables["summary_samples.parquet"].drop("run_id").equals(samples.drop("run_id"))
+
+
+def test_llm_judged_probes_ask_the_summary_and_replay_offline(recorded, tmp_path):
+    from workbench.audits import redaction_audit
+    from workbench.continuity.dataset import load_dataset
+    from workbench.engine.presets import get_policy
+    from workbench.engine.run import simulate
+
+    project = recorded["root"]
+    ds = load_dataset(project / "datasets" / "ab")  # the sweep generated it
+    result = simulate(ds, [get_policy("llm-summary", {"summarizer.prompt": KEEP}, rename="keep"),
+                           get_policy("llm-summary", {"summarizer.prompt": BRIEF}, rename="brief")])
+    cassette = tmp_path / "judged.jsonl"
+    with SummarizingStub() as stub:
+        opts = {"base_url": stub.base_url, "cassette": str(cassette)}
+        a = redaction_audit(result, ds, summarizer="http", summarizer_options=opts, judge_probes=True, root=project)
+        asked = [b for b in stub.requests if b["messages"][0]["content"].startswith("You answer questions")]
+    probes = a.tables["probes.parquet"]
+    compactions = a.tables["compactions.parquet"]
+    assert probes.height == compactions.filter("readable")["facts_in_span"].sum() > 0
+    assert 0 < len(asked) <= probes.height  # a question asked twice of the same summary: the cassette answers
+    share = a.documents["evaluation.json"]["judged_probes"]
+    assert share["keep"]["answerable"] > share["brief"]["answerable"]
+    # a lost fact's answer is nowhere in the summary: the judge cannot find it there
+    assert not probes.filter(probes["status"] == "lost")["answerable"].any()
+    assert probes.filter(probes["status"] == "kept")["answerable"].any()
+    offline = {"base_url": closed_port_url(), "cassette": str(cassette), "cassette_mode": "replay"}
+    b = redaction_audit(result, ds, summarizer="http", summarizer_options=offline, judge_probes=True, root=project)
+    assert b.tables["probes.parquet"].equals(probes)
+    # not asked for: an empty table (no stale judgement beside the run), and only with http
+    assert redaction_audit(result, ds, summarizer="http", summarizer_options=offline,
+                           root=project).tables["probes.parquet"].height == 0
+    from workbench.summarize import SummarizerConfigError
+
+    plain = simulate(ds, ["llm-summary"])
+    with pytest.raises(SummarizerConfigError, match="judged probes ask the summarizer's endpoint"):
+        redaction_audit(plain, ds, judge_probes=True)

@@ -30,6 +30,7 @@ def redaction(
     summarizer_mode: S.Mode = "chat",
     baseline: S.Baseline = False,
     summary_samples: S.Samples = 1,
+    judge_probes: S.JudgeProbes = False,
     fmt: Format = "table",
 ) -> None:
     """Summaries and memory entries through SR-1; secret leakage by channel; fact retention;
@@ -43,7 +44,8 @@ def redaction(
                                    key_env=summarizer_key_env, cassette=summarizer_cassette,
                                    mode=summarizer_mode, baseline=baseline)
     result, ds = load_run(run)
-    audit = redaction_audit(result, ds, summary_samples=summary_samples, **options)
+    audit = redaction_audit(result, ds, summary_samples=summary_samples,
+                                judge_probes=judge_probes, **options)
     audit.write(run)
     print_evaluation(audit.details["report"], fmt)
     say(f"wrote texts/leakage/over_redaction/retention/compactions/generations/summary_samples Parquet "

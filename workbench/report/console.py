@@ -48,6 +48,12 @@ def print_evaluation(report: dict, fmt: str = "table") -> None:
     samples = report.get("summary_samples") or {}
     if samples.get("samples", 1) > 1:
         print_spread(samples, fmt)
+    if report.get("judged_probes"):
+        pct = lambda v: "–" if v is None else f"{v:.1%}"  # noqa: E731
+        emit([{"policy": p, **j} for p, j in report["judged_probes"].items()],
+             ["policy", "probes", "answerable", "answerable_kept", "answerable_paraphrased", "answerable_lost"],
+             fmt=fmt, title="LLM-judged probes: dropped facts the summary answers",
+             display={c: pct for c in ("answerable", "answerable_kept", "answerable_paraphrased", "answerable_lost")})
     if fmt == "table":
         o = report["over_redaction"]
         ds = "not measured (--baseline)" if o["detect_secrets"] is None else o["detect_secrets"]

@@ -390,8 +390,25 @@ class HttpSummarizer:
 
     # ------------------------------------------------------------------ modes
 
+    def ask(self, system: str, user: str, *, max_tokens: int = 64) -> str:
+        """One chat question through the same transport and cassette (the LLM-judged
+        probes ask the endpoint about a summary): the answer's text."""
+        body = {"model": self.model, "messages": [{"role": "system", "content": system},
+                                                  {"role": "user", "content": user}],
+                "max_tokens": max(1, int(max_tokens))}
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        return self._chat_answer(body)[0]
+
     def _chat(self, req: SummaryRequest) -> SummaryResult:
-        body = self.chat_body(req)
+        content, choice, data, key = self._chat_answer(self.chat_body(req))
+        diag = {"status": STATUS_OK, "endpoint": CHAT_PATH, "model": data.get("model", self.model),
+                "finish_reason": choice.get("finish_reason"), "usage": data.get("usage"),
+                "request_key": key, "target_tokens": req.target_tokens}
+        return SummaryResult(text=content, backend=self.name, diagnostics=diag)
+
+    def _chat_answer(self, body: dict) -> tuple[str, dict, dict, str]:
+        """``(text, choice, answer, cassette key)`` of a ``/chat/completions`` request."""
         status, text, key = self._exchange(CHAT_PATH, body)
         if not 200 <= status < 300:
             raise EndpointError(f"POST {CHAT_PATH} returned {status}: {text[:300]}",
@@ -406,11 +423,7 @@ class HttpSummarizer:
         if content is None:
             raise EndpointError(f"POST {CHAT_PATH}: the answer has no text content",
                                 status=status, endpoint=CHAT_PATH, body=text[:2000])
-        content = _as_text(content)
-        diag = {"status": STATUS_OK, "endpoint": CHAT_PATH, "model": data.get("model", self.model),
-                "finish_reason": choice.get("finish_reason"), "usage": data.get("usage"),
-                "request_key": key, "target_tokens": req.target_tokens}
-        return SummaryResult(text=content, backend=self.name, diagnostics=diag)
+        return _as_text(content), choice, data, key
 
     def _compact(self, req: SummaryRequest) -> SummaryResult:
         with self._lock:
