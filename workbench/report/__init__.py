@@ -15,8 +15,8 @@ Three modules do the work the notebooks call:
 * :mod:`workbench.report.render`   papermill + nbconvert (HTML without code) + PNG export.
 
 >>> from workbench.report import KINDS
->>> sorted(KINDS)[:2]
-['determinism-audit', 'fidelity']
+>>> sorted(KINDS)[:3]
+['compaction-inspector', 'determinism-audit', 'fidelity']
 >>> from workbench.report.render import render_report                  # doctest: +SKIP
 >>> render_report("policy-comparison", "runs/demo-synthetic", "reports/demo").html  # doctest: +SKIP
 """
