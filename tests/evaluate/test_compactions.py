@@ -169,3 +169,19 @@ def test_the_files_are_written_beside_the_run(audited):
     for r in samples.iter_rows(named=True):
         assert r["retention"] == headline[r["policy"]]["retention"]
         assert r["leaks"] == headline[r["policy"]]["leaks"]
+
+
+def test_real_logs_have_no_secret_counts_only_not_measured(tmp_path):
+    """An imported log has no planted secrets: its compactions' secret columns are null (not
+    measured), never 0; its recorded compaction still has its row."""
+    from bundled_logs import BUNDLED_LOGS
+
+    from workbench.sources.importer import import_paths
+
+    ds = import_paths([BUNDLED_LOGS / "claude-code" / "session-624a4a58.jsonl"], tmp_path / "ds")
+    result = simulate(ds, ["as-recorded"])
+    c = redaction_audit(result, ds).tables["compactions.parquet"]
+    assert c.height == int(result.summary["compactions"].sum()) >= 1
+    for col in ("secrets_in_span", "secrets_carried", "secrets_redacted", "secrets_leaked"):
+        assert c[col].null_count() == c.height, col
+    assert c["facts_in_span"].sum() == 0 and c["dropped_events"].min() > 0

@@ -25,7 +25,8 @@ so ``facts_kept + facts_paraphrased + facts_lost == facts_in_span``. A planted s
 it is ``carried`` when the summarizer's raw output holds a leak of it (a fragment of >= 12
 characters or half the secret, in any decoded view: the leakage criterion) or its event is
 kept raw, ``leaked`` when the stored text (after SR-1, when the policy has it on) still does
-or its event is kept raw, and ``redacted`` when carried but not leaked.
+or its event is kept raw, and ``redacted`` when carried but not leaked. On a dataset without
+planted secrets (imported logs) the secret columns are null — not measured, never 0.
 
 The cache loss of a compaction is that of the main request that sends its rebuilt prefix
 (the last compaction of a request carries it): ``cache_loss_tokens`` its prompt tokens not
@@ -153,6 +154,7 @@ def compaction_table(result, texts, checkpoints: Sequence[Checkpoint], dt: Datas
     frames = result.events.filter(pl.col("event_type") == "continuity_compaction_checkpoint_created")
     frames = frames.with_columns(pl.int_range(pl.len()).over("policy", "continuity_id").alias("_index"))
     frame_of = {(r["policy"], r["continuity_id"], r["_index"]): r for r in frames.iter_rows(named=True)}
+    labelled = dt.secrets.filter(~pl.col("negative")).height > 0
     calls = _calls(result.ledger)
     last_at: dict[tuple[str, str, int], int] = {}  # the compaction whose prefix the request sends
     summarized_at: dict[tuple[str, str, int], int] = {}  # ... and the one its summarizer calls made
@@ -199,8 +201,7 @@ def compaction_table(result, texts, checkpoints: Sequence[Checkpoint], dt: Datas
             "facts_in_span": len(facts), "facts_kept": len(fate["kept"]),
             "facts_kept_raw": sum(1 for _, _, _, row in facts if row in retained),
             "facts_paraphrased": len(fate["paraphrased"]), "facts_lost": len(fate["lost"]),
-            "secrets_in_span": len(secrets), "secrets_carried": len(fate["leaked"]) + len(fate["redacted"]),
-            "secrets_redacted": len(fate["redacted"]), "secrets_leaked": len(fate["leaked"]),
+            **_secret_counts(len(secrets), len(fate["leaked"]), len(fate["redacted"]), labelled),
             "redactions": text_row.get("redactions") or 0, "hallucinated": text_row.get("hallucinated") or 0,
             "summarizer_calls": len(own), "summarizer_cost_usd": float(sum(r["cost_usd"] for r in own)),
             "summarizer_prompt_tokens": int(sum(r["prompt_tokens"] for r in own)),
@@ -211,10 +212,16 @@ def compaction_table(result, texts, checkpoints: Sequence[Checkpoint], dt: Datas
             "lost_fact_ids": fate["lost"], "leaked_secret_ids": fate["leaked"],
             "redacted_secret_ids": fate["redacted"],
         })
-    return pl.DataFrame(rows, schema=COMPACTION_SCHEMA())
+    return pl.DataFrame(rows, schema=_compaction_schema())
 
 
-def COMPACTION_SCHEMA():  # noqa: N802 - a constant built lazily (polars is imported on use)
+def _secret_counts(in_span: int, leaked: int, redacted: int, labelled: bool) -> dict[str, int | None]:
+    counts = {"secrets_in_span": in_span, "secrets_carried": leaked + redacted, "secrets_redacted": redacted,
+              "secrets_leaked": leaked}
+    return counts if labelled else dict.fromkeys(counts)
+
+
+def _compaction_schema():
     import polars as pl
 
     ints = ("compaction", "request", "source_request", "frame_seq", "tokens_before", "tokens_after",

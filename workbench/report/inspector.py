@@ -79,7 +79,8 @@ class CompactionView:
                             "across the cut"),
                 ("facts", f"{r['facts_in_span']} in the span: {r['facts_kept']} kept "
                           f"({r['facts_kept_raw']} raw), {r['facts_paraphrased']} paraphrased, {r['facts_lost']} lost"),
-                ("secrets", f"{r['secrets_in_span']} in the span: {r['secrets_carried']} carried by the summarizer, "
+                ("secrets", "not measured (the dataset has no planted secrets)" if r["secrets_in_span"] is None else
+                            f"{r['secrets_in_span']} in the span: {r['secrets_carried']} carried by the summarizer, "
                             f"{r['secrets_redacted']} redacted, {r['secrets_leaked']} leaked"),
                 ("cost", f"{r['summarizer_calls']} summarizer call(s), ${r['summarizer_cost_usd']:,.4f}; cache loss "
                          + ("—" if r["cache_loss_tokens"] is None else
