@@ -43,12 +43,41 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
+class _Shared:
+    """A front-door function whose name is also a subpackage's (``wb.evaluate`` and
+    ``workbench.evaluate``, likewise ``report`` and ``sweep``): calling it calls
+    :mod:`workbench.api`'s function (whose name, docstring and signature it carries); any
+    other attribute is the subpackage's, so ``import workbench.evaluate.pipeline as p``
+    still finds the module."""
+
+    def __init__(self, name: str):
+        import functools
+
+        from workbench import api  # standard library imports only: the package stays cheap
+
+        self._name = name
+        functools.update_wrapper(self, getattr(api, name))
+
+    def __call__(self, *args, **kwargs):
+        return self.__wrapped__(*args, **kwargs)
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        import importlib
+
+        return getattr(importlib.import_module(f"workbench.{self._name}"), attr)
+
+    def __repr__(self) -> str:
+        return repr(self.__wrapped__)
+
+
 class _FrontDoor(_types.ModuleType):
-    """The package's module type. Three front-door names are also subpackages
-    (``workbench.evaluate``, ``workbench.report``, ``workbench.sweep``); importing one of them
-    makes the import system bind it on the package, which would turn ``wb.evaluate`` into a
-    module after its first call. The binding is declined for those names (the subpackage
-    stays in ``sys.modules``: ``from workbench.evaluate import pipeline`` works as always)."""
+    """The package's module type: importing ``workbench.evaluate`` (or ``report``, ``sweep``)
+    makes the import system bind the subpackage on the package, which would turn
+    ``wb.evaluate`` into a module after its first call; that binding is declined for the
+    front door's names (the subpackage stays in ``sys.modules``, and :class:`_Shared`
+    reaches its attributes)."""
 
     def __setattr__(self, name, value):
         if name in _API and isinstance(value, _types.ModuleType):
@@ -56,4 +85,8 @@ class _FrontDoor(_types.ModuleType):
         super().__setattr__(name, value)
 
 
+_SHARED = ("evaluate", "report", "sweep")  # front-door names that are subpackages too
+for _name in _SHARED:
+    globals()[_name] = _Shared(_name)
+del _name
 _sys.modules[__name__].__class__ = _FrontDoor
