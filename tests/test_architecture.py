@@ -142,3 +142,18 @@ def test_the_getting_started_notebook_uses_only_the_front_door():
     imports = [ln.strip() for ln in code.splitlines() if ln.strip().startswith(("import ", "from "))]
     deep = [ln for ln in imports if "workbench" in ln and ln != "import workbench as wb"]
     assert deep == [], deep
+
+
+def test_front_door_names_survive_their_subpackages():
+    """wb.evaluate, wb.report and wb.sweep share their names with subpackages; importing those
+    (as their first call does) must not turn the front door's function into a module."""
+    code = ("import inspect, workbench as wb\n"
+            "import workbench.evaluate.pipeline, workbench.report.render, workbench.sweep.runner\n"
+            "from workbench.evaluate import pipeline\n"
+            "import workbench.sweep.runner as runner\n"
+            "assert callable(wb.evaluate) and callable(wb.report) and callable(wb.sweep), (wb.evaluate, wb.report)\n"
+            "assert pipeline.__name__ == 'workbench.evaluate.pipeline' and runner.__name__ == 'workbench.sweep.runner'\n"
+            "assert 'summary_samples' in inspect.signature(wb.evaluate).parameters and 'SR-1' in wb.evaluate.__doc__\n"
+            "print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr

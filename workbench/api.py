@@ -71,10 +71,11 @@ def simulate(dataset, policies: Sequence, **options: Any):
 
 
 def evaluate(result, dataset=None, *, summarizer: str = "modelled", summarizer_options: dict | None = None,
-             baseline: bool = False):
-    """Summaries and memory entries through SR-1, leakage by channel and fact retention of a
-    simulation (``result``) or a run directory; ``.tables`` holds the frames and
-    ``.write(run_dir)`` puts them beside the run."""
+             baseline: bool = False, summary_samples: int = 1):
+    """Summaries and memory entries through SR-1, leakage by channel, fact retention, what
+    each compaction kept and its drift, of a simulation (``result``) or a run directory;
+    ``summary_samples`` > 1 writes every summary that many times and measures the spread.
+    ``.tables`` holds the frames and ``.write(run_dir)`` puts them beside the run."""
     from workbench.audits import redaction_audit
 
     if isinstance(result, str | Path):
@@ -87,7 +88,19 @@ def evaluate(result, dataset=None, *, summarizer: str = "modelled", summarizer_o
     elif isinstance(dataset, str | Path):
         dataset = load_dataset(dataset)
     return redaction_audit(result, dataset, summarizer=summarizer, summarizer_options=summarizer_options,
-                           baseline=baseline)
+                           baseline=baseline, summary_samples=summary_samples)
+
+
+def inspect_compaction(run: str | Path, policy: str, continuity: str | None = None, n: int | str = 0, **options: Any):
+    """One compaction of a run side by side: the span it dropped and the summary that
+    replaced it, facts and secrets marked (a notebook displays it; ``.row`` is its
+    ``compactions.parquet`` row). ``n``: the policy's compaction number in ``continuity``
+    (default: the first continuity) from 0, or ``"worst"`` (the most facts lost). Needs
+    the redaction audit's files (``wb.evaluate(...).write(run)`` or ``workbench audit
+    redaction``); options: ``max_events``, ``event_chars``, ``summary_chars``."""
+    from workbench.report.inspector import compaction_view
+
+    return compaction_view(run, policy, continuity, n, **options)
 
 
 def sweep(spec, out: str | Path | None = None, *, executor: str = "process", workers: int | None = None,

@@ -45,20 +45,43 @@ class AuditResult:
 
 
 def redaction_audit(result, dataset, *, summarizer: str = "modelled",
-                    summarizer_options: dict | None = None, baseline: bool = False) -> AuditResult:
-    """Summaries and memory entries through SR-1, secret leakage by channel, fact retention
-    (``result``: a :class:`~workbench.engine.run.SimulationResult`)."""
+                    summarizer_options: dict | None = None, baseline: bool = False,
+                    summary_samples: int = 1, judge_probes: bool = False,
+                    root: str | Path | None = None) -> AuditResult:
+    """Summaries and memory entries through SR-1, secret leakage by channel, fact retention,
+    what each compaction kept and its drift over later summaries, the spread over
+    ``summary_samples`` samples of every summary, and (``judge_probes``, the HTTP
+    summarizer only) each dropped fact's probe question asked of its summary (``result``: a
+    :class:`~workbench.engine.run.SimulationResult`; ``root``: where policies'
+    ``summarizer.prompt`` files are taken from, default the current directory)."""
+    from workbench.evaluate import judge
     from workbench.evaluate.pipeline import evaluate_run
+    from workbench.evaluate.samples import spread
+    from workbench.evaluate.texts import policies_of
+    from workbench.summarize.settings import describe
 
     ev = evaluate_run(result, dataset, summarizer=summarizer, summarizer_options=summarizer_options,
-                      baseline=baseline)
+                      baseline=baseline, summary_samples=summary_samples, root=root)
     report = dict(ev["report"])
     settings = {k: v for k, v in (summarizer_options or {}).items() if k != "api_key"}
     if "base_url" in settings:
         settings["base_url"] = _without_userinfo(settings["base_url"])
     report["summarizer_settings"] = settings
+    own = {name: d for name, p in policies_of(result).items() if (d := describe(p, root=root))}
+    if own:
+        report["policy_summarizers"] = own
+    report["summary_samples"] = {"samples": summary_samples, "by_policy": spread(ev["samples"])}
+    probes = judge.empty_probes()
+    if judge_probes:
+        from workbench.evaluate.dataset_text import DatasetText
+
+        probes = judge.judge_probes(result, ev["compactions"], ev["texts"], DatasetText.of(dataset),
+                                    summarizer=summarizer, summarizer_options=summarizer_options, root=root)
+        report["judged_probes"] = judge.judged_share(probes)
     return AuditResult("redaction", {N.TEXTS: ev["texts"].drop("text_raw"), N.LEAKAGE: ev["leakage"],
-                                     N.OVER_REDACTION: ev["over_redaction"], N.RETENTION: ev["retention"]},
+                                     N.OVER_REDACTION: ev["over_redaction"], N.RETENTION: ev["retention"],
+                                     N.COMPACTIONS: ev["compactions"], N.GENERATIONS: ev["generations"],
+                                     N.SUMMARY_SAMPLES: ev["samples"], N.PROBES: probes},
                        {N.EVALUATION: report}, passed=None, details={"report": report, "evaluation": ev})
 
 

@@ -2,11 +2,15 @@
 ending with the policy comparison reports a reviewer reads.
 
 Steps: generate a seeded synthetic coding continuity (and a smaller one for the
-text-level audit), import the bundled real agent logs (``datasets/bundled``, else the
-workplace's ``../shared/datasets/recorded``), inspect them, replay every preset on each
-(``runs/demo-*``), run the redaction and conformance audits on the smaller synthetic run,
-and render a policy comparison report per run (``reports/demo-*/policy-comparison.html``).
-Each step prints what it did and where it wrote; the HTML paths come last.
+text-level audit, and a long-running one whose summaries are summarized again and again),
+import the bundled real agent logs (``datasets/bundled``, else the workplace's
+``../shared/datasets/recorded``), inspect them, replay every preset on each
+(``runs/demo-*``; the long-running one through the summarizing presets and an anchored
+summary), run the redaction (with summary samples), conformance and determinism audits on
+the smaller synthetic run and the redaction audit on the long-running one, and render a
+policy comparison report per run (``reports/demo-*/policy-comparison.html``) and the
+compaction inspector of the long-running run. Each step prints what it did and where it
+wrote; the HTML paths come last.
 """
 
 from __future__ import annotations
@@ -20,6 +24,20 @@ PROJECT = Path(__file__).resolve().parent.parent
 # the text-level audit (summaries, redaction, retention) costs ~10 ms per event and preset,
 # so it runs on a smaller continuity than the cost comparison
 AUDIT_EVENTS = 3_000
+# a long-running continuity (dense side effects around ~24k model-visible events) that fills
+# a 200k window 20+ times, so summaries are summarized again and again: the drift curve
+LONG_EVENTS = 170_000
+LONG_FACTS = 200
+# the policies that summarize their summary (issue 17: claude-code, codex, langchain, letta)
+# and one that keeps an anchored summary (each span summarized once, never re-written)
+DRIFT_PRESETS = ("claude-code", "codex-local", "langchain-summarization", "letta")
+ANCHORED = ("claude-code", {"compaction.accumulate": True, "compaction.ratio": 0.01, "compaction.floor": 500},
+            "claude-code-anchored")
+# the modelled summarizer of the audits: its defaults, and a share of the facts it does not
+# keep written in another form (paraphrased: the inspector tells them apart)
+SUMMARIZER_OPTIONS = {"p_paraphrase_fact": 0.1}
+AUDIT_SAMPLES = 5  # summary samples of the audit run (the verdict's "within the spread")
+LONG_SAMPLES = 3
 RECORDED_CANDIDATES = (
     PROJECT / "datasets" / "bundled",  # shipped with the project (see datasets/README.md)
     PROJECT.parent / "shared" / "datasets" / "recorded",  # the workplace's shared copy
@@ -33,10 +51,19 @@ def recorded_logs() -> Path | None:
     return None
 
 
+def drift_policies() -> list:
+    from workbench.engine.presets import get_policy
+
+    preset, overrides, name = ANCHORED
+    return [*DRIFT_PRESETS, get_policy(preset, overrides, rename=name)]
+
+
 def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print, audit_events: int = AUDIT_EVENTS,
-             reports: bool = True, policies: list[str] | None = None) -> dict[str, Path]:
+             long_events: int = LONG_EVENTS, reports: bool = True,
+             policies: list[str] | None = None) -> dict[str, Path]:
     """Run the demo under ``root`` (datasets/, runs/, reports/); ``policies`` defaults to
-    every preset. Returns the paths written, by name (``report-audit`` is the full verdict)."""
+    every preset (the long-running run always replays :func:`drift_policies`). Returns the
+    paths written, by name (``report-audit`` is the full verdict)."""
     from workbench.continuity.inspect import inspect_dataset, render_text
     from workbench.engine.run import simulate
     from workbench.report.console import print_summary
@@ -52,6 +79,11 @@ def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print, audit_eve
     audit = root / "datasets" / "demo-audit"
     say(f"   and a smaller one for the text-level audit ({audit_events:,} events, seed 2) -> {audit}")
     out["audit"] = generate_dataset(GeneratorConfig(profile="coding", events=audit_events, seed=2), audit).path
+    long = root / "datasets" / "demo-long-running"
+    say(f"   and a long-running one whose summaries are summarized again and again ({long_events:,} events, "
+        f"{LONG_FACTS} planted facts, seed 3) -> {long}")
+    out["long-running"] = generate_dataset(GeneratorConfig(profile="long-running", events=long_events, seed=3,
+                                                           facts=LONG_FACTS), long).path
 
     logs = recorded_logs()
     if logs is not None:
@@ -67,20 +99,27 @@ def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print, audit_eve
 
     policies = list(PRESETS) if policies is None else list(policies)
     runs: dict[str, Path] = {}
-    for name in ("synthetic", "audit", "recorded"):
+    for name in ("synthetic", "audit", "recorded", "long-running"):
         if name not in out:
             continue
         run_dir = root / "runs" / f"demo-{name}"
-        say(f"3/6 replaying {len(policies)} presets on the {name} dataset -> {run_dir}")
-        result = simulate(out[name], policies, progress=True)
+        replayed = drift_policies() if name == "long-running" else policies
+        what = ("the summarizing presets and an anchored summary" if name == "long-running"
+                else f"{len(policies)} presets")
+        say(f"3/6 replaying {what} on the {name} dataset -> {run_dir}")
+        result = simulate(out[name], replayed, progress=True)
         result.write(run_dir)
         print_summary(result.summary)
         runs[name] = out[f"run-{name}"] = run_dir
 
     say(f"4/6 auditing {runs['audit']}: summaries and memory entries through SR-1, secret leakage, "
-        "fact retention (modelled summarizer; detect-secrets as the baseline), conformance, then "
-        "determinism (repeat, a cold process, worker counts; tokenizer drift)")
+        f"fact retention, what each compaction kept ({AUDIT_SAMPLES} summary samples; modelled summarizer; "
+        "detect-secrets as the baseline), conformance, then determinism (repeat, a cold process, worker "
+        f"counts; tokenizer drift); and {runs['long-running']}: what each compaction kept and its drift over "
+        f"repeated summaries ({LONG_SAMPLES} summary samples)")
     audit_run(runs["audit"], out["audit"], policies, say=say)
+    long_result, long_ds = _load(runs["long-running"])
+    redaction_audit_of(long_result, long_ds, LONG_SAMPLES).write(runs["long-running"])
 
     html: dict[str, Path] = {}
     if reports:
@@ -88,32 +127,48 @@ def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print, audit_eve
 
         for name, run_dir in runs.items():
             dest = root / "reports" / f"demo-{name}"
-            say(f"5/6 rendering the policy comparison report of {run_dir} -> {dest}")
-            html[name] = render_report("policy-comparison", run_dir, dest, cwd=root).html
+            kind = "compaction-inspector" if name == "long-running" else "policy-comparison"
+            say(f"5/6 rendering the {kind.replace('-', ' ')} report of {run_dir} -> {dest}")
+            html[name] = render_report(kind, run_dir, dest, cwd=root).html
             out[f"report-{name}"] = html[name]
     minutes, seconds = divmod(round(time.perf_counter() - started), 60)
     say(f"6/6 done in {minutes}m{seconds:02d}s. Results (Parquet + config.json) and reports:")
     for key, path in out.items():
-        say(f"  {key:17s} {path}")
+        say(f"  {key:20s} {path}")
     if html:
-        say("Policy comparison reports (open in a browser; the audited one carries the full verdict):")
-        for name in ("audit", "synthetic", "recorded"):
+        say("Reports (open in a browser; the audited one carries the full verdict, the long-running one "
+            "shows inside the compactions):")
+        for name in ("audit", "synthetic", "recorded", "long-running"):
             if name in html:
                 say(f"  {html[name]}")
     return out
 
 
+def _load(run_dir: Path):
+    from workbench.rundir.read import load_run
+
+    return load_run(run_dir)
+
+
+def redaction_audit_of(result, ds, samples: int, *, baseline: bool = False):
+    """The demo's redaction audit: the modelled summarizer with :data:`SUMMARIZER_OPTIONS`."""
+    from workbench.audits import redaction_audit
+
+    return redaction_audit(result, ds, summarizer="modelled", summarizer_options=dict(SUMMARIZER_OPTIONS),
+                           baseline=baseline, summary_samples=samples)
+
+
 def audit_run(run_dir: Path, dataset: Path, policies: list[str], say=print) -> dict[str, bool | None]:
     """The redaction, conformance and determinism audits of ``run_dir``, written into it
     (a failed audit is a finding the report shows, not a crash). Returns each verdict."""
-    from workbench.audits import conformance_audit, determinism_audit, redaction_audit
+    from workbench.audits import conformance_audit, determinism_audit
     from workbench.continuity.dataset import load_dataset
     from workbench.rundir.read import load_run
 
     result, ds = load_run(run_dir)
     verdicts: dict[str, bool | None] = {}
     for name, audit in (
-        ("redaction", lambda: redaction_audit(result, ds, summarizer="modelled", baseline=True)),
+        ("redaction", lambda: redaction_audit_of(result, ds, AUDIT_SAMPLES, baseline=True)),
         ("conformance", lambda: conformance_audit(run_dir)),
         ("determinism", lambda: determinism_audit(load_dataset(dataset), policies)),
     ):

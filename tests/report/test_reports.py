@@ -51,8 +51,9 @@ def tiny(tmp_path_factory):
                 get_policy("llm-summary", {"redaction.sr1_carry_forward": False}, rename=NO_SR1)]
     result = simulate(ds, policies, engine=ENGINE)
     run = result.write(root / "run")
-    redaction_audit(result, ds, baseline=False,
-                    summarizer_options={"p_copy_secret": 0.9, "p_partial_secret": 0.1, "copy_form": "value"}).write(run)
+    redaction_audit(result, ds, baseline=False, summary_samples=3,
+                    summarizer_options={"p_copy_secret": 0.9, "p_partial_secret": 0.1, "copy_form": "value",
+                                        "p_paraphrase_fact": 0.1}).write(run)
     # the files `workbench audit determinism --out RUN` writes (the audit itself is tested in
     # tests/evaluate; here only its rendering)
     hashes = run_hashes(result)
@@ -69,7 +70,7 @@ def tiny(tmp_path_factory):
 def rendered(tiny):
     out = tiny["root"] / "reports"
     return {kind: render_report(kind, tiny["run"], out) for kind in
-            ("policy-comparison", "redaction-audit", "determinism-audit")}
+            ("policy-comparison", "redaction-audit", "determinism-audit", "compaction-inspector")}
 
 
 @pytest.fixture(scope="module")
@@ -131,7 +132,12 @@ def _check_report(res, *, figures: int = 1) -> str:
     assert len(pngs) >= figures and all(len(p) > 1000 for p in pngs), "figures missing as <img> PNG data"
     assert len(res.figures) >= figures and all(p.stat().st_size > 1000 for p in res.figures)
     assert "hl-ipython3" not in html and "from workbench.report import" not in html, "code cells must be hidden"
-    assert "Traceback" not in html
+    # no cell failed (the word "Traceback" itself may be shown: agents' tool outputs hold them)
+    import nbformat
+
+    nb = nbformat.read(str(res.notebook), as_version=4)
+    assert not [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+                if o.get("output_type") == "error" or o.get("name") == "stderr"], "a cell failed or wrote stderr"
     return html
 
 
@@ -139,11 +145,45 @@ def _check_report(res, *, figures: int = 1) -> str:
 def test_policy_comparison_report(tiny, rendered):
     html = _check_report(rendered["policy-comparison"], figures=6)
     for heading in ("Context size over requests", "Cumulative cost", "Cache-hit rate", "Cost against retention",
-                    "Leakage by secret format", "What the summaries say", "Determinism"):
+                    "Leakage by secret format", "What the summaries say", "Compactions",
+                    "Drift over repeated summaries", "Summary variance", "Determinism"):
         assert heading in html
     names = {p.name for p in rendered["policy-comparison"].figures}
-    for fig in ("sawtooth", "cumulative-cost", "cache-hit-rate", "pareto", "leakage-heatmap", "determinism-matrix"):
+    for fig in ("sawtooth", "cumulative-cost", "cache-hit-rate", "pareto", "leakage-heatmap", "determinism-matrix",
+                "compaction-fates", "facts-surviving", "summary-spread"):
         assert f"policy-comparison-{fig}.png" in names
+    # the worst compaction of each policy that dropped a fact, side by side with its summary
+    assert html.count("What it dropped") >= 2 and "What replaced it" in html
+    assert "Within the spread" in html and "across 3 summary samples" in html
+
+
+def test_compaction_inspector_report(tiny, rendered):
+    html = _check_report(rendered["compaction-inspector"], figures=3)
+    for heading in ("What each compaction kept", "The worst compaction of each policy",
+                    "Drift over repeated summaries", "Summary variance", "A/B of the compaction prompt and model"):
+        assert heading in html
+    assert "What it dropped" in html and "No A/B sweep given" in html
+    compactions = pl.read_parquet(tiny["run"] / "compactions.parquet")
+    for policy in compactions["policy"].unique().to_list():
+        assert policy in html
+
+
+def test_every_compaction_view_hides_every_planted_secret(tiny):
+    """The view of every compaction of the SR-1-off policy (raw secrets in its stored
+    summaries, in the dropped events always) shows no planted value nor a 12-character
+    fragment of one, while it does mark the secrets by id."""
+    from workbench.report.inspector import compaction_view
+
+    values = _planted(tiny["dataset"])
+    compactions = pl.read_parquet(tiny["run"] / "compactions.parquet")
+    mine = compactions.filter(pl.col("policy") == NO_SR1)
+    assert mine["secrets_leaked"].sum() > 0, "the SR-1-off summaries leak nothing: the test would mean nothing"
+    badges = 0
+    for n in mine["compaction"].to_list():
+        body = compaction_view(tiny["run"], NO_SR1, n=n, max_events=200, event_chars=100_000).to_html()
+        badges += body.count('class="wb-sec wb-leaked"')
+        _assert_no_secret(body, values, f"compaction {n}")
+    assert badges > 0
 
 
 def test_redaction_audit_report(rendered):
@@ -172,19 +212,26 @@ def test_fidelity_report(recorded_run, tmp_path):
     assert "no planted secrets" in html  # real logs: leakage is not measurable, and the verdict says so
 
 
-def test_getting_started_notebook(tiny, tmp_path):
+def test_getting_started_notebook(tiny, sweep_dir, tmp_path):
     import nbformat
     import papermill as pm
 
     out = tmp_path / "getting-started.ipynb"
     pm.execute_notebook(str(PROJECT / "notebooks" / "getting-started.ipynb"), str(out),
-                        parameters={"dataset_path": str(tiny["dataset"])}, kernel_name="python3",
-                        language="python", cwd=str(PROJECT / "notebooks"), progress_bar=False)
+                        parameters={"dataset_path": str(tiny["dataset"]), "run_dir": str(tmp_path / "run"),
+                                    "long_dataset_path": str(tmp_path / "long"), "ab_sweep_dir": str(sweep_dir)},
+                        kernel_name="python3", language="python", cwd=str(PROJECT / "notebooks"), progress_bar=False)
     nb = nbformat.read(str(out), as_version=4)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
-    assert any("image/png" in o.get("data", {}) for o in outputs), "the sawtooth was not drawn"
+    assert sum("image/png" in o.get("data", {}) for o in outputs) >= 3, "sawtooth, drift and spread not drawn"
+    assert not [o for o in outputs if o.get("output_type") == "error" or o.get("name") == "stderr"]
     text = json.dumps([o for o in outputs])
     assert "the harness found" in text and "claude-code" in text
+    # 1-4 of issue 17: a compaction's view, the drift curve's points, the spread, the A/B pick
+    assert "What it dropped" in text and "facts_paraphrased" in text
+    assert "claude-code-anchored" in text and "retention mean" in text and "best:" in text
+    assert (tmp_path / "run" / "compactions.parquet").is_file()
+    _assert_no_secret(out.read_text(encoding="utf-8"), _planted(tiny["dataset"]), out.name)
 
 
 # ---- the verdict matches the runner's Parquet -------------------------------------------------
@@ -253,13 +300,16 @@ def test_no_planted_secret_in_any_report(tiny, rendered):
     assert any(v in raw for v in values), "no planted secret reached the SR-1-off summaries"
     for res in rendered.values():
         for path in (res.html, res.notebook):
-            body = path.read_text(encoding="utf-8")
-            for v in values:
-                assert v not in body, f"planted secret in {path.name}"
-                if len(v) >= 12:
-                    for frag in {v[:12], v[len(v) // 2 - 6: len(v) // 2 + 6], v[-12:]}:
-                        assert frag not in body, f"12-character fragment of a planted secret in {path.name}"
-                assert json.dumps(v)[1:-1] not in body  # as a JSON-escaped string in the notebook
+            _assert_no_secret(path.read_text(encoding="utf-8"), values, path.name)
+
+
+def _assert_no_secret(body: str, values: list[str], where: str) -> None:
+    for v in values:
+        assert v not in body, f"planted secret in {where}"
+        if len(v) >= 12:
+            for frag in {v[:12], v[len(v) // 2 - 6: len(v) // 2 + 6], v[-12:]}:
+                assert frag not in body, f"12-character fragment of a planted secret in {where}"
+        assert json.dumps(v)[1:-1] not in body  # as a JSON-escaped string in the notebook
 
 
 # ---- errors -----------------------------------------------------------------------------------
@@ -275,12 +325,24 @@ def test_broken_run_names_the_failing_cell(tiny, tmp_path):
     assert "ledger.parquet is damaged or incomplete" in msg  # its size differs from the one written
 
 
+def test_the_inspector_needs_the_redaction_audit(tiny, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(tiny["run"], run)
+    (run / "compactions.parquet").unlink()
+    with pytest.raises(ReportError, match="no compactions.parquet; run `workbench audit redaction"):
+        render_report("compaction-inspector", run, tmp_path / "out")
+    with pytest.raises(ReportError, match="--ab-sweep is read by the compaction-inspector report only"):
+        render_report("policy-comparison", tiny["run"], tmp_path / "out", ab_sweep=tmp_path)
+
+
 def test_missing_run_and_unknown_kind(tmp_path):
     with pytest.raises(ReportError, match="no such run directory"):
         render_report("policy-comparison", tmp_path / "nope", tmp_path / "out")
     with pytest.raises(ReportError, match="unknown report"):
         render_report("nonsense", tmp_path, tmp_path / "out")
-    assert set(KINDS) == {"policy-comparison", "threshold-sweep", "redaction-audit", "determinism-audit", "fidelity"}
+    assert set(KINDS) == {"policy-comparison", "threshold-sweep", "redaction-audit", "determinism-audit", "fidelity",
+                          "compaction-inspector"}
+
 
 
 def test_cli_report(tmp_path):
@@ -324,3 +386,24 @@ def test_report_renders_in_headless_chromium(rendered, tmp_path):
         raw = base64.b64decode(data)
         assert raw[:8] == b"\x89PNG\r\n\x1a\n" and len(raw) > 1000
     assert np is not None
+
+
+def test_inspect_compaction_through_the_front_door(tiny):
+    import workbench as wb
+    from workbench.errors import WorkbenchError
+
+    run = tiny["run"]
+    compactions = pl.read_parquet(run / "compactions.parquet")
+    mine = compactions.filter(pl.col("policy") == "llm-summary")
+    worst = wb.inspect_compaction(run, "llm-summary", n="worst")
+    assert worst.row["facts_lost"] == mine["facts_lost"].max()
+    first = wb.inspect_compaction(run, "llm-summary", n=0)
+    assert first.row["compaction"] == 0 and "What it dropped" in first._repr_html_()
+    # every event shown is one the compaction dropped, every labelled one among them is shown
+    assert {e.seq for e in first.events} <= set(first.row["dropped_seqs"])
+    with pytest.raises(WorkbenchError, match="no compaction of policy 'nope'.*llm-summary"):
+        wb.inspect_compaction(run, "nope")
+    with pytest.raises(WorkbenchError, match=r"give 0\.\.\d+ or 'worst'"):
+        wb.inspect_compaction(run, "llm-summary", n=10_000)
+    with pytest.raises(WorkbenchError, match="no compaction in continuity 'elsewhere'"):
+        wb.inspect_compaction(run, "llm-summary", "elsewhere")

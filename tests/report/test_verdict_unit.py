@@ -111,3 +111,46 @@ def test_text_guard_runs_the_redaction_harness_first_and_never_cuts_a_marker():
     assert token not in out and "<REDACTED:" in out
     cut = g(f"token {token} done and more text", limit=9)
     assert cut.startswith("token <REDACTED:") and cut.endswith("> …")
+
+
+# ---- the recommendation within the spread of summary samples ---------------------------------
+def _spread(samples_rows, constraints: Constraints | None = None):
+    from workbench.report.verdict import policy_table, within_spread
+
+    constraints = constraints or Constraints()
+    summary = pl.DataFrame({"policy": ["cheap", "mid", "dear"], "continuity_id": ["c"] * 3,
+                            "requests": [10] * 3, "cost_usd": [1.0, 2.0, 3.0], "compactions": [1] * 3,
+                            "overflows": [0] * 3, "prompt_tokens": [100] * 3, "cached_input_tokens": [50] * 3,
+                            "peak_context_tokens": [10] * 3, "context_window": [100] * 3})
+    first = {r[1]: r for r in samples_rows if r[0] == 0}
+    evaluation = {"policies": {p: {"sr1": True, "secrets": 2, "leaks": r[3], "leaks_context": 0,
+                                   "retention": r[2], "fact_probes": 10} for p, r in first.items()}}
+    table = policy_table(summary, evaluation, constraints)
+    row, _ = best_row(table, "cost_usd", unverified=True)
+    samples = pl.DataFrame(samples_rows, schema=["sample", "policy", "retention", "leaks"], orient="row")
+    return row["policy"] if row else None, within_spread(table, samples, constraints, row["policy"] if row else None)
+
+
+def test_the_recommendation_holds_in_every_sample():
+    rows = [(s, "cheap", 0.97 + 0.01 * s, 0) for s in range(3)]
+    rows += [(s, p, 0.99, 0) for s in range(3) for p in ("mid", "dear")]
+    chosen, spread = _spread(rows)
+    assert chosen == "cheap" and spread["wins"] == 3 and spread["text"].startswith("yes: across 3")
+    assert "97.0%–99.0%" in spread["text"]
+
+
+def test_the_recommendation_fails_in_one_sample():
+    rows = [(0, "cheap", 0.97, 0), (1, "cheap", 0.93, 0), (2, "cheap", 0.98, 1)]
+    rows += [(s, p, 0.99, 0) for s in range(3) for p in ("mid", "dear")]
+    chosen, spread = _spread(rows)
+    assert chosen == "cheap" and spread["wins"] == 1
+    assert spread["winners"] == ["cheap", "mid", "mid"]
+    assert spread["text"].startswith("NO: across 3 summary samples cheap is picked in 1 of 3; otherwise mid (2)")
+
+
+def test_one_sample_has_no_spread():
+    from workbench.report.verdict import within_spread
+
+    assert within_spread(None, None, Constraints(), "x") is None
+    one = pl.DataFrame({"sample": [0], "policy": ["x"], "retention": [1.0], "leaks": [0]})
+    assert within_spread(None, one, Constraints(), "x") is None

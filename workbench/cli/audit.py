@@ -1,6 +1,7 @@
 """``workbench audit redaction|determinism|conformance|fidelity``: the audits of
 :mod:`workbench.audits`, their files written into the run (or ``--out``), a short summary
-printed; exit code 1 when a conformance or determinism check fails."""
+printed; exit code 1 when a conformance or determinism check fails. ``workbench
+compactions`` prints the redaction audit's compaction inspector table."""
 
 from __future__ import annotations
 
@@ -28,9 +29,12 @@ def redaction(
     summarizer_cassette: S.Cassette = None,
     summarizer_mode: S.Mode = "chat",
     baseline: S.Baseline = False,
+    summary_samples: S.Samples = 1,
+    judge_probes: S.JudgeProbes = False,
     fmt: Format = "table",
 ) -> None:
-    """Summaries and memory entries through SR-1; secret leakage by channel; fact retention."""
+    """Summaries and memory entries through SR-1; secret leakage by channel; fact retention;
+    what each compaction kept (compactions.parquet) and its drift (generations.parquet)."""
     from workbench.audits import redaction_audit
     from workbench.rundir import Kind, require
     from workbench.rundir.read import load_run
@@ -40,10 +44,12 @@ def redaction(
                                    key_env=summarizer_key_env, cassette=summarizer_cassette,
                                    mode=summarizer_mode, baseline=baseline)
     result, ds = load_run(run)
-    audit = redaction_audit(result, ds, **options)
+    audit = redaction_audit(result, ds, summary_samples=summary_samples,
+                                judge_probes=judge_probes, **options)
     audit.write(run)
     print_evaluation(audit.details["report"], fmt)
-    say(f"wrote texts/leakage/over_redaction/retention Parquet and evaluation.json to {run}")
+    say(f"wrote texts/leakage/over_redaction/retention/compactions/generations/summary_samples Parquet "
+        f"and evaluation.json to {run}")
 
 
 @command(audit_app)
@@ -122,3 +128,32 @@ def fidelity(
     audit.write(out, force=force)
     say(audit.details["text"])
     say(f"wrote fidelity Parquet tables to {out}")
+
+
+@command()
+def compactions(
+    run: RunDir,
+    policy: Annotated[list[str] | None, typer.Option(help="only these policies; repeat")] = None,
+    continuity: Annotated[str | None, typer.Option(help="only this continuity id")] = None,
+    fmt: Format = "table",
+) -> None:
+    """What each compaction kept: one row per compaction (compactions.parquet, written by
+    `workbench audit redaction`): the span it dropped, its facts kept / paraphrased / lost,
+    its secrets carried / redacted / leaked, summarizer calls and the cache loss."""
+    import polars as pl
+
+    from workbench.errors import WorkbenchError
+    from workbench.report.console import print_compactions
+    from workbench.rundir.read import load_config, load_table
+
+    load_config(run)
+    table = load_table(run, "compactions", required=True)
+    for column, wanted in (("policy", policy or []), ("continuity_id", [continuity] if continuity else [])):
+        known = table[column].unique(maintain_order=True).to_list()
+        unknown = [w for w in wanted if w not in known]
+        if unknown:
+            raise WorkbenchError(f"{run}: no {column.replace('_id', '')} {', '.join(map(repr, unknown))} in "
+                                 f"compactions.parquet; it has: {', '.join(known) or 'none (no compaction)'}")
+        if wanted:
+            table = table.filter(pl.col(column).is_in(wanted))
+    print_compactions(table, fmt)

@@ -59,6 +59,8 @@ def simulate(
     summarizer_cassette: S.Cassette = None,
     summarizer_mode: S.Mode = "chat",
     baseline: S.Baseline = False,
+    summary_samples: S.Samples = 1,
+    judge_probes: S.JudgeProbes = False,
     force: Force = False,
     fmt: Format = "table",
 ) -> None:
@@ -81,7 +83,8 @@ def simulate(
             from workbench.continuity.dataset import load_dataset
             from workbench.report.console import print_evaluation
 
-            audit = redaction_audit(result, load_dataset(dataset), **options)
+            audit = redaction_audit(result, load_dataset(dataset), summary_samples=summary_samples,
+                                    judge_probes=judge_probes, **options)
             audit.write(path)
             print_evaluation(audit.details["report"], fmt)
     say(f"wrote {path} (run {result.run_id})")

@@ -13,7 +13,7 @@ from workbench.cli._app import Force, command, say
 @command()
 def report(
     kind: Annotated[str, typer.Argument(help="policy-comparison | threshold-sweep | redaction-audit | "
-                                             "determinism-audit | fidelity")],
+                                             "determinism-audit | fidelity | compaction-inspector")],
     run: Annotated[Path, typer.Option(help="run directory (for threshold-sweep: the sweep directory)")],
     out: Annotated[Path, typer.Option(help="report directory, e.g. reports/NAME")],
     determinism: Annotated[Path | None, typer.Option(help="where `workbench audit determinism --out` wrote "
@@ -21,6 +21,8 @@ def report(
     fidelity: Annotated[Path | None, typer.Option(help="where the fidelity audit wrote its Parquet "
                                                        "(default: the run directory)")] = None,
     continuity: Annotated[str | None, typer.Option(help="continuity id drawn in the sawtooth")] = None,
+    ab_sweep: Annotated[Path | None, typer.Option(help="compaction-inspector: a sweep over summarizer.prompt "
+                                                       "/ summarizer.model to compare")] = None,
     max_overflows: Annotated[int, typer.Option(min=0, help="constraint: overflows at most")] = 0,
     max_leaks: Annotated[int, typer.Option(min=0, help="constraint: leaked secrets at most")] = 0,
     min_retention: Annotated[float, typer.Option(min=0.0, max=1.0, help="constraint: fact retention at least")] = 0.95,
@@ -33,6 +35,7 @@ def report(
     from workbench.selection import Constraints
 
     res = render_report(kind, run, out, determinism=determinism, fidelity=fidelity, continuity=continuity,
-                        constraints=Constraints(max_overflows, max_leaks, min_retention), force=force)
+                        constraints=Constraints(max_overflows, max_leaks, min_retention), force=force,
+                        ab_sweep=ab_sweep)
     say(f"{len(res.figures)} figures (PNG) and the executed notebook in {out}")
     say(f"wrote {res.html}")

@@ -27,6 +27,13 @@ Cassette = Annotated[Path | None, typer.Option("--summarizer-cassette", help="ht
 Mode = Annotated[str, typer.Option("--summarizer-mode", help="http: chat | compact")]
 Baseline = Annotated[bool, typer.Option("--baseline/--no-baseline",
                                         help="also measure detect-secrets as the SR-1 redactor")]
+JudgeProbes = Annotated[bool, typer.Option("--judge-probes/--no-judge-probes",
+                                           help="http: ask the endpoint each dropped fact's probe question "
+                                                "of its compaction's summary (cached in the cassette)")]
+Samples = Annotated[int, typer.Option("--summary-samples", min=1, max=100,
+                                      help="write every summary this many times (modelled: new seeds; "
+                                           "http: temperature samples) and report the spread of "
+                                           "retention, leaks and summary length")]
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 

@@ -2,8 +2,10 @@
 the kernel's ``(kinds, params)`` vectors.
 
 A policy is a cut-point rule + a compaction strategy + masking + a pre-compaction flush +
-a compile strategy + redaction settings + a provider/model. Names in the registry
-(:mod:`workbench.engine.presets`) are what specs, notebooks and the CLI use.
+a compile strategy + redaction settings + a provider/model + the summarizer's prompt and
+model. Names in the registry (:mod:`workbench.engine.presets`) are what specs, notebooks
+and the CLI use. :data:`SECTIONS` names each section's dataclass (specs, the schema and
+sweeps read it from here).
 
 >>> from workbench.engine.presets import get_policy
 >>> p = get_policy("claude-code")
@@ -156,6 +158,17 @@ class Redaction:
 
 
 @dataclass(frozen=True)
+class Summarizer:
+    """What the text-level summarizer is asked with (the engines model summaries by size and
+    never read this): a system prompt file and a model, for the HTTP summarizer
+    (:mod:`workbench.summarize.settings`); unset, the run's summarizer options decide. A
+    prompt path is taken from the project directory and may not leave it."""
+
+    prompt: str | None = None  # a text file holding the system prompt
+    model: str | None = None  # the model the summarizer endpoint is asked for
+
+
+@dataclass(frozen=True)
 class Policy:
     name: str
     description: str = ""
@@ -166,6 +179,7 @@ class Policy:
     compile: Compile = field(default_factory=Compile)
     provider: Provider = field(default_factory=Provider)
     redaction: Redaction = field(default_factory=Redaction)
+    summarizer: Summarizer = field(default_factory=Summarizer)
     emergency: str = "compact"  # compact | truncate
 
     # ---- construction ---------------------------------------------------------------
@@ -204,8 +218,7 @@ class Policy:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Policy:
-        parts = {"trigger": CutRule, "compaction": Compaction, "masking": Masking, "flush": Flush,
-                 "compile": Compile, "provider": Provider, "redaction": Redaction}
+        parts = SECTIONS
         kwargs: dict[str, Any] = {}
         for key, value in d.items():
             if key in parts:
@@ -246,9 +259,15 @@ class Policy:
         return Policy.from_dict(d)
 
     def digest(self) -> str:
+        """A stable 12-hex id of every parameter. An unset summarizer section is left out, so
+        a policy's digest (and the run and artifact ids built from it) is the one it had
+        before policies had that section."""
         import orjson
 
-        return hashlib.sha256(orjson.dumps(self.to_dict(), option=orjson.OPT_SORT_KEYS)).hexdigest()[:12]
+        d = self.to_dict()
+        if self.summarizer == Summarizer():
+            del d["summarizer"]
+        return hashlib.sha256(orjson.dumps(d, option=orjson.OPT_SORT_KEYS)).hexdigest()[:12]
 
     # ---- lowering -------------------------------------------------------------------
     def lower(self, window: int, cache_mode: int, ttl_ms: float, granularity: int) -> tuple[np.ndarray, np.ndarray]:
@@ -293,3 +312,9 @@ class Policy:
         params[E.P_CACHE_GRANULARITY] = granularity
         params[E.P_TTL_MS] = ttl_ms
         return kinds, params
+
+
+#: section name -> its dataclass: the one list of policy sections
+SECTIONS: dict[str, type] = {"trigger": CutRule, "compaction": Compaction, "masking": Masking,
+                             "flush": Flush, "compile": Compile, "provider": Provider,
+                             "redaction": Redaction, "summarizer": Summarizer}

@@ -23,9 +23,10 @@ import dataclasses
 import functools
 from typing import Any
 
+from workbench.engine.policy import SECTIONS as SECTION_CLASSES
 from workbench.errors import PolicyError
 
-SECTIONS = ("trigger", "compaction", "masking", "flush", "compile", "provider", "redaction")
+SECTIONS = tuple(SECTION_CLASSES)
 # ranges and choices beyond the annotation's type (keys: dotted field names)
 RULES: dict[str, dict[str, Any]] = {
     "trigger.kind": {"enum": "TRIGGERS"},
@@ -42,6 +43,8 @@ RULES: dict[str, dict[str, Any]] = {
     "provider.max_output": {"minimum": 1},
     "provider.granularity": {"minimum": 1},
     "emergency": {"enum": "EMERGENCY"},
+    "summarizer.prompt": {"minLength": 1},
+    "summarizer.model": {"minLength": 1},
 }
 # numbers are counts, sizes, durations: never negative unless a rule says otherwise
 DEFAULT_MINIMUM = 0
@@ -90,10 +93,7 @@ def _field(dotted: str, annotation: str) -> dict[str, Any]:
 @functools.cache
 def policy_schema() -> dict[str, Any]:
     """The JSON Schema of a full policy mapping (``Policy.to_dict`` / a spec's ``policy:``)."""
-    from workbench.engine import policy as P
-
-    classes = {"trigger": P.CutRule, "compaction": P.Compaction, "masking": P.Masking, "flush": P.Flush,
-               "compile": P.Compile, "provider": P.Provider, "redaction": P.Redaction}
+    classes = SECTION_CLASSES
     props: dict[str, Any] = {
         "name": {"type": "string", "minLength": 1},
         "description": {"type": "string"},
@@ -128,6 +128,8 @@ def describe(schema: dict[str, Any]) -> str:
     t = schema.get("type")
     words = {"integer": "an integer", "number": "a number", "boolean": "true or false", "string": "a string",
              "null": "null", "array": "a list of strings", "object": "a mapping"}.get(t, str(t))
+    if t == "string" and schema.get("minLength"):
+        words = "a non-empty string"
     if "minimum" in schema and "maximum" in schema:
         words += f" from {schema['minimum']} to {schema['maximum']}"
     elif "minimum" in schema:

@@ -92,7 +92,12 @@ class ContextTracker:
         p = int(self.inp.req_first_row[a["request"]])
         return [i for i in self.tail(p) if i <= to_row]
 
-    def apply(self, a: dict) -> None:
+    def overflowed(self, r: int) -> bool:
+        """Whether an overflow was applied at request ``r`` (an emergency action follows it)."""
+        return self._overflow_request == r
+
+    def apply(self, a: dict, span: list[int] | None = None) -> None:
+        """Apply one action; ``span``: :meth:`span_of` the action when the caller has it."""
         s = self.state
         if a["event_type"] == "context.overflow":
             self._overflow_request = int(a["request"])
@@ -104,8 +109,8 @@ class ContextTracker:
             s.segments = [(a["summary_artifact_id"], int(a["item_tokens"]))]
             return
         to_row = int(np.searchsorted(self.inp.seq, a["to_seq"]))
-        p = int(self.inp.req_first_row[a["request"]])
-        span = [i for i in self.tail(p) if i <= to_row]
+        if span is None:
+            span = self.span_of(a)
         kind = a["summary_kind"]
         if kind in ("llm_summary_v1", "provider_opaque_v1"):
             item = (a["summary_artifact_id"], int(a["item_tokens"]))

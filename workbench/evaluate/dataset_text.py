@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from workbench.continuity.enums import KIND_NAMES, ROLE_NAMES
-from workbench.evaluate.matching import LeakScanner, Memo, PatternIndex
+from workbench.evaluate.matching import FormIndex, LeakScanner, Memo, PatternIndex
 
 _RECENT: dict[tuple, DatasetText] = {}
 RECENT_DATASETS = 2
@@ -54,6 +54,7 @@ class DatasetText:
         self._leak_scanner: LeakScanner | None = None
         self._answers: PatternIndex | None = None
         self._negatives: PatternIndex | None = None
+        self._fact_forms: FormIndex | None = None
         # derived work, by what produced it (see workbench.evaluate.texts)
         self.summaries: Memo = Memo(50_000)
         self.redactions: Memo = Memo(50_000)
@@ -165,3 +166,11 @@ class DatasetText:
 
             self._negatives = PatternIndex.of_values(self.secrets.filter(pl.col("negative"))["value"].to_list())
         return self._negatives
+
+    @property
+    def fact_forms(self) -> FormIndex:
+        """Every planted fact's answer in its other forms (``.key_of[(kind, answer)]``)."""
+        if self._fact_forms is None:
+            self._fact_forms = FormIndex(list(zip(self.facts["kind"].to_list(), self.facts["answer"].to_list(),
+                                                  strict=True)))
+        return self._fact_forms

@@ -16,6 +16,9 @@ notes) and answers "which keys have a pattern in this text".
 * :class:`JoinScan`: the keys found in ``sep.join(texts)`` built one text at a time, from
   each text's own matches plus the few characters around each separator (so a growing join,
   e.g. the memory written so far, is never rebuilt).
+* :class:`FormIndex`: which planted facts a text holds in another form than their exact
+  answer (:mod:`workbench.synth.fact_forms`), pre-filtered by one automaton over the
+  answers' normal forms and confirmed by each candidate's own pattern.
 
 >>> s = LeakScanner(["AKIAQ7WE9RT2YU4IO6PA", "hunter2hunter2"])
 >>> sorted(s.leaks_in(["key AKIAQ7WE9RT2", "nothing here"]))
@@ -245,3 +248,38 @@ class JoinScan:
         joined = text if self._empty else self._tail + self.sep + text
         self._tail = joined[-reach:] if reach else ""
         self._empty = False
+
+
+class FormIndex:
+    """Facts (``(kind, answer)`` pairs, keyed by position) present in a text in any form
+    :func:`~workbench.synth.fact_forms.form_pattern` recognises, the exact answer included
+    (callers check that one first)."""
+
+    def __init__(self, facts: Sequence[tuple[str, str]]):
+        from workbench.synth.fact_forms import normal_forms
+
+        self.facts = list(dict.fromkeys(facts))
+        self.key_of = {f: k for k, f in enumerate(self.facts)}
+        owners: dict[str, set[int]] = {}
+        for k, (kind, answer) in enumerate(self.facts):
+            for form in normal_forms(kind, answer):
+                owners.setdefault(form, set()).add(k)
+        self.index = PatternIndex(owners)
+        self._memo = Memo(20_000)
+
+    def keys_in(self, text: str) -> frozenset[int]:
+        hit = self._memo.get(text)
+        if hit is not None:
+            return hit
+        from workbench.synth.fact_forms import form_pattern, normal_form_positions
+
+        # a form's match starts where its normal form matches: each candidate is confirmed
+        # by its pattern at that one position (the lower-cased text: the same positions)
+        norm, where = normal_form_positions(text)
+        low = text.lower() if self.index.patterns else text
+        found: set[int] = set()
+        for i, a, _ in self.index.matches(norm):
+            for k in self.index.owners(i):
+                if k not in found and form_pattern(*self.facts[k]).match(low, where[a]):
+                    found.add(k)
+        return self._memo.put(text, frozenset(found))

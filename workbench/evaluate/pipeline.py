@@ -1,8 +1,11 @@
 """The text-level evaluations of a simulated run: stored summaries and memory entries
 (through SR-1 when the policy has it on), secret leakage by channel, over-redaction of hard
-negatives, fact retention, and the headline per policy. :func:`workbench.audits.redaction_audit`
-writes them into the run (``texts``, ``leakage``, ``over_redaction``, ``retention`` Parquet
-and ``evaluation.json``: :mod:`workbench.rundir.names`).
+negatives, fact retention, the headline per policy, what each compaction kept and how it
+drifts over later summaries (:mod:`workbench.evaluate.compactions`), and the spread over
+repeated summary samples (:mod:`workbench.evaluate.samples`).
+:func:`workbench.audits.redaction_audit` writes them into the run (``texts``, ``leakage``,
+``over_redaction``, ``retention``, ``compactions``, ``generations``, ``summary_samples``
+Parquet and ``evaluation.json``: :mod:`workbench.rundir.names`).
 
 Leakage is measured against planted secrets: on a dataset without them (imported logs) the
 leak figures are None and ``leaks_measured`` is false, never 0. The detect-secrets baseline
@@ -12,20 +15,27 @@ otherwise they are null and ``over_redaction.detect_secrets`` is null.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 
 def evaluate_run(result, dataset, *, summarizer: str = "modelled",
-                 summarizer_options: dict | None = None, baseline: bool = False) -> dict[str, Any]:
+                 summarizer_options: dict | None = None, baseline: bool = False,
+                 compactions: bool = True, summary_samples: int = 1,
+                 root: str | Path | None = None) -> dict[str, Any]:
     """Texts, leakage, over-redaction and retention of ``result`` on ``dataset``.
 
     ``baseline=True`` also measures detect-secrets as the SR-1 redactor (the
     ``leaked_baseline`` and ``redacted_by_detect_secrets`` columns; null without it): an
-    audit's side-by-side column, slow, so off unless asked for.
+    audit's side-by-side column, slow, so off unless asked for. ``compactions`` adds the
+    inspector's tables (``compactions``, ``generations``; None without it: a sweep needs
+    only the headline); ``summary_samples`` writes every text that many times in all
+    (``samples``: one row per policy and sample; sample 0 is this evaluation); ``root``: where
+    ``summarizer.prompt`` files are taken from (default: the current directory).
     """
-    import polars as pl
 
     from workbench.evaluate.dataset_text import DatasetText
+    from workbench.evaluate.headline import policy_headlines
     from workbench.evaluate.leakage import (
         baseline_redactor,
         leakage_summary,
@@ -33,42 +43,36 @@ def evaluate_run(result, dataset, *, summarizer: str = "modelled",
         over_redaction,
     )
     from workbench.evaluate.retention import retention_summary, retention_table
-    from workbench.evaluate.texts import materialize_texts, policies_of
+    from workbench.evaluate.texts import derive_texts
 
     dt = DatasetText.of(dataset)
-    texts = materialize_texts(result, dataset, summarizer=summarizer,
-                              summarizer_options=summarizer_options, dataset_text=dt)
+    texts, checkpoints = derive_texts(result, dataset, summarizer=summarizer,
+                                      summarizer_options=summarizer_options, dataset_text=dt, root=root)
     base = baseline_redactor(dt) if baseline else None
     leaks = leakage_table(result, dataset, texts, dataset_text=dt, baseline=base)
     over = over_redaction(result, dataset, texts, dataset_text=dt, baseline=base)
     retention = retention_table(result, dataset, texts, dataset_text=dt)
     by_policy, _ = retention_summary(retention)
     leak_sum = leakage_summary(leaks)
-    headline = {}
-    policies = policies_of(result)
-    for name in result.summary["policy"].unique(maintain_order=True).to_list():
-        lp = leaks.filter(pl.col("policy") == name)
-        derived = lp.filter(pl.col("channel").is_in(["summary", "memory"]))
-        rp = by_policy.filter(pl.col("policy") == name)
-        headline[name] = {
-            "sr1": bool(policies[name].redaction.sr1_carry_forward),
-            "derived_texts": int(texts.filter(pl.col("policy") == name).height),
-            "redactions": int(texts.filter(pl.col("policy") == name)["redactions"].sum()),
-            "secrets": int(lp["secret_id"].n_unique()),
-            "leaks": int(derived.filter(pl.col("leaked"))["secret_id"].n_unique()),
-            "leaks_context": int(lp.filter((pl.col("channel") == "context") & pl.col("leaked"))["secret_id"].n_unique()),
-            "retention": float(rp["retention"][0]) if rp.height else None,
-            "fact_probes": int(rp["probes"][0]) if rp.height else 0,
-        }
-    detect_secrets = (int(over["redacted_by_detect_secrets"].sum()) if over.height else 0) if baseline else None
     labelled = dataset.manifest.get("counts", {}).get("secrets", 0) > 0
-    if not labelled:  # no planted secrets: nothing to count leaks against
-        for h in headline.values():
-            h["leaks"] = h["leaks_context"] = None
+    headline = policy_headlines(result, texts, leaks, by_policy, labelled=labelled)
+    detect_secrets = (int(over["redacted_by_detect_secrets"].sum()) if over.height else 0) if baseline else None
     report = {"run_id": result.run_id, "summarizer": summarizer, "policies": headline,
               "leaks_measured": labelled,
               "over_redaction": {"negatives_in_derived_text": over.height,
                                  "harness": int(over["redacted_by_harness"].sum()) if over.height else 0,
                                  "detect_secrets": detect_secrets}}
-    return {"texts": texts, "leakage": leaks, "leakage_summary": leak_sum, "over_redaction": over,
-            "retention": retention, "retention_by_policy": by_policy, "report": report}
+    out = {"texts": texts, "leakage": leaks, "leakage_summary": leak_sum, "over_redaction": over,
+           "retention": retention, "retention_by_policy": by_policy, "report": report,
+           "compactions": None, "generations": None}
+    if compactions:
+        from workbench.evaluate.compactions import compaction_table, generation_table
+
+        out["compactions"] = compaction_table(result, texts, checkpoints, dt)
+        out["generations"] = generation_table(result, texts, checkpoints, dt)
+    from workbench.evaluate.samples import summary_samples as sample
+
+    out["samples"] = sample(result, dataset, out, summary_samples, summarizer=summarizer,
+                            summarizer_options=summarizer_options, dataset_text=dt, root=root)
+    return out
+

@@ -10,14 +10,23 @@ Summaries and redactions are memoised by what produced them (:class:`_Derive`,
 :func:`redact_memo`) in the dataset's index, so work repeated across policies and runs is
 done once.
 
+Each policy's summarizer is the run's, with the policy's ``summarizer.model`` and
+``summarizer.prompt`` on top (:mod:`workbench.summarize.settings`). :func:`derive_texts`
+also returns, per checkpoint, what the compaction inspector and the drift table need: the
+raw rows it dropped, the rows kept raw across the cut, and the summary segments in the
+context right after it (:class:`Checkpoint`).
+
 >>> texts = materialize_texts(result, dataset)   # doctest: +SKIP
 >>> texts.select("policy", "kind", "artifact_id", "sr1", "redactions")  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -69,14 +78,40 @@ class _Derive:
         return hit if hit is not None else self.memo.put(key, self.backend.summarize(req))
 
 
-def materialize_texts(result, dataset, *, summarizer: str = "modelled",
-                      summarizer_options: dict | None = None, seed: int | None = None,
-                      sr1: bool | None = None, redact: Callable[[str], Any] | None = None,
-                      dataset_text: DatasetText | None = None):
-    """One row per readable artifact (summary, merge, recorded summary) and per flush."""
+@dataclass(frozen=True)
+class Checkpoint:
+    """One compaction as the text-level work saw it (rows are indexes into the
+    continuity's prepared input, ``inp.seq[row]`` their seq)."""
+
+    policy: str
+    continuity_id: str
+    index: int                 # the policy's compactions of this continuity, from 0
+    request: int
+    artifact_id: str | None    # the summary / opaque item it produced (None: truncation, edit)
+    summary_kind: str
+    dropped: tuple[int, ...]   # raw rows the compaction took out of the tail
+    retained: tuple[int, ...]  # rows kept raw across the cut (after it)
+    segments: tuple[str, ...]  # summary items in the context after it (and its merges)
+    emergency: bool            # it followed an overflow in the same request
+
+
+def materialize_texts(result, dataset, **options):
+    """One row per readable artifact (summary, merge, recorded summary) and per flush (the
+    frame of :func:`derive_texts`)."""
+    return derive_texts(result, dataset, **options)[0]
+
+
+def derive_texts(result, dataset, *, summarizer: str = "modelled",
+                 summarizer_options: dict | None = None, seed: int | None = None,
+                 sr1: bool | None = None, redact: Callable[[str], Any] | None = None,
+                 dataset_text: DatasetText | None = None, root: str | Path | None = None,
+                 sample: int = 0):
+    """``(texts, checkpoints)``: one row per readable artifact and per flush, and one
+    :class:`Checkpoint` per compaction. ``root``: where ``summarizer.prompt`` paths are
+    taken from; ``sample`` > 0 asks the HTTP summarizer for another sample of each text
+    (:func:`workbench.summarize.settings.sample_options`)."""
     import polars as pl
 
-    from workbench.summarize import get_summarizer
     from workbench.summarize.base import SummaryRequest
 
     dt = dataset_text or DatasetText.of(dataset)
@@ -84,18 +119,17 @@ def materialize_texts(result, dataset, *, summarizer: str = "modelled",
         redact = redact_memo(dt)
     seed = result.config.get("seed", 0) if seed is None else seed
     rows: list[dict[str, Any]] = []
-    options = summarizer_options or {}
-    # "recorded" replays the log's own summaries (recorded_summary_v1 below); asked for any
-    # other compaction it says there is none, rather than inventing one
-    backend = get_summarizer(summarizer, seed=seed, **options)
-    derive = _Derive(dt, backend, summarizer, options, seed)
+    checkpoints: list[Checkpoint] = []
+    derivers = _Derivers(dt, summarizer, summarizer_options or {}, seed, root, sample)
     for name, policy in policies_of(result).items():
         on = policy.redaction.sr1_carry_forward if sr1 is None else sr1
+        derive = derivers.of(policy)
         for cid, inp in result.inputs.items():
             tracker = ContextTracker(inp, policy, result.events, window=0)
             cont = inp.continuity
             flushes = _flush_requests(result.events, name, cid)
             segments: dict[str, str] = {}  # artifact id -> stored text, in context order
+            done: list[Checkpoint] = []
             # nothing happens at the other requests
             for r in sorted(set(flushes) | set(tracker.action_requests)):
                 if r >= inp.n_requests:
@@ -111,8 +145,9 @@ def materialize_texts(result, dataset, *, summarizer: str = "modelled",
                                      on, redact))
                 for a in tracker.pending(r):
                     kind = a.get("summary_kind")
-                    if a["event_type"] == "continuity_compaction_checkpoint_created" and kind in TEXT_KINDS:
-                        span = tracker.span_of(a)
+                    checkpoint = a["event_type"] == "continuity_compaction_checkpoint_created"
+                    span = tracker.span_of(a) if checkpoint else None
+                    if checkpoint and kind in TEXT_KINDS:
                         if kind == "provider_opaque_v1":
                             rows.append({**_base(result, name, cid, r, "opaque", a["summary_artifact_id"]),
                                          "from_seq": a["from_seq"], "to_seq": a["to_seq"], "sr1": on,
@@ -146,13 +181,48 @@ def materialize_texts(result, dataset, *, summarizer: str = "modelled",
                         row = _row(result, name, cid, r, "merge", req, derive.summarize(req, cont, ()), on, redact)
                         rows.append(row)
                         segments = {a["summary_artifact_id"]: row["text"]}
-                    tracker.apply(a)
+                    emergency = checkpoint and tracker.overflowed(int(a["request"]))
+                    tracker.apply(a, span)
+                    after = tuple(aid for aid, _ in tracker.state.segments)
+                    if checkpoint:
+                        done.append(Checkpoint(
+                            policy=name, continuity_id=cid, index=len(done), request=int(a["request"]),
+                            artifact_id=a["summary_artifact_id"], summary_kind=kind, dropped=tuple(span),
+                            retained=tuple(tracker.state.retained), segments=after, emergency=emergency))
+                    elif a["event_type"] == "summary.merged" and done:
+                        done[-1] = dataclasses.replace(done[-1], segments=after)
+            checkpoints.extend(done)
     schema = {"run_id": pl.String, "policy": pl.String, "continuity_id": pl.String, "request": pl.Int64,
               "kind": pl.String, "artifact_id": pl.String, "from_seq": pl.Int64, "to_seq": pl.Int64,
               "sr1": pl.Boolean, "target_tokens": pl.Int64, "text_raw": pl.String, "text": pl.String,
               "redactions": pl.Int64, "retained_labels": pl.List(pl.String),
               "copied_secrets": pl.List(pl.String), "hallucinated": pl.Int64}
-    return pl.DataFrame(rows, schema=schema)
+    return pl.DataFrame(rows, schema=schema), checkpoints
+
+
+class _Derivers:
+    """A :class:`_Derive` per distinct summarizer setting (a policy's model and prompt on
+    top of the run's options), each backend built once."""
+
+    def __init__(self, dt: DatasetText, summarizer: str, options: dict, seed, root, sample: int):
+        self.dt, self.summarizer, self.options, self.seed = dt, summarizer, options, seed
+        self.root, self.sample = root, sample
+        self._by_options: dict[str, _Derive] = {}
+
+    def of(self, policy: Policy) -> _Derive:
+        from workbench.summarize import get_summarizer
+        from workbench.summarize.settings import policy_options, sample_options
+
+        options = sample_options(self.summarizer, policy_options(self.summarizer, self.options, policy,
+                                                                 root=self.root), self.sample)
+        key = repr(sorted((k, repr(v)) for k, v in options.items()))
+        hit = self._by_options.get(key)
+        if hit is None:
+            # "recorded" replays the log's own summaries (recorded_summary_v1); asked for any
+            # other compaction it says there is none, rather than inventing one
+            backend = get_summarizer(self.summarizer, seed=self.seed, **options)
+            hit = self._by_options[key] = _Derive(self.dt, backend, self.summarizer, options, self.seed)
+        return hit
 
 
 def _flush_requests(events, policy: str, cid: str) -> dict[int, list[dict]]:

@@ -7,12 +7,16 @@ Three modules do the work the notebooks call:
   the constraints, leaks, determinism, provenance) read from a run's files, and
   :class:`~workbench.report.verdict.TextGuard`, through which every text shown passes;
 * :mod:`workbench.report.figures`  matplotlib figures (sawtooth, cumulative cost, cache
-  hits, Pareto front, leakage heatmap, determinism matrix, usage scatter);
+  hits, Pareto front, leakage heatmap, determinism matrix, usage scatter; and, in
+  :mod:`workbench.report.figures_compaction`, the fate of dropped facts, facts surviving
+  over generations of summaries, the spread over summary samples);
+* :mod:`workbench.report.inspector` one compaction side by side: the span it dropped and
+  the summary that replaced it, facts and secrets marked;
 * :mod:`workbench.report.render`   papermill + nbconvert (HTML without code) + PNG export.
 
 >>> from workbench.report import KINDS
->>> sorted(KINDS)[:2]
-['determinism-audit', 'fidelity']
+>>> sorted(KINDS)[:3]
+['compaction-inspector', 'determinism-audit', 'fidelity']
 >>> from workbench.report.render import render_report                  # doctest: +SKIP
 >>> render_report("policy-comparison", "runs/demo-synthetic", "reports/demo").html  # doctest: +SKIP
 """
@@ -26,6 +30,7 @@ KINDS = {
     "redaction-audit": "redaction-audit.ipynb",
     "determinism-audit": "determinism-audit.ipynb",
     "fidelity": "fidelity.ipynb",
+    "compaction-inspector": "compaction-inspector.ipynb",
 }
 
 __all__ = ["KINDS"]

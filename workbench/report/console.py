@@ -35,8 +35,52 @@ def print_evaluation(report: dict, fmt: str = "table") -> None:
          headers={"sr1": "SR-1", "leaks": "leaks (summaries+memory)",
                   "leaks_context": "in context after compaction", "redactor_findings": "redactor findings"},
          display={"retention": lambda v: "-" if v is None else f"{v:.1%}"})
+    samples = report.get("summary_samples") or {}
+    if samples.get("samples", 1) > 1:
+        print_spread(samples, fmt)
+    if report.get("judged_probes"):
+        pct = lambda v: "–" if v is None else f"{v:.1%}"  # noqa: E731
+        emit([{"policy": p, **j} for p, j in report["judged_probes"].items()],
+             ["policy", "probes", "answerable", "answerable_kept", "answerable_paraphrased", "answerable_lost"],
+             fmt=fmt, title="LLM-judged probes: dropped facts the summary answers",
+             display={c: pct for c in ("answerable", "answerable_kept", "answerable_paraphrased", "answerable_lost")})
     if fmt == "table":
         o = report["over_redaction"]
         ds = "not measured (--baseline)" if o["detect_secrets"] is None else o["detect_secrets"]
         print(f"hard negatives that reached derived text: {o['negatives_in_derived_text']}; "
               f"destroyed by the harness: {o['harness']}, by detect-secrets: {ds}")
+
+
+def print_spread(samples: dict, fmt: str = "table") -> None:
+    """Mean and spread (min–max, standard deviation) per policy over the summary samples."""
+    def cell(m: dict, pct: bool = False) -> str:
+        if m.get("mean") is None:
+            return "–"
+        show = (lambda v: f"{v:.1%}") if pct else (lambda v: f"{v:,.1f}")
+        return f"{show(m['mean'])} ({show(m['min'])}–{show(m['max'])}, sd {show(m['std'])})"
+
+    rows = [{"policy": name, "retention": cell(by["retention"], pct=True), "leaks": cell(by["leaks"]),
+             "summary_tokens": cell(by["summary_tokens"])} for name, by in samples["by_policy"].items()]
+    emit(rows, ["policy", "retention", "leaks", "summary_tokens"], fmt=fmt,
+         title=f"Over {samples['samples']} summary samples: mean (min–max, sd)",
+         headers={"summary_tokens": "summary tokens"})
+
+
+COMPACTION_COLUMNS = ("policy", "continuity_id", "compaction", "request", "trigger", "tokens_before",
+                      "tokens_after", "summary_tokens", "dropped_events", "facts_in_span", "facts_kept",
+                      "facts_paraphrased", "facts_lost", "secrets_in_span", "secrets_carried",
+                      "secrets_redacted", "secrets_leaked", "summarizer_calls", "summarizer_cost_usd",
+                      "cache_loss_tokens", "cache_loss_usd")
+
+
+def print_compactions(frame, fmt: str = "table") -> None:
+    """The compaction inspector's table (``compactions.parquet``), one row per compaction."""
+    emit(frame.select(COMPACTION_COLUMNS).to_dicts(), COMPACTION_COLUMNS, fmt=fmt, title="Compactions",
+         headers={"continuity_id": "continuity", "compaction": "#", "tokens_before": "before",
+                  "tokens_after": "after", "summary_tokens": "summary", "dropped_events": "dropped",
+                  "facts_in_span": "facts", "facts_kept": "kept", "facts_paraphrased": "paraphrased",
+                  "facts_lost": "lost", "secrets_in_span": "secrets", "secrets_carried": "carried",
+                  "secrets_redacted": "redacted", "secrets_leaked": "leaked", "summarizer_calls": "calls",
+                  "summarizer_cost_usd": "calls $", "cache_loss_tokens": "cache loss", "cache_loss_usd": "cache loss $"},
+         display={"summarizer_cost_usd": lambda v: f"{v:,.4f}",
+                  "cache_loss_usd": lambda v: "–" if v is None else f"{v:,.4f}"})

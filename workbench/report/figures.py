@@ -18,6 +18,9 @@ from collections.abc import Sequence
 from typing import Any
 
 FIGURE_KEY = "workbench_figure"  # output metadata key naming an exported figure
+# the figures of what compactions kept live in workbench.report.figures_compaction; they
+# are reached from here too (``F.facts_surviving``), loaded when first asked for
+COMPACTION_FIGURES = ("survival", "facts_surviving", "compaction_fates", "summary_spread")
 DPI = 100
 PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
            "#7f7f7f", "#bcbd22", "#17becf", "#393b79", "#637939", "#8c6d31", "#843c39",
@@ -499,3 +502,11 @@ def _kfmt():
 
 def names_of(frame, column: str = "policy") -> list[Any]:
     return frame[column].unique(maintain_order=True).to_list()
+
+
+def __getattr__(name: str):
+    if name in COMPACTION_FIGURES:
+        import importlib
+
+        return getattr(importlib.import_module("workbench.report.figures_compaction"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -49,6 +49,7 @@ PARAMETERS = {
     "redaction-audit": ("run_dir", "determinism_dir", "constraints_path"),
     "determinism-audit": ("run_dir", "determinism_dir", "constraints_path"),
     "fidelity": ("run_dir", "fidelity_dir", "determinism_dir", "constraints_path", "continuity_id"),
+    "compaction-inspector": ("run_dir", "constraints_path", "continuity_id", "ab_sweep_dir"),
 }
 TITLES = {
     "policy-comparison": "Policy comparison",
@@ -56,6 +57,7 @@ TITLES = {
     "redaction-audit": "Redaction audit",
     "determinism-audit": "Determinism audit",
     "fidelity": "Fidelity",
+    "compaction-inspector": "Compaction inspector",
 }
 
 
@@ -78,21 +80,25 @@ def notebook_path(kind: str) -> Path:
 
 def build_parameters(kind: str, run: str | Path, *, determinism: str | Path | None = None,
                      fidelity: str | Path | None = None, continuity: str | None = None,
-                     constraints_path: str | Path | None = None) -> dict[str, Any]:
+                     constraints_path: str | Path | None = None,
+                     ab_sweep: str | Path | None = None) -> dict[str, Any]:
     given = {"run_dir": str(run), "sweep_dir": str(run),
              "determinism_dir": None if determinism is None else str(determinism),
              "fidelity_dir": None if fidelity is None else str(fidelity),
              "continuity_id": continuity,
-             "constraints_path": None if constraints_path is None else str(constraints_path)}
+             "constraints_path": None if constraints_path is None else str(constraints_path),
+             "ab_sweep_dir": None if ab_sweep is None else str(ab_sweep)}
     return {k: given[k] for k in PARAMETERS[kind]}
 
 
 def render_report(kind: str, run: str | Path, out: str | Path, *, determinism: str | Path | None = None,
                   fidelity: str | Path | None = None, continuity: str | None = None,
                   constraints: Constraints | None = None, cwd: str | Path | None = None,
-                  timeout: int = CELL_TIMEOUT_S, force: bool = False) -> RenderResult:
+                  timeout: int = CELL_TIMEOUT_S, force: bool = False,
+                  ab_sweep: str | Path | None = None) -> RenderResult:
     """Execute the ``kind`` notebook on ``run`` and write HTML, notebook and PNGs into ``out``
-    (new, empty, or a report directory the workbench wrote: :mod:`workbench.rundir`)."""
+    (new, empty, or a report directory the workbench wrote: :mod:`workbench.rundir`);
+    ``ab_sweep``: a sweep over the summarizer's prompt and model (compaction-inspector)."""
     from workbench.rundir import Kind, adding, check_output, claim, write_file
 
     src = notebook_path(kind)
@@ -103,7 +109,8 @@ def render_report(kind: str, run: str | Path, out: str | Path, *, determinism: s
     out_abs = Path(out) if Path(out).is_absolute() else cwd / out
     check_output(out_abs, Kind.REPORT, force=force, replacing=False)
     absolute = lambda p: None if p is None else (Path(p) if Path(p).is_absolute() else cwd / p)  # noqa: E731
-    check_inputs(kind, run_abs, determinism=absolute(determinism), fidelity=absolute(fidelity))
+    check_inputs(kind, run_abs, determinism=absolute(determinism), fidelity=absolute(fidelity),
+                 ab_sweep=absolute(ab_sweep))
     if continuity is not None:
         check_continuity(run_abs, continuity)
     with adding(out_abs, Kind.REPORT, f"report {kind}", force=force) as out:
@@ -113,7 +120,7 @@ def render_report(kind: str, run: str | Path, out: str | Path, *, determinism: s
             cpath = write_file(out, f"{kind}.constraints.json",
                                json.dumps(constraints.to_dict(), indent=2).encode()).resolve()
         params = build_parameters(kind, run, determinism=determinism, fidelity=fidelity,
-                                  continuity=continuity, constraints_path=cpath)
+                                  continuity=continuity, constraints_path=cpath, ab_sweep=ab_sweep)
         executed = out / f"{kind}.ipynb"
         nb = execute(src, executed, params, cwd=cwd, kind=kind, timeout=timeout)
         html_path = write_file(out, f"{kind}.html", to_html(nb, TITLES.get(kind, kind)).encode("utf-8"))
@@ -122,10 +129,16 @@ def render_report(kind: str, run: str | Path, out: str | Path, *, determinism: s
 
 
 def check_inputs(kind: str, run_dir: Path, *, determinism: Path | None = None,
-                 fidelity: Path | None = None) -> None:
+                 fidelity: Path | None = None, ab_sweep: Path | None = None) -> None:
     """What the ``kind`` notebook reads must be there, before a kernel starts."""
     from workbench.rundir import names
     from workbench.rundir import read as R
+
+    if ab_sweep is not None and kind != "compaction-inspector":
+        raise ReportError(f"--ab-sweep is read by the compaction-inspector report only, not by {kind}")
+    if ab_sweep is not None and not (ab_sweep / names.SWEEP).is_file():
+        raise ReportError(f"--ab-sweep {ab_sweep}: not a sweep directory (no {names.SWEEP}); run `workbench sweep "
+                          "SPEC` over summarizer.prompt / summarizer.model first")
 
     if kind == "threshold-sweep":
         if not (run_dir / names.SWEEP).is_file():
@@ -137,6 +150,9 @@ def check_inputs(kind: str, run_dir: Path, *, determinism: Path | None = None,
     if kind == "determinism-audit" and R.find_determinism(run_dir, determinism) is None:
         raise ReportError(f"{run_dir}: no {names.DETERMINISM_JSON}; run `workbench audit determinism "
                           f"--out {run_dir}` first, or pass --determinism DIR")
+    if kind == "compaction-inspector" and not (run_dir / names.COMPACTIONS).is_file():
+        raise ReportError(f"{run_dir}: no {names.COMPACTIONS}; run `workbench audit redaction --run {run_dir}` "
+                          "first (add --summary-samples 5 for the spread)")
     if kind == "fidelity":
         where = fidelity or run_dir
         if not any((where / n).is_file() for n in (names.FIDELITY, names.FIDELITY_REQUESTS)):

@@ -19,7 +19,8 @@ from pathlib import Path
 from workbench.rundir.read import load_secret_values, load_table
 
 PLANTED_MARKER = "<REDACTED:planted>"
-_MARKER = re.compile(r"<REDACTED:[^<>\s]{0,48}>")
+MARKER_RE = re.compile(r"<REDACTED:[^<>\s]{0,48}>")  # a redaction marker in shown text
+_MARKER = MARKER_RE
 
 
 def _variants(value: str) -> list[str]:

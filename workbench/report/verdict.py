@@ -12,7 +12,11 @@ there, ``determinism.json``/``determinism.parquet``. :func:`build_verdict` turns
   uses too: a constraint whose figure is missing (no ``evaluation.json``, no planted
   facts) is *unverified*, never assumed to hold, and the verdict says so;
 * leaks found, determinism and conformance pass/fail when audited, and provenance (run
-  id, git revision, package versions, dataset file hashes, checked against the files now).
+  id, git revision, package versions, dataset file hashes, checked against the files now);
+* with several summary samples (``summary_samples.parquet``, ``--summary-samples K``),
+  whether the recommended policy still wins within their spread: the same rule picks a
+  policy in each sample (its retention and leaks; cost does not vary), and the policy
+  wins within the spread when it is picked in every sample.
 
 Files are read by :mod:`workbench.rundir.read`; shown text passes through
 :class:`workbench.report.textguard.TextGuard`; HTML pieces are :mod:`workbench.report.html`.
@@ -140,6 +144,7 @@ class Verdict:
     conformance: dict[str, Any] | None
     provenance: dict[str, Any]
     notes: tuple[str, ...] = ()
+    spread: dict[str, Any] | None = None  # the recommendation across summary samples
     columns: tuple[tuple[str, str, str], ...] = field(default=(), repr=False)  # (column, header, format)
 
     # -- rendering
@@ -149,6 +154,7 @@ class Verdict:
                          + ", ".join(self.compared)),
             ("Constraints", self.constraints.describe()),
             ("Recommendation", self.statement),
+            *([("Within the spread", self.spread["text"])] if self.spread else []),
             ("Leaks found", self.leaks["text"]),
             ("Determinism", self.determinism["text"] if self.determinism else
              "not audited (no determinism.json): run `workbench audit determinism --out RUN_DIR`"),
@@ -246,10 +252,51 @@ def build_verdict(run_dir: str | Path, *, determinism_dir: str | Path | None = N
     return Verdict(
         subject="run", compared=names, table=table, constraints=constraints, chosen=chosen,
         chosen_verified=verified, statement=statement,
+        spread=within_spread(table, load_table(run_dir, "summary_samples"), constraints, chosen),
         leaks=_leaks(table, evaluation, None if evaluation else len(load_secret_values(run_dir, config))),
         determinism=_determinism(run_dir, determinism_dir, names),
         conformance=_conformance(run_dir), provenance=provenance(config, run_dir=run_dir, evaluation=evaluation),
         notes=tuple(notes), columns=RUN_COLUMNS)
+
+
+def within_spread(table, samples, constraints: Constraints, chosen: str | None) -> dict[str, Any] | None:
+    """Whether ``chosen`` is still the policy the selection rule picks in every summary
+    sample (None without several samples): ``{samples, wins, winners, text}``."""
+    import polars as pl
+
+    if samples is None or samples["sample"].n_unique() < 2:
+        return None
+    k = samples["sample"].n_unique()
+    winners: list[str | None] = []
+    for _, part in samples.sort("sample").group_by("sample", maintain_order=True):
+        figures = part.select("policy", "retention", "leaks")
+        t = table.drop("retention", "leaks", "meets", "reasons", *[c for c in table.columns if c.startswith("ok_")],
+                       "pareto", strict=False).join(figures, on="policy", how="left", maintain_order="left")
+        row, _ = best_row(judge(t, constraints.as_list()), "cost_usd", unverified=True)
+        winners.append(row["policy"] if row is not None else None)
+    wins = sum(w == chosen for w in winners)
+    mine = samples.filter(pl.col("policy") == chosen) if chosen else None
+
+    def span(column: str, pct: bool) -> str:
+        v = mine[column].drop_nulls() if mine is not None else None
+        if v is None or v.len() == 0:
+            return "not measured"
+        show = (lambda x: f"{x:.1%}") if pct else str
+        return show(v.min()) if v.min() == v.max() else f"{show(v.min())}–{show(v.max())}"
+    if chosen is None:
+        found = sorted({w for w in winners if w})
+        text = (f"across {k} summary samples no policy meets the constraints in any sample" if not found else
+                f"across {k} summary samples a policy meets the constraints in some: " + ", ".join(
+                    f"{w} in {winners.count(w)}" for w in found))
+    elif wins == k:
+        text = (f"yes: across {k} summary samples {chosen} is the cheapest policy meeting the constraints in "
+                f"every sample (its retention {span('retention', True)}, leaks {span('leaks', False)})")
+    else:
+        others = sorted({w for w in winners if w != chosen}, key=str)
+        text = (f"NO: across {k} summary samples {chosen} is picked in {wins} of {k}; otherwise "
+                + ", ".join(f"{w or 'no policy'} ({winners.count(w)})" for w in others)
+                + f" (its retention {span('retention', True)}, leaks {span('leaks', False)})")
+    return {"samples": k, "wins": wins, "winners": winners, "text": text}
 
 
 def _leaks(table, evaluation: dict | None, planted: int | None = None) -> dict[str, Any]:

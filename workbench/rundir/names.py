@@ -22,8 +22,13 @@ TEXTS = "texts.parquet"
 LEAKAGE = "leakage.parquet"
 OVER_REDACTION = "over_redaction.parquet"
 RETENTION = "retention.parquet"
+COMPACTIONS = "compactions.parquet"  # one row per compaction: what it dropped and kept
+GENERATIONS = "generations.parquet"  # each dropped label through the later summaries (drift)
+SUMMARY_SAMPLES = "summary_samples.parquet"  # per policy and summary sample (--summary-samples)
+PROBES = "probes.parquet"  # LLM-judged probe questions (--judge-probes; empty without)
 EVALUATION = "evaluation.json"
-EVALUATION_FILES = (TEXTS, LEAKAGE, OVER_REDACTION, RETENTION, EVALUATION)
+EVALUATION_FILES = (TEXTS, LEAKAGE, OVER_REDACTION, RETENTION, COMPACTIONS, GENERATIONS, SUMMARY_SAMPLES,
+                    PROBES, EVALUATION)
 # audit conformance
 CONFORMANCE = "conformance.parquet"
 SCENARIOS = "scenarios.parquet"

@@ -31,10 +31,17 @@ REQUIRED_COLUMNS = {
     "texts": ("policy", "continuity_id", "kind", "text"),
     "leakage": ("policy", "continuity_id", "secret_id", "channel", "leaked"),
     "retention": ("policy", "continuity_id"),
+    "compactions": ("policy", "continuity_id", "compaction", "request", "facts_in_span", "facts_kept",
+                    "facts_paraphrased", "facts_lost", "dropped_seqs"),
+    "generations": ("policy", "continuity_id", "label", "generation", "status", "summarizes_summaries"),
+    "summary_samples": ("policy", "sample", "retention", "leaks", "summary_tokens"),
+    "probes": ("policy", "compaction", "fact_id", "status", "answerable"),
 }
 WRITTEN_BY = {"summary": "workbench simulate", "ledger": "workbench simulate", "events": "workbench simulate",
               "texts": "workbench audit redaction", "leakage": "workbench audit redaction",
               "retention": "workbench audit redaction", "over_redaction": "workbench audit redaction",
+              "compactions": "workbench audit redaction", "generations": "workbench audit redaction",
+              "summary_samples": "workbench audit redaction", "probes": "workbench audit redaction",
               "determinism": "workbench audit determinism", "drift": "workbench audit determinism",
               "conformance": "workbench audit conformance", "scenarios": "workbench audit conformance",
               "capability": "workbench audit conformance"}

@@ -27,6 +27,8 @@ Endpoint failures follow Holon §5. The summarizer instance is the provider sess
 
 With a cassette (:mod:`workbench.summarize.cassette`) final answers are recorded and
 replayed by request hash, so a replay gives byte-identical results without a network.
+A summary sample (``sample`` > 0: ``--summary-samples``) is the same chat request with
+``seed`` = the sample and a temperature, so each sample is a cassette entry of its own.
 """
 
 from __future__ import annotations
@@ -69,6 +71,8 @@ UNSUPPORTED_STATUSES = frozenset({404, 405, 410, 501})
 TRANSIENT_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
 NOT_PERSISTED_MARKERS = ("not persisted", "not_persisted")
 PLACEHOLDER_RE = re.compile(r"\[compaction items?: [^\]]*encrypted\]")
+#: the temperature of a summary sample (``sample`` > 0) when none is configured
+SAMPLE_TEMPERATURE = 1.0
 
 PROMPTS = {
     "compaction": (
@@ -297,9 +301,11 @@ class HttpSummarizer:
                  system_prompt: str | None = None, temperature: float | None = None,
                  extra_body: dict | None = None, headers: dict | None = None,
                  include_reasoning: bool = False, proxies: dict | None = None,
-                 seed: int | None = None):
+                 seed: int | None = None, sample: int = 0):
         # ``seed`` is accepted and ignored (determinism comes from the cassette), so a
-        # caller can pass one seed to whichever backend the registry builds
+        # caller can pass one seed to whichever backend the registry builds. ``sample`` > 0
+        # asks for another sample of the same summary (chat mode): the request carries it
+        # as its ``seed`` and a temperature (``temperature``, else SAMPLE_TEMPERATURE)
         if mode not in MODES:
             raise SummarizerConfigError(f"unknown http mode {mode!r}; known: {', '.join(MODES)}")
         if timeout <= 0:
@@ -317,6 +323,9 @@ class HttpSummarizer:
         if cassette is not None and not isinstance(cassette, Cassette):
             cassette = Cassette(cassette, cassette_mode)
         self.cassette: Cassette | None = cassette
+        if sample < 0:
+            raise SummarizerConfigError(f"sample must be >= 0, got {sample}")
+        self.sample = int(sample)
         self.system_prompt = system_prompt
         self.temperature = temperature
         self.extra_body = dict(extra_body or {})
@@ -366,6 +375,9 @@ class HttpSummarizer:
                 "max_tokens": max(1, int(req.target_tokens))}
         if self.temperature is not None:
             body["temperature"] = self.temperature
+        if self.sample:
+            body["temperature"] = SAMPLE_TEMPERATURE if self.temperature is None else self.temperature
+            body["seed"] = self.sample
         body.update(self.extra_body)
         return body
 
@@ -378,8 +390,25 @@ class HttpSummarizer:
 
     # ------------------------------------------------------------------ modes
 
+    def ask(self, system: str, user: str, *, max_tokens: int = 64) -> str:
+        """One chat question through the same transport and cassette (the LLM-judged
+        probes ask the endpoint about a summary): the answer's text."""
+        body = {"model": self.model, "messages": [{"role": "system", "content": system},
+                                                  {"role": "user", "content": user}],
+                "max_tokens": max(1, int(max_tokens))}
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        return self._chat_answer(body)[0]
+
     def _chat(self, req: SummaryRequest) -> SummaryResult:
-        body = self.chat_body(req)
+        content, choice, data, key = self._chat_answer(self.chat_body(req))
+        diag = {"status": STATUS_OK, "endpoint": CHAT_PATH, "model": data.get("model", self.model),
+                "finish_reason": choice.get("finish_reason"), "usage": data.get("usage"),
+                "request_key": key, "target_tokens": req.target_tokens}
+        return SummaryResult(text=content, backend=self.name, diagnostics=diag)
+
+    def _chat_answer(self, body: dict) -> tuple[str, dict, dict, str]:
+        """``(text, choice, answer, cassette key)`` of a ``/chat/completions`` request."""
         status, text, key = self._exchange(CHAT_PATH, body)
         if not 200 <= status < 300:
             raise EndpointError(f"POST {CHAT_PATH} returned {status}: {text[:300]}",
@@ -394,11 +423,7 @@ class HttpSummarizer:
         if content is None:
             raise EndpointError(f"POST {CHAT_PATH}: the answer has no text content",
                                 status=status, endpoint=CHAT_PATH, body=text[:2000])
-        content = _as_text(content)
-        diag = {"status": STATUS_OK, "endpoint": CHAT_PATH, "model": data.get("model", self.model),
-                "finish_reason": choice.get("finish_reason"), "usage": data.get("usage"),
-                "request_key": key, "target_tokens": req.target_tokens}
-        return SummaryResult(text=content, backend=self.name, diagnostics=diag)
+        return _as_text(content), choice, data, key
 
     def _compact(self, req: SummaryRequest) -> SummaryResult:
         with self._lock:

@@ -5,7 +5,10 @@ one (intent, earlier context, key facts and decisions, files and code, errors, p
 solving, pending tasks, current work) whose content is drawn from the span's own text, and
 it decides per label, with fixed probabilities:
 
-* a planted fact is kept (its sentence appears in *Key facts*) with ``p_retain_fact``;
+* a planted fact is kept (its sentence appears in *Key facts*) with ``p_retain_fact``,
+  else paraphrased with ``p_paraphrase_fact`` (the sentence with the answer in one of its
+  alternate forms, :mod:`workbench.synth.fact_forms`; a kind without one is dropped),
+  else dropped;
 * a planted secret is copied verbatim with ``p_copy_secret``, copied in part (a fragment
   of >= 12 characters or >= 50% of it, the leak criterion of the evaluations) with
   ``p_partial_secret``, else left out;
@@ -24,7 +27,7 @@ budget. The size follows ``target_tokens`` (about 4 characters a token); kept la
 always written, even past the target (``diagnostics["over_budget"]``).
 
 ``result.retained`` lists the fact labels kept and the secret labels copied verbatim;
-``diagnostics`` has ``retained_facts``, ``dropped_facts``, ``incidental_facts`` (dropped
+``diagnostics`` has ``retained_facts``, ``paraphrased_facts``, ``dropped_facts``, ``incidental_facts`` (dropped
 but present anyway, e.g. via the previous summary), ``copied_secrets``, ``partial_secrets``
 (label id and fragment), ``omitted_secrets``, ``kept_negatives`` (hard-negative labels),
 ``hallucinated`` (count) and ``hallucinated_secrets`` (format, text, value),
@@ -73,6 +76,7 @@ from workbench.summarize.base import (
 )
 from workbench.summarize.filler import ERROR_RE, fill
 from workbench.summarize.filler import Item as _Item
+from workbench.synth.fact_forms import alternate_forms
 
 # section keys in output order, and their titles per purpose
 SECTIONS = ("intent", "earlier", "facts", "files", "errors", "solving", "pending", "current")
@@ -158,13 +162,18 @@ class ModelledSummarizer:
     name = "modelled"
     keyed_by_artifact = True  # its draws are seeded by (seed, continuity id, artifact id)
 
-    def __init__(self, seed: int | None = 0, *, p_retain_fact: float = 0.8, p_copy_secret: float = 0.3,
+    def __init__(self, seed: int | None = 0, *, p_retain_fact: float = 0.8, p_paraphrase_fact: float = 0.0,
+                 p_copy_secret: float = 0.3,
                  p_partial_secret: float = 0.15, p_hallucinate: float = 0.05,
                  p_marker_leak: float = 0.05, p_keep_negative: float = 0.3,
                  copy_form: str = "surface", chars_per_token: float = CHARS_PER_TOKEN,
                  tokenizer: str | None = None, max_item_chars: int = 240):
         self.seed = 0 if seed is None else int(seed)
         self.p_retain_fact = check_probability("p_retain_fact", p_retain_fact)
+        self.p_paraphrase_fact = check_probability("p_paraphrase_fact", p_paraphrase_fact)
+        if self.p_retain_fact + self.p_paraphrase_fact > 1.0 + 1e-12:
+            raise SummarizerConfigError("p_retain_fact + p_paraphrase_fact must be <= 1, got "
+                                        f"{self.p_retain_fact} + {self.p_paraphrase_fact}")
         self.p_copy_secret = check_probability("p_copy_secret", p_copy_secret)
         self.p_partial_secret = check_probability("p_partial_secret", p_partial_secret)
         if self.p_copy_secret + self.p_partial_secret > 1.0 + 1e-12:
@@ -185,6 +194,7 @@ class ModelledSummarizer:
 
     def __repr__(self) -> str:
         return (f"ModelledSummarizer(seed={self.seed}, p_retain_fact={self.p_retain_fact}, "
+                f"p_paraphrase_fact={self.p_paraphrase_fact}, "
                 f"p_copy_secret={self.p_copy_secret}, p_partial_secret={self.p_partial_secret}, "
                 f"p_hallucinate={self.p_hallucinate}, p_marker_leak={self.p_marker_leak})")
 
@@ -209,7 +219,7 @@ class ModelledSummarizer:
         items: list[_Item] = []
         diag: dict = {
             "status": STATUS_OK, "seed": self.seed, "target_tokens": req.target_tokens,
-            "retained_facts": [], "dropped_facts": [], "copied_secrets": [],
+            "retained_facts": [], "paraphrased_facts": [], "dropped_facts": [], "copied_secrets": [],
             "partial_secrets": [], "omitted_secrets": [], "kept_negatives": [],
             "hallucinated": 0, "hallucinated_secrets": [], "marker_leaks": [],
         }
@@ -222,10 +232,16 @@ class ModelledSummarizer:
                                              req.artifact_id, lb.label_id))
             u = lrng.random()
             if lb.is_fact:
+                forms = alternate_forms(lb.kind, lb.value) if u >= self.p_retain_fact else ()
                 if u < self.p_retain_fact:
                     items.append(_Item("facts", (lb.seq, lb.start), self._fact_line(lb, texts, spans_by_seq)))
                     retained.append(lb.label_id)
                     diag["retained_facts"].append(lb.label_id)
+                elif u < self.p_retain_fact + self.p_paraphrase_fact and forms:
+                    form = forms[lrng.randrange(len(forms))]
+                    items.append(_Item("facts", (lb.seq, lb.start),
+                                       self._fact_line(lb, texts, spans_by_seq, written=form)))
+                    diag["paraphrased_facts"].append(lb.label_id)
                 else:
                     diag["dropped_facts"].append(lb.label_id)
                 continue
@@ -306,17 +322,23 @@ class ModelledSummarizer:
 
     # ------------------------------------------------------------------ pieces
 
-    def _fact_line(self, lb: SpanLabel, texts: dict, spans_by_seq: dict) -> str:
+    def _fact_line(self, lb: SpanLabel, texts: dict, spans_by_seq: dict, written: str | None = None) -> str:
+        """The fact's sentence, or a template; with ``written`` the answer is written that way
+        instead (a paraphrase: the exact answer must not remain anywhere in the line)."""
+        template = _fact_template(lb) if written is None else f"Noted {lb.kind.replace('_', ' ')}: {written}"
         text = texts.get(lb.seq)
         if text is None or text[lb.start:lb.end] != lb.surface:
-            return _fact_template(lb)
+            return template
         piece, s, e = _snippet(text, lb.start, lb.end, self.max_item_chars)
         a = lb.start - s
         b = a + len(piece)
         if any(x < b and a < y for x, y, lid in spans_by_seq.get(lb.seq, ()) if lid != lb.label_id):
-            return _fact_template(lb)
-        line = one_line(piece)
-        return line if _mentions(line, lb.value) else _fact_template(lb)
+            return template
+        if written is None:
+            line = one_line(piece)
+            return line if _mentions(line, lb.value) else template
+        line = one_line(piece[:s] + written + piece[e:])
+        return template if lb.value in line else line
 
     def _secret_line(self, lb: SpanLabel, texts: dict, spans_by_seq: dict,
                      written: str) -> tuple[str, bool]:

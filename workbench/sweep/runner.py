@@ -166,7 +166,8 @@ def _run_sweep(spec: SweepSpec, out: Path, *, executor: Any = "process", workers
 
     t0 = time.perf_counter()
     spec, ds, runs, out = plan(spec, out, progress=progress, root=root, force=force)
-    evaluate = dataclasses.asdict(spec.evaluate) if spec.evaluate is not None else None
+    evaluate = _evaluate_settings(spec, root)
+    project = str(Path(root if root is not None else Path.cwd()).resolve())
     todo: list[RunSpec] = []
     skipped = failed = completed = 0
     for r in runs:
@@ -188,7 +189,8 @@ def _run_sweep(spec: SweepSpec, out: Path, *, executor: Any = "process", workers
                 tasks = batch_tasks(spec, str(Path(ds.path).resolve()), todo, ex.workers, batch_size)
                 results = _flatten(ex.imap_unordered(execute_batch, tasks))
             else:
-                tasks = (r.task(spec, str(Path(ds.path).resolve())) for r in todo)
+                tasks = ({**r.task(spec, str(Path(ds.path).resolve())), "evaluate": evaluate, "root": project}
+                         for r in todo)
                 results = ex.imap_unordered(execute_run, tasks)
             for res in progress_iter(results, f"sweep {spec.name}", enabled=progress, total=len(todo)):
                 write_result(out, res)
@@ -199,6 +201,23 @@ def _run_sweep(spec: SweepSpec, out: Path, *, executor: Any = "process", workers
     return SweepReport(out=out, runs=len(runs), configurations=len({r.config_id for r in runs}),
                        skipped=skipped, completed=completed, failed=failed,
                        elapsed_s=time.perf_counter() - t0, executor=described)
+
+
+def _evaluate_settings(spec: SweepSpec, root) -> dict[str, Any] | None:
+    """What an evaluated run is evaluated with: the spec's ``evaluate`` and, when policies
+    name prompt files, the sha256 of each (a run written with another prompt text is not
+    done)."""
+    if spec.evaluate is None:
+        return None
+    from workbench.summarize.settings import prompt_digests
+
+    evaluate = dataclasses.asdict(spec.evaluate)
+    paths = [c["summarizer.prompt"] for c in spec.configurations() if c.get("summarizer.prompt")]
+    base = (spec.base.get("summarizer") or {}).get("prompt")
+    paths += [base] if base else []
+    if paths:
+        evaluate["prompts"] = prompt_digests(paths, root=root)
+    return evaluate
 
 
 def _flatten(results):
@@ -289,7 +308,7 @@ def execute_run(task: dict[str, Any]) -> dict[str, Any]:
         ds, inputs = load_prepared(task["dataset"], task["tokenizer"])
         rows, headline = _run_rows(ds, inputs, policy, run_id=task["run_id"], seed=task["seed"],
                                    engine=task["engine"], tokenizer=task["tokenizer"],
-                                   evaluate=task.get("evaluate"))
+                                   evaluate=task.get("evaluate"), root=task.get("root"))
     except Exception as exc:  # a failing configuration must not stop the sweep
         return {**meta, "status": "error", "error": f"{type(exc).__name__}: {exc}",
                 "traceback": traceback.format_exc(limit=12), "elapsed_s": time.perf_counter() - t0,
@@ -350,10 +369,10 @@ def execute_batch(task: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _run_rows(ds, inputs, policy, *, run_id: str, seed: int, engine: str, tokenizer: str,
-              evaluate: dict | None = None) -> tuple[list[dict], dict | None]:
+              evaluate: dict | None = None, root: str | None = None) -> tuple[list[dict], dict | None]:
     """The summary rows of one run (the engine's :func:`~workbench.engine.run.summarize`,
     or :func:`~workbench.engine.run.simulate` and the evaluation when asked), with the
-    evaluation headline."""
+    evaluation headline (``root``: where ``summarizer.prompt`` files are taken from)."""
     from workbench.engine.run import simulate, summarize_inputs
 
     if evaluate is None:
@@ -365,7 +384,8 @@ def _run_rows(ds, inputs, policy, *, run_id: str, seed: int, engine: str, tokeni
                       inputs=inputs)
     report = evaluate_run(result, ds, summarizer=evaluate.get("summarizer", "modelled"),
                           summarizer_options=evaluate.get("options") or None,
-                          baseline=bool(evaluate.get("baseline", False)))["report"]
+                          baseline=bool(evaluate.get("baseline", False)), compactions=False,
+                          root=root)["report"]
     headline = dict(report["policies"][policy.name])
     headline["over_redaction"] = report.get("over_redaction")
     rows = [{**row, "seed": seed, **{k: headline.get(k) for k in EVALUATION}}

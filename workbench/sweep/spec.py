@@ -77,11 +77,9 @@ def _canonical(value: Any) -> str:
 # ---- parameters ---------------------------------------------------------------------------
 def _section_types() -> dict[str, dict[str, str]]:
     """``{"trigger": {"fraction": "float", ...}, ...}``: each overridable key's annotation."""
-    from workbench.engine import policy as P
+    from workbench.engine.policy import SECTIONS
 
-    parts = {"trigger": P.CutRule, "compaction": P.Compaction, "masking": P.Masking, "flush": P.Flush,
-             "compile": P.Compile, "provider": P.Provider, "redaction": P.Redaction}
-    out = {name: {f.name: str(f.type) for f in dataclasses.fields(cls)} for name, cls in parts.items()}
+    out = {name: {f.name: str(f.type) for f in dataclasses.fields(cls)} for name, cls in SECTIONS.items()}
     out[""] = {"description": "str", "emergency": "str"}
     return out
 

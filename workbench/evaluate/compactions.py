@@ -1,0 +1,289 @@
+"""Inside each compaction: what it dropped, what its summary kept, and how that fares when
+summaries are summarized again.
+
+:func:`compaction_table` (``compactions.parquet``) has one row per compaction of a run
+(every ``continuity_compaction_checkpoint_created`` frame): policy, continuity, request,
+trigger, context tokens before/after, summary size, the raw events it dropped (``dropped_seqs``)
+and those kept raw across the cut (``retained_seqs``), the planted labels in the dropped
+span and their fate, the summarizer calls and their cost, and the cache loss of the request
+that sends the rebuilt prefix.
+
+:func:`generation_table` (``generations.parquet``) follows every label a compaction dropped
+through the compactions after it: generation ``n`` is the summary the context holds right
+after the ``n``-th later compaction (``n = 0``: the compaction that dropped it). A policy
+that folds its summary into the next one (``summarizes_summaries``) re-writes the label at
+every generation; one that keeps each summary as an anchored segment does not.
+
+A fact in a dropped span is
+
+* ``kept``: its exact answer is in the compaction's stored summary, or its event is kept
+  raw across the cut (``facts_kept_raw`` counts those);
+* ``paraphrased``: only in another form (:mod:`workbench.synth.fact_forms`);
+* ``lost``: neither (an opaque provider item or a truncation keeps nothing readable).
+
+so ``facts_kept + facts_paraphrased + facts_lost == facts_in_span``. A planted secret in
+it is ``carried`` when the summarizer's raw output holds a leak of it (a fragment of >= 12
+characters or half the secret, in any decoded view: the leakage criterion) or its event is
+kept raw, ``leaked`` when the stored text (after SR-1, when the policy has it on) still does
+or its event is kept raw, and ``redacted`` when carried but not leaked. On a dataset without
+planted secrets (imported logs) the secret columns are null — not measured, never 0.
+
+The cache loss of a compaction is that of the main request that sends its rebuilt prefix
+(the last compaction of a request carries it): ``cache_loss_tokens`` its prompt tokens not
+read from the cache, ``cache_loss_usd`` what they cost beyond the price of reading them
+from the cache.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from workbench.errors import WorkbenchError
+from workbench.evaluate.dataset_text import DatasetText
+from workbench.evaluate.matching import Memo
+from workbench.evaluate.texts import Checkpoint, policies_of
+
+READABLE = ("summary", "recorded", "merge")
+SUMMARIZER_CALLS = ("compaction", "merge")
+FACT_STATUSES = ("kept", "paraphrased", "lost")
+SECRET_STATUSES = ("leaked", "redacted", "absent")
+
+
+class _Texts:
+    """Stored and raw text by artifact id, and what each text holds."""
+
+    def __init__(self, texts, dt: DatasetText):
+        import polars as pl
+
+        tx = texts.filter(pl.col("kind").is_in([*READABLE, "opaque"]))
+        self.row = {r["artifact_id"]: r for r in tx.iter_rows(named=True)}
+        self.dt = dt
+        self._exact = Memo(20_000)
+
+    def stored(self, artifact: str | None) -> str:
+        return (self.row.get(artifact) or {}).get("text") or ""
+
+    def raw(self, artifact: str | None) -> str:
+        return (self.row.get(artifact) or {}).get("text_raw") or ""
+
+    def facts(self, texts: Sequence[str]) -> tuple[frozenset[int], frozenset[int]]:
+        """(answer keys present exactly, form keys present in any form) over ``texts``."""
+        exact: set[int] = set()
+        forms: set[int] = set()
+        for t in texts:
+            if t:
+                hit = self._exact.get(t)
+                exact |= hit if hit is not None else self._exact.put(t, self.dt.answers.keys_in(t))
+                forms |= self.dt.fact_forms.keys_in(t)
+        return frozenset(exact), frozenset(forms)
+
+    def leaks(self, texts: Sequence[str]) -> frozenset[int]:
+        return self.dt.leak_scanner.leaks_in([t for t in texts if t])
+
+
+def _labels(dt: DatasetText, inp, rows):
+    """``(facts, secrets)`` in ``rows``: facts as (fact id, kind, answer, row), secrets as
+    {secret id: (value, rows, format)} (a secret split across two events has a label in each)."""
+    import numpy as np
+
+    facts, secrets = [], {}
+    for lb in dt.labels(inp.continuity, rows):
+        row = int(np.searchsorted(inp.seq, lb.seq))
+        if lb.is_fact:
+            facts.append((lb.label_id, lb.kind, lb.value, row))
+        else:
+            sid = lb.label_id.split("#", 1)[0]
+            value, where, kind = secrets.get(sid, (lb.value, (), lb.kind))
+            secrets[sid] = (value, (*where, row), kind)
+    return facts, secrets
+
+
+def fact_status(dt: DatasetText, kind: str, answer: str, row: int, retained: set[int],
+                exact: frozenset[int], forms: frozenset[int]) -> str:
+    if row in retained or dt.answers.key_of.get(answer, -1) in exact:
+        return "kept"
+    return "paraphrased" if dt.fact_forms.key_of.get((kind, answer), -1) in forms else "lost"
+
+
+def secret_status(dt: DatasetText, value: str, rows: Sequence[int], retained: set[int],
+                  stored: frozenset[int], raw: frozenset[int]) -> str:
+    key = dt.leak_scanner.key_of.get(value, -1)
+    if key in stored or any(r in retained for r in rows):
+        return "leaked"
+    return "redacted" if key in raw else "absent"
+
+
+def _calls(ledger) -> dict[tuple[str, str, int], dict[str, Any]]:
+    """Per (policy, continuity, request): the summarizer calls and the main request."""
+    import polars as pl
+
+    out: dict[tuple[str, str, int], dict[str, Any]] = {}
+    rows = ledger.filter(pl.col("call_kind").is_in(["main", *SUMMARIZER_CALLS]) & pl.col("request").is_not_null())
+    for r in rows.sort("policy", "continuity_id", "call").iter_rows(named=True):
+        slot = out.setdefault((r["policy"], r["continuity_id"], int(r["request"])), {"summarizer": [], "main": None})
+        if r["call_kind"] == "main":
+            slot["main"] = r
+        else:
+            slot["summarizer"].append(r)
+    return out
+
+
+def _cache_loss(main: dict | None, provider: dict | None) -> tuple[int | None, float | None]:
+    if main is None:
+        return None, None
+    tokens = int(main["prompt_tokens"]) - int(main["cached_input_tokens"])
+    try:
+        from workbench.engine.pricing import price_table
+
+        prices = price_table((provider or {})["prices_model_id"])
+    except (KeyError, WorkbenchError):  # no price table recorded: the loss in tokens only
+        return tokens, None
+    as_read = float(prices.cost([main["prompt_tokens"]], [main["prompt_tokens"]], [0], [0],
+                                [main["output_tokens"]])[0])
+    return tokens, max(0.0, float(main["cost_usd"]) - as_read)
+
+
+def compaction_table(result, texts, checkpoints: Sequence[Checkpoint], dt: DatasetText):
+    """One row per compaction (see the module docstring)."""
+    import polars as pl
+
+    policies = policies_of(result)
+    tx = _Texts(texts, dt)
+    frames = result.events.filter(pl.col("event_type") == "continuity_compaction_checkpoint_created")
+    frames = frames.with_columns(pl.int_range(pl.len()).over("policy", "continuity_id").alias("_index"))
+    frame_of = {(r["policy"], r["continuity_id"], r["_index"]): r for r in frames.iter_rows(named=True)}
+    labelled = dt.secrets.filter(~pl.col("negative")).height > 0
+    calls = _calls(result.ledger)
+    last_at: dict[tuple[str, str, int], int] = {}  # the compaction whose prefix the request sends
+    summarized_at: dict[tuple[str, str, int], int] = {}  # ... and the one its summarizer calls made
+    for c in checkpoints:
+        last_at[(c.policy, c.continuity_id, c.request)] = c.index
+        if c.artifact_id is not None:
+            summarized_at[(c.policy, c.continuity_id, c.request)] = c.index
+    rows = []
+    for c in checkpoints:
+        inp, policy = result.inputs[c.continuity_id], policies[c.policy]
+        f = frame_of[(c.policy, c.continuity_id, c.index)]
+        stored, raw = tx.stored(c.artifact_id), tx.raw(c.artifact_id)
+        retained = set(c.retained)
+        exact, forms = tx.facts([stored])
+        facts, secrets = _labels(dt, inp, c.dropped)
+        fate: dict[str, list[str]] = {s: [] for s in (*FACT_STATUSES, *SECRET_STATUSES)}
+        for fid, kind, answer, row in facts:
+            fate[fact_status(dt, kind, answer, row, retained, exact, forms)].append(fid)
+        leak_stored, leak_raw = tx.leaks([stored]), tx.leaks([raw])
+        for sid, (value, where, _) in secrets.items():
+            fate[secret_status(dt, value, where, retained, leak_stored, leak_raw)].append(sid)
+        at = (c.policy, c.continuity_id, c.request)
+        slot = calls.get(at, {"summarizer": [], "main": None})
+        own = slot["summarizer"] if summarized_at.get(at) == c.index else []
+        sends_prefix = last_at[at] == c.index
+        loss_tokens, loss_usd = _cache_loss(slot["main"] if sends_prefix else None,
+                                            result.config["policies"][c.policy]["providers"].get(c.continuity_id))
+        text_row = tx.row.get(c.artifact_id) or {}
+        rows.append({
+            "run_id": result.run_id, "policy": c.policy, "continuity_id": c.continuity_id, "compaction": c.index,
+            "request": c.request, "source_request": f["source_request"], "frame_seq": f["frame_seq"],
+            "trigger": "emergency" if c.emergency else policy.trigger.kind, "cut_rule_id": f["cut_rule_id"],
+            "summary_kind": c.summary_kind, "artifact_id": c.artifact_id,
+            "tokens_before": f["tokens_before"], "tokens_after": f["tokens_after"],
+            "summary_tokens": f["item_tokens"] if c.artifact_id else 0,
+            "summary_chars": len(stored), "summary_text_tokens": math.ceil(len(stored) / 4),
+            "readable": bool(stored),
+            "from_seq": f["from_seq"], "to_seq": f["to_seq"],
+            "dropped_events": len(c.dropped), "dropped_tokens": f["span_tokens"],
+            "dropped_from_seq": int(inp.seq[c.dropped[0]]) if c.dropped else None,
+            "dropped_to_seq": int(inp.seq[c.dropped[-1]]) if c.dropped else None,
+            "dropped_seqs": [int(inp.seq[i]) for i in c.dropped],
+            "retained_seqs": [int(inp.seq[i]) for i in c.retained],
+            "facts_in_span": len(facts), "facts_kept": len(fate["kept"]),
+            "facts_kept_raw": sum(1 for _, _, _, row in facts if row in retained),
+            "facts_paraphrased": len(fate["paraphrased"]), "facts_lost": len(fate["lost"]),
+            **_secret_counts(len(secrets), len(fate["leaked"]), len(fate["redacted"]), labelled),
+            "redactions": text_row.get("redactions") or 0, "hallucinated": text_row.get("hallucinated") or 0,
+            "summarizer_calls": len(own), "summarizer_cost_usd": float(sum(r["cost_usd"] for r in own)),
+            "summarizer_prompt_tokens": int(sum(r["prompt_tokens"] for r in own)),
+            "summarizer_output_tokens": int(sum(r["output_tokens"] for r in own)),
+            "cache_loss": slot["main"]["cache_loss"] if sends_prefix and slot["main"] else None,
+            "cache_loss_tokens": loss_tokens, "cache_loss_usd": loss_usd,
+            "kept_fact_ids": fate["kept"], "paraphrased_fact_ids": fate["paraphrased"],
+            "lost_fact_ids": fate["lost"], "leaked_secret_ids": fate["leaked"],
+            "redacted_secret_ids": fate["redacted"],
+        })
+    return pl.DataFrame(rows, schema=_compaction_schema())
+
+
+def _secret_counts(in_span: int, leaked: int, redacted: int, labelled: bool) -> dict[str, int | None]:
+    counts = {"secrets_in_span": in_span, "secrets_carried": leaked + redacted, "secrets_redacted": redacted,
+              "secrets_leaked": leaked}
+    return counts if labelled else dict.fromkeys(counts)
+
+
+def _compaction_schema():
+    import polars as pl
+
+    ints = ("compaction", "request", "source_request", "frame_seq", "tokens_before", "tokens_after",
+            "summary_tokens", "summary_chars", "summary_text_tokens", "from_seq", "to_seq", "dropped_events",
+            "dropped_tokens", "dropped_from_seq", "dropped_to_seq", "facts_in_span", "facts_kept",
+            "facts_kept_raw", "facts_paraphrased", "facts_lost", "secrets_in_span", "secrets_carried",
+            "secrets_redacted", "secrets_leaked", "redactions", "hallucinated", "summarizer_calls",
+            "summarizer_prompt_tokens", "summarizer_output_tokens", "cache_loss_tokens")
+    strings = ("run_id", "policy", "continuity_id", "trigger", "cut_rule_id", "summary_kind", "artifact_id",
+               "cache_loss")
+    lists = {"dropped_seqs": pl.List(pl.Int64), "retained_seqs": pl.List(pl.Int64)}
+    lists |= {c: pl.List(pl.String) for c in ("kept_fact_ids", "paraphrased_fact_ids", "lost_fact_ids",
+                                                 "leaked_secret_ids", "redacted_secret_ids")}
+    order = ("run_id", "policy", "continuity_id", "compaction", "request", "source_request", "frame_seq",
+             "trigger", "cut_rule_id", "summary_kind", "artifact_id", "tokens_before", "tokens_after",
+             "summary_tokens", "summary_chars", "summary_text_tokens", "readable", "from_seq", "to_seq",
+             "dropped_events", "dropped_tokens", "dropped_from_seq", "dropped_to_seq", "dropped_seqs",
+             "retained_seqs", "facts_in_span", "facts_kept", "facts_kept_raw", "facts_paraphrased", "facts_lost",
+             "secrets_in_span", "secrets_carried", "secrets_redacted", "secrets_leaked", "redactions",
+             "hallucinated", "summarizer_calls", "summarizer_cost_usd", "summarizer_prompt_tokens",
+             "summarizer_output_tokens", "cache_loss", "cache_loss_tokens", "cache_loss_usd", "kept_fact_ids",
+             "paraphrased_fact_ids", "lost_fact_ids", "leaked_secret_ids", "redacted_secret_ids")
+    types = {c: pl.Int64 for c in ints} | {c: pl.String for c in strings} | lists
+    types |= {"readable": pl.Boolean, "summarizer_cost_usd": pl.Float64, "cache_loss_usd": pl.Float64}
+    return {c: types[c] for c in order}
+
+
+def generation_table(result, texts, checkpoints: Sequence[Checkpoint], dt: DatasetText):
+    """One row per (label a compaction dropped, later compaction): see the module docstring."""
+    import polars as pl
+
+    policies = policies_of(result)
+    tx = _Texts(texts, dt)
+    by_run: dict[tuple[str, str], list[Checkpoint]] = {}
+    for c in checkpoints:
+        by_run.setdefault((c.policy, c.continuity_id), []).append(c)
+    rows: list[tuple] = []
+    for (name, cid), seq in by_run.items():
+        inp, policy = result.inputs[cid], policies[name]
+        folds = not policy.compaction.accumulate or policy.compaction.max_segments > 0
+        # what the context's summary holds after each compaction
+        states = []
+        for c in seq:
+            stored = [tx.stored(a) for a in c.segments]
+            exact, forms = tx.facts(stored)
+            states.append((set(c.retained), exact, forms, tx.leaks(stored),
+                           tx.leaks([tx.raw(a) for a in c.segments])))
+        for c in seq:
+            facts, secrets = _labels(dt, inp, c.dropped)
+            if not facts and not secrets:
+                continue
+            for n, later in enumerate(seq[c.index:]):
+                retained, exact, forms, stored, raw = states[later.index]
+                for fid, kind, answer, row in facts:
+                    rows.append((name, cid, fid, "fact", kind, c.index, c.request, n, later.request, folds,
+                                 fact_status(dt, kind, answer, row, retained, exact, forms)))
+                for sid, (value, where, fmt) in secrets.items():
+                    rows.append((name, cid, sid, "secret", fmt, c.index, c.request, n, later.request, folds,
+                                 secret_status(dt, value, where, retained, stored, raw)))
+    schema = {"policy": pl.String, "continuity_id": pl.String, "label_id": pl.String, "label": pl.String,
+              "label_kind": pl.String, "first_compaction": pl.Int64, "first_request": pl.Int64,
+              "generation": pl.Int64, "request": pl.Int64, "summarizes_summaries": pl.Boolean,
+              "status": pl.String}
+    frame = pl.DataFrame(rows, schema=schema, orient="row")
+    return frame.with_columns(pl.lit(result.run_id, pl.String).alias("run_id")).select("run_id", *schema)
