@@ -77,6 +77,11 @@ def handled(fn):
             raise fail(str(exc), 2) from None
         except KeyboardInterrupt:
             raise fail("interrupted; whatever was complete is kept", 130) from None
+        except BrokenPipeError:
+            # the reader went away (`workbench policies | head`): stop quietly, as a shell
+            # tool killed by SIGPIPE does; stdout is closed so Python's exit does not complain
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise typer.Exit(141) from None
         except Exception as exc:  # noqa: BLE001 - the one place an unforeseen error is reported
             if debugging():
                 raise

@@ -98,7 +98,10 @@ B_ROW, B_VPOS, B_SUM = range(3)  # boundary row, visible rows before it, recorde
  C_EMERGENCY, C_FLUSH, C_KEEP_EVENTS, C_KEEP_TOKENS, C_SUM_PROMPT, C_FLUSH_PROMPT,
  C_FLUSH_OUTPUT, C_CLEAR_KEEP, C_TURN_KEEP, C_NEED_MESSAGE, C_TOKENS_NONNEG, C_CLEAR_INPUTS,
  # rows of the placeholder prefix-sum table PRE (-1: not built for this policy)
- C_R_DM0, C_R_DM1, C_R_DC, C_R_DCM0, C_R_DCM1) = range(36)
+ C_R_DM0, C_R_DM1, C_R_DC, C_R_DCM0, C_R_DCM1,
+ # provider tokens the harness sends before any event of the log (system prompt, tool
+ # schemas): part of every call's prompt, cached like the rest, never cut
+ C_PREFIX) = range(37)
 N_CFG = 48
 
 # ---- replay state slots ---------------------------------------------------------------------
@@ -396,10 +399,10 @@ def _masked_now_nb(v, f, st):
 def _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg):
     K = st[C_K]
     if nvp < K:
-        return ptok[nvp]
+        return st[C_PREFIX] + ptok[nvp]
     tb = _tail_start_nb(nvp, K, st[S_CUT])
     ss = _shown_start_nb(tb, nvp, st[C_L], vrow, msg_ordinal, vmsg)
-    return ptok[K] + st[S_RTOK] + st[S_STOK] + _effsum_nb(ss, nvp, ptok, PRE, st)
+    return st[C_PREFIX] + ptok[K] + st[S_RTOK] + st[S_STOK] + _effsum_nb(ss, nvp, ptok, PRE, st)
 
 
 @leaf
@@ -524,8 +527,8 @@ def _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, ptok, PRE, vflag, RET, SEG):
 
 def _account_impl(key, full, items, trailer, r, call, output, before, after, flags, nvp, st, params, ptok,
              PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger):
-    """One ledger row; the prompt is the compiled context (``full``, ``items`` tokens) or the
-    segments only (``items``: their tokens)."""
+    """One ledger row; the prompt is the compiled context (``full``, ``items`` tokens, the
+    prefix included) or the prefix and the segments only (``items``: their tokens)."""
     K = st[C_K]
     sh = st[S_SH]
     sq = st[S_ST]
@@ -562,7 +565,7 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
             loss = CacheLoss.TTL
             lcp = 0
         else:
-            lcp = _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, ptok, PRE, vflag, RET, SEG)
+            lcp = st[C_PREFIX] + _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, ptok, PRE, vflag, RET, SEG)
             if lcp < st[b + PK_TOTAL]:
                 if st[b + PK_COMPACTED] != 0:
                     loss = CacheLoss.COMPACTION
@@ -811,7 +814,8 @@ def _merge_if_needed_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
     merged = clamp_summary_nb(total, params[P_SUMMARY_RATIO], params[P_SUMMARY_CAP],
                               params[P_SUMMARY_FLOOR])
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    _account_nb(1, False, total, st[C_SUM_PROMPT], r, CallKind.MERGE, merged, before, before, 0, nvp, st, params,
+    _account_nb(1, False, st[C_PREFIX] + total, st[C_SUM_PROMPT], r, CallKind.MERGE, merged, before, before, 0,
+                nvp, st, params,
              ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)
     artifact = st[S_NEXT_ART]
     st[S_NEXT_ART] = artifact + 1
@@ -993,7 +997,7 @@ def _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, m
     chosen = prev_safe[nvp - 1]
     if chosen < tb:
         return
-    base = ptok[K] + st[S_RTOK] + st[S_STOK]
+    base = st[C_PREFIX] + ptok[K] + st[S_RTOK] + st[S_STOK]
     L = st[C_L]
     need_message = st[C_NEED_MESSAGE] != 0
     for i in range(tb, nvp):

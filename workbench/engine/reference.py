@@ -3,8 +3,10 @@ kernel engine must produce identical ledgers and events (tests/engine/test_parit
 
 For each request ``r`` (whose first output event is row ``p``), in order:
 
-1. **Compile** the context as a list of items, each ``(tag, id, tokens)``:
-   the pinned head (first ``keep_first`` model-visible events), the retained block
+1. **Compile** the context as a list of items, each ``(tag, id, tokens)``, after the
+   fixed prefix (``prefix_tokens``: what the harness sends that the log does not hold,
+   its system prompt and tool schemas; part of every call's prompt and always common to
+   two prompts of a key): the pinned head (first ``keep_first`` model-visible events), the retained block
    (raw items carried across a cut, e.g. Codex's recent user messages), the summary or
    opaque items (one when folded, several when accumulated), then the raw tail: visible
    events after the cut and before ``p``. Tool results older than ``mask_after_turns``
@@ -54,6 +56,7 @@ class _Replay:
         self.visible = inp.visible | (inp.is_summary if self.strategy == E.Strategy.RECORDED else False)
         self.visible_rows = np.flatnonzero(self.visible)
         self.keep_first = int(params[E.P_KEEP_FIRST])
+        self.prefix = int(inp.prefix_tokens)
         self.cut = -1
         self.segments: list[tuple[int, int]] = []
         self.retained: list[int] = []
@@ -112,6 +115,11 @@ class _Replay:
         start = msgs[-limit]
         return [i for i in tail if i >= start]
 
+    def size(self, items: list[Item]) -> int:
+        """Prompt tokens of ``items``: the fixed prefix (``inp.prefix_tokens``: the
+        harness's system prompt and tool schemas, never in the log) plus every item."""
+        return self.prefix + sum(t for _, _, t in items)
+
     def compile(self, r: int, p: int) -> list[Item]:
         items: list[Item] = [("row", i, int(self.inp.tokens[i])) for i in self.head(p)]
         items += [("ret", i, int(self.inp.tokens[i])) for i in self.retained]
@@ -126,7 +134,7 @@ class _Replay:
         min_cache = int(self.p[E.P_MIN_CACHEABLE])
         gran = max(1, int(self.p[E.P_CACHE_GRANULARITY]))
         ts = int(self.inp.req_ts[r])
-        total = sum(t for _, _, t in items) + trailer
+        total = self.size(items) + trailer
         read = write = 0
         loss = E.CacheLoss.NONE
         if mode != E.CacheMode.NONE:
@@ -138,12 +146,12 @@ class _Replay:
                 loss = E.CacheLoss.TTL
                 lcp = 0
             else:
-                lcp = 0
+                lcp = self.prefix  # the harness's fixed prefix is always common
                 for a, b in zip(prev, items, strict=False):
                     if a != b:
                         break
                     lcp += a[2]
-                if lcp < sum(t for _, _, t in prev):
+                if lcp < self.size(prev):
                     loss = (E.CacheLoss.COMPACTION if self.compacted_since[key]
                             else E.CacheLoss.EDIT if self.edited_since[key] else E.CacheLoss.DRIFT)
                 if lcp < min_cache:
@@ -242,7 +250,7 @@ class _Replay:
     def compact(self, r: int, p: int, latest: int, forced: bool) -> int:
         """Try to compact; returns LedgerFlag bits describing what happened."""
         items = self.compile(r, p)
-        before = sum(t for _, _, t in items)
+        before = self.size(items)
         tail = self.tail(p)
         cut = self.choose_cut(r, latest, tail, respect_keep=True)
         if cut is None and forced:
@@ -283,7 +291,7 @@ class _Replay:
         self.last_compaction_request = r
         self.last_compaction_ts = int(self.inp.req_ts[r])
         self.mark(compacted=True)
-        after = sum(t for _, _, t in self.compile(r, p))
+        after = self.size(self.compile(r, p))
         self.event(E.EventType.CHECKPOINT, r, self.coverage_from, cut, artifact, before, after,
                    item_tokens, len(span), span_tokens, s)
         self.merge_if_needed(r, p)
@@ -311,13 +319,13 @@ class _Replay:
         seg_items: list[Item] = [("seg", no, t) for no, t in self.segments]
         total = sum(t for _, t in self.segments)
         merged = clamp_summary(total, self.p[E.P_SUMMARY_RATIO], self.p[E.P_SUMMARY_CAP], self.p[E.P_SUMMARY_FLOOR])
-        before = sum(t for _, _, t in self.compile(r, p))
+        before = self.size(self.compile(r, p))
         self.account(1, seg_items, int(self.p[E.P_SUMMARY_PROMPT]), r, E.CallKind.MERGE, merged, before, before, 0)
         artifact = self.next_artifact
         self.next_artifact += 1
         self.segments = [(artifact, merged)]
         self.mark(compacted=True)
-        after = sum(t for _, _, t in self.compile(r, p))
+        after = self.size(self.compile(r, p))
         self.event(E.EventType.MERGE, r, -1, -1, artifact, before, after, merged, len(seg_items), total,
                    E.Strategy.SUMMARY)
 
@@ -332,10 +340,10 @@ class _Replay:
         gain = sum(max(0, self.eff(i, r) - int(self.p[E.P_CLEAR_PLACEHOLDER])) for i in fresh)
         if not fresh or gain <= 0 or gain < self.p[E.P_CLEAR_AT_LEAST]:
             return 0
-        before = sum(t for _, _, t in self.compile(r, p))
+        before = self.size(self.compile(r, p))
         self.cleared_upto = boundary - 1
         self.mark(edited=True)
-        after = sum(t for _, _, t in self.compile(r, p))
+        after = self.size(self.compile(r, p))
         self.event(E.EventType.CONTEXT_EDIT, r, fresh[0], boundary - 1, -1, before, after, gain,
                    len(fresh), gain, E.Strategy.CLEAR_TOOL_USES)
         return E.LedgerFlag.EDITED
@@ -344,7 +352,7 @@ class _Replay:
         """Emergency: cut at the earliest safe row that makes the context fit the window."""
         window = self.p[E.P_WINDOW]
         items = self.compile(r, p)
-        before = sum(t for _, _, t in items)
+        before = self.size(items)
         tail = self.tail(p)
         need_message = bool(self.k[E.K_MESSAGE_BOUNDARY])
         safe = [i for i in tail if self.inp.open_after[i] == 0 and (not need_message or self.inp.is_message[i])]
@@ -354,7 +362,7 @@ class _Replay:
         chosen = safe[-1]
         for i in safe:
             self.cut = i
-            if sum(t for _, _, t in self.compile(r, p)) <= window:
+            if self.size(self.compile(r, p)) <= window:
                 chosen = i
                 break
         self.cut = saved_cut
@@ -363,7 +371,7 @@ class _Replay:
         self.cut = chosen
         self.compactions += 1
         self.mark(compacted=True)
-        after = sum(t for _, _, t in self.compile(r, p))
+        after = self.size(self.compile(r, p))
         self.event(E.EventType.CHECKPOINT, r, span[0], chosen, -1, before, after, 0, len(span),
                    span_tokens, E.Strategy.TRUNCATE)
 
@@ -390,7 +398,7 @@ class _Replay:
                     flags |= E.LedgerFlag.EDITED
                 self.window_start = start
             items = self.compile(r, p)
-            before = sum(t for _, _, t in items)
+            before = self.size(items)
             if (self.k[E.K_FLUSH] and before >= self.p[E.P_FLUSH_THRESHOLD]
                     and self.flushed_at != self.compactions):
                 output = int(self.p[E.P_FLUSH_OUTPUT])
@@ -408,7 +416,7 @@ class _Replay:
                     else:
                         flags |= self.compact(r, p, latest, forced=False)
             items = self.compile(r, p)
-            context = sum(t for _, _, t in items)
+            context = self.size(items)
             if context > window:
                 flags |= E.LedgerFlag.OVERFLOW | E.LedgerFlag.EMERGENCY
                 self.event(E.EventType.OVERFLOW, r, -1, -1, -1, context, context, 0, 0, 0, 0)
@@ -416,11 +424,11 @@ class _Replay:
                         and self.strategy in (E.Strategy.SUMMARY, E.Strategy.OPAQUE)):
                     flags |= self.compact(r, p, p - 1, forced=True) & E.LedgerFlag.COMPACTED
                     items = self.compile(r, p)
-                    context = sum(t for _, _, t in items)
+                    context = self.size(items)
                 if context > window:
                     self.truncate_to_fit(r, p)
                     items = self.compile(r, p)
-                    context = sum(t for _, _, t in items)
+                    context = self.size(items)
             self.account(0, items, 0, r, E.CallKind.MAIN, int(inp.req_output_tokens[r]), before,
                          context, flags)
         ledger = np.array(self.ledger, dtype=np.int64).reshape(-1, N_LEDGER)
