@@ -9,7 +9,13 @@ from typer.testing import CliRunner
 
 from workbench.cli import app
 from workbench.errors import WorkbenchError
-from workbench.sources.profiles import PACKAGED, fit_profiles, load_profiles, model_family, profile_for
+from workbench.sources.profiles import (
+    PACKAGED,
+    fit_profiles,
+    load_profiles,
+    model_family,
+    profile_for,
+)
 
 
 def test_the_packaged_profiles_are_a_fit_of_the_bundled_logs(imported_bundle):
