@@ -30,7 +30,8 @@ from workbench.engine.reference import replay_reference
 SCALE = max(1, int(os.environ.get("WORKBENCH_PARITY_SCALE", "1")))
 RANDOM = os.environ.get("WORKBENCH_PARITY_RANDOM", "") not in ("", "0")
 TOOLS = ("bash", "read", "edit")
-CACHE = {"explicit": E.CacheMode.EXPLICIT, "automatic": E.CacheMode.AUTOMATIC, "none": E.CacheMode.NONE}
+CACHE = {"explicit": E.CacheMode.EXPLICIT, "automatic": E.CacheMode.AUTOMATIC, "none": E.CacheMode.NONE,
+         "automatic_writes": E.CacheMode.AUTOMATIC_WRITES}
 
 
 def _settings(n: int):
@@ -116,7 +117,7 @@ def policies(draw, window: int):
 
 
 accounting = st.fixed_dictionaries({
-    "cache": st.sampled_from(["explicit", "explicit", "automatic", "none"]),
+    "cache": st.sampled_from(["explicit", "explicit", "automatic", "none", "automatic_writes"]),
     "ttl_s": st.sampled_from([300.0, 3600.0, 20.0]),
     "granularity": st.sampled_from([1, 128]),
 })

@@ -8,13 +8,14 @@ from typing import Annotated
 import typer
 
 from workbench.cli import summarizer as S
-from workbench.cli._app import Force, Format, command, say, warn
+from workbench.cli._app import Force, Format, command, fail, say, warn
 from workbench.report.console import print_summary
 
 
 @command()
 def policies(fmt: Format = "table",
-             json: Annotated[bool, typer.Option("--json", help="full parameters as JSON")] = False) -> None:
+             json: Annotated[bool, typer.Option("--json", help="full parameters as JSON")] = False,
+             harness: Annotated[str | None, typer.Option(help="only the presets of this harness")] = None) -> None:
     """List the policy presets and their parameters (release lines of a versioned preset,
     ``NAME@LINE``, under it: on an imported log the preset follows the log's version)."""
     from workbench.engine.presets import PRESETS, VERSIONS, harness_of
@@ -24,6 +25,11 @@ def policies(fmt: Format = "table",
     for name, p in PRESETS.items():
         listed[name] = p
         listed.update({v.name: v for v in VERSIONS.get(name, {}).values()})
+    if harness is not None:
+        known = sorted({h for h in map(harness_of, PRESETS.values()) if h})
+        if harness not in known:
+            raise fail(f"no preset mirrors harness {harness!r}; harnesses: {', '.join(known)}")
+        listed = {n: p for n, p in listed.items() if harness_of(p) == harness}
     if json:
         import orjson
 

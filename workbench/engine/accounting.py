@@ -255,7 +255,7 @@ class Accountant:
 
     def line(self, inp, policy) -> Line:
         """The line of ``inp`` replayed under ``policy``."""
-        from workbench.engine.presets import harness_of
+        from workbench.engine.presets import log_format_of
         from workbench.sources.profiles import model_family
 
         imported = inp.harness is not None
@@ -266,7 +266,7 @@ class Accountant:
         if imported and self.line_source == "own" and inp.own_line is not None:
             a, b = inp.own_line
             return Line(a, b, "own fit")
-        harness = inp.harness if imported else harness_of(policy)
+        harness = inp.harness if imported else log_format_of(policy)
         found = self._profile(harness, model_family(inp.model))
         if found is None:
             if imported and inp.recorded_prompt is not None and (inp.recorded_prompt >= 0).any():

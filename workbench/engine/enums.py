@@ -40,6 +40,9 @@ class CacheModeT(NamedTuple):
     NONE: int = 0  # provider without prompt caching
     EXPLICIT: int = 1  # Anthropic: breakpoint at the end; new tokens are written (premium)
     AUTOMATIC: int = 2  # OpenAI: automatic prefix caching in fixed increments, no write cost
+    # automatic prefix caching whose writes are billed (OpenAI from GPT-5.6: 1.25x input):
+    # the uncached tail of a cacheable prompt is written, as with explicit caches
+    AUTOMATIC_WRITES: int = 3
 
 
 class CallKindT(NamedTuple):

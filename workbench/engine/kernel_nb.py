@@ -579,7 +579,7 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
                 lcp = 0
         gran = st[C_GRAN]
         read = lcp if gran == 1 else (lcp // gran) * gran
-        if mode == CacheMode.EXPLICIT and total >= min_cache:
+        if (mode == CacheMode.EXPLICIT or mode == CacheMode.AUTOMATIC_WRITES) and total >= min_cache:
             write = total - read
     st[b + PK_EXISTS] = 1
     st[b + PK_TOTAL] = items

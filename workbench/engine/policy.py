@@ -146,7 +146,7 @@ class Provider:
     provider: str | None = None
     context_window: int | None = None
     max_output: int = 32_000
-    cache: str | None = None  # explicit | automatic | none (default: by provider)
+    cache: str | None = None  # explicit | automatic | automatic_writes | none (default: by provider)
     ttl_s: float | None = None
     min_cacheable: int = 1024
     granularity: int | None = None

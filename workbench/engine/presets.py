@@ -98,10 +98,18 @@ def preset_names() -> list[str]:
     return list(PRESETS)
 
 
-# The harness each preset mirrors, as the importers name log formats: provider-token
-# accounting of generated continuities takes that harness's calibration profile.
-HARNESS = {"claude-code": "claude_code", "codex-local": "codex", "codex-remote": "codex",
-           "openhands-default": "openhands", "openhands-sdk": "openhands_sdk"}
+# The harness (or API, or study) each preset mirrors: `workbench policies --harness NAME`.
+HARNESS = {"claude-code": "claude-code", "codex-local": "codex", "codex-remote": "codex",
+           "openhands-default": "openhands", "openhands-sdk": "openhands", "openclaw-flush": "openclaw",
+           "letta": "letta", "langchain-summarization": "langchain", "anthropic-clear-tool-uses": "anthropic-api",
+           "anthropic-compact": "anthropic-api", "openai-responses-compact": "openai-api",
+           "observation-masking": "complexity-trap", "llm-summary": "complexity-trap",
+           "hybrid": "complexity-trap", "rip-adr0011": "rip", "no-compaction": "baseline",
+           "as-recorded": "baseline"}
+# ... and the log format its importer gives that harness's logs: provider-token accounting of
+# generated continuities takes that format's calibration profile
+LOG_FORMAT = {"claude-code": "claude_code", "codex-local": "codex", "codex-remote": "codex",
+              "openhands-default": "openhands", "openhands-sdk": "openhands_sdk"}
 
 # Presets whose rule changed between releases of their harness: the variant for a release
 # line (``name@line``), matched against the version a log records (Claude Code writes it on
@@ -128,9 +136,14 @@ VERSIONS["claude-code"] = {
 
 
 def harness_of(policy: Policy) -> str | None:
-    """The harness a policy mirrors (a preset, one of its release lines, or a spec renamed
+    """The harness a policy mirrors (a preset or one of its release lines; a spec renamed
     from neither: None)."""
     return HARNESS.get(policy.name.split("@", 1)[0])
+
+
+def log_format_of(policy: Policy) -> str | None:
+    """The log format of the harness a policy mirrors (its calibration profile's name)."""
+    return LOG_FORMAT.get(policy.name.split("@", 1)[0])
 
 
 def for_harness_version(policy: Policy, version: str | None) -> Policy:

@@ -25,7 +25,8 @@ For each request ``r`` (whose first output event is row ``p``), in order:
    counted in tokens) with the previous prompt of the same cache key, if used within the
    TTL and at least the minimum cacheable size, rounded down to the provider's granularity.
    Explicit caches (Anthropic) write everything after the read prefix; automatic caches
-   (OpenAI) write nothing. A shortfall is attributed to compaction, an edit (masking or
+   (OpenAI) write nothing, unless the provider bills writes (``automatic_writes``: OpenAI
+   from GPT-5.6), then they write what they did not read, as explicit caches do. A shortfall is attributed to compaction, an edit (masking or
    clearing), drift (anything else), the TTL, or a cold start.
 
 Compaction and flush calls are accounted the same way, with their own prompts.
@@ -159,7 +160,7 @@ class _Replay:
                         loss = E.CacheLoss.BELOW_MINIMUM
                     lcp = 0
             read = (lcp // gran) * gran
-            if mode == E.CacheMode.EXPLICIT and total >= min_cache:
+            if mode in (E.CacheMode.EXPLICIT, E.CacheMode.AUTOMATIC_WRITES) and total >= min_cache:
                 write = total - read
         self.prev_items[key] = list(items)  # the trailing instruction is never reused
         self.prev_ts[key] = ts
