@@ -116,6 +116,19 @@ def test_an_interrupted_audit_marks_the_run_incomplete(run, tmp_path):
     assert runner.invoke(app, ["audit", "conformance", "--run", str(run)]).exit_code in (0, 1)
 
 
+def test_wb_evaluate_also_finishes_an_interrupted_redaction_audit(run):
+    import workbench as wb
+    from workbench.rundir.markers import update_marker
+    from workbench.rundir.output import IncompleteError
+
+    update_marker(run, read_marker(run), writing="audit redaction")
+    wb.evaluate(run).write(run)
+    assert read_marker(run).complete
+    update_marker(run, read_marker(run), writing="audit conformance")
+    with pytest.raises(IncompleteError, match="audit conformance"):
+        wb.evaluate(run)
+
+
 def test_another_command_still_refuses_and_a_running_writer_is_waited_for(run):
     from workbench.rundir.markers import update_marker
     from workbench.rundir.output import check_complete, rerunning
