@@ -16,9 +16,19 @@ produces the same tables as an uninterrupted sweep.
 Workers load a dataset once per process (cached by path and file hashes) and send back a
 few summary rows per run, never per-request arrays.
 
->>> from workbench.sweep.runner import run_sweep, collect    # doctest: +SKIP
->>> report = run_sweep("simulations/codex-limit.yaml", "runs/sweeps/codex-limit")  # doctest: +SKIP
->>> collect("runs/sweeps/codex-limit").select("trigger.fraction", "seed", "cost_usd")  # doctest: +SKIP
+>>> import tempfile
+>>> from pathlib import Path
+>>> from workbench.sweep.spec import SweepSpec
+>>> from workbench.synth.generate import GeneratorConfig, generate_dataset
+>>> tmp = Path(tempfile.mkdtemp())
+>>> _ = generate_dataset(GeneratorConfig(profile="coding", events=300, seed=1), tmp / "d")
+>>> spec = SweepSpec.from_dict({"name": "s", "dataset": str(tmp / "d"), "base": "claude-code",
+...                             "engine": "reference", "seeds": [0, 1],
+...                             "parameters": {"trigger.reserve_tokens": [20_000, 40_000]}})
+>>> report = run_sweep(spec, tmp / "sweep", executor="serial")
+>>> report.completed, collect(tmp / "sweep").select("trigger.reserve_tokens", "seed", "cost_usd").height
+(4, 4)
+>>> import shutil; shutil.rmtree(tmp)
 """
 
 from __future__ import annotations
