@@ -76,6 +76,11 @@ def test_leakage_without_labels_is_not_measured(tmp_path):
     r = runner.invoke(app, ["audit", "redaction", "--run", str(run), "--format", "csv"])
     assert r.exit_code == 0, r.output
     assert "not measured (no labels):" in r.output and "redactor findings carried into derived text" in r.output
+    r = runner.invoke(app, ["audit", "redaction", "--run", str(run), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    row = json.loads(r.output[: r.output.rindex("]") + 1])[0]
+    assert row["leaks"].startswith("not measured (no labels): ") and row["leaks"].endswith(
+        " redactor findings carried into derived text")
     ev = orjson.loads((run / "evaluation.json").read_bytes())
     assert ev["leaks_measured"] is False and ev["policies"]["claude-code"]["leaks"] is None
     from workbench.report.verdict import build_verdict
@@ -122,6 +127,21 @@ def test_piped_tables_are_not_cut(run_dir, synthetic, tmp_path):
                        capture_output=True, text=True, env={**os.environ, "COLUMNS": "60"})
     assert r.returncode == 0, r.stderr
     assert "…" not in r.stdout and "anthropic-clear-tool-uses" in r.stdout and "compactions" in r.stdout
+
+
+def test_piped_inspect_is_not_cut(synthetic):
+    # `inspect` printed its own rich tables at 80 columns: `synthetic-…`, `claude-son…` when piped
+    r = subprocess.run([sys.executable, "-m", "workbench.cli", "inspect", str(synthetic)],
+                       capture_output=True, text=True, env={**os.environ, "COLUMNS": "60"})
+    assert r.returncode == 0, r.stderr
+    info = json.loads(subprocess.run([sys.executable, "-m", "workbench.cli", "inspect", str(synthetic), "--json"],
+                                     capture_output=True, text=True, check=True).stdout)
+    assert "…" not in r.stdout
+    for c in info["continuities"]:
+        assert c["continuity_id"] in r.stdout and c["model"] in r.stdout
+    pairs = [f"{k} {v}" for k, v in info["labels"]["secrets"]["by_kind"].items()]
+    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("│ secrets"))
+    assert len(pairs) > 3 and all(p in line for p in pairs)  # one line, not folded
 
 
 @pytest.mark.parametrize("fmt", ["csv", "json", "markdown"])

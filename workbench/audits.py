@@ -2,9 +2,17 @@
 says what the audit concluded and whose ``write(directory)`` puts its files where the run
 directory layout (:mod:`workbench.rundir`) says. The CLI, the demo and notebooks call these.
 
->>> from workbench.audits import conformance_audit        # doctest: +SKIP
->>> res = conformance_audit("runs/demo-audit")            # doctest: +SKIP
->>> res.passed, res.write("runs/demo-audit")              # doctest: +SKIP
+>>> import tempfile
+>>> from pathlib import Path
+>>> from workbench.engine.run import simulate
+>>> from workbench.synth.generate import GeneratorConfig, generate_dataset
+>>> tmp = Path(tempfile.mkdtemp())
+>>> dataset = generate_dataset(GeneratorConfig(profile="coding", events=300, seed=1), tmp / "d")
+>>> run = simulate(dataset, ["claude-code"], engine="reference").write(tmp / "run")
+>>> res = conformance_audit(run)
+>>> res.passed, res.write(run) == run, (run / "conformance.json").is_file()
+(True, True, True)
+>>> import shutil; shutil.rmtree(tmp)
 """
 
 from __future__ import annotations

@@ -1,8 +1,15 @@
 """ADR-0011 / RFC 0012 invariants over a run's ``events.parquet``, per continuity × policy.
 
->>> from workbench.conformance.invariants import check_result     # doctest: +SKIP
->>> report = check_result(result, dataset)                        # doctest: +SKIP
->>> report.passed, report.findings                                # doctest: +SKIP
+>>> import tempfile
+>>> from workbench.engine.run import simulate
+>>> from workbench.synth.generate import GeneratorConfig, generate_dataset
+>>> tmp = tempfile.TemporaryDirectory()
+>>> dataset = generate_dataset(GeneratorConfig(profile="coding", events=300, seed=1), f"{tmp.name}/d")
+>>> result = simulate(dataset, ["claude-code"], engine="reference")
+>>> report = check_result(result, dataset)
+>>> report.passed, report.findings.height
+(True, 0)
+>>> tmp.cleanup()
 
 A *finding* is a row ``(check, continuity_id, policy, severity, detail)``; severity is
 ``fail`` (the invariant is broken) or ``warn`` (allowed by the spec but worth knowing).

@@ -21,8 +21,17 @@ there, ``determinism.json``/``determinism.parquet``. :func:`build_verdict` turns
 Files are read by :mod:`workbench.rundir.read`; shown text passes through
 :class:`workbench.report.textguard.TextGuard`; HTML pieces are :mod:`workbench.report.html`.
 
->>> v = build_verdict("runs/demo-synthetic")          # doctest: +SKIP
->>> v.chosen, v.table.select("policy", "cost_usd", "meets")   # doctest: +SKIP
+>>> import tempfile
+>>> from pathlib import Path
+>>> from workbench.engine.run import simulate
+>>> from workbench.synth.generate import GeneratorConfig, generate_dataset
+>>> tmp = Path(tempfile.mkdtemp())
+>>> dataset = generate_dataset(GeneratorConfig(profile="coding", events=300, seed=1), tmp / "d")
+>>> run = simulate(dataset, ["claude-code", "observation-masking"], engine="reference").write(tmp / "run")
+>>> v = build_verdict(run)
+>>> v.table["policy"].to_list(), v.table["meets"].to_list()  # no leak audit yet: unverified
+(['claude-code', 'observation-masking'], [None, None])
+>>> import shutil; shutil.rmtree(tmp)
 """
 
 from __future__ import annotations
