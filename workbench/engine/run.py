@@ -7,10 +7,20 @@
   building per-call frames; with ``engine="batch"`` many policies of one continuity are
   replayed in one compiled call (``prange`` over them), which is what sweeps use.
 
->>> from workbench.engine.run import simulate                       # doctest: +SKIP
->>> result = simulate("datasets/demo", ["claude-code", "observation-masking"])  # doctest: +SKIP
->>> result.summary.select("policy", "cost_usd", "compactions")      # doctest: +SKIP
->>> result.write("runs/demo")                                        # doctest: +SKIP
+>>> import shutil, tempfile
+>>> from pathlib import Path
+>>> from workbench.engine.run import simulate
+>>> from workbench.synth.generate import GeneratorConfig, generate_dataset
+>>> tmp = Path(tempfile.mkdtemp())
+>>> ds = generate_dataset(GeneratorConfig(profile="coding", events=300, seed=1), tmp / "d")
+>>> result = simulate(ds, ["claude-code", "observation-masking"], engine="reference")
+>>> result.summary["policy"].to_list()
+['claude-code', 'observation-masking']
+>>> result.config["policies"]["claude-code"]["accounting"]["synthetic-coding-s1"]["source"]
+'counted'
+>>> (result.write(tmp / "run") / "ledger.parquet").is_file()
+True
+>>> shutil.rmtree(tmp)
 """
 
 from __future__ import annotations
