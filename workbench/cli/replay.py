@@ -26,9 +26,9 @@ def policies(fmt: Format = "table",
         return
     rows = [{"preset": name, "trigger": p.trigger.rule_id(), "strategy": p.compaction.kind,
              "flush": "yes" if p.flush.enabled else "", "masking": p.masking.after_turns or "",
-             "description": p.description} for name, p in PRESETS.items()]
-    emit(rows, ["preset", "trigger", "strategy", "flush", "masking", "description"], fmt=fmt,
-         display={"masking": str})
+             "at_overflow": p.at_overflow(), "description": p.description} for name, p in PRESETS.items()]
+    emit(rows, ["preset", "trigger", "strategy", "flush", "masking", "at_overflow", "description"], fmt=fmt,
+         headers={"at_overflow": "at overflow"}, display={"masking": str})
 
 
 def report_notes(config: dict) -> None:
