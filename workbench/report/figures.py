@@ -161,7 +161,7 @@ def sawtooth(ledger, *, summary=None, continuity_id: str | None = None, policies
         cut = main.filter(pl.col("_truncated"))
         if cut.height:
             ax.scatter(cut["request"].to_numpy(), cut["context_after"].to_numpy(), marker="s",
-                       s=24 if cut.height <= 50 and overlay else 5, color="#6d4c41", zorder=4)
+                       s=24 if cut.height <= 50 and overlay else 5, color="#6d4c41", zorder=3.5)
         peaks[name] = int(main["context_before"].max() or 0)
         if not overlay:
             ax.set_title(_sawtooth_title(name, counted.get(name), main), fontsize=8,
