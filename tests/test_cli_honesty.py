@@ -127,6 +127,7 @@ def test_piped_tables_are_not_cut(run_dir, synthetic, tmp_path):
                        capture_output=True, text=True, env={**os.environ, "COLUMNS": "60"})
     assert r.returncode == 0, r.stderr
     assert "…" not in r.stdout and "anthropic-clear-tool-uses" in r.stdout and "compactions" in r.stdout
+    assert "truncations" in r.stdout  # counted apart from compactions (issue 15)
 
 
 def test_piped_inspect_is_not_cut(synthetic):
@@ -152,9 +153,27 @@ def test_policies_in_every_format(fmt):
         rows = json.loads(r.output)
         assert {row["preset"] for row in rows} >= {"claude-code", "rip-adr0011"}
     elif fmt == "csv":
-        assert r.output.splitlines()[0] == "preset,trigger,strategy,flush,masking,description"
+        assert r.output.splitlines()[0] == "preset,trigger,strategy,flush,masking,at_overflow,description"
     else:
         assert r.output.startswith("| preset | trigger |")
+
+
+def test_each_preset_says_what_happens_at_overflow():
+    """Issue 15: the overflow's last resort is a truncation, not a compaction; `policies`
+    says what each preset does at overflow, and a preset that can only truncate says so
+    in its description."""
+    from workbench.engine.presets import PRESETS
+
+    r = runner.invoke(app, ["policies", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    rows = {row["preset"]: row for row in json.loads(r.output)}
+    assert set(rows) == set(PRESETS)
+    for name, row in rows.items():
+        forced = PRESETS[name].compaction.kind in ("summary", "opaque") and PRESETS[name].emergency == "compact"
+        assert row["at_overflow"].startswith("forced compaction") == forced, name
+        assert "truncat" in row["at_overflow"] and "not a compaction" in row["at_overflow"], name
+        if not forced:
+            assert "on overflow the oldest events are truncated" in row["description"], name
 
 
 # ---- the HTTP summarizer from the command line -------------------------------------------------------

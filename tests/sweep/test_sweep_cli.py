@@ -106,3 +106,26 @@ def _running(p) -> bool:
         return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+def test_truncations_are_a_metric_tune_can_constrain(small_dataset, tmp_path):
+    """Issue 15: an overflow's truncation is counted apart from compactions, in the sweep's
+    tables too, and `--constraint 'truncations==0'` chooses by it."""
+    import json
+
+    spec = tmp_path / "masking.yaml"
+    spec.write_text(yaml.safe_dump({
+        "name": "trunc-cli-test", "dataset": str(small_dataset), "base": "observation-masking",
+        "parameters": {"provider.context_window": [20_000, 200_000]}, "seeds": [0]}))
+    out = tmp_path / "out"
+    r = runner.invoke(app, ["sweep", str(spec), "--out", str(out), "--executor", "serial"])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["tune", str(spec), "--out", str(out), "--no-run", "--constraint", "truncations==0",
+                            "--format", "json"])
+    assert r.exit_code == 0, r.output
+    table, _ = json.JSONDecoder().raw_decode(r.output)  # the table, then the "best:" line
+    rows = {row["provider.context_window"]: row for row in table}
+    small, large = rows[20_000], rows[200_000]
+    assert small["truncations"] > 0 and small["compactions"] == 0  # masking never compacts
+    assert large["truncations"] == 0 and large["feasible"] and not small["feasible"]
+    assert "best: configuration 1" in r.output and "provider.context_window=200000" in r.output

@@ -85,13 +85,14 @@ def test_aggregate_sums_continuities_averages_seeds_and_takes_the_worst_failures
             rows.append({"run_id": f"r{seed}", "config_id": "c", "config_index": 0, "seed": seed,
                          "policy": "p", "policy_digest": "d", "invalid": None, "trigger.fraction": 0.8,
                          "status": "ok", "error": None, "continuity_id": cont, "cost_usd": cost,
-                         "overflows": ovf, "prompt_tokens": 100, "cached_input_tokens": 50,
+                         "overflows": ovf, "truncations": ovf, "compactions": 3, "prompt_tokens": 100, "cached_input_tokens": 50,
                          "peak_context_tokens": 10 if cont == "a" else 20, "leaks": seed,
                          "retention": ret, "context_window": 200_000})
     agg = aggregate(pl.DataFrame(rows))
     r = agg.row(0, named=True)
     assert r["cost_usd"] == pytest.approx(4.0)  # (2 + 6) / 2 seeds
     assert r["overflows"] == 4 and r["leaks"] == 1  # the worst seed
+    assert r["truncations"] == 4 and r["compactions"] == 6  # truncations: the worst seed too
     assert r["retention"] == pytest.approx(0.8) and r["retention_min"] == pytest.approx(0.7)
     assert r["cache_hit_rate"] == pytest.approx(0.5) and r["peak_context_tokens"] == 20
     assert r["complete"] and r["runs"] == 2 and r["continuities"] == 2

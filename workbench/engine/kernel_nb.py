@@ -117,7 +117,7 @@ KEY_BASE = 96
 KEY_SIZE = 16
 # fields of the previous-prompt descriptor of one cache key (at KEY_BASE + key * KEY_SIZE)
 (PK_EXISTS, PK_TOTAL, PK_H, PK_RH, PK_RT, PK_SH, PK_ST, PK_SS, PK_TE, PK_B0, PK_B1, PK_CLR,
- PK_TS, PK_COMPACTED, PK_EDITED) = range(15)
+ PK_TS, PK_COMPACTED, PK_EDITED, PK_TRUNCATED) = range(16)
 N_STATE = KEY_BASE + 2 * KEY_SIZE
 
 NOFIRE = -(1 << 62)  # the cut-point rule did not fire
@@ -425,6 +425,12 @@ def _mark_nb(st, compacted, edited):
             st[b + PK_EDITED] = 1
 
 
+@leaf_sig("void", _A1)
+def _mark_truncated_nb(st):
+    for key in range(2):
+        st[KEY_BASE + key * KEY_SIZE + PK_TRUNCATED] = 1
+
+
 @leaf_sig("void", _A2, _A1, *[_I] * 11)
 def _event_nb(events, st, etype, r, from_row, to_row, artifact, before, after, item, span_events,
               span_tokens, strategy):
@@ -569,6 +575,8 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
             if lcp < st[b + PK_TOTAL]:
                 if st[b + PK_COMPACTED] != 0:
                     loss = CacheLoss.COMPACTION
+                elif st[b + PK_TRUNCATED] != 0:
+                    loss = CacheLoss.TRUNCATION
                 elif st[b + PK_EDITED] != 0:
                     loss = CacheLoss.EDIT
                 else:
@@ -596,6 +604,7 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
     st[b + PK_TS] = ts
     st[b + PK_COMPACTED] = 0
     st[b + PK_EDITED] = 0
+    st[b + PK_TRUNCATED] = 0
     k = st[S_NL]
     ledger[k, LEDGER.request] = r
     ledger[k, LEDGER.call_kind] = call
@@ -987,16 +996,17 @@ def _clear_tool_uses_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
 @leaf
 def _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal, vmsg,
                         events):
-    """Emergency: cut at the earliest safe row that makes the context fit the window."""
+    """Emergency: cut at the earliest safe row that makes the context fit the window (a
+    truncation, not a compaction). Returns ``LedgerFlag.TRUNCATED`` when it cut, else 0."""
     K = st[C_K]
     window = params[P_WINDOW]
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
     tb = _tail_start_nb(nvp, K, st[S_CUT])
     if tb >= nvp:
-        return
+        return 0
     chosen = prev_safe[nvp - 1]
     if chosen < tb:
-        return
+        return 0
     base = st[C_PREFIX] + ptok[K] + st[S_RTOK] + st[S_STOK]
     L = st[C_L]
     need_message = st[C_NEED_MESSAGE] != 0
@@ -1010,11 +1020,11 @@ def _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, m
     span_n = chosen - tb + 1
     span_tokens = _effsum_nb(tb, chosen + 1, ptok, PRE, st)
     st[S_CUT] = chosen
-    st[S_COMPACTIONS] += 1
-    _mark_nb(st, True, False)
+    _mark_truncated_nb(st)
     after = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    _event_nb(events, st, EventType.CHECKPOINT, r, vrow[tb], vrow[chosen], -1, before, after, 0, span_n,
+    _event_nb(events, st, EventType.TRUNCATION, r, vrow[tb], vrow[chosen], -1, before, after, 0, span_n,
            span_tokens, Strategy.TRUNCATE)
+    return LedgerFlag.TRUNCATED
 
 
 # ================================== the loop ==================================
@@ -1105,8 +1115,8 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
                                   msg_ordinal, vmsg, Q, RET, SEG, ledger, events) & LedgerFlag.COMPACTED
                 context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
             if context > window:
-                _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal,
-                                 vmsg, events)
+                flags |= _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe,
+                                             msg_ordinal, vmsg, events)
                 context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
         _account_main_nb(0, True, context, 0, r, CallKind.MAIN, Q[Q_OUT, r], before, context, flags, nvp, st, params, ptok,
                  PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)

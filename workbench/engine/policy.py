@@ -269,6 +269,17 @@ class Policy:
             del d["summarizer"]
         return hashlib.sha256(orjson.dumps(d, option=orjson.OPT_SORT_KEYS)).hexdigest()[:12]
 
+    def at_overflow(self) -> str:
+        """What the engines do when this policy's context exceeds the window (after the
+        overflow is recorded): a forced compaction when the policy summarizes or makes
+        opaque items and ``emergency`` is ``compact``, then, while the context still does
+        not fit, a truncation of the oldest raw events (counted as ``truncations``, never as
+        compactions)."""
+        truncate = "truncate the oldest events (a truncation, not a compaction)"
+        if self.emergency == "compact" and self.compaction.kind in ("summary", "opaque"):
+            return "forced compaction; if still over the window, " + truncate
+        return truncate
+
     # ---- lowering -------------------------------------------------------------------
     def lower(self, window: int, cache_mode: int, ttl_ms: float, granularity: int) -> tuple[np.ndarray, np.ndarray]:
         """The kernel's view: ``kinds`` (int64) and ``params`` (float64), see enums."""

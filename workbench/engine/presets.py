@@ -30,9 +30,11 @@ _CLAUDE_SUMMARY = Compaction(kind="summary", ratio=0.05, floor=1_500, cap=12_000
                              shares_cache=False)
 
 PRESETS: dict[str, Policy] = {p.name: p for p in (
-    Policy("no-compaction", "raw: never compacts; on overflow the oldest events are truncated",
+    Policy("no-compaction", "raw: never compacts; on overflow the oldest events are truncated until "
+           "it fits (counted as truncations, not compactions)",
            emergency="truncate"),
-    Policy("as-recorded", "reproduces the compactions recorded in an imported log, with the log's own summaries",
+    Policy("as-recorded", "reproduces the compactions recorded in an imported log, with the log's own "
+           "summaries; on overflow the oldest events are truncated (truncations, not compactions)",
            trigger=CutRule(kind="recorded", keep_first=0, message_boundary=False),
            compaction=Compaction(kind="recorded", prompt_tokens=900, shares_cache=False)),
     # on an imported log of Claude Code 2.0.x, its release line claude-code@2.0 (VERSIONS below)
@@ -55,7 +57,8 @@ PRESETS: dict[str, Policy] = {p.name: p for p in (
            trigger=CutRule(kind="events", max_events=80, keep_first=4, min_progress=0.1),
            compaction=Compaction(kind="summary", ratio=0.08, floor=500, cap=8_000, prompt_tokens=700,
                                  shares_cache=False)),
-    Policy("observation-masking", "Complexity Trap: observations older than 10 turns become placeholders; no extra calls",
+    Policy("observation-masking", "Complexity Trap: observations older than 10 turns become placeholders; "
+           "no extra calls; on overflow the oldest events are truncated (truncations, not compactions)",
            masking=Masking(after_turns=10, placeholder_tokens=12), emergency="truncate"),
     Policy("llm-summary", "Complexity Trap: every N+M turns (N=21, M=10) summarize N turns; keep system + first user + summary + last M",
            trigger=CutRule(kind="turns", every_turns=21, keep_turns=10, keep_first=2),
@@ -66,7 +69,8 @@ PRESETS: dict[str, Policy] = {p.name: p for p in (
            compaction=Compaction(kind="summary", ratio=0.1, floor=300, cap=4_000, prompt_tokens=600,
                                  shares_cache=False),
            masking=Masking(after_turns=10, placeholder_tokens=12)),
-    Policy("anthropic-clear-tool-uses", "context editing: at 100k input tokens clear tool results older than the last 3 tool uses",
+    Policy("anthropic-clear-tool-uses", "context editing: at 100k input tokens clear tool results older than "
+           "the last 3 tool uses; on overflow the oldest events are truncated (truncations, not compactions)",
            trigger=CutRule(kind="tokens", tokens=100_000, keep_first=1),
            compaction=Compaction(kind="clear_tool_uses", clear_keep=3, clear_at_least=0, placeholder_tokens=12)),
     Policy("anthropic-compact", "server-side compaction at 150k tokens: everything before the compaction block is dropped",

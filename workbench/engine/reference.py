@@ -14,20 +14,26 @@ For each request ``r`` (whose first output event is row ``p``), in order:
    a ``recent_messages_limit`` shows only the tail from the L-th last message on.
 2. **Flush** when context >= flush threshold and no flush ran at this compaction count:
    a call with the context plus the flush instruction; its output never enters the context.
+   Only the policy's compactions advance that count; an overflow truncation does not.
 3. **Compact** when the cut-point rule fires: choose the latest allowed cut (rule, then
    keep-last-K events/tokens), snap it back to a safe row (a message when the rule demands
    message boundaries; never while a tool call waits for its result), check minimum
    progress, then apply the strategy (summary call, opaque item, truncation, recorded
    summary, or clearing old tool uses).
 4. **Overflow**: if the context exceeds the window, record it; the emergency action
-   compacts (forced) and then truncates the oldest raw events until it fits.
+   compacts (forced; summary and opaque strategies with ``emergency: compact``) and then,
+   if the context still exceeds the window, truncates the oldest raw events until it fits.
+   A truncation is not a compaction: it writes a ``TRUNCATION`` event (no checkpoint frame,
+   no summary, no ``memory.compacted``), sets the ``TRUNCATED`` ledger flag, and a cache it
+   breaks is lost to ``truncation``.
 5. **Account** the main request: the cached prefix is the longest common prefix (in items,
    counted in tokens) with the previous prompt of the same cache key, if used within the
    TTL and at least the minimum cacheable size, rounded down to the provider's granularity.
    Explicit caches (Anthropic) write everything after the read prefix; automatic caches
    (OpenAI) write nothing, unless the provider bills writes (``automatic_writes``: OpenAI
-   from GPT-5.6), then they write what they did not read, as explicit caches do. A shortfall is attributed to compaction, an edit (masking or
-   clearing), drift (anything else), the TTL, or a cold start.
+   from GPT-5.6), then they write what they did not read, as explicit caches do. A
+   shortfall is attributed to compaction, an edit (masking or clearing), a truncation,
+   drift (anything else), the TTL, or a cold start.
 
 Compaction and flush calls are accounted the same way, with their own prompts.
 """
@@ -73,6 +79,7 @@ class _Replay:
         self.prev_items: list[list[Item] | None] = [None, None]
         self.prev_ts = [0, 0]
         self.compacted_since = [False, False]
+        self.truncated_since = [False, False]
         self.edited_since = [False, False]
         self.window_start = -1  # first tail row shown under a recent-messages limit
         self.ledger: list[tuple[int, ...]] = []
@@ -154,6 +161,7 @@ class _Replay:
                     lcp += a[2]
                 if lcp < self.size(prev):
                     loss = (E.CacheLoss.COMPACTION if self.compacted_since[key]
+                            else E.CacheLoss.TRUNCATION if self.truncated_since[key]
                             else E.CacheLoss.EDIT if self.edited_since[key] else E.CacheLoss.DRIFT)
                 if lcp < min_cache:
                     if loss == E.CacheLoss.NONE:
@@ -165,6 +173,7 @@ class _Replay:
         self.prev_items[key] = list(items)  # the trailing instruction is never reused
         self.prev_ts[key] = ts
         self.compacted_since[key] = False
+        self.truncated_since[key] = False
         self.edited_since[key] = False
         self.ledger.append(ledger_row(
             request=r, call_kind=int(call), prompt_tokens=total, cache_read_tokens=read,
@@ -172,10 +181,11 @@ class _Replay:
             context_before=before, context_after=after, flags=int(flags), cache_loss=int(loss),
             cache_key=key, ts_ms=ts))
 
-    def mark(self, compacted: bool = False, edited: bool = False) -> None:
+    def mark(self, compacted: bool = False, edited: bool = False, truncated: bool = False) -> None:
         for key in (0, 1):
             self.compacted_since[key] |= compacted
             self.edited_since[key] |= edited
+            self.truncated_since[key] |= truncated
 
     def event(self, etype, r, from_row=-1, to_row=-1, artifact=-1, before=0, after=0, item=0,
               span_events=0, span_tokens=0, strategy=0) -> None:
@@ -349,8 +359,9 @@ class _Replay:
                    len(fresh), gain, E.Strategy.CLEAR_TOOL_USES)
         return E.LedgerFlag.EDITED
 
-    def truncate_to_fit(self, r: int, p: int) -> None:
-        """Emergency: cut at the earliest safe row that makes the context fit the window."""
+    def truncate_to_fit(self, r: int, p: int) -> int:
+        """Emergency: cut at the earliest safe row that makes the context fit the window (a
+        truncation, not a compaction). Returns ``LedgerFlag.TRUNCATED`` when it cut."""
         window = self.p[E.P_WINDOW]
         items = self.compile(r, p)
         before = self.size(items)
@@ -358,7 +369,7 @@ class _Replay:
         need_message = bool(self.k[E.K_MESSAGE_BOUNDARY])
         safe = [i for i in tail if self.inp.open_after[i] == 0 and (not need_message or self.inp.is_message[i])]
         if not safe:
-            return
+            return 0
         saved_cut = self.cut
         chosen = safe[-1]
         for i in safe:
@@ -370,11 +381,11 @@ class _Replay:
         span = [i for i in tail if i <= chosen]
         span_tokens = sum(self.eff(i, r) for i in span)
         self.cut = chosen
-        self.compactions += 1
-        self.mark(compacted=True)
+        self.mark(truncated=True)
         after = self.size(self.compile(r, p))
-        self.event(E.EventType.CHECKPOINT, r, span[0], chosen, -1, before, after, 0, len(span),
+        self.event(E.EventType.TRUNCATION, r, span[0], chosen, -1, before, after, 0, len(span),
                    span_tokens, E.Strategy.TRUNCATE)
+        return E.LedgerFlag.TRUNCATED
 
     # ---- the loop -----------------------------------------------------------------
     def run(self):
@@ -427,7 +438,7 @@ class _Replay:
                     items = self.compile(r, p)
                     context = self.size(items)
                 if context > window:
-                    self.truncate_to_fit(r, p)
+                    flags |= self.truncate_to_fit(r, p)
                     items = self.compile(r, p)
                     context = self.size(items)
             self.account(0, items, 0, r, E.CallKind.MAIN, int(inp.req_output_tokens[r]), before,

@@ -54,6 +54,7 @@ EVENT_TYPE_NAMES = {
     E.EventType.OVERFLOW: "context.overflow",
     E.EventType.CONTEXT_EDIT: "context.edited",
     E.EventType.MERGE: "summary.merged",
+    E.EventType.TRUNCATION: "context.truncated",  # overflow handling: not a checkpoint frame
 }
 def _events_schema():
     import polars as pl
@@ -439,6 +440,7 @@ def ledger_frame(led: np.ndarray, inp, pol: Policy, prov, run_id: str):
         "flushed": (cols["flags"] & E.LedgerFlag.FLUSHED) != 0,
         "overflow": (cols["flags"] & E.LedgerFlag.OVERFLOW) != 0,
         "edited": (cols["flags"] & E.LedgerFlag.EDITED) != 0,
+        "truncated": (cols["flags"] & E.LedgerFlag.TRUNCATED) != 0,
         "flags": cols["flags"],
         "cache_loss": [LOSS_NAMES[int(c)] for c in cols["cache_loss"]],
         "cache_key": cols["cache_key"],
@@ -457,7 +459,9 @@ def _msg_id(inp, row: int) -> str | None:
 
 
 def events_frame(ev: np.ndarray, inp, pol: Policy, run_id: str):
-    """ADR-0011 checkpoint frames, RFC 0012 memory.compacted events, flushes, overflows.
+    """ADR-0011 checkpoint frames, RFC 0012 memory.compacted events, flushes, overflows,
+    truncations (``context.truncated``: the span an overflow dropped, ``from_seq``..``to_seq``;
+    no frame seq, no artifact, no memory.compacted: a truncation is not a compaction).
 
     Built by columns: some policies emit an overflow, a checkpoint or a context edit at
     almost every request (hundreds of thousands per continuity); only what chains from one
@@ -473,6 +477,7 @@ def events_frame(ev: np.ndarray, inp, pol: Policy, run_id: str):
     checkpoint = etype == E.EventType.CHECKPOINT
     edit = etype == E.EventType.CONTEXT_EDIT
     merge = etype == E.EventType.MERGE
+    truncation = etype == E.EventType.TRUNCATION
 
     def at_rows(values: np.ndarray, rows: np.ndarray, where: np.ndarray) -> pl.Series:
         """values[rows] where ``where`` and the row exists, else null."""
@@ -490,7 +495,7 @@ def events_frame(ev: np.ndarray, inp, pol: Policy, run_id: str):
         return filled.set(pl.Series(~ok), None) if m else filled
 
     frame_seq = (int(inp.seq[-1]) + 1 if inp.n else 0) + np.cumsum(checkpoint) - 1
-    seq_rows = checkpoint | edit
+    seq_rows = checkpoint | edit | truncation
     frame = pl.DataFrame({
         "event_type": pl.Series(etype).replace_strict({int(k): v for k, v in EVENT_TYPE_NAMES.items()},
                                                       return_dtype=pl.String),

@@ -220,8 +220,8 @@ class Verdict:
 RUN_COLUMNS = (
     ("policy", "policy", "s"), ("cost_usd", "cost $", "usd"), ("requests", "requests", "int"),
     ("calls", "calls", "int"), ("compactions", "compactions", "int"), ("flushes", "flushes", "int"),
-    ("overflows", "overflows", "int"), ("cache_hit_rate", "cache hit", "pct"),
-    ("peak_context_tokens", "peak context", "int"), ("sr1", "SR-1", "bool"),
+    ("overflows", "overflows", "int"), ("truncations", "truncations", "int"),
+    ("cache_hit_rate", "cache hit", "pct"), ("peak_context_tokens", "peak context", "int"), ("sr1", "SR-1", "bool"),
     ("leaks", "leaks", "int"), ("leaks_context", "leaks in context", "int"),
     ("retention", "retention", "pct"), ("meets", "meets constraints", "verdict"),
     ("reasons", "why not", "s"),
@@ -365,7 +365,8 @@ def _conformance(run_dir) -> dict[str, Any] | None:
 
 # ---- sweeps -----------------------------------------------------------------------------------
 SWEEP_METRICS = (("cost_usd", "cost $", "usd"), ("overflows", "overflows", "int"),
-                 ("compactions", "compactions", "num"), ("flushes", "flushes", "num"),
+                 ("truncations", "truncations", "num"), ("compactions", "compactions", "num"),
+                 ("flushes", "flushes", "num"),
                  ("cache_hit_rate", "cache hit", "pct"), ("peak_context_tokens", "peak context", "int"),
                  ("leaks", "leaks", "int"), ("retention", "retention", "pct"),
                  ("retention_min", "retention (worst seed)", "pct"), ("runs_ok", "runs ok", "int"),

@@ -53,7 +53,7 @@ from workbench.sweep.spec import RunSpec, SweepSpec, dataset_files, runs_frame
 # evaluation headline columns (one value per run)
 EVALUATION = ("leaks", "leaks_context", "secrets", "retention", "fact_probes")
 # failures: the worst seed counts, not the mean
-WORST_CASE = ("overflows", "leaks", "leaks_context")
+WORST_CASE = ("overflows", "truncations", "leaks", "leaks_context")
 
 
 @dataclass
@@ -458,8 +458,9 @@ def collect(out: str | Path):
 
 def aggregate(frame):
     """One row per configuration: metrics summed over continuities, then averaged over seeds
-    (overflows, leaks: the worst seed; retention: mean and ``retention_min``); ``cache_hit_rate``
-    is recomputed from the averaged token totals (:func:`workbench.engine.metrics.with_cache_hit_rate`). Only configurations whose runs all succeeded have
+    (overflows, truncations, leaks: the worst seed; retention: mean and ``retention_min``);
+    ``cache_hit_rate`` is recomputed from the averaged token totals
+    (:func:`workbench.engine.metrics.with_cache_hit_rate`). Only configurations whose runs all succeeded have
     ``complete`` true."""
     import polars as pl
 
