@@ -40,8 +40,14 @@ def _leaky_policies():
             get_policy("claude-code", {**small, "trigger.reserve_tokens": 4_125})]  # 33k scaled to 25k
 
 
+# the presets the demo-audit golden was written on (presets added since have no golden rows)
+GOLDEN_PRESETS = ("no-compaction", "as-recorded", "claude-code", "codex-local", "codex-remote",
+                  "openhands-default", "openhands-sdk", "observation-masking", "llm-summary", "hybrid",
+                  "anthropic-clear-tool-uses", "anthropic-compact", "openai-responses-compact",
+                  "openclaw-flush", "letta", "langchain-summarization", "rip-adr0011")
+
 CASES = {
-    "demo-audit": lambda: list(PRESETS),
+    "demo-audit": lambda: [PRESETS[name] for name in GOLDEN_PRESETS],
     "leaky-summarizer": _leaky_policies,
 }
 
