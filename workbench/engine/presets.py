@@ -108,7 +108,7 @@ PRESETS: dict[str, Policy] = {p.name: p for p in (
            trigger=CutRule(kind="tokens", fraction=0.81, keep_first=1, keep_last_tokens=20_000),
            compaction=Compaction(kind="summary", ratio=0.1, floor=500, cap=4_096, prompt_tokens=700)),
     Policy("roo-code", "auto-condense at autoCondenseContextPercent (default 100 %) less a 10 % buffer (~90 %), "
-           "keeping the last 3 messages; when the context still does not fit, drop the older half "
+           "keeping the last 3 messages; on overflow the oldest events are truncated: the older half first "
            "[source: src/core/context-management/index.ts, src/core/condense/; summary size inferred]",
            trigger=CutRule(kind="tokens", fraction=0.9, keep_first=1, keep_last_events=3),
            compaction=Compaction(kind="summary", ratio=0.1, floor=500, cap=8_000, prompt_tokens=700),
