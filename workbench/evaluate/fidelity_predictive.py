@@ -28,9 +28,11 @@ from typing import Any
 
 import numpy as np
 
-# the preset that mirrors each log format's harness
+# the preset that mirrors each log format's harness (aider summarises its chat history without
+# writing it to the log, so no aider log can say where it compacted: left out)
 HARNESS_PRESET = {"claude_code": "claude-code", "codex": "codex-local", "openhands": "openhands-default",
-                  "openhands_sdk": "openhands-sdk"}
+                  "openhands_sdk": "openhands-sdk", "gemini_cli": "gemini-cli", "cline": "cline",
+                  "roo_code": "roo-code", "opencode": "opencode"}
 WITHIN_REQUESTS = 2  # "compacts where the real harness did": within this many requests
 LINES = ("in_sample", "loo", "loo_unanchored")
 
