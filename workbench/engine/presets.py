@@ -192,6 +192,19 @@ def log_format_of(policy: Policy) -> str | None:
     return LOG_FORMAT.get(policy.name.split("@", 1)[0])
 
 
+def without_recorded_compactions(policy: Policy) -> Policy:
+    """What ``as-recorded`` (any policy whose trigger is ``recorded``) replays on a
+    continuity that recorded no compaction: ``no-compaction`` (its own provider and
+    redaction settings kept), so the two give one answer for one meaning (a recorded trigger
+    alone would leave an unpinned truncation as the only way out of an overflow)."""
+    import dataclasses
+
+    if policy.trigger.kind != "recorded":
+        return policy
+    return dataclasses.replace(PRESETS["no-compaction"], name=f"{policy.name}->no-compaction",
+                               provider=policy.provider, redaction=policy.redaction)
+
+
 def for_harness_version(policy: Policy, version: str | None) -> Policy:
     """The release line of a versioned preset that matches a log's harness ``version``
     ("2.0.76" -> ``claude-code@2.0``); any other policy (an explicit ``@line``, a spec with
