@@ -205,6 +205,17 @@ def without_recorded_compactions(policy: Policy) -> Policy:
                                provider=policy.provider, redaction=policy.redaction)
 
 
+def replayed_rule(policy: Policy, inp) -> Policy:
+    """The rule a policy is replayed with on one prepared continuity: a versioned preset's
+    release line for the log's harness version, ``as-recorded`` as ``no-compaction`` where
+    the log recorded no compaction. The one place that decides it (the run driver and the
+    context tracker both ask here)."""
+    rule = for_harness_version(policy, inp.harness_version) if inp.harness is not None else policy
+    if not inp.is_boundary.any():
+        rule = without_recorded_compactions(rule)
+    return rule
+
+
 def for_harness_version(policy: Policy, version: str | None) -> Policy:
     """The release line of a versioned preset that matches a log's harness ``version``
     ("2.0.76" -> ``claude-code@2.0``); any other policy (an explicit ``@line``, a spec with

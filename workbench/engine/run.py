@@ -148,11 +148,9 @@ def accounted(acct, inp, pol: Policy):
     (:func:`~workbench.engine.presets.for_harness_version`); ``as-recorded`` on a continuity
     that recorded no compaction is ``no-compaction``
     (:func:`~workbench.engine.presets.without_recorded_compactions`)."""
-    from workbench.engine.presets import for_harness_version, without_recorded_compactions
+    from workbench.engine.presets import replayed_rule
 
-    rule = for_harness_version(pol, inp.harness_version) if inp.harness is not None else pol
-    if not inp.is_boundary.any():
-        rule = without_recorded_compactions(rule)
+    rule = replayed_rule(pol, inp)
     view, line = acct.view(inp, rule)
     return rule, view, line
 
