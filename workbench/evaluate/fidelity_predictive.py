@@ -234,7 +234,8 @@ def render_predictive(preset, totals) -> str:
             continue
         rec = ", ".join(f"{q} ({t})" for q, t in zip(r["recorded_compactions"], r["recorded_triggers"], strict=True))
         verdict = ("within ±2" if r["within"] else "MISSED" if r["within"] is False
-                   else "before the recorded one" if r["compacted_early"] else "after the recorded one")
+                   else "before the recorded one" if r["compacted_early"]
+                   else "no compaction" if not r["simulated_compactions"] else "after the recorded one")
         lines.append(f"  {r['continuity_id']} [{r['release_line']}, {r['line']}: {r['line_source']}] recorded "
                      f"{rec or 'none'}; preset {', '.join(map(str, r['simulated_compactions'])) or 'none'} "
                      f"({verdict})")
