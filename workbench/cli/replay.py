@@ -74,7 +74,8 @@ def simulate(
                                    mode=summarizer_mode, baseline=baseline)
     with exclusive(out):
         result = run_simulation(dataset, policy, engine=engine, tokenizer=tokenizer, model=model,
-                                price_as=model_price_as, seed=seed, progress=True)
+                                price_as=model_price_as, seed=seed, progress=True,
+                                keep_inputs=evaluate)  # only the audit reads them
         path = result.write(out, force=force)
         report_notes(result.config)
         print_summary(result.summary, fmt)

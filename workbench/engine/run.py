@@ -149,7 +149,7 @@ def prepare_dataset(ds, tokenizer: str) -> list:
                              f"add it with `workbench tokens {ds.path} --tokenizer {tokenizer}`")
     cols = ["continuity", "seq", "kind", "role", "flags", "request", "ts_ms", "pair_seq", "name",
             "message_id", token_column(tokenizer)]
-    ev = ds.events(columns=cols)
+    ev = _read_columns(ds, cols)
     conts = ds.continuities()
     bounds = _sorted_bounds(ev)
     inputs = []
@@ -165,17 +165,32 @@ def prepare_dataset(ds, tokenizer: str) -> list:
     return inputs
 
 
+def _read_columns(ds, cols: list[str]):
+    """The events' ``cols`` as one frame whose numeric columns are each one contiguous NumPy
+    array (polars shares them), read a column at a time: ``prepare_continuity`` then reads
+    them without copies, and they are freed when the last continuity is prepared (a
+    Parquet file of row groups reads as chunks; each ``to_numpy`` would copy them)."""
+    import polars as pl
+
+    series = []
+    for c in cols:
+        s = ds.events(columns=[c]).to_series()
+        if s.n_chunks() > 1 and s.dtype.is_numeric() and s.null_count() == 0:
+            s = pl.Series(c, np.concatenate([chunk.to_numpy() for chunk in s.get_chunks()]))
+        elif s.dtype == pl.String:  # mostly null or repeated (tool names, message ids): 4 bytes a row, not 16
+            s = s.cast(pl.Categorical)
+        series.append(s)
+    return pl.DataFrame(series)
+
+
 def _sorted_bounds(ev):
     """``continuity -> (first row, end row)`` when ``ev`` is sorted by (continuity, seq), as
     datasets are written; else None (then each continuity is filtered and sorted, which
     copies the whole frame: gigabytes at 10 M events)."""
-    import polars as pl
-
     cont = ev["continuity"].to_numpy()
-    in_order = ev.select(
-        (pl.col("continuity").diff().fill_null(0) > 0)
-        | ((pl.col("continuity").diff().fill_null(0) == 0) & (pl.col("seq").diff().fill_null(1) > 0))
-    ).to_series().all()
+    step = np.diff(cont)
+    in_order = bool(((step > 0) | ((step == 0) & (np.diff(ev["seq"].to_numpy()) > 0))).all())
+    del step
     if not in_order:
         return None
     return lambda c: (int(np.searchsorted(cont, c, side="left")), int(np.searchsorted(cont, c, side="right")))
@@ -184,13 +199,16 @@ def _sorted_bounds(ev):
 def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel",
              tokenizer: str = "cl100k", seed: int = 0, model: str | None = None,
              price_as: str | None = None, run_id: str | None = None,
-             progress: bool = False, inputs: list | None = None) -> SimulationResult:
+             progress: bool = False, inputs: list | None = None,
+             keep_inputs: bool = True) -> SimulationResult:
     """Replay every continuity of ``dataset`` under every policy.
 
     ``model`` prices every policy as that model; a model genai-prices does not know is an
     error unless ``price_as`` names the stand-in (recorded in the config's ``notes``).
     ``inputs``: the dataset already prepared (:func:`prepare_dataset` with this tokenizer),
-    e.g. by a sweep worker."""
+    e.g. by a sweep worker. ``keep_inputs=False`` (nothing will evaluate the result): the
+    result's ``inputs`` stay empty and each continuity's prepared arrays are freed after its
+    last replay, before its output frames are built (the peak of a 10 M-event run)."""
     import polars as pl
 
     from workbench.continuity.dataset import Dataset, load_dataset
@@ -207,21 +225,25 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
         price_table(model, infer_provider(model))  # an unknown model fails before any work
     run_id = run_id or stable_run_id(ds.manifest, pols, tokenizer, seed,
                                      model if price_as is None else f"{model}|price_as={price_as}")
-    inputs = prepare_dataset(ds, tokenizer) if inputs is None else inputs
+    inputs = prepare_dataset(ds, tokenizer) if inputs is None else list(inputs)
     ledgers, events, keys, totals = [], [], [], []
     resolved: dict[str, dict] = {}
     notes: dict[str, list[str]] = {}  # what was priced otherwise than asked, and where
-    jobs = [(inp, pol) for pol in pols for inp in inputs]
-    for inp, pol in progress_iter(jobs, "simulating", enabled=progress):
+    jobs = [(i, j) for i in range(len(pols)) for j in range(len(inputs))]  # policy-major
+    for i, j in progress_iter(jobs, "simulating", enabled=progress):
+        pol, inp = pols[i], inputs[j]
         prov = resolve_provider(pol, continuity_model=inp.model, continuity_window=inp.context_window,
                                 model_override=model, price_as=price_as)
         if prov.note:
             notes.setdefault(prov.note, []).append(f"{pol.name}/{inp.continuity_id}")
         led, ev = replay(inp, pol, prov, engine)
-        ledgers.append(ledger_frame(led, inp, pol, prov, run_id))
-        events.append(events_frame(ev, inp, pol, run_id))
         keys.append((run_id, pol.name, inp.continuity_id, prov.model, prov.window))
         totals.append(metrics.replay_totals(led, ev, prov.prices))
+        if not keep_inputs and i == len(pols) - 1:  # its last replay: free what only replays read
+            inputs[j] = inp = _output_view(inp)
+        ledgers.append(ledger_frame(led, inp, pol, prov, run_id))
+        del led  # before the events frame: the ledger matrix of 3 M calls is 300 MB
+        events.append(events_frame(ev, inp, pol, run_id))
         resolved.setdefault(pol.name, {"policy": pol.to_dict(), "digest": pol.digest(),
                                        "cut_rule_id": pol.trigger.rule_id(), "providers": {}})
         resolved[pol.name]["providers"][inp.continuity_id] = prov.as_dict()
@@ -244,8 +266,22 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
     return SimulationResult(
         ledger=pl.concat(ledgers, how="vertical"), events=pl.concat(events, how="vertical"),
         summary=_summary(keys, totals), config=config, run_id=run_id,
-        inputs={inp.continuity_id: inp for inp in inputs},
+        inputs={inp.continuity_id: inp for inp in inputs} if keep_inputs else {},
     )
+
+
+# what only the replays read; the output frames read seq, message ids, visibility and the
+# request arrays
+_REPLAY_ONLY = ("kind", "tokens", "open_after", "msg_ordinal", "row_request", "tool_code",
+                "recorded_summary_tokens", "is_boundary", "is_user_message", "is_tool_call", "is_tool_result")
+
+
+def _output_view(inp):
+    """``inp`` without the arrays only replays read (empty in their place): what
+    :func:`ledger_frame` and :func:`events_frame` need, a third of the memory."""
+    import dataclasses
+
+    return dataclasses.replace(inp, **{f: np.empty(0, getattr(inp, f).dtype) for f in _REPLAY_ONLY})  # no views
 
 
 def _summary(keys: list[tuple], totals: list[tuple[np.ndarray, np.ndarray]]):
@@ -324,41 +360,55 @@ def _batch_totals(inp, policies: Sequence[Policy], provs: Sequence) -> dict[int,
 
 
 def ledger_frame(led: np.ndarray, inp, pol: Policy, prov, run_id: str):
+    """The ledger rows of one replay. Built by columns (a 10 M-event continuity has 3 M
+    calls): kinds named by polars from their codes, the per-replay constants broadcast
+    (no per-row Python objects)."""
     import polars as pl
 
-    cols = {name: led[:, i] for i, name in enumerate(LEDGER_COLUMNS)}
+    n = led.shape[0]
     cost = prov.prices.cost(led[:, LEDGER.prompt_tokens], led[:, LEDGER.cache_read_tokens],
                             led[:, LEDGER.cache_write_tokens], led[:, LEDGER.uncached_tokens],
                             led[:, LEDGER.output_tokens])
-    n = led.shape[0]
-    req = cols["request"]
-    return pl.DataFrame({
-        "run_id": [run_id] * n,
-        "policy": [pol.name] * n,
-        "continuity_id": [inp.continuity_id] * n,
+    flags = led[:, LEDGER.flags]
+    req = led[:, LEDGER.request]
+
+    def named(column: int, names: dict) -> pl.Series:
+        return pl.Series(led[:, column]).replace_strict(names, return_dtype=pl.String)
+
+    def constant(value) -> pl.Expr:
+        return pl.lit(value, dtype=pl.String)
+
+    frame = pl.DataFrame({
         "call": np.arange(n, dtype=np.int64),
         "request": req,
         "source_request": inp.req_source[req] if n else np.zeros(0, np.int64),
-        "call_kind": [CALL_NAMES[int(c)] for c in cols["call_kind"]],
-        "prompt_tokens": cols["prompt_tokens"],
-        "input_tokens": cols["uncached_tokens"],
-        "cached_input_tokens": cols["cache_read_tokens"],
-        "cache_write_tokens": cols["cache_write_tokens"],
-        "output_tokens": cols["output_tokens"],
-        "context_before": cols["context_before"],
-        "context_after": cols["context_after"],
-        "compacted": (cols["flags"] & E.LedgerFlag.COMPACTED) != 0,
-        "flushed": (cols["flags"] & E.LedgerFlag.FLUSHED) != 0,
-        "overflow": (cols["flags"] & E.LedgerFlag.OVERFLOW) != 0,
-        "edited": (cols["flags"] & E.LedgerFlag.EDITED) != 0,
-        "flags": cols["flags"],
-        "cache_loss": [LOSS_NAMES[int(c)] for c in cols["cache_loss"]],
-        "cache_key": cols["cache_key"],
-        "ts_ms": cols["ts_ms"],
+        "call_kind": named(LEDGER.call_kind, CALL_NAMES),
+        "prompt_tokens": led[:, LEDGER.prompt_tokens],
+        "input_tokens": led[:, LEDGER.uncached_tokens],
+        "cached_input_tokens": led[:, LEDGER.cache_read_tokens],
+        "cache_write_tokens": led[:, LEDGER.cache_write_tokens],
+        "output_tokens": led[:, LEDGER.output_tokens],
+        "context_before": led[:, LEDGER.context_before],
+        "context_after": led[:, LEDGER.context_after],
+        "compacted": (flags & E.LedgerFlag.COMPACTED) != 0,
+        "flushed": (flags & E.LedgerFlag.FLUSHED) != 0,
+        "overflow": (flags & E.LedgerFlag.OVERFLOW) != 0,
+        "edited": (flags & E.LedgerFlag.EDITED) != 0,
+        "flags": flags,
+        "cache_loss": named(LEDGER.cache_loss, LOSS_NAMES),
+        "cache_key": led[:, LEDGER.cache_key],
+        "ts_ms": led[:, LEDGER.ts_ms],
         "cost_usd": cost,
-        "model": [prov.model] * n,
-    }, schema_overrides={c: pl.String for c in  # typed: a continuity without requests has empty lists
-                         ("run_id", "policy", "continuity_id", "call_kind", "cache_loss", "model")})
+    }, schema_overrides={c: pl.Int64 for c in LEDGER_FRAME_INTS})
+    return frame.select(
+        constant(run_id).alias("run_id"), constant(pol.name).alias("policy"),
+        constant(inp.continuity_id).alias("continuity_id"), pl.all(), constant(prov.model).alias("model"))
+
+
+# integer ledger columns, typed Int64 whatever the engine's matrix (and for empty ledgers)
+LEDGER_FRAME_INTS = ("call", "request", "source_request", "prompt_tokens", "input_tokens", "cached_input_tokens",
+                     "cache_write_tokens", "output_tokens", "context_before", "context_after", "flags",
+                     "cache_key", "ts_ms")
 
 
 def _msg_id(inp, row: int) -> str | None:
