@@ -10,8 +10,10 @@ system) and peak RSS are that process's own. The evaluation is the redaction aud
 modelled summaries and memory entries through SR-1, leakage of every planted secret by
 channel, fact retention (detect-secrets baseline off, as in sweeps). Then an evaluated sweep
 (``evaluate: true``) over a small continuity at 1 and 2 workers, in runs/s. Measured on the
-shared 2-core machine at load 4.6-5 (commit of this script): 40k events plain 2.4 s /
-evaluated 2.8 s; evaluated 40k / 10k 1.29x CPU; 1 M events evaluated 34.4 s wall, 22.1 s CPU.
+shared 2-core machine at load 0.9-1.0 (the README's Speed figures): 40k events plain 1.0 s /
+evaluated 2.4 s (2.28x wall, 2.15x CPU); evaluated 40k / 10k 1.53x wall; 1 M events
+evaluated 26.3 s wall, 26.5 s CPU, 1.8 GB peak. Both kinds of run are run once, untimed,
+before the timed ones (numba cache and page cache warm).
 
 Figures only, no assertions (ARCHITECTURE.md §7 targets: evaluated <= 3x plain, linear in
 events; a 1 M-event evaluated run <= 60 s on one core). The machine may be shared: the load

@@ -9,9 +9,10 @@ own peak-RSS counter) with the numba cache warm; then the command itself, ``work
 simulate`` (writing the run directory), in its own process: its wall, CPU and peak RSS.
 The load average is printed beside each size.
 
-Measured (shared 2-core machine, load 3.8-4.3): 10 M events, 3.1 M calls: `workbench
-simulate` peaks at 1.7 GB RSS (3.1 GB before the column-at-a-time read, the in-place
-prepare and the by-column ledger frame), 9.6 s wall.
+Measured (shared 2-core machine, load 1.1-2.3): 10 M events, 3.1 M calls: `workbench
+simulate` peaks at 1,660 MB RSS, 14.8 s wall, 9.5 s CPU (3.1 GB before the events were read
+a column at a time, prepare worked in place, the ledger frame was built by columns and the
+replay-only arrays were freed before the output frames).
 
     .venv/bin/python benchmarks/bench_simulate.py                    # 1 M and 10 M events
     .venv/bin/python benchmarks/bench_simulate.py --sizes 1000000 --policy observation-masking

@@ -26,7 +26,7 @@ import numpy as np
 
 from workbench.engine import enums as E
 from workbench.engine.policy import Policy
-from workbench.engine.records import EVENT_COLUMNS, LEDGER, LEDGER_COLUMNS
+from workbench.engine.records import EVENT_COLUMNS, LEDGER
 from workbench.errors import WorkbenchError
 
 ENGINES = ("kernel", "reference")
