@@ -43,3 +43,18 @@ def test_simulate_writes_a_run(tmp_path):
         assert (tmp_path / "run" / f).is_file()
     cfg = orjson.loads((tmp_path / "run" / "config.json").read_bytes())
     assert {"run_id", "seed", "git_revision", "versions", "policies"} <= set(cfg)
+
+
+def test_policies_of_one_harness_with_its_release_lines():
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    res = CliRunner().invoke(app, ["policies", "--harness", "claude-code", "--format", "csv"])
+    assert res.exit_code == 0, res.output
+    names = [line.split(",", 1)[0] for line in res.output.strip().splitlines()[1:]]
+    assert names == ["claude-code", "claude-code@2.0", "claude-code@2.1"]
+    res = CliRunner().invoke(app, ["policies", "--harness", "codex", "--format", "csv"])
+    assert [line.split(",", 1)[0] for line in res.output.strip().splitlines()[1:]] == ["codex-local", "codex-remote"]
+    res = CliRunner().invoke(app, ["policies", "--harness", "vim"])
+    assert res.exit_code == 2 and "harnesses: " in res.output

@@ -76,6 +76,11 @@ def test_leakage_without_labels_is_not_measured(tmp_path):
     r = runner.invoke(app, ["audit", "redaction", "--run", str(run), "--format", "csv"])
     assert r.exit_code == 0, r.output
     assert "not measured (no labels):" in r.output and "redactor findings carried into derived text" in r.output
+    r = runner.invoke(app, ["audit", "redaction", "--run", str(run), "--format", "json"])
+    assert r.exit_code == 0, r.output
+    row = json.loads(r.output[: r.output.rindex("]") + 1])[0]
+    assert row["leaks"].startswith("not measured (no labels): ") and row["leaks"].endswith(
+        " redactor findings carried into derived text")
     ev = orjson.loads((run / "evaluation.json").read_bytes())
     assert ev["leaks_measured"] is False and ev["policies"]["claude-code"]["leaks"] is None
     from workbench.report.verdict import build_verdict
@@ -122,6 +127,22 @@ def test_piped_tables_are_not_cut(run_dir, synthetic, tmp_path):
                        capture_output=True, text=True, env={**os.environ, "COLUMNS": "60"})
     assert r.returncode == 0, r.stderr
     assert "…" not in r.stdout and "anthropic-clear-tool-uses" in r.stdout and "compactions" in r.stdout
+    assert "truncations" in r.stdout  # counted apart from compactions (issue 15)
+
+
+def test_piped_inspect_is_not_cut(synthetic):
+    # `inspect` printed its own rich tables at 80 columns: `synthetic-…`, `claude-son…` when piped
+    r = subprocess.run([sys.executable, "-m", "workbench.cli", "inspect", str(synthetic)],
+                       capture_output=True, text=True, env={**os.environ, "COLUMNS": "60"})
+    assert r.returncode == 0, r.stderr
+    info = json.loads(subprocess.run([sys.executable, "-m", "workbench.cli", "inspect", str(synthetic), "--json"],
+                                     capture_output=True, text=True, check=True).stdout)
+    assert "…" not in r.stdout
+    for c in info["continuities"]:
+        assert c["continuity_id"] in r.stdout and c["model"] in r.stdout
+    pairs = [f"{k} {v}" for k, v in info["labels"]["secrets"]["by_kind"].items()]
+    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("│ secrets"))
+    assert len(pairs) > 3 and all(p in line for p in pairs)  # one line, not folded
 
 
 @pytest.mark.parametrize("fmt", ["csv", "json", "markdown"])
@@ -132,9 +153,27 @@ def test_policies_in_every_format(fmt):
         rows = json.loads(r.output)
         assert {row["preset"] for row in rows} >= {"claude-code", "rip-adr0011"}
     elif fmt == "csv":
-        assert r.output.splitlines()[0] == "preset,trigger,strategy,flush,masking,description"
+        assert r.output.splitlines()[0] == "preset,trigger,strategy,flush,masking,at_overflow,description"
     else:
         assert r.output.startswith("| preset | trigger |")
+
+
+def test_each_preset_says_what_happens_at_overflow():
+    """Issue 15: the overflow's last resort is a truncation, not a compaction; `policies`
+    says what each preset does at overflow, and a preset that can only truncate says so
+    in its description."""
+    from workbench.engine.presets import PRESETS
+
+    r = runner.invoke(app, ["policies", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    rows = {row["preset"]: row for row in json.loads(r.output)}
+    assert set(rows) == set(PRESETS)
+    for name, row in rows.items():
+        forced = PRESETS[name].compaction.kind in ("summary", "opaque") and PRESETS[name].emergency == "compact"
+        assert row["at_overflow"].startswith("forced compaction") == forced, name
+        assert "truncat" in row["at_overflow"] and "not a compaction" in row["at_overflow"], name
+        if not forced:
+            assert "on overflow the oldest events are truncated" in row["description"], name
 
 
 # ---- the HTTP summarizer from the command line -------------------------------------------------------

@@ -6,6 +6,7 @@ runs this). Afterwards nothing shipped with the repository is changed or missing
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -64,11 +65,19 @@ def test_readme_runs_as_written(tmp_path):
             shutil.copy2(src, clone / f)
     (clone / ".venv").symlink_to(Path(sys.prefix))
     before = {f: _digest(clone / f) for f in files if (clone / f).is_file()}
+    # a temporary directory of their own: whatever the commands leave there was written
+    # outside the paths the README names
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp), "COLUMNS": "80"}
     for line, script in shell_blocks((clone / "README.md").read_text()):
         r = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=clone, capture_output=True,
-                           text=True, timeout=1200)
+                           text=True, timeout=1200, env=env)
         assert r.returncode == 0, (f"README.md block at line {line} failed ({r.returncode}):\n{script}\n"
                                    f"--- stdout\n{r.stdout[-3000:]}\n--- stderr\n{r.stderr[-3000:]}")
+        # piped (as here), tables print every figure and name in full
+        assert "…" not in r.stdout, f"README.md block at line {line} printed a cut table:\n{r.stdout[-3000:]}"
+    assert sorted(p.name for p in tmp.iterdir()) == [], "README commands left files in $TMPDIR"
     after = {f: _digest(clone / f) for f in files if (clone / f).is_file()}
     assert after == before, "a README command changed or deleted a file shipped with the repository"
     for path in ("reports/coding/policy-comparison.html", "reports/recorded/fidelity.html",

@@ -79,9 +79,11 @@ def evaluate(result, dataset=None, *, summarizer: str = "modelled", summarizer_o
     from workbench.audits import redaction_audit
 
     if isinstance(result, str | Path):
+        from workbench.rundir.output import rerunning
         from workbench.rundir.read import load_run
 
-        result, loaded = load_run(result)
+        with rerunning("audit redaction"):  # as the command: it may finish what a killed one began
+            result, loaded = load_run(result)
         dataset = dataset or loaded
     if dataset is None:
         dataset = load_dataset(result.config["dataset"]["path"])

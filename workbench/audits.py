@@ -2,9 +2,17 @@
 says what the audit concluded and whose ``write(directory)`` puts its files where the run
 directory layout (:mod:`workbench.rundir`) says. The CLI, the demo and notebooks call these.
 
->>> from workbench.audits import conformance_audit        # doctest: +SKIP
->>> res = conformance_audit("runs/demo-audit")            # doctest: +SKIP
->>> res.passed, res.write("runs/demo-audit")              # doctest: +SKIP
+>>> import tempfile
+>>> from pathlib import Path
+>>> from workbench.engine.run import simulate
+>>> from workbench.synth.generate import GeneratorConfig, generate_dataset
+>>> tmp = Path(tempfile.mkdtemp())
+>>> dataset = generate_dataset(GeneratorConfig(profile="coding", events=300, seed=1), tmp / "d")
+>>> run = simulate(dataset, ["claude-code"], engine="reference").write(tmp / "run")
+>>> res = conformance_audit(run)
+>>> res.passed, res.write(run) == run, (run / "conformance.json").is_file()
+(True, True, True)
+>>> import shutil; shutil.rmtree(tmp)
 """
 
 from __future__ import annotations
@@ -126,20 +134,39 @@ def conformance_audit(run_dir: str | Path) -> AuditResult:
                        passed=passed, details={"invariants_passed": report.passed})
 
 
-def fidelity_audit(dataset, *, engine: str = "kernel", price_as: str | None = None) -> AuditResult:
-    """Replay ``as-recorded`` and compare with the usage and compactions the logs recorded."""
+def fidelity_audit(dataset, *, engine: str = "kernel", price_as: str | None = None,
+                   accounting: str = "provider") -> AuditResult:
+    """Replay ``as-recorded`` and compare with the usage and compactions the logs recorded
+    (in provider tokens by default); replay each log's own harness preset and say where it
+    compacts against where the log did; compare totals and cost in sample and
+    leave-one-log-out (:mod:`workbench.evaluate.fidelity_predictive`)."""
+    from workbench.continuity.dataset import Dataset, load_dataset
+    from workbench.engine.run import prepare_dataset
     from workbench.evaluate.fidelity import fidelity_table, render_summary
+    from workbench.evaluate.fidelity_predictive import (
+        preset_compactions,
+        render_predictive,
+        totals_table,
+    )
+    from workbench.sources.profiles import fit_profiles
 
-    res = fidelity_table(dataset, engine=engine, price_as=price_as)
+    ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
+    res = fidelity_table(ds, engine=engine, price_as=price_as, accounting=accounting)
     if not res["config"]["continuities"]:
         from workbench.errors import WorkbenchError
 
         raise WorkbenchError(f"{getattr(dataset, 'path', dataset)}: nothing to compare: no continuity "
                              "recorded usage or a compaction (fidelity compares a replay with what real "
                              "logs recorded: import them with `workbench import`)")
+    profiles = fit_profiles(ds)
+    inputs = prepare_dataset(ds, "cl100k")
+    preset = preset_compactions(ds, inputs, profiles, engine=engine, price_as=price_as)
+    totals = totals_table(ds, inputs, profiles, engine=engine, price_as=price_as)
+    config = {**res["config"], "profiles_fitted_on": profiles["fitted_from"]}
     return AuditResult("fidelity", {N.FIDELITY_REQUESTS: res["requests"], N.FIDELITY: res["summary"],
                                     N.FIDELITY_COMPACTIONS: res["compactions"],
                                     N.FIDELITY_CONTINUITIES: res["continuities"],
-                                    N.FIDELITY_RUN_LEVEL: res["run_level"]},
-                       {N.FIDELITY_JSON: res["config"]}, passed=None,
-                       details={"text": render_summary(res)})
+                                    N.FIDELITY_RUN_LEVEL: res["run_level"],
+                                    N.FIDELITY_PRESET: preset, N.FIDELITY_TOTALS: totals},
+                       {N.FIDELITY_JSON: config}, passed=None,
+                       details={"text": render_predictive(preset, totals) + "\n\n" + render_summary(res)})

@@ -184,17 +184,41 @@ def test_backwards_cut_fails_unless_emergency(run):
               to_seq=first["to_seq"] - 2, to_message_id=None, to_is_message=None)
     report = check_invariants(ev, config=res.config)
     assert fails(report, "cut_monotonic").height == 1
-    # the same move on an emergency truncation (appended at an overflowing request) is a warning
-    first, second = nth(res.events, "nc30k", k=0), nth(res.events, "nc30k", k=1)
-    ev = edit(res.events, lambda r: r["policy"] == "nc30k" and r["frame_seq"] == second["frame_seq"],
-              from_seq=first["from_seq"], to_seq=first["to_seq"] - 1, to_is_message=None)
+    # the same move on an emergency compaction (a frame appended at an overflowing request) is a warning
+    at = res.events.with_row_index("__i").filter(
+        (pl.col("policy") == "cc30k") & (pl.col("frame_seq") == second["frame_seq"]))["__i"][0]
+    overflow = res.events.slice(at, 1).with_columns(
+        event_type=pl.lit("context.overflow"), **{c: pl.lit(None, res.events.schema[c]) for c in (
+            "frame_seq", "from_seq", "to_seq", "summary_artifact_id", "summary_kind", "cut_rule_id")})
+    moved = edit(res.events, lambda r: r["policy"] == "cc30k" and r["frame_seq"] == second["frame_seq"],
+                 from_seq=first["from_seq"], to_seq=first["to_seq"] - 2, to_is_message=None)
+    ev = pl.concat([moved.slice(0, at), overflow, moved.slice(at)])
     report = check_invariants(ev, config=res.config)
     mono = report.findings.filter(pl.col("check") == "cut_monotonic")
-    assert mono["severity"].to_list() == ["warn"] and report.passed
+    assert mono["severity"].to_list() == ["warn"] and report.passed, report.failures()
     # an equal cut is legal (several checkpoints may share a cut point)
-    ev = edit(res.events, lambda r: r["policy"] == "nc30k" and r["frame_seq"] == second["frame_seq"],
+    ev = edit(res.events, lambda r: r["policy"] == "cc30k" and r["frame_seq"] == second["frame_seq"],
               to_seq=first["to_seq"], to_message_id=first["to_message_id"])
     assert check_invariants(ev, ds, config=res.config).findings.filter(pl.col("check") == "cut_monotonic").height == 0
+
+
+def test_an_overflow_truncation_is_no_checkpoint_frame(run):
+    """Issue 15: the overflow's truncation is its own event, not a checkpoint frame; the
+    invariants expect no memory.compacted for it and fail a truncation dressed as a frame."""
+    ds, res = run
+    ev = res.events.filter(pl.col("policy") == "nc30k")
+    assert ev.filter(pl.col("event_type") == CP).height == 0  # no-compaction never compacts ...
+    cuts = ev.filter(pl.col("event_type") == "context.truncated")
+    assert cuts.height > 0  # ... it truncates at its overflows
+    assert cuts["frame_seq"].null_count() == cuts.height and cuts["summary_artifact_id"].null_count() == cuts.height
+    assert set(cuts["request"]) <= set(ev.filter(pl.col("event_type") == "context.overflow")["request"])
+    first = cuts.row(0, named=True)
+    dressed = edit(res.events, lambda r: r["event_type"] == "context.truncated" and r["policy"] == "nc30k"
+                   and r["request"] == first["request"], frame_seq=10**9)
+    assert fails(check_invariants(dressed, config=res.config), "truncation_not_compaction").height == 1
+    orphan = res.events.filter(~((pl.col("event_type") == "context.overflow") & (pl.col("policy") == "nc30k")
+                                 & (pl.col("request") == first["request"])))
+    assert fails(check_invariants(orphan, config=res.config), "truncation_not_compaction").height == 1
 
 
 def test_coverage_order_fails(run):

@@ -64,7 +64,8 @@ def test_compiled_twin_equals_the_numpy_reducer(seed, n_ledger, n_events, chunk)
 
 
 def test_totals_of_a_hand_built_ledger():
-    """Three calls and four events; every figure worked out by hand below."""
+    """Three calls and five events; every figure worked out by hand below. The overflow's
+    truncation is counted as a truncation, never as a compaction."""
     led = np.zeros((3, N_LEDGER), np.int64)
     for k, (call, read, write, uncached, out, after) in enumerate([
             (CallKind.MAIN, 0, 1_000, 200, 50, 1_200),  # a full request
@@ -73,14 +74,15 @@ def test_totals_of_a_hand_built_ledger():
         led[k, [LEDGER.call_kind, LEDGER.cache_read_tokens, LEDGER.cache_write_tokens, LEDGER.uncached_tokens,
                 LEDGER.output_tokens, LEDGER.context_after]] = (call, read, write, uncached, out, after)
         led[k, LEDGER.prompt_tokens] = read + write + uncached
-    ev = np.zeros((4, N_EVENT), np.int64)
-    ev[:, EVENT.type] = [EventType.CHECKPOINT, EventType.OVERFLOW, EventType.CHECKPOINT, EventType.MERGE]
+    ev = np.zeros((5, N_EVENT), np.int64)
+    ev[:, EVENT.type] = [EventType.CHECKPOINT, EventType.OVERFLOW, EventType.TRUNCATION, EventType.CHECKPOINT,
+                         EventType.MERGE]
     totals, costs = metrics.replay_totals(led, ev, PRICES)
     got = dict(zip(TOTAL_COLUMNS, totals.tolist(), strict=True))
     assert got == {"requests": 2, "calls": 3, "prompt_tokens": 1_200 + 1_300 + 1_110, "input_tokens": 510,
                    "cached_input_tokens": 2_000, "cache_write_tokens": 1_100, "output_tokens": 170,
                    "compactions": 2, "flushes": 0, "overflows": 1, "edits": 0, "peak_context_tokens": 1_200,
-                   "full_requests": 1}
+                   "full_requests": 1, "truncations": 1}
     # $3 / $0.30 / $3.75 / $15 per million input / read / write / output tokens (no call over 200k)
     main = (210 * 3 + 1_000 * 0.3 + 1_100 * 3.75 + 70 * 15) / 1e6
     compaction = (300 * 3 + 1_000 * 0.3 + 100 * 15) / 1e6

@@ -10,6 +10,7 @@ longer local hunt.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from functools import cache
 
 import numpy as np
@@ -29,7 +30,8 @@ from workbench.engine.reference import replay_reference
 SCALE = max(1, int(os.environ.get("WORKBENCH_PARITY_SCALE", "1")))
 RANDOM = os.environ.get("WORKBENCH_PARITY_RANDOM", "") not in ("", "0")
 TOOLS = ("bash", "read", "edit")
-CACHE = {"explicit": E.CacheMode.EXPLICIT, "automatic": E.CacheMode.AUTOMATIC, "none": E.CacheMode.NONE}
+CACHE = {"explicit": E.CacheMode.EXPLICIT, "automatic": E.CacheMode.AUTOMATIC, "none": E.CacheMode.NONE,
+         "automatic_writes": E.CacheMode.AUTOMATIC_WRITES}
 
 
 def _settings(n: int):
@@ -115,7 +117,7 @@ def policies(draw, window: int):
 
 
 accounting = st.fixed_dictionaries({
-    "cache": st.sampled_from(["explicit", "explicit", "automatic", "none"]),
+    "cache": st.sampled_from(["explicit", "explicit", "automatic", "none", "automatic_writes"]),
     "ttl_s": st.sampled_from([300.0, 3600.0, 20.0]),
     "granularity": st.sampled_from([1, 128]),
 })
@@ -216,10 +218,17 @@ def tiny_input(first_tokens: int, events: list[tuple]):
        window=st.sampled_from([1000, 4000, 15_000, 60_000]), data=st.data())
 @_settings(250)
 def test_parity_on_hand_built_continuities(first, chunks, window, data):
-    inp = tiny_input(first, expand(chunks))
+    inp = with_prefix(tiny_input(first, expand(chunks)), data, window)
     policy = data.draw(policies(window), label="policy")
     acc = data.draw(accounting, label="accounting")
     assert_same(inp, policy, window, **acc)
+
+
+def with_prefix(inp, data, window: int):
+    """The input with a drawn fixed prefix (provider-token accounting: the harness's system
+    prompt and tool schemas, in every prompt), none in half the examples."""
+    prefix = data.draw(st.sampled_from([0, 0, 0, 1, 37, window // 10, window // 2, window + 1]), label="prefix")
+    return replace(inp, prefix_tokens=prefix) if prefix else inp
 
 
 def test_hand_built_generator_covers_the_hard_shapes():
@@ -255,18 +264,19 @@ PROFILES = ("coding", "chat", "long-running", "multi-actor")
        window=st.sampled_from([8000, 30_000, 120_000]), data=st.data())
 @_settings(20)
 def test_parity_on_generated_continuities(profile, events, seed, window, data):
-    inp = generated(profile, events, seed)
+    inp = with_prefix(generated(profile, events, seed), data, window)
     policy = data.draw(policies(window), label="policy")
     acc = data.draw(accounting, label="accounting")
     assert_same(inp, policy, window, **acc)
 
 
-@pytest.mark.parametrize("profile,events,seed", [("coding", 600, 1), ("long-running", 2000, 2), ("chat", 400, 3)])
+@pytest.mark.parametrize("profile,events,seed,prefix", [("coding", 600, 1, 0), ("long-running", 2000, 2, 0),
+                                                        ("chat", 400, 3, 0), ("coding", 600, 1, 9_000)])
 @pytest.mark.parametrize("window", [200_000, 20_000])
-def test_parity_of_every_preset(profile, events, seed, window):
+def test_parity_of_every_preset(profile, events, seed, prefix, window):
     from workbench.engine.presets import PRESETS as presets
 
-    inp = generated(profile, events, seed)
+    inp = replace(generated(profile, events, seed), prefix_tokens=prefix)
     for policy in presets.values():
         cache = policy.provider.cache or "explicit"
         assert_same(inp, policy, policy.provider.context_window or window, cache,

@@ -53,3 +53,39 @@ def test_the_tier_is_chosen_by_the_whole_prompt(model, prompt):
 def test_tiered_model_really_changes_price_at_the_tier():
     below, above = table_cost("claude-sonnet-4-5", [200_000, 200_001], [0, 0], [0, 0], [0, 0])
     assert above / 200_001 == pytest.approx(2 * below / 200_000)
+
+
+# One request priced by hand from each provider's list price (USD per million tokens, as
+# genai-prices holds them): 10,000 prompt tokens of which 6,000 read from the cache and 3,000
+# written to it, 500 output tokens (1,000 uncached).
+HAND = {
+    # claude-sonnet-4-5: input 3, cache read 0.3, cache write 3.75, output 15
+    "claude-sonnet-4-5": (1_000 * 3 + 6_000 * 0.3 + 3_000 * 3.75 + 500 * 15) / 1e6,
+    # gpt-4o: input 2.5, cache read 1.25, writes not billed (charged as input), output 10
+    "gpt-4o": (1_000 * 2.5 + 6_000 * 1.25 + 3_000 * 2.5 + 500 * 10) / 1e6,
+    # gpt-5.6-cyber: input 12.5, cache read 1.25, cache write 15.625 (1.25x input), output 75
+    "gpt-5.6-cyber": (1_000 * 12.5 + 6_000 * 1.25 + 3_000 * 15.625 + 500 * 75) / 1e6,
+    # gemini-2.5-flash: input 0.3, cache read 0.03, no cache-write price (input), output 2.5
+    "gemini-2.5-flash": (1_000 * 0.3 + 6_000 * 0.03 + 3_000 * 0.3 + 500 * 2.5) / 1e6,
+}
+
+
+@pytest.mark.parametrize("model", sorted(HAND))
+def test_one_request_priced_by_hand(model):
+    got = float(price_table(model).cost([10_000], [6_000], [3_000], [1_000], [500])[0])
+    assert got == pytest.approx(HAND[model], rel=1e-12)
+
+
+def test_openai_models_that_bill_cache_writes_write_their_uncached_tail():
+    """GPT-5.6 bills cache writes (1.25x input): its replay writes what it did not read, as
+    an explicit cache does; GPT-4o's automatic cache writes nothing billable."""
+    from workbench.engine import enums as E
+    from workbench.engine.presets import get_policy
+    from workbench.engine.provider import resolve_provider
+
+    pol = get_policy("codex-local")
+    new = resolve_provider(pol, continuity_model="gpt-5.6-cyber", continuity_window=272_000)
+    old = resolve_provider(pol, continuity_model="gpt-4o", continuity_window=128_000)
+    assert new.prices.bills_cache_writes and new.cache_mode == E.CacheMode.AUTOMATIC_WRITES
+    assert not old.prices.bills_cache_writes and old.cache_mode == E.CacheMode.AUTOMATIC
+    assert new.granularity == old.granularity == 128

@@ -183,3 +183,50 @@ def test_overflow_is_recorded_when_the_policy_lets_the_context_exceed_the_window
     assert main[2]["context_after"] == 2100 + 100 + 200
     assert sum(e["type"] == E.EventType.OVERFLOW for e in evs) == 1
     assert np.all([r["context_after"] <= 3000 for r in main])
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_overflow_truncation_is_a_truncation_not_a_compaction(engine):
+    """Issue 15: the overflow's last resort drops the oldest events; it is counted as a
+    truncation (its own event type and ledger flag, its own cache-loss cause), never as a
+    compaction or a checkpoint frame."""
+    from workbench.engine.metrics import replay_totals
+    from workbench.engine.records import EVENT, N_EVENT, N_LEDGER, TOTALS
+
+    events = [("S", 500, 0), ("U", 1000, 1), ("A", 100, 2), ("U", 1500, 3), ("A", 100, 4),
+              ("U", 200, 5), ("A", 100, 6)]
+    pol = Policy("raw", emergency="truncate", provider=Provider(context_window=3000))
+    inp = replay_input(events, window=3000)
+    ledger, evs = run(engine, inp, pol)
+    main = [r for r in ledger if r["call_kind"] == E.CallKind.MAIN]
+    assert [e["type"] for e in evs] == [E.EventType.OVERFLOW, E.EventType.TRUNCATION]
+    (cut,) = [e for e in evs if e["type"] == E.EventType.TRUNCATION]
+    # it dropped the first user message (row 1) only: 3100 -> 2100 tokens
+    assert (cut["request"], cut["from_row"], cut["to_row"], cut["span_events"], cut["span_tokens"]) == (1, 1, 1, 1, 1000)
+    assert (cut["tokens_before"], cut["tokens_after"], cut["artifact_no"]) == (3100, 2100, -1)
+    assert [bool(r["flags"] & E.LedgerFlag.TRUNCATED) for r in main] == [False, True, False]
+    assert not any(r["flags"] & E.LedgerFlag.COMPACTED for r in main)
+    assert main[1]["cache_loss"] == E.CacheLoss.TRUNCATION  # the prefix it broke: not a compaction's
+    led = np.array([list(r.values()) for r in ledger], np.int64).reshape(-1, N_LEDGER)
+    ev = np.array([list(e.values()) for e in evs], np.int64).reshape(-1, N_EVENT)
+    prov = resolve_provider(pol, continuity_model=inp.model, continuity_window=inp.context_window)
+    totals, _ = replay_totals(led, ev, prov.prices)
+    assert (totals[TOTALS.compactions], totals[TOTALS.truncations], totals[TOTALS.overflows]) == (0, 1, 1)
+    assert ev[:, EVENT.type].tolist().count(E.EventType.CHECKPOINT) == 0
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_overflow_truncation_does_not_rearm_the_flush(engine):
+    """The flush runs once per compaction count; a truncation is not a compaction, so it
+    does not open a new count (it used to: every truncation re-armed the flush)."""
+    # window 3,000; reserve 500, soft 500 -> flush threshold 2,000
+    events = [("S", 500, 0), ("U", 1000, 1), ("A", 100, 2),  # 1,500: no flush
+              ("U", 1500, 3), ("A", 100, 4),  # 3,100: flush, overflow, truncated to 2,100
+              ("U", 200, 5), ("A", 100, 6)]  # 2,400 >= 2,000, but no compaction since: no flush
+    pol = Policy("raw-flush", emergency="truncate", provider=Provider(context_window=3000),
+                 flush=Flush(enabled=True, reserve_tokens=500, soft_threshold_tokens=500, output_tokens=50))
+    ledger, evs = run(engine, replay_input(events, window=3000), pol)
+    assert [r["request"] for r in ledger if r["call_kind"] == E.CallKind.FLUSH] == [1]
+    assert [e["type"] for e in evs].count(E.EventType.TRUNCATION) == 1
+    main = [r for r in ledger if r["call_kind"] == E.CallKind.MAIN]
+    assert main[2]["context_before"] == 2400

@@ -90,7 +90,9 @@ def dataset(recorded_dir, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def fid(dataset):
-    return fidelity_table(dataset, engine="reference", price_as="claude-sonnet-4-5")
+    # counted tokens with the import's line applied afterwards: the path these hand counts
+    # were made for (provider-token replays: test_fidelity_provider.py)
+    return fidelity_table(dataset, engine="reference", price_as="claude-sonnet-4-5", accounting="counted")
 
 
 def _row(frame, cid, request):
@@ -217,7 +219,8 @@ def test_calibrated_prompt_error_recomputed_independently(dataset, fid):
     rec = {int(r): int(i + cr + cw) for _, r, i, cr, cw in u.iter_rows()}
     from workbench.engine.run import simulate
 
-    led = simulate(dataset, ["as-recorded"], engine="reference", price_as="claude-sonnet-4-5").ledger
+    led = simulate(dataset, ["as-recorded"], engine="reference", price_as="claude-sonnet-4-5",
+                   accounting="counted").ledger
     led = led.filter((pl.col("continuity_id") == CODEX) & (pl.col("call_kind") == "main"))
     sim = dict(zip(led["source_request"].to_list(), led["prompt_tokens"].to_list(), strict=True))
     assert set(sim) == set(rec) and len(rec) == 66
@@ -436,7 +439,7 @@ def test_measured_errors_are_the_documented_ones(fid):
 
 
 def test_kernel_engine_gives_the_same_table(dataset, fid):
-    ker = fidelity_table(dataset, engine="kernel", price_as="claude-sonnet-4-5")
+    ker = fidelity_table(dataset, engine="kernel", price_as="claude-sonnet-4-5", accounting="counted")
     for name in ("requests", "compactions", "continuities", "summary", "run_level"):
         assert ker[name].equals(fid[name], null_equal=True), name
 

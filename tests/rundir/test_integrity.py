@@ -108,10 +108,45 @@ def test_an_interrupted_audit_marks_the_run_incomplete(run, tmp_path):
         r = runner.invoke(app, args)
         assert r.exit_code == 2, r.output
         assert "is incomplete: `workbench audit redaction` stopped before it finished" in r.output
+    # the remedy the message names: the stopped command, run again, reads its own run and
+    # completes it (it refused to before, leaving only a new `simulate` to the user)
     r = runner.invoke(app, ["audit", "redaction", "--run", str(run)])
-    assert r.exit_code == 2  # it reads a complete run too
-    update_marker(run, read_marker(run), writing=None)
-    assert runner.invoke(app, ["audit", "redaction", "--run", str(run)]).exit_code == 0
+    assert r.exit_code == 0, r.output
+    assert read_marker(run).complete and (run / "evaluation.json").is_file()
+    assert runner.invoke(app, ["audit", "conformance", "--run", str(run)]).exit_code in (0, 1)
+
+
+def test_wb_evaluate_also_finishes_an_interrupted_redaction_audit(run):
+    import workbench as wb
+    from workbench.rundir.markers import update_marker
+    from workbench.rundir.output import IncompleteError
+
+    update_marker(run, read_marker(run), writing="audit redaction")
+    wb.evaluate(run).write(run)
+    assert read_marker(run).complete
+    update_marker(run, read_marker(run), writing="audit conformance")
+    with pytest.raises(IncompleteError, match="audit conformance"):
+        wb.evaluate(run)
+
+
+def test_another_command_still_refuses_and_a_running_writer_is_waited_for(run):
+    from workbench.rundir.markers import update_marker
+    from workbench.rundir.output import check_complete, rerunning
+
+    update_marker(run, read_marker(run), writing="audit conformance")
+    r = runner.invoke(app, ["audit", "redaction", "--run", str(run)])
+    assert r.exit_code == 2 and "`workbench audit conformance` stopped before it finished" in r.output
+    with rerunning("audit conformance"):
+        check_complete(run, read_marker(run))  # the stopped command itself may read it
+    # ... but not while another process is writing it
+    code = ("from pathlib import Path\nfrom workbench.rundir.markers import read_marker\n"
+            "from workbench.rundir.output import check_complete, rerunning\n"
+            f"run = Path({str(run)!r})\n"
+            "with rerunning('audit conformance'):\n    check_complete(run, read_marker(run))\n")
+    with exclusive(run):
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode != 0 and "is writing it right now" in out.stderr
+    assert runner.invoke(app, ["audit", "conformance", "--run", str(run)]).exit_code in (0, 1)
     assert read_marker(run).complete
 
 

@@ -85,16 +85,39 @@ def test_aggregate_sums_continuities_averages_seeds_and_takes_the_worst_failures
             rows.append({"run_id": f"r{seed}", "config_id": "c", "config_index": 0, "seed": seed,
                          "policy": "p", "policy_digest": "d", "invalid": None, "trigger.fraction": 0.8,
                          "status": "ok", "error": None, "continuity_id": cont, "cost_usd": cost,
-                         "overflows": ovf, "prompt_tokens": 100, "cached_input_tokens": 50,
+                         "overflows": ovf, "truncations": ovf, "compactions": 3, "prompt_tokens": 100, "cached_input_tokens": 50,
                          "peak_context_tokens": 10 if cont == "a" else 20, "leaks": seed,
                          "retention": ret, "context_window": 200_000})
     agg = aggregate(pl.DataFrame(rows))
     r = agg.row(0, named=True)
     assert r["cost_usd"] == pytest.approx(4.0)  # (2 + 6) / 2 seeds
     assert r["overflows"] == 4 and r["leaks"] == 1  # the worst seed
+    assert r["truncations"] == 4 and r["compactions"] == 6  # truncations: the worst seed too
     assert r["retention"] == pytest.approx(0.8) and r["retention_min"] == pytest.approx(0.7)
     assert r["cache_hit_rate"] == pytest.approx(0.5) and r["peak_context_tokens"] == 20
     assert r["complete"] and r["runs"] == 2 and r["continuities"] == 2
+
+
+def test_aggregate_cache_hit_rate_is_the_rate_of_its_own_token_columns():
+    """Seeds with different traffic: the configuration's rate is cached / prompt of its
+    (seed-averaged) token columns, as metrics computes it, never the mean of the seeds' rates."""
+    from workbench.engine.metrics import with_cache_hit_rate
+
+    rows = []
+    for seed, prompt, cached, status in ((0, 100, 90, "ok"), (1, 1000, 100, "ok"), (2, 5, 5, "failed")):
+        for cont in ("a", "b"):
+            rows.append({"run_id": f"r{seed}", "config_id": "c", "config_index": 0, "seed": seed, "policy": "p",
+                         "policy_digest": "d", "invalid": None, "status": status, "error": None,
+                         "continuity_id": cont, "cost_usd": 1.0, "prompt_tokens": prompt,
+                         "cached_input_tokens": cached})
+    rows += [{**r, "config_id": "f", "config_index": 1, "run_id": "x" + r["run_id"], "status": "failed"}
+             for r in rows]
+    agg = aggregate(pl.DataFrame(rows))
+    r = agg.row(0, named=True)
+    assert r["prompt_tokens"] == pytest.approx(1100) and r["cached_input_tokens"] == pytest.approx(190)
+    assert r["cache_hit_rate"] == pytest.approx(190 / 1100)  # the mean of rates would be 0.5
+    assert r["cache_hit_rate"] == pytest.approx(with_cache_hit_rate(agg.head(1))["cache_hit_rate"][0])
+    assert agg.row(1, named=True)["cache_hit_rate"] is None  # no run succeeded: no figure
 
 
 # ---- harness snippets, parsed back ------------------------------------------------------------

@@ -56,3 +56,27 @@ def test_safe_cut_points_add_up(parts, piece):
 def test_repeated_texts_and_none():
     texts = ["same text", None, "same text", "", "other"]
     assert count_texts(texts, "cl100k").tolist() == _tiktoken(texts)
+
+
+def test_loading_the_encoding_writes_nothing_outside(tmp_path):
+    """tiktoken copies a BPE file it loads into $TMPDIR/data-gym-cache (1.6 MB per install
+    path) unless told otherwise: the workbench writes nowhere a command does not name."""
+    import os
+    import subprocess
+    import sys
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("TIKTOKEN_CACHE_DIR", "DATA_GYM_CACHE_DIR")}
+    code = ("import os\nfrom workbench.tokens.exact_count import exact_encoding\n"
+            "assert exact_encoding().encode('hello world') == [15339, 1917]\n"
+            "assert 'TIKTOKEN_CACHE_DIR' not in os.environ\n")
+    r = subprocess.run([sys.executable, "-c", code], env={**env, "TMPDIR": str(tmp)}, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert list(tmp.iterdir()) == []
+    # a cache the user asked for is still used
+    mine = tmp_path / "mine"
+    r = subprocess.run([sys.executable, "-c", code.replace("assert 'TIKTOKEN_CACHE_DIR' not", "assert 'TIKTOKEN_CACHE_DIR'")],
+                       env={**env, "TMPDIR": str(tmp), "TIKTOKEN_CACHE_DIR": str(mine)}, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert len(list(mine.iterdir())) == 1 and list(tmp.iterdir()) == []

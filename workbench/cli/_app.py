@@ -60,13 +60,18 @@ def warn(message: str) -> None:
     typer.secho(f"warning: {message}", fg=typer.colors.YELLOW, err=True)
 
 
-def handled(fn):
-    """Turn the workbench's errors into exit 2 and anything unforeseen into one line + exit 1."""
+def handled(fn, name: str | None = None):
+    """Turn the workbench's errors into exit 2 and anything unforeseen into one line + exit 1.
+    ``name`` (e.g. "audit redaction"): the command, which may read a directory it left
+    incomplete when it was stopped (running it again is the remedy the message names)."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        from workbench.rundir.output import rerunning
+
         try:
-            return fn(*args, **kwargs)
+            with rerunning(name or fn.__name__):
+                return fn(*args, **kwargs)
         except typer.Exit:
             raise
         except WorkbenchError as exc:
@@ -77,6 +82,11 @@ def handled(fn):
             raise fail(str(exc), 2) from None
         except KeyboardInterrupt:
             raise fail("interrupted; whatever was complete is kept", 130) from None
+        except BrokenPipeError:
+            # the reader went away (`workbench policies | head`): stop quietly, as a shell
+            # tool killed by SIGPIPE does; stdout is closed so Python's exit does not complain
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise typer.Exit(141) from None
         except Exception as exc:  # noqa: BLE001 - the one place an unforeseen error is reported
             if debugging():
                 raise
@@ -90,7 +100,8 @@ def command(target: typer.Typer = app, **kwargs):
     """``@command()``: register on ``target`` with the error handling above."""
 
     def deco(fn):
-        target.command(**kwargs)(handled(fn))
+        name = kwargs.get("name") or fn.__name__.replace("_", "-")
+        target.command(**kwargs)(handled(fn, f"audit {name}" if target is audit_app else name))
         return fn
 
     return deco

@@ -117,14 +117,18 @@ def fidelity(
     engine: Annotated[str, typer.Option(help="kernel | reference")] = "kernel",
     model_price_as: Annotated[str | None, typer.Option(
         help="price models genai-prices does not know as this one")] = None,
+    accounting: Annotated[str, typer.Option(
+        help="provider: replay in provider tokens (the line inside the replay) | counted: replay "
+             "counted tokens and apply the line afterwards")] = "provider",
     force: Force = False,
 ) -> None:
-    """Replay `as-recorded` and compare with the usage and compactions the logs recorded."""
+    """Replay `as-recorded` and each log's harness preset; compare with the usage and
+    compactions the logs recorded, in sample and leave-one-log-out."""
     from workbench.audits import fidelity_audit
     from workbench.rundir import Kind, check_output
 
     check_output(out, Kind.AUDIT, accept=(Kind.RUN,), force=force, replacing=False)
-    audit = fidelity_audit(dataset, engine=engine, price_as=model_price_as)
+    audit = fidelity_audit(dataset, engine=engine, price_as=model_price_as, accounting=accounting)
     audit.write(out, force=force)
     say(audit.details["text"])
     say(f"wrote fidelity Parquet tables to {out}")

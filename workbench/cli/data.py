@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli._app import Force, command, fail, say
+from workbench.cli._app import Force, Format, command, fail, say
 
 
 @command()
@@ -114,3 +114,36 @@ def clean(
         say("no temporaries of interrupted writes found")
         return
     emit(rows, ["path", "what", "why", "age", "bytes"], title="Temporaries of interrupted writes")
+
+
+@command()
+def calibrate(
+    dataset: Annotated[Path, typer.Argument(help="an imported dataset (workbench import)")],
+    out: Annotated[Path, typer.Option(help="profiles file to write (new, or one the workbench wrote)")],
+    tokenizer: Annotated[str, typer.Option(help="token-count column the lines are fitted for")] = "cl100k",
+    fmt: Format = "table",
+) -> None:
+    """Fit harness calibration profiles (provider tokens ≈ a + b·counted) on imported logs,
+    with each log's in-sample and leave-one-log-out errors; `simulate --calibration FILE`
+    uses them."""
+    from workbench.continuity.dataset import load_dataset
+    from workbench.sources.profiles import fit_profiles, write_profiles
+    from workbench.util.tables import emit
+
+    doc = fit_profiles(load_dataset(dataset), tokenizer)
+    write_profiles(doc, out)
+    rows = [{"profile": f"{h}/{fam}", "prefix_tokens": round(p["prefix_tokens"]), "factor": p["factor"],
+             "logs": len(p["logs"]), "requests": p["requests"], "ape_median_pct": p["ape_median_pct"],
+             "ape_p90_pct": p["ape_p90_pct"]}
+            for h, fams in doc["profiles"].items() for fam, p in fams.items()]
+    emit(rows, list(rows[0]) if rows else ["profile"], fmt=fmt, title="profiles (in sample)")
+    logs = [{"log": cid, "profile": f"{e['harness']}/{e['family']}", "requests": e["requests"],
+             "own_ape_median_pct": (e["own"] or {}).get("ape_median_pct"),
+             "loo_profile": (e["loo"] or {}).get("profile"),
+             "loo_ape_median_pct": (e["loo"] or {}).get("ape_median_pct"),
+             "loo_ape_p90_pct": (e["loo"] or {}).get("ape_p90_pct")}
+            for cid, e in doc["logs"].items() if e["requests"] >= 3]
+    emit(logs, ["log", "profile", "requests", "own_ape_median_pct", "loo_profile", "loo_ape_median_pct",
+                "loo_ape_p90_pct"], fmt=fmt, title="each log's prompt error: its own line vs the profile "
+         "fitted without it (leave-one-log-out)")
+    say(f"wrote {out}")

@@ -8,27 +8,39 @@ from typing import Annotated
 import typer
 
 from workbench.cli import summarizer as S
-from workbench.cli._app import Force, Format, command, say, warn
+from workbench.cli._app import Force, Format, command, fail, say, warn
 from workbench.report.console import print_summary
 
 
 @command()
 def policies(fmt: Format = "table",
-             json: Annotated[bool, typer.Option("--json", help="full parameters as JSON")] = False) -> None:
-    """List the policy presets and their parameters."""
-    from workbench.engine.presets import PRESETS
+             json: Annotated[bool, typer.Option("--json", help="full parameters as JSON")] = False,
+             harness: Annotated[str | None, typer.Option(help="only the presets of this harness")] = None) -> None:
+    """List the policy presets and their parameters (release lines of a versioned preset,
+    ``NAME@LINE``, under it: on an imported log the preset follows the log's version)."""
+    from workbench.engine.presets import PRESETS, VERSIONS, harness_of
     from workbench.util.tables import emit
 
+    listed = {}
+    for name, p in PRESETS.items():
+        listed[name] = p
+        listed.update({v.name: v for v in VERSIONS.get(name, {}).values()})
+    if harness is not None:
+        known = sorted({h for h in map(harness_of, PRESETS.values()) if h})
+        if harness not in known:
+            raise fail(f"no preset mirrors harness {harness!r}; harnesses: {', '.join(known)}")
+        listed = {n: p for n, p in listed.items() if harness_of(p) == harness}
     if json:
         import orjson
 
-        say(orjson.dumps({n: p.to_dict() for n, p in PRESETS.items()}, option=orjson.OPT_INDENT_2).decode())
+        say(orjson.dumps({n: p.to_dict() for n, p in listed.items()}, option=orjson.OPT_INDENT_2).decode())
         return
-    rows = [{"preset": name, "trigger": p.trigger.rule_id(), "strategy": p.compaction.kind,
-             "flush": "yes" if p.flush.enabled else "", "masking": p.masking.after_turns or "",
-             "description": p.description} for name, p in PRESETS.items()]
-    emit(rows, ["preset", "trigger", "strategy", "flush", "masking", "description"], fmt=fmt,
-         display={"masking": str})
+    rows = [{"preset": name, "harness": harness_of(p) or "", "trigger": p.trigger.rule_id(),
+             "strategy": p.compaction.kind, "flush": "yes" if p.flush.enabled else "",
+             "masking": p.masking.after_turns or "", "at_overflow": p.at_overflow(),
+             "description": p.description} for name, p in listed.items()]
+    emit(rows, ["preset", "harness", "trigger", "strategy", "flush", "masking", "at_overflow", "description"],
+         fmt=fmt, headers={"at_overflow": "at overflow"}, display={"masking": str})
 
 
 def report_notes(config: dict) -> None:
@@ -51,6 +63,13 @@ def simulate(
     model_price_as: Annotated[str | None, typer.Option(
         help="price a model genai-prices does not know as this one (recorded in config.json)")] = None,
     seed: Annotated[int, typer.Option(help="seed recorded with the run")] = 0,
+    accounting: Annotated[str, typer.Option(
+        help="auto (provider tokens for imported logs, counted for generated data) | provider | "
+             "counted")] = "auto",
+    calibration: Annotated[Path | None, typer.Option(
+        help="harness profiles file of `workbench calibrate` (default: the packaged profiles)")] = None,
+    line_source: Annotated[str, typer.Option(
+        help="own: a log's own fitted line first | profile: always its harness profile")] = "own",
     evaluate: Annotated[bool, typer.Option(help="also run the redaction/retention audit")] = False,
     summarizer: S.Summarizer = "modelled",
     summarizer_base_url: S.BaseUrl = None,
@@ -74,7 +93,8 @@ def simulate(
                                    mode=summarizer_mode, baseline=baseline)
     with exclusive(out):
         result = run_simulation(dataset, policy, engine=engine, tokenizer=tokenizer, model=model,
-                                price_as=model_price_as, seed=seed, progress=True,
+                                price_as=model_price_as, seed=seed, progress=True, accounting=accounting,
+                                calibration=calibration, line_source=line_source,
                                 keep_inputs=evaluate)  # only the audit reads them
         path = result.write(out, force=force)
         report_notes(result.config)

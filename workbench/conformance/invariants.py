@@ -1,8 +1,15 @@
 """ADR-0011 / RFC 0012 invariants over a run's ``events.parquet``, per continuity × policy.
 
->>> from workbench.conformance.invariants import check_result     # doctest: +SKIP
->>> report = check_result(result, dataset)                        # doctest: +SKIP
->>> report.passed, report.findings                                # doctest: +SKIP
+>>> import tempfile
+>>> from workbench.engine.run import simulate
+>>> from workbench.synth.generate import GeneratorConfig, generate_dataset
+>>> tmp = tempfile.TemporaryDirectory()
+>>> dataset = generate_dataset(GeneratorConfig(profile="coding", events=300, seed=1), f"{tmp.name}/d")
+>>> result = simulate(dataset, ["claude-code"], engine="reference")
+>>> report = check_result(result, dataset)
+>>> report.passed, report.findings.height
+(True, 0)
+>>> tmp.cleanup()
 
 A *finding* is a row ``(check, continuity_id, policy, severity, detail)``; severity is
 ``fail`` (the invariant is broken) or ``warn`` (allowed by the spec but worth knowing).
@@ -51,6 +58,14 @@ RFC 0012 ``memory.compacted``
 * ``provenance_tag`` — the output's ``compacted-from:<runId>`` tag: absent is a *warn*
   (§C is a SHOULD); an empty/whitespace id, or an id different from the run's id, is a
   *fail*.
+
+Overflow truncations (``context.truncated``)
+
+A truncation is the overflow's last resort, not a compaction: it appends no checkpoint
+frame and produces no artifact, so no ``memory.compacted`` event is expected for it and the
+checks above never see it. ``truncation_not_compaction`` (fail) — a truncation row carries
+no frame seq and no artifact id, covers ``from_seq <= to_seq``, and follows a
+``context.overflow`` at the same request.
 """
 
 from __future__ import annotations
@@ -76,6 +91,7 @@ TAG_PREFIX = "compacted-from:"
 _TAG_ID = re.compile(r"^[^\s\x00-\x1f\x7f]+$")
 MERGE_EVENT = "summary.merged"
 OVERFLOW_EVENT = "context.overflow"
+TRUNCATION_EVENT = "context.truncated"
 
 CHECKS: dict[str, str] = {
     "wire_shape": "frames and memory.compacted events validate against their JSON Schemas",
@@ -95,6 +111,7 @@ CHECKS: dict[str, str] = {
     "source_ids_count": "len(sourceIds) <= sourceCount and ids distinct",
     "source_ids_exhaustive": "listed sourceIds fewer than sourceCount (finding only)",
     "provenance_tag": "compacted-from:<runId> present (warn) and well formed (fail)",
+    "truncation_not_compaction": "an overflow truncation has no frame seq or artifact and follows an overflow",
 }
 FINDING_SCHEMA = {"check": "String", "continuity_id": "String", "policy": "String",
                   "severity": "String", "detail": "String"}
@@ -216,6 +233,7 @@ def check_invariants(events, dataset_events=None, *, continuities=None, run_id: 
     _check_cut_rule(cps, out)
     _check_source_ids(mcs, out)
     _check_tags(mcs, run_id, out)
+    _check_truncations(ev, out)
     findings = out.frame()
     return InvariantReport(findings, bool((findings["severity"] != FAIL).all()))
 
@@ -486,3 +504,27 @@ def _check_tags(mcs, run_id: str | None, out: _Findings) -> None:
         sev = FAIL if status == "malformed" else WARN
         out.add("provenance_tag", sev, f"outputId {r.get('outputId')}: " + "; ".join(problems),
                 r.get("continuity_id"), r.get("policy"))
+
+
+def _check_truncations(ev, out: _Findings) -> None:
+    import polars as pl
+
+    marks = ev.filter(pl.col("event_type").is_in([OVERFLOW_EVENT, TRUNCATION_EVENT]))
+    overflowed: set[tuple] = set()
+    for r in marks.sort("__row").iter_rows(named=True):
+        cid, pol = r.get("continuity_id"), r.get("policy")
+        key = (cid, pol, r.get("request"))
+        if r["event_type"] == OVERFLOW_EVENT:
+            overflowed.add(key)
+            continue
+        ref = f"truncation at request {r.get('request')}"
+        if r.get("frame_seq") is not None or r.get("summary_artifact_id") is not None:
+            out.add("truncation_not_compaction", FAIL,
+                    f"{ref} carries a checkpoint frame seq or an artifact id: a truncation is not a compaction",
+                    cid, pol)
+        f, t = r.get("from_seq"), r.get("to_seq")
+        if f is None or t is None or f > t:
+            out.add("truncation_not_compaction", FAIL, f"{ref}: dropped span {f}..{t} is not a range", cid, pol)
+        if key not in overflowed:
+            out.add("truncation_not_compaction", FAIL, f"{ref} follows no context.overflow of that request",
+                    cid, pol)

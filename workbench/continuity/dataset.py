@@ -1,8 +1,13 @@
 """Datasets on disk: write atomically, load lazily, describe with a manifest.
 
->>> from workbench.continuity.dataset import load_dataset  # doctest: +SKIP
->>> ds = load_dataset("datasets/demo")                      # doctest: +SKIP
->>> ds.events().select("seq", "kind", "tokens_cl100k").head()  # doctest: +SKIP
+>>> import tempfile
+>>> from workbench.synth.generate import GeneratorConfig, generate_dataset
+>>> tmp = tempfile.TemporaryDirectory()
+>>> _ = generate_dataset(GeneratorConfig(profile="coding", events=300, seed=1), f"{tmp.name}/demo")
+>>> ds = load_dataset(f"{tmp.name}/demo")
+>>> ds.events().height, ds.events().select("seq", "kind", "tokens_cl100k").columns
+(300, ['seq', 'kind', 'tokens_cl100k'])
+>>> tmp.cleanup()
 """
 
 from __future__ import annotations

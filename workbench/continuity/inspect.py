@@ -125,10 +125,12 @@ def _labels(ds) -> dict[str, Any]:
 
 
 def render_text(info: dict[str, Any]) -> None:
-    from rich.console import Console
+    """Print ``info`` for people: on a terminal cells fold to fit; piped, nothing is cut."""
     from rich.table import Table
 
-    con = Console()
+    from workbench.util.tables import console, print_table
+
+    con = console()
     con.print(f"[bold]{info['name']}[/bold]  ({info['path']}, source {info['source_format']}, "
               f"schema v{info['schema_version']}, text {info['text']})")
     t = Table("continuity", "parent", "format", "model", "window", "events", "requests", title="Continuities")
@@ -136,11 +138,11 @@ def render_text(info: dict[str, Any]) -> None:
         t.add_row(c["continuity_id"], c["parent"] or "", c["source_format"], c["model"] or "",
                   f"{c['context_window']:,}" if c["context_window"] else "", f"{c['events']:,}",
                   f"{c['requests']:,}")
-    con.print(t)
+    print_table(t)
     t = Table("kind", "events", title=f"Events ({info['events']['total']:,})")
     for k, v in info["events"]["by_kind"].items():
         t.add_row(k, f"{v:,}")
-    con.print(t)
+    print_table(t)
     tok = ", ".join(f"{k} {v:,}" for k, v in info["tokens"].items())
     con.print(f"requests {info['requests']:,}; tokens: {tok}")
     te = info["tool_events"]
@@ -171,6 +173,6 @@ def render_text(info: dict[str, Any]) -> None:
         for key in ("facts", "secrets", "hard_negatives"):
             by = ", ".join(f"{k} {v}" for k, v in lab[key]["by_kind"].items())
             t.add_row(key, str(lab[key]["total"]), by)
-        con.print(t)
+        print_table(t)
     if "import" in info:
         con.print(f"import: on_error={info['import']['on_error']}, skipped {info['import']['skipped_total']}")

@@ -40,6 +40,9 @@ class CacheModeT(NamedTuple):
     NONE: int = 0  # provider without prompt caching
     EXPLICIT: int = 1  # Anthropic: breakpoint at the end; new tokens are written (premium)
     AUTOMATIC: int = 2  # OpenAI: automatic prefix caching in fixed increments, no write cost
+    # automatic prefix caching whose writes are billed (OpenAI from GPT-5.6: 1.25x input):
+    # the uncached tail of a cacheable prompt is written, as with explicit caches
+    AUTOMATIC_WRITES: int = 3
 
 
 class CallKindT(NamedTuple):
@@ -59,6 +62,7 @@ class CacheLossT(NamedTuple):
     EDIT: int = 4  # the policy edited older context: masking or clearing tool uses (intentional)
     DRIFT: int = 5  # request shape changed without a policy edit (e.g. a different cache key)
     BELOW_MINIMUM: int = 6  # the common prefix is shorter than the minimum cacheable size
+    TRUNCATION: int = 7  # an overflow truncated the oldest raw events (not a compaction)
 
 
 class LedgerFlagT(NamedTuple):
@@ -71,6 +75,7 @@ class LedgerFlagT(NamedTuple):
     EDITED: int = 16  # masking/clearing changed older context in this request
     SKIPPED_NO_PROGRESS: int = 32  # the rule fired but the cut would not make enough progress
     SKIPPED_NO_SAFE_CUT: int = 64  # the rule fired but no safe cut point existed
+    TRUNCATED: int = 128  # the overflow's last resort dropped the oldest raw events (not a compaction)
 
 
 class EventTypeT(NamedTuple):
@@ -79,6 +84,9 @@ class EventTypeT(NamedTuple):
     OVERFLOW: int = 3
     CONTEXT_EDIT: int = 4  # clear_tool_uses applied
     MERGE: int = 5  # hierarchical segments merged
+    TRUNCATION: int = 6  # overflow handling dropped the oldest raw events: no checkpoint frame,
+    #                      no summary, not a compaction (a policy whose strategy is truncation
+    #                      compacts with CHECKPOINT frames of kind truncation_v1 instead)
 
 
 class RetainT(NamedTuple):
@@ -92,8 +100,8 @@ class RetainT(NamedTuple):
 class EmergencyT(NamedTuple):
     """What happens when the context exceeds the window."""
 
-    TRUNCATE: int = 0
-    COMPACT: int = 1
+    TRUNCATE: int = 0  # drop the oldest raw events until it fits (a truncation)
+    COMPACT: int = 1  # a forced compaction (summary/opaque strategies), then truncation if still over
 
 
 Trigger = TriggerT()

@@ -198,7 +198,10 @@ def buffer_plan(cfg: np.ndarray, pos: Positions, n_requests: int, *, records: bo
 
 
 def _configure(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray) -> tuple[bool, Positions, np.ndarray]:
-    """(recorded summaries visible, the positions they give, the lowered configuration)."""
+    """(recorded summaries visible, the positions they give, the lowered configuration,
+    with the continuity's fixed prefix)."""
+    from workbench.engine import kernel_nb as nb
+
     strategy = int(kinds[E.K_STRATEGY])
     summaries_visible = strategy == E.Strategy.RECORDED
     pos = positions(inp, summaries_visible)
@@ -207,7 +210,9 @@ def _configure(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray) -> tuple
                                                  and pos.bad_row_requests):
         raise ValueError("replay_kernel: row_request is not shaped as prepare_continuity builds it "
                          "(a row's request is its position's request, or the one before for outputs)")
-    return summaries_visible, pos, lowered_config(kinds, params, pos)
+    cfg = lowered_config(kinds, params, pos)
+    cfg[nb.C_PREFIX] = int(inp.prefix_tokens)
+    return summaries_visible, pos, cfg
 
 
 def _excluded_positions(pos: Positions, excluded: np.ndarray | None) -> np.ndarray:

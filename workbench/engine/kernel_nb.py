@@ -98,7 +98,10 @@ B_ROW, B_VPOS, B_SUM = range(3)  # boundary row, visible rows before it, recorde
  C_EMERGENCY, C_FLUSH, C_KEEP_EVENTS, C_KEEP_TOKENS, C_SUM_PROMPT, C_FLUSH_PROMPT,
  C_FLUSH_OUTPUT, C_CLEAR_KEEP, C_TURN_KEEP, C_NEED_MESSAGE, C_TOKENS_NONNEG, C_CLEAR_INPUTS,
  # rows of the placeholder prefix-sum table PRE (-1: not built for this policy)
- C_R_DM0, C_R_DM1, C_R_DC, C_R_DCM0, C_R_DCM1) = range(36)
+ C_R_DM0, C_R_DM1, C_R_DC, C_R_DCM0, C_R_DCM1,
+ # provider tokens the harness sends before any event of the log (system prompt, tool
+ # schemas): part of every call's prompt, cached like the rest, never cut
+ C_PREFIX) = range(37)
 N_CFG = 48
 
 # ---- replay state slots ---------------------------------------------------------------------
@@ -114,7 +117,7 @@ KEY_BASE = 96
 KEY_SIZE = 16
 # fields of the previous-prompt descriptor of one cache key (at KEY_BASE + key * KEY_SIZE)
 (PK_EXISTS, PK_TOTAL, PK_H, PK_RH, PK_RT, PK_SH, PK_ST, PK_SS, PK_TE, PK_B0, PK_B1, PK_CLR,
- PK_TS, PK_COMPACTED, PK_EDITED) = range(15)
+ PK_TS, PK_COMPACTED, PK_EDITED, PK_TRUNCATED) = range(16)
 N_STATE = KEY_BASE + 2 * KEY_SIZE
 
 NOFIRE = -(1 << 62)  # the cut-point rule did not fire
@@ -396,10 +399,10 @@ def _masked_now_nb(v, f, st):
 def _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg):
     K = st[C_K]
     if nvp < K:
-        return ptok[nvp]
+        return st[C_PREFIX] + ptok[nvp]
     tb = _tail_start_nb(nvp, K, st[S_CUT])
     ss = _shown_start_nb(tb, nvp, st[C_L], vrow, msg_ordinal, vmsg)
-    return ptok[K] + st[S_RTOK] + st[S_STOK] + _effsum_nb(ss, nvp, ptok, PRE, st)
+    return st[C_PREFIX] + ptok[K] + st[S_RTOK] + st[S_STOK] + _effsum_nb(ss, nvp, ptok, PRE, st)
 
 
 @leaf
@@ -420,6 +423,12 @@ def _mark_nb(st, compacted, edited):
             st[b + PK_COMPACTED] = 1
         if edited:
             st[b + PK_EDITED] = 1
+
+
+@leaf_sig("void", _A1)
+def _mark_truncated_nb(st):
+    for key in range(2):
+        st[KEY_BASE + key * KEY_SIZE + PK_TRUNCATED] = 1
 
 
 @leaf_sig("void", _A2, _A1, *[_I] * 11)
@@ -524,8 +533,8 @@ def _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, ptok, PRE, vflag, RET, SEG):
 
 def _account_impl(key, full, items, trailer, r, call, output, before, after, flags, nvp, st, params, ptok,
              PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger):
-    """One ledger row; the prompt is the compiled context (``full``, ``items`` tokens) or the
-    segments only (``items``: their tokens)."""
+    """One ledger row; the prompt is the compiled context (``full``, ``items`` tokens, the
+    prefix included) or the prefix and the segments only (``items``: their tokens)."""
     K = st[C_K]
     sh = st[S_SH]
     sq = st[S_ST]
@@ -562,10 +571,12 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
             loss = CacheLoss.TTL
             lcp = 0
         else:
-            lcp = _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, ptok, PRE, vflag, RET, SEG)
+            lcp = st[C_PREFIX] + _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, ptok, PRE, vflag, RET, SEG)
             if lcp < st[b + PK_TOTAL]:
                 if st[b + PK_COMPACTED] != 0:
                     loss = CacheLoss.COMPACTION
+                elif st[b + PK_TRUNCATED] != 0:
+                    loss = CacheLoss.TRUNCATION
                 elif st[b + PK_EDITED] != 0:
                     loss = CacheLoss.EDIT
                 else:
@@ -576,7 +587,7 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
                 lcp = 0
         gran = st[C_GRAN]
         read = lcp if gran == 1 else (lcp // gran) * gran
-        if mode == CacheMode.EXPLICIT and total >= min_cache:
+        if (mode == CacheMode.EXPLICIT or mode == CacheMode.AUTOMATIC_WRITES) and total >= min_cache:
             write = total - read
     st[b + PK_EXISTS] = 1
     st[b + PK_TOTAL] = items
@@ -593,6 +604,7 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
     st[b + PK_TS] = ts
     st[b + PK_COMPACTED] = 0
     st[b + PK_EDITED] = 0
+    st[b + PK_TRUNCATED] = 0
     k = st[S_NL]
     ledger[k, LEDGER.request] = r
     ledger[k, LEDGER.call_kind] = call
@@ -811,7 +823,8 @@ def _merge_if_needed_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
     merged = clamp_summary_nb(total, params[P_SUMMARY_RATIO], params[P_SUMMARY_CAP],
                               params[P_SUMMARY_FLOOR])
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    _account_nb(1, False, total, st[C_SUM_PROMPT], r, CallKind.MERGE, merged, before, before, 0, nvp, st, params,
+    _account_nb(1, False, st[C_PREFIX] + total, st[C_SUM_PROMPT], r, CallKind.MERGE, merged, before, before, 0,
+                nvp, st, params,
              ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)
     artifact = st[S_NEXT_ART]
     st[S_NEXT_ART] = artifact + 1
@@ -983,17 +996,18 @@ def _clear_tool_uses_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
 @leaf
 def _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal, vmsg,
                         events):
-    """Emergency: cut at the earliest safe row that makes the context fit the window."""
+    """Emergency: cut at the earliest safe row that makes the context fit the window (a
+    truncation, not a compaction). Returns ``LedgerFlag.TRUNCATED`` when it cut, else 0."""
     K = st[C_K]
     window = params[P_WINDOW]
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
     tb = _tail_start_nb(nvp, K, st[S_CUT])
     if tb >= nvp:
-        return
+        return 0
     chosen = prev_safe[nvp - 1]
     if chosen < tb:
-        return
-    base = ptok[K] + st[S_RTOK] + st[S_STOK]
+        return 0
+    base = st[C_PREFIX] + ptok[K] + st[S_RTOK] + st[S_STOK]
     L = st[C_L]
     need_message = st[C_NEED_MESSAGE] != 0
     for i in range(tb, nvp):
@@ -1006,11 +1020,11 @@ def _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, m
     span_n = chosen - tb + 1
     span_tokens = _effsum_nb(tb, chosen + 1, ptok, PRE, st)
     st[S_CUT] = chosen
-    st[S_COMPACTIONS] += 1
-    _mark_nb(st, True, False)
+    _mark_truncated_nb(st)
     after = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    _event_nb(events, st, EventType.CHECKPOINT, r, vrow[tb], vrow[chosen], -1, before, after, 0, span_n,
+    _event_nb(events, st, EventType.TRUNCATION, r, vrow[tb], vrow[chosen], -1, before, after, 0, span_n,
            span_tokens, Strategy.TRUNCATE)
+    return LedgerFlag.TRUNCATED
 
 
 # ================================== the loop ==================================
@@ -1101,8 +1115,8 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
                                   msg_ordinal, vmsg, Q, RET, SEG, ledger, events) & LedgerFlag.COMPACTED
                 context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
             if context > window:
-                _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal,
-                                 vmsg, events)
+                flags |= _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe,
+                                             msg_ordinal, vmsg, events)
                 context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
         _account_main_nb(0, True, context, 0, r, CallKind.MAIN, Q[Q_OUT, r], before, context, flags, nvp, st, params, ptok,
                  PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)

@@ -7,6 +7,8 @@ what a policy totals to over continuities. The one module that computes them.
   one price rule (:mod:`workbench.engine.pricing_nb`).
 * :func:`summary_frame` turns totals into the ``summary.parquet`` rows (one per
   continuity x policy, columns :data:`SUMMARY_COLUMNS`; ``cache_hit_rate`` derived here).
+  ``compactions`` counts the policy's compactions (checkpoint frames) only; the overflow's
+  last resort, dropping the oldest raw events, is counted apart as ``truncations``.
 * :func:`policy_totals` sums a summary frame over continuities (one row per policy, or per
   any grouping): additive columns summed, ``peak_context_tokens`` the largest, and
   ``cache_hit_rate`` recomputed from the summed tokens (never a mean of rates).
@@ -42,7 +44,7 @@ SUMMARY_KEYS = ("run_id", "policy", "continuity_id", "model", "context_window")
 # the measured columns, in the order summary.parquet stores them
 MEASURES = ("requests", "calls", "prompt_tokens", "input_tokens", "cached_input_tokens",
             "cache_write_tokens", "output_tokens", "cost_usd", "compaction_cost_usd",
-            "flush_cost_usd", "compactions", "flushes", "overflows", "edits",
+            "flush_cost_usd", "compactions", "flushes", "overflows", "truncations", "edits",
             "peak_context_tokens", "full_requests", "cache_hit_rate")
 SUMMARY_COLUMNS = (*SUMMARY_KEYS, *MEASURES)
 # summed over continuities (and over anything else rows are grouped by)
@@ -73,6 +75,7 @@ def replay_totals(ledger: np.ndarray, events: np.ndarray, prices) -> tuple[np.nd
     totals[TOTALS.flushes] = np.count_nonzero(etype == EventType.FLUSH)
     totals[TOTALS.overflows] = np.count_nonzero(etype == EventType.OVERFLOW)
     totals[TOTALS.edits] = np.count_nonzero(etype == EventType.CONTEXT_EDIT)
+    totals[TOTALS.truncations] = np.count_nonzero(etype == EventType.TRUNCATION)
     totals[TOTALS.peak_context_tokens] = ledger[main, LEDGER.context_after].max() if main.any() else 0
     totals[TOTALS.full_requests] = np.count_nonzero(read[main] == 0)
     costs[COSTS.cost_usd] = cost.sum()

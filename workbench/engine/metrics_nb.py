@@ -54,3 +54,5 @@ def add_totals_nb(ledger, n_ledger, events, n_events, prices, totals, costs):
             totals[TOTALS.overflows] += 1
         elif t == EventType.CONTEXT_EDIT:
             totals[TOTALS.edits] += 1
+        elif t == EventType.TRUNCATION:
+            totals[TOTALS.truncations] += 1

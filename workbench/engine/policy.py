@@ -146,7 +146,7 @@ class Provider:
     provider: str | None = None
     context_window: int | None = None
     max_output: int = 32_000
-    cache: str | None = None  # explicit | automatic | none (default: by provider)
+    cache: str | None = None  # explicit | automatic | automatic_writes | none (default: by provider)
     ttl_s: float | None = None
     min_cacheable: int = 1024
     granularity: int | None = None
@@ -268,6 +268,17 @@ class Policy:
         if self.summarizer == Summarizer():
             del d["summarizer"]
         return hashlib.sha256(orjson.dumps(d, option=orjson.OPT_SORT_KEYS)).hexdigest()[:12]
+
+    def at_overflow(self) -> str:
+        """What the engines do when this policy's context exceeds the window (after the
+        overflow is recorded): a forced compaction when the policy summarizes or makes
+        opaque items and ``emergency`` is ``compact``, then, while the context still does
+        not fit, a truncation of the oldest raw events (counted as ``truncations``, never as
+        compactions)."""
+        truncate = "truncate the oldest events (a truncation, not a compaction)"
+        if self.emergency == "compact" and self.compaction.kind in ("summary", "opaque"):
+            return "forced compaction; if still over the window, " + truncate
+        return truncate
 
     # ---- lowering -------------------------------------------------------------------
     def lower(self, window: int, cache_mode: int, ttl_ms: float, granularity: int) -> tuple[np.ndarray, np.ndarray]:

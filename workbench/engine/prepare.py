@@ -41,6 +41,14 @@ class ReplayInput:
     model: str | None
     provider: str | None
     context_window: int
+    # provider-token accounting (workbench.engine.accounting): tokens the harness sends
+    # before any event of the log (system prompt, tool schemas), in every call's prompt
+    prefix_tokens: int = 0
+    harness: str | None = None  # the log's format / harness (None: generated)
+    harness_version: str | None = None  # as the log records it (Claude Code ``version``)
+    recorded_prompt: np.ndarray | None = None  # int64 [R]: the log's prompt per request, -1 none
+    recorded_output: np.ndarray | None = None  # int64 [R]: the log's output tokens, -1 none
+    own_line: tuple[float, float] | None = None  # (a, b) of the import's calibration, if fitted
 
     @property
     def n(self) -> int:

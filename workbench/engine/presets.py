@@ -30,11 +30,14 @@ _CLAUDE_SUMMARY = Compaction(kind="summary", ratio=0.05, floor=1_500, cap=12_000
                              shares_cache=False)
 
 PRESETS: dict[str, Policy] = {p.name: p for p in (
-    Policy("no-compaction", "raw: never compacts; on overflow the oldest events are truncated",
+    Policy("no-compaction", "raw: never compacts; on overflow the oldest events are truncated until "
+           "it fits (counted as truncations, not compactions)",
            emergency="truncate"),
-    Policy("as-recorded", "reproduces the compactions recorded in an imported log, with the log's own summaries",
+    Policy("as-recorded", "reproduces the compactions recorded in an imported log, with the log's own "
+           "summaries; on overflow the oldest events are truncated (truncations, not compactions)",
            trigger=CutRule(kind="recorded", keep_first=0, message_boundary=False),
            compaction=Compaction(kind="recorded", prompt_tokens=900, shares_cache=False)),
+    # on an imported log of Claude Code 2.0.x, its release line claude-code@2.0 (VERSIONS below)
     Policy("claude-code", "auto-compact at window - min(max_output, 20k) - 13k (~167k of 200k): whole history -> one summary",
            trigger=CutRule(kind="tokens", reserve_tokens=33_000, keep_first=1),
            compaction=_CLAUDE_SUMMARY),
@@ -54,7 +57,8 @@ PRESETS: dict[str, Policy] = {p.name: p for p in (
            trigger=CutRule(kind="events", max_events=80, keep_first=4, min_progress=0.1),
            compaction=Compaction(kind="summary", ratio=0.08, floor=500, cap=8_000, prompt_tokens=700,
                                  shares_cache=False)),
-    Policy("observation-masking", "Complexity Trap: observations older than 10 turns become placeholders; no extra calls",
+    Policy("observation-masking", "Complexity Trap: observations older than 10 turns become placeholders; "
+           "no extra calls; on overflow the oldest events are truncated (truncations, not compactions)",
            masking=Masking(after_turns=10, placeholder_tokens=12), emergency="truncate"),
     Policy("llm-summary", "Complexity Trap: every N+M turns (N=21, M=10) summarize N turns; keep system + first user + summary + last M",
            trigger=CutRule(kind="turns", every_turns=21, keep_turns=10, keep_first=2),
@@ -65,7 +69,8 @@ PRESETS: dict[str, Policy] = {p.name: p for p in (
            compaction=Compaction(kind="summary", ratio=0.1, floor=300, cap=4_000, prompt_tokens=600,
                                  shares_cache=False),
            masking=Masking(after_turns=10, placeholder_tokens=12)),
-    Policy("anthropic-clear-tool-uses", "context editing: at 100k input tokens clear tool results older than the last 3 tool uses",
+    Policy("anthropic-clear-tool-uses", "context editing: at 100k input tokens clear tool results older than "
+           "the last 3 tool uses; on overflow the oldest events are truncated (truncations, not compactions)",
            trigger=CutRule(kind="tokens", tokens=100_000, keep_first=1),
            compaction=Compaction(kind="clear_tool_uses", clear_keep=3, clear_at_least=0, placeholder_tokens=12)),
     Policy("anthropic-compact", "server-side compaction at 150k tokens: everything before the compaction block is dropped",
@@ -97,10 +102,77 @@ def preset_names() -> list[str]:
     return list(PRESETS)
 
 
+# The harness (or API, or study) each preset mirrors: `workbench policies --harness NAME`.
+HARNESS = {"claude-code": "claude-code", "codex-local": "codex", "codex-remote": "codex",
+           "openhands-default": "openhands", "openhands-sdk": "openhands", "openclaw-flush": "openclaw",
+           "letta": "letta", "langchain-summarization": "langchain", "anthropic-clear-tool-uses": "anthropic-api",
+           "anthropic-compact": "anthropic-api", "openai-responses-compact": "openai-api",
+           "observation-masking": "complexity-trap", "llm-summary": "complexity-trap",
+           "hybrid": "complexity-trap", "rip-adr0011": "rip", "no-compaction": "baseline",
+           "as-recorded": "baseline"}
+# ... and the log format its importer gives that harness's logs: provider-token accounting of
+# generated continuities takes that format's calibration profile
+LOG_FORMAT = {"claude-code": "claude_code", "codex-local": "codex", "codex-remote": "codex",
+              "openhands-default": "openhands", "openhands-sdk": "openhands_sdk"}
+
+# Presets whose rule changed between releases of their harness: the variant for a release
+# line (``name@line``), matched against the version a log records (Claude Code writes it on
+# every record). The preset itself is the newest line; on an imported log it follows the
+# log's version. Codex's compaction defaults have not changed between the releases we know
+# (``model_auto_compact_token_limit_scope`` defaults to ``total``, today's behaviour).
+VERSIONS: dict[str, dict[str, Policy]] = {}
+
+
+def _claude_code_line(line: str, reserve: int, note: str) -> Policy:
+    import dataclasses
+
+    base = PRESETS["claude-code"]
+    return dataclasses.replace(base, name=f"claude-code@{line}", description=note,
+                               trigger=dataclasses.replace(base.trigger, reserve_tokens=reserve))
+
+
+VERSIONS["claude-code"] = {
+    "2.0": _claude_code_line("2.0", 45_000, "Claude Code 2.0.x: auto-compact at window - 45k (a 22.5 % buffer; "
+                             "~155k of 200k): whole history -> one summary"),
+    "2.1": _claude_code_line("2.1", 33_000, "Claude Code 2.1.x: auto-compact at window - min(max_output, 20k) "
+                             "- 13k (~167k of 200k): whole history -> one summary"),
+}
+
+
+def harness_of(policy: Policy) -> str | None:
+    """The harness a policy mirrors (a preset or one of its release lines; a spec renamed
+    from neither: None)."""
+    return HARNESS.get(policy.name.split("@", 1)[0])
+
+
+def log_format_of(policy: Policy) -> str | None:
+    """The log format of the harness a policy mirrors (its calibration profile's name)."""
+    return LOG_FORMAT.get(policy.name.split("@", 1)[0])
+
+
+def for_harness_version(policy: Policy, version: str | None) -> Policy:
+    """The release line of a versioned preset that matches a log's harness ``version``
+    ("2.0.76" -> ``claude-code@2.0``); any other policy (an explicit ``@line``, a spec with
+    overrides) as it is. An unknown or missing version keeps the newest line."""
+    lines = VERSIONS.get(policy.name)
+    if not lines or policy != PRESETS[policy.name] or not version:
+        return policy
+    for line in sorted(lines, key=lambda v: [int(x) for x in v.split(".")], reverse=True):
+        if version == line or version.startswith(line + "."):
+            return lines[line]
+    return policy
+
+
 def get_policy(name: str, overrides: dict[str, Any] | None = None, *, rename: str | None = None) -> Policy:
     """A preset by name, or a YAML/TOML spec file path, with optional dotted overrides."""
     if name in PRESETS:
         base = PRESETS[name]
+    elif "@" in name and name.split("@", 1)[0] in VERSIONS:
+        preset, line = name.split("@", 1)
+        if line not in VERSIONS[preset]:
+            raise PolicyError(f"unknown release line {line!r} of {preset}; known: "
+                              f"{', '.join(f'{preset}@{v}' for v in VERSIONS[preset])}")
+        base = VERSIONS[preset][line]
     elif name.endswith((".yaml", ".yml", ".toml")):
         base = load_policy_file(Path(name))
     else:

@@ -50,6 +50,7 @@ class PriceTable:
     cache_read: Component
     cache_write: Component
     output: Component
+    bills_cache_writes: bool = False  # genai-prices lists a cache-write price for the model
 
     @functools.cached_property
     def array(self) -> np.ndarray:
@@ -167,4 +168,5 @@ def price_table(model: str, provider: str | None = None) -> PriceTable:
         cache_read=_component(mp.cache_read_mtok, inp),
         cache_write=_component(mp.cache_write_mtok, inp),
         output=_component(mp.output_mtok, None),
+        bills_cache_writes=mp.cache_write_mtok is not None,
     )

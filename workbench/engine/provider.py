@@ -67,6 +67,8 @@ def resolve_provider(policy: Policy, *, continuity_model: str | None, continuity
     window = pv.context_window or (continuity_window if continuity_window > 0 else DEFAULT_WINDOW)
     check_window(policy, int(window))
     mode, ttl_s, gran = CACHE_RULES.get(provider, (E.CacheMode.AUTOMATIC, 300.0, 1))
+    if mode == E.CacheMode.AUTOMATIC and prices.bills_cache_writes:
+        mode = E.CacheMode.AUTOMATIC_WRITES  # e.g. OpenAI from GPT-5.6: writes are billed
     if pv.cache is not None:
         mode = CACHE_MODES[pv.cache]
     return ResolvedProvider(

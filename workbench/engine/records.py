@@ -43,7 +43,7 @@ class EventColumns(NamedTuple):
     item_tokens: int = 7  # summary/opaque item size, flush output, cleared tokens, ...
     span_events: int = 8  # model-visible events covered
     span_tokens: int = 9  # their tokens as they stood in the context
-    strategy: int = 10  # Strategy of the action (TRUNCATE for emergency truncations)
+    strategy: int = 10  # Strategy of the action (TRUNCATE for truncations, emergency or not)
 
 
 class TotalColumns(NamedTuple):
@@ -57,12 +57,13 @@ class TotalColumns(NamedTuple):
     cached_input_tokens: int = 4
     cache_write_tokens: int = 5
     output_tokens: int = 6
-    compactions: int = 7  # checkpoint events (emergency truncations included)
+    compactions: int = 7  # policy compactions: checkpoint events (never overflow truncations)
     flushes: int = 8
     overflows: int = 9
     edits: int = 10  # context edits (clear_tool_uses)
     peak_context_tokens: int = 11  # largest context sent with a main call
     full_requests: int = 12  # main calls that read nothing from the cache
+    truncations: int = 13  # overflow truncations: the oldest raw events dropped to fit the window
 
 
 class CostColumns(NamedTuple):

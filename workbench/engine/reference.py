@@ -3,8 +3,10 @@ kernel engine must produce identical ledgers and events (tests/engine/test_parit
 
 For each request ``r`` (whose first output event is row ``p``), in order:
 
-1. **Compile** the context as a list of items, each ``(tag, id, tokens)``:
-   the pinned head (first ``keep_first`` model-visible events), the retained block
+1. **Compile** the context as a list of items, each ``(tag, id, tokens)``, after the
+   fixed prefix (``prefix_tokens``: what the harness sends that the log does not hold,
+   its system prompt and tool schemas; part of every call's prompt and always common to
+   two prompts of a key): the pinned head (first ``keep_first`` model-visible events), the retained block
    (raw items carried across a cut, e.g. Codex's recent user messages), the summary or
    opaque items (one when folded, several when accumulated), then the raw tail: visible
    events after the cut and before ``p``. Tool results older than ``mask_after_turns``
@@ -12,19 +14,26 @@ For each request ``r`` (whose first output event is row ``p``), in order:
    a ``recent_messages_limit`` shows only the tail from the L-th last message on.
 2. **Flush** when context >= flush threshold and no flush ran at this compaction count:
    a call with the context plus the flush instruction; its output never enters the context.
+   Only the policy's compactions advance that count; an overflow truncation does not.
 3. **Compact** when the cut-point rule fires: choose the latest allowed cut (rule, then
    keep-last-K events/tokens), snap it back to a safe row (a message when the rule demands
    message boundaries; never while a tool call waits for its result), check minimum
    progress, then apply the strategy (summary call, opaque item, truncation, recorded
    summary, or clearing old tool uses).
 4. **Overflow**: if the context exceeds the window, record it; the emergency action
-   compacts (forced) and then truncates the oldest raw events until it fits.
+   compacts (forced; summary and opaque strategies with ``emergency: compact``) and then,
+   if the context still exceeds the window, truncates the oldest raw events until it fits.
+   A truncation is not a compaction: it writes a ``TRUNCATION`` event (no checkpoint frame,
+   no summary, no ``memory.compacted``), sets the ``TRUNCATED`` ledger flag, and a cache it
+   breaks is lost to ``truncation``.
 5. **Account** the main request: the cached prefix is the longest common prefix (in items,
    counted in tokens) with the previous prompt of the same cache key, if used within the
    TTL and at least the minimum cacheable size, rounded down to the provider's granularity.
    Explicit caches (Anthropic) write everything after the read prefix; automatic caches
-   (OpenAI) write nothing. A shortfall is attributed to compaction, an edit (masking or
-   clearing), drift (anything else), the TTL, or a cold start.
+   (OpenAI) write nothing, unless the provider bills writes (``automatic_writes``: OpenAI
+   from GPT-5.6), then they write what they did not read, as explicit caches do. A
+   shortfall is attributed to compaction, an edit (masking or clearing), a truncation,
+   drift (anything else), the TTL, or a cold start.
 
 Compaction and flush calls are accounted the same way, with their own prompts.
 """
@@ -54,6 +63,7 @@ class _Replay:
         self.visible = inp.visible | (inp.is_summary if self.strategy == E.Strategy.RECORDED else False)
         self.visible_rows = np.flatnonzero(self.visible)
         self.keep_first = int(params[E.P_KEEP_FIRST])
+        self.prefix = int(inp.prefix_tokens)
         self.cut = -1
         self.segments: list[tuple[int, int]] = []
         self.retained: list[int] = []
@@ -69,6 +79,7 @@ class _Replay:
         self.prev_items: list[list[Item] | None] = [None, None]
         self.prev_ts = [0, 0]
         self.compacted_since = [False, False]
+        self.truncated_since = [False, False]
         self.edited_since = [False, False]
         self.window_start = -1  # first tail row shown under a recent-messages limit
         self.ledger: list[tuple[int, ...]] = []
@@ -112,6 +123,11 @@ class _Replay:
         start = msgs[-limit]
         return [i for i in tail if i >= start]
 
+    def size(self, items: list[Item]) -> int:
+        """Prompt tokens of ``items``: the fixed prefix (``inp.prefix_tokens``: the
+        harness's system prompt and tool schemas, never in the log) plus every item."""
+        return self.prefix + sum(t for _, _, t in items)
+
     def compile(self, r: int, p: int) -> list[Item]:
         items: list[Item] = [("row", i, int(self.inp.tokens[i])) for i in self.head(p)]
         items += [("ret", i, int(self.inp.tokens[i])) for i in self.retained]
@@ -126,7 +142,7 @@ class _Replay:
         min_cache = int(self.p[E.P_MIN_CACHEABLE])
         gran = max(1, int(self.p[E.P_CACHE_GRANULARITY]))
         ts = int(self.inp.req_ts[r])
-        total = sum(t for _, _, t in items) + trailer
+        total = self.size(items) + trailer
         read = write = 0
         loss = E.CacheLoss.NONE
         if mode != E.CacheMode.NONE:
@@ -138,24 +154,26 @@ class _Replay:
                 loss = E.CacheLoss.TTL
                 lcp = 0
             else:
-                lcp = 0
+                lcp = self.prefix  # the harness's fixed prefix is always common
                 for a, b in zip(prev, items, strict=False):
                     if a != b:
                         break
                     lcp += a[2]
-                if lcp < sum(t for _, _, t in prev):
+                if lcp < self.size(prev):
                     loss = (E.CacheLoss.COMPACTION if self.compacted_since[key]
+                            else E.CacheLoss.TRUNCATION if self.truncated_since[key]
                             else E.CacheLoss.EDIT if self.edited_since[key] else E.CacheLoss.DRIFT)
                 if lcp < min_cache:
                     if loss == E.CacheLoss.NONE:
                         loss = E.CacheLoss.BELOW_MINIMUM
                     lcp = 0
             read = (lcp // gran) * gran
-            if mode == E.CacheMode.EXPLICIT and total >= min_cache:
+            if mode in (E.CacheMode.EXPLICIT, E.CacheMode.AUTOMATIC_WRITES) and total >= min_cache:
                 write = total - read
         self.prev_items[key] = list(items)  # the trailing instruction is never reused
         self.prev_ts[key] = ts
         self.compacted_since[key] = False
+        self.truncated_since[key] = False
         self.edited_since[key] = False
         self.ledger.append(ledger_row(
             request=r, call_kind=int(call), prompt_tokens=total, cache_read_tokens=read,
@@ -163,10 +181,11 @@ class _Replay:
             context_before=before, context_after=after, flags=int(flags), cache_loss=int(loss),
             cache_key=key, ts_ms=ts))
 
-    def mark(self, compacted: bool = False, edited: bool = False) -> None:
+    def mark(self, compacted: bool = False, edited: bool = False, truncated: bool = False) -> None:
         for key in (0, 1):
             self.compacted_since[key] |= compacted
             self.edited_since[key] |= edited
+            self.truncated_since[key] |= truncated
 
     def event(self, etype, r, from_row=-1, to_row=-1, artifact=-1, before=0, after=0, item=0,
               span_events=0, span_tokens=0, strategy=0) -> None:
@@ -242,7 +261,7 @@ class _Replay:
     def compact(self, r: int, p: int, latest: int, forced: bool) -> int:
         """Try to compact; returns LedgerFlag bits describing what happened."""
         items = self.compile(r, p)
-        before = sum(t for _, _, t in items)
+        before = self.size(items)
         tail = self.tail(p)
         cut = self.choose_cut(r, latest, tail, respect_keep=True)
         if cut is None and forced:
@@ -283,7 +302,7 @@ class _Replay:
         self.last_compaction_request = r
         self.last_compaction_ts = int(self.inp.req_ts[r])
         self.mark(compacted=True)
-        after = sum(t for _, _, t in self.compile(r, p))
+        after = self.size(self.compile(r, p))
         self.event(E.EventType.CHECKPOINT, r, self.coverage_from, cut, artifact, before, after,
                    item_tokens, len(span), span_tokens, s)
         self.merge_if_needed(r, p)
@@ -311,13 +330,13 @@ class _Replay:
         seg_items: list[Item] = [("seg", no, t) for no, t in self.segments]
         total = sum(t for _, t in self.segments)
         merged = clamp_summary(total, self.p[E.P_SUMMARY_RATIO], self.p[E.P_SUMMARY_CAP], self.p[E.P_SUMMARY_FLOOR])
-        before = sum(t for _, _, t in self.compile(r, p))
+        before = self.size(self.compile(r, p))
         self.account(1, seg_items, int(self.p[E.P_SUMMARY_PROMPT]), r, E.CallKind.MERGE, merged, before, before, 0)
         artifact = self.next_artifact
         self.next_artifact += 1
         self.segments = [(artifact, merged)]
         self.mark(compacted=True)
-        after = sum(t for _, _, t in self.compile(r, p))
+        after = self.size(self.compile(r, p))
         self.event(E.EventType.MERGE, r, -1, -1, artifact, before, after, merged, len(seg_items), total,
                    E.Strategy.SUMMARY)
 
@@ -332,40 +351,41 @@ class _Replay:
         gain = sum(max(0, self.eff(i, r) - int(self.p[E.P_CLEAR_PLACEHOLDER])) for i in fresh)
         if not fresh or gain <= 0 or gain < self.p[E.P_CLEAR_AT_LEAST]:
             return 0
-        before = sum(t for _, _, t in self.compile(r, p))
+        before = self.size(self.compile(r, p))
         self.cleared_upto = boundary - 1
         self.mark(edited=True)
-        after = sum(t for _, _, t in self.compile(r, p))
+        after = self.size(self.compile(r, p))
         self.event(E.EventType.CONTEXT_EDIT, r, fresh[0], boundary - 1, -1, before, after, gain,
                    len(fresh), gain, E.Strategy.CLEAR_TOOL_USES)
         return E.LedgerFlag.EDITED
 
-    def truncate_to_fit(self, r: int, p: int) -> None:
-        """Emergency: cut at the earliest safe row that makes the context fit the window."""
+    def truncate_to_fit(self, r: int, p: int) -> int:
+        """Emergency: cut at the earliest safe row that makes the context fit the window (a
+        truncation, not a compaction). Returns ``LedgerFlag.TRUNCATED`` when it cut."""
         window = self.p[E.P_WINDOW]
         items = self.compile(r, p)
-        before = sum(t for _, _, t in items)
+        before = self.size(items)
         tail = self.tail(p)
         need_message = bool(self.k[E.K_MESSAGE_BOUNDARY])
         safe = [i for i in tail if self.inp.open_after[i] == 0 and (not need_message or self.inp.is_message[i])]
         if not safe:
-            return
+            return 0
         saved_cut = self.cut
         chosen = safe[-1]
         for i in safe:
             self.cut = i
-            if sum(t for _, _, t in self.compile(r, p)) <= window:
+            if self.size(self.compile(r, p)) <= window:
                 chosen = i
                 break
         self.cut = saved_cut
         span = [i for i in tail if i <= chosen]
         span_tokens = sum(self.eff(i, r) for i in span)
         self.cut = chosen
-        self.compactions += 1
-        self.mark(compacted=True)
-        after = sum(t for _, _, t in self.compile(r, p))
-        self.event(E.EventType.CHECKPOINT, r, span[0], chosen, -1, before, after, 0, len(span),
+        self.mark(truncated=True)
+        after = self.size(self.compile(r, p))
+        self.event(E.EventType.TRUNCATION, r, span[0], chosen, -1, before, after, 0, len(span),
                    span_tokens, E.Strategy.TRUNCATE)
+        return E.LedgerFlag.TRUNCATED
 
     # ---- the loop -----------------------------------------------------------------
     def run(self):
@@ -390,7 +410,7 @@ class _Replay:
                     flags |= E.LedgerFlag.EDITED
                 self.window_start = start
             items = self.compile(r, p)
-            before = sum(t for _, _, t in items)
+            before = self.size(items)
             if (self.k[E.K_FLUSH] and before >= self.p[E.P_FLUSH_THRESHOLD]
                     and self.flushed_at != self.compactions):
                 output = int(self.p[E.P_FLUSH_OUTPUT])
@@ -408,7 +428,7 @@ class _Replay:
                     else:
                         flags |= self.compact(r, p, latest, forced=False)
             items = self.compile(r, p)
-            context = sum(t for _, _, t in items)
+            context = self.size(items)
             if context > window:
                 flags |= E.LedgerFlag.OVERFLOW | E.LedgerFlag.EMERGENCY
                 self.event(E.EventType.OVERFLOW, r, -1, -1, -1, context, context, 0, 0, 0, 0)
@@ -416,11 +436,11 @@ class _Replay:
                         and self.strategy in (E.Strategy.SUMMARY, E.Strategy.OPAQUE)):
                     flags |= self.compact(r, p, p - 1, forced=True) & E.LedgerFlag.COMPACTED
                     items = self.compile(r, p)
-                    context = sum(t for _, _, t in items)
+                    context = self.size(items)
                 if context > window:
-                    self.truncate_to_fit(r, p)
+                    flags |= self.truncate_to_fit(r, p)
                     items = self.compile(r, p)
-                    context = sum(t for _, _, t in items)
+                    context = self.size(items)
             self.account(0, items, 0, r, E.CallKind.MAIN, int(inp.req_output_tokens[r]), before,
                          context, flags)
         ledger = np.array(self.ledger, dtype=np.int64).reshape(-1, N_LEDGER)

@@ -7,10 +7,20 @@
   building per-call frames; with ``engine="batch"`` many policies of one continuity are
   replayed in one compiled call (``prange`` over them), which is what sweeps use.
 
->>> from workbench.engine.run import simulate                       # doctest: +SKIP
->>> result = simulate("datasets/demo", ["claude-code", "observation-masking"])  # doctest: +SKIP
->>> result.summary.select("policy", "cost_usd", "compactions")      # doctest: +SKIP
->>> result.write("runs/demo")                                        # doctest: +SKIP
+>>> import shutil, tempfile
+>>> from pathlib import Path
+>>> from workbench.engine.run import simulate
+>>> from workbench.synth.generate import GeneratorConfig, generate_dataset
+>>> tmp = Path(tempfile.mkdtemp())
+>>> ds = generate_dataset(GeneratorConfig(profile="coding", events=300, seed=1), tmp / "d")
+>>> result = simulate(ds, ["claude-code", "observation-masking"], engine="reference")
+>>> result.summary["policy"].to_list()
+['claude-code', 'observation-masking']
+>>> result.config["policies"]["claude-code"]["accounting"]["synthetic-coding-s1"]["source"]
+'counted'
+>>> (result.write(tmp / "run") / "ledger.parquet").is_file()
+True
+>>> shutil.rmtree(tmp)
 """
 
 from __future__ import annotations
@@ -44,6 +54,7 @@ EVENT_TYPE_NAMES = {
     E.EventType.OVERFLOW: "context.overflow",
     E.EventType.CONTEXT_EDIT: "context.edited",
     E.EventType.MERGE: "summary.merged",
+    E.EventType.TRUNCATION: "context.truncated",  # overflow handling: not a checkpoint frame
 }
 def _events_schema():
     import polars as pl
@@ -106,14 +117,40 @@ def _resolve_policies(policies: Sequence[str | Policy]) -> list[Policy]:
 
 
 def stable_run_id(dataset_manifest: dict, policies: list[Policy], tokenizer: str, seed: int,
-                  model: str | None) -> str:
+                  model: str | None, acct=None) -> str:
     h = hashlib.sha256()
     for f, meta in sorted(dataset_manifest.get("files", {}).items()):
         h.update(f"{f}:{meta.get('sha256')}".encode())
     for p in policies:
         h.update(p.digest().encode())
     h.update(f"{tokenizer}|{seed}|{model}".encode())
+    if acct is not None and (dataset_manifest.get("import") or acct.mode != "auto"):
+        # how tokens were counted (a generated dataset under the default accounting keeps
+        # the id it always had: nothing changes there)
+        h.update(f"|{acct.mode}|{acct.line_source}|{acct.calibration_digest()}".encode())
     return "run_" + h.hexdigest()[:12]
+
+
+def accountant(accounting: str = "auto", calibration: str | Path | None = None, line_source: str = "own",
+               tokenizer: str = "cl100k"):
+    """The :class:`~workbench.engine.accounting.Accountant` of a run (``calibration``: a
+    profiles file; the packaged profiles when None)."""
+    from workbench.engine.accounting import Accountant
+    from workbench.sources.profiles import load_profiles
+
+    profiles = load_profiles(calibration) if calibration is not None else None
+    return Accountant(accounting, profiles, line_source, tokenizer)
+
+
+def accounted(acct, inp, pol: Policy):
+    """``(the rule replayed, the input in its tokens, the line)`` for one continuity under
+    one policy: a versioned preset follows the log's harness version
+    (:func:`~workbench.engine.presets.for_harness_version`)."""
+    from workbench.engine.presets import for_harness_version
+
+    rule = for_harness_version(pol, inp.harness_version) if inp.harness is not None else pol
+    view, line = acct.view(inp, rule)
+    return rule, view, line
 
 
 def artifact_id(continuity_id: str, policy_digest: str, artifact_no: int, from_seq: int, to_seq: int) -> str:
@@ -149,6 +186,9 @@ def prepare_dataset(ds, tokenizer: str) -> list:
                              f"add it with `workbench tokens {ds.path} --tokenizer {tokenizer}`")
     cols = ["continuity", "seq", "kind", "role", "flags", "request", "ts_ms", "pair_seq", "name",
             "message_id", token_column(tokenizer)]
+    imported = (ds.manifest.get("import") or {})
+    if imported:  # what the log recorded, for provider-token accounting
+        cols += ["origin", "usage_input", "usage_cache_read", "usage_cache_write", "usage_output"]
     ev = _read_columns(ds, cols)
     conts = ds.continuities()
     bounds = _sorted_bounds(ev)
@@ -159,9 +199,12 @@ def prepare_dataset(ds, tokenizer: str) -> list:
             part = ev.slice(lo, hi - lo)
         else:
             part = ev.filter(pl.col("continuity") == row["continuity"]).sort("seq")
-        inputs.append(prepare_continuity(
+        inp = prepare_continuity(
             part, continuity=row["continuity"], continuity_id=row["continuity_id"], tokenizer=tokenizer,
-            model=row["model"], provider=row["provider"], context_window=row["context_window"]))
+            model=row["model"], provider=row["provider"], context_window=row["context_window"])
+        if imported:
+            inp = _with_log_facts(inp, part, row, imported, tokenizer)
+        inputs.append(inp)
     return inputs
 
 
@@ -183,6 +226,26 @@ def _read_columns(ds, cols: list[str]):
     return pl.DataFrame(series)
 
 
+def _with_log_facts(inp, part, row: dict, imported: dict, tokenizer: str):
+    """An imported continuity's harness, its version, its recorded usage per request and
+    the import's calibration line (when fitted for this tokenizer)."""
+    from dataclasses import replace
+
+    from workbench.engine.accounting import Recorded
+
+    meta = (imported.get("continuities") or {}).get(row["continuity_id"]) or {}
+    cal = (imported.get("calibration") or {}).get(row["continuity_id"]) or {}
+    own = ((float(cal["intercept"]), float(cal["factor"]))
+           if cal.get("status") == "ok" and cal.get("tokenizer", "cl100k") == tokenizer else None)
+    version = meta.get("harness_version") or meta.get("cli_version") or meta.get("version")
+    if cal.get("status") == "not meaningful":
+        # usage that is not one call's prompt (e.g. stats spanning several calls): no anchor
+        return replace(inp, harness=row["source_format"], harness_version=version)
+    rec = Recorded.from_events(part, inp)
+    return replace(inp, harness=row["source_format"], own_line=own, harness_version=version,
+                   recorded_prompt=rec.prompt, recorded_output=rec.output)
+
+
 def _sorted_bounds(ev):
     """``continuity -> (first row, end row)`` when ``ev`` is sorted by (continuity, seq), as
     datasets are written; else None (then each continuity is filtered and sorted, which
@@ -199,16 +262,22 @@ def _sorted_bounds(ev):
 def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel",
              tokenizer: str = "cl100k", seed: int = 0, model: str | None = None,
              price_as: str | None = None, run_id: str | None = None,
-             progress: bool = False, inputs: list | None = None,
+             progress: bool = False, inputs: list | None = None, accounting: str = "auto",
+             calibration: str | Path | None = None, line_source: str = "own",
              keep_inputs: bool = True) -> SimulationResult:
     """Replay every continuity of ``dataset`` under every policy.
 
     ``model`` prices every policy as that model; a model genai-prices does not know is an
     error unless ``price_as`` names the stand-in (recorded in the config's ``notes``).
     ``inputs``: the dataset already prepared (:func:`prepare_dataset` with this tokenizer),
-    e.g. by a sweep worker. ``keep_inputs=False`` (nothing will evaluate the result): the
-    result's ``inputs`` stay empty and each continuity's prepared arrays are freed after its
-    last replay, before its output frames are built (the peak of a 10 M-event run)."""
+    e.g. by a sweep worker. ``accounting`` (``auto``: provider tokens for imported logs,
+    counted for generated ones; ``provider``; ``counted``), ``calibration`` (a profiles file
+    of ``workbench calibrate``; the packaged profiles by default) and ``line_source``
+    (``own``: a log's own fitted line first; ``profile``) choose the tokens a replay counts
+    (:mod:`workbench.engine.accounting`); the config records each continuity's line.
+    ``keep_inputs=False`` (nothing will evaluate the result): the result's ``inputs``
+    stay empty and each continuity's prepared arrays are freed after its last replay,
+    before its output frames are built (the peak of a 10 M-event run)."""
     import polars as pl
 
     from workbench.continuity.dataset import Dataset, load_dataset
@@ -218,13 +287,15 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
     from workbench.util.provenance import git_revision, package_versions
 
     pols = _resolve_policies(policies)  # a bad spec fails before the dataset is read
+    acct = accountant(accounting, calibration, line_source, tokenizer)
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
     if model is not None and price_as is None:
         from workbench.engine.pricing import infer_provider, price_table
 
         price_table(model, infer_provider(model))  # an unknown model fails before any work
     run_id = run_id or stable_run_id(ds.manifest, pols, tokenizer, seed,
-                                     model if price_as is None else f"{model}|price_as={price_as}")
+                                     model if price_as is None else f"{model}|price_as={price_as}",
+                                     acct)
     inputs = prepare_dataset(ds, tokenizer) if inputs is None else list(inputs)
     ledgers, events, keys, totals = [], [], [], []
     resolved: dict[str, dict] = {}
@@ -236,22 +307,33 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
                                 model_override=model, price_as=price_as)
         if prov.note:
             notes.setdefault(prov.note, []).append(f"{pol.name}/{inp.continuity_id}")
-        led, ev = replay(inp, pol, prov, engine)
+        rule, view, line = accounted(acct, inp, pol)
+        led, ev = replay(view, rule, prov, engine)
         keys.append((run_id, pol.name, inp.continuity_id, prov.model, prov.window))
         totals.append(metrics.replay_totals(led, ev, prov.prices))
         if not keep_inputs and i == len(pols) - 1:  # its last replay: free what only replays read
+            acct.forget(inp)
             inputs[j] = inp = _output_view(inp)
-        ledgers.append(ledger_frame(led, inp, pol, prov, run_id))
+            view = _output_view(view)
+        ledgers.append(ledger_frame(led, view, pol, prov, run_id))
         del led  # before the events frame: the ledger matrix of 3 M calls is 300 MB
-        events.append(events_frame(ev, inp, pol, run_id))
-        resolved.setdefault(pol.name, {"policy": pol.to_dict(), "digest": pol.digest(),
-                                       "cut_rule_id": pol.trigger.rule_id(), "providers": {}})
-        resolved[pol.name]["providers"][inp.continuity_id] = prov.as_dict()
+        events.append(events_frame(ev, view, pol, run_id))
+        del view
+        entry = resolved.setdefault(pol.name, {"policy": pol.to_dict(), "digest": pol.digest(),
+                                               "cut_rule_id": pol.trigger.rule_id(), "providers": {},
+                                               "accounting": {}, "release_lines": {}})
+        entry["providers"][inp.continuity_id] = prov.as_dict()
+        entry["accounting"][inp.continuity_id] = line.as_dict()
+        if rule is not pol:
+            entry["release_lines"][inp.continuity_id] = rule.name
+    for note, where in acct.notes.items():
+        notes.setdefault(note, []).extend(where)
     config = {
         "run_id": run_id,
         "seed": seed,
         "engine": engine,
         "tokenizer": tokenizer,
+        "accounting": acct.describe(),
         "model_override": model,
         "model_price_as": price_as,
         "notes": [{"note": n, "where": w} for n, w in notes.items()],
@@ -297,7 +379,8 @@ def _summary(keys: list[tuple], totals: list[tuple[np.ndarray, np.ndarray]]):
 
 def summarize(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel",
               tokenizer: str = "cl100k", model: str | None = None, run_id: str | None = None,
-              inputs: list | None = None):
+              inputs: list | None = None, accounting: str = "auto", calibration: str | Path | None = None,
+              line_source: str = "own"):
     """The summary rows of :func:`simulate` (same columns and integers; costs equal up to
     float summation order), without the per-call frames. ``engine``: ``kernel`` or
     ``reference`` replay each (continuity, policy) and reduce its ledger; ``batch`` replays
@@ -306,13 +389,14 @@ def summarize(dataset, policies: Sequence[str | Policy], *, engine: str = "kerne
 
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
     pols = _resolve_policies(policies)
-    run_id = run_id or stable_run_id(ds.manifest, pols, tokenizer, 0, model)
+    acct = accountant(accounting, calibration, line_source, tokenizer)
+    run_id = run_id or stable_run_id(ds.manifest, pols, tokenizer, 0, model, acct)
     inputs = prepare_dataset(ds, tokenizer) if inputs is None else inputs
-    return summarize_inputs(inputs, pols, engine=engine, model=model, run_id=run_id)
+    return summarize_inputs(inputs, pols, engine=engine, model=model, run_id=run_id, acct=acct)
 
 
 def summarize_inputs(inputs: Sequence, policies: Sequence[Policy], *, engine: str = "kernel",
-                     model: str | None = None, run_id: str = ""):
+                     model: str | None = None, run_id: str = "", acct=None):
     """Summary rows of prepared continuities (:func:`prepare_dataset`) under ``policies``
     (names need not be unique: a sweep's configurations share one), policy-major: row
     ``i * len(inputs) + j`` is policy ``i`` on continuity ``j``."""
@@ -321,6 +405,7 @@ def summarize_inputs(inputs: Sequence, policies: Sequence[Policy], *, engine: st
 
     if engine not in SUMMARY_ENGINES:
         raise WorkbenchError(f"unknown engine {engine!r}; choose one of {SUMMARY_ENGINES}")
+    acct = acct if acct is not None else accountant()
     n_inputs = len(inputs)
     keys: list[tuple] = [()] * (len(policies) * n_inputs)
     totals: list[tuple] = [()] * len(keys)
@@ -329,12 +414,20 @@ def summarize_inputs(inputs: Sequence, policies: Sequence[Policy], *, engine: st
                                   model_override=model) for pol in policies]
         for i, (pol, prov) in enumerate(zip(policies, provs, strict=True)):
             keys[i * n_inputs + j] = (run_id, pol.name, inp.continuity_id, prov.model, prov.window)
+        accounted_jobs = [accounted(acct, inp, pol) for pol in policies]
         if engine == "batch":
-            for i, result in _batch_totals(inp, policies, provs).items():
-                totals[i * n_inputs + j] = result
+            # one compiled call per input view (policies of one harness share theirs)
+            by_view: dict[int, list[int]] = {}
+            for i, (_rule, view, _line) in enumerate(accounted_jobs):
+                by_view.setdefault(id(view), []).append(i)
+            for idx in by_view.values():
+                view = accounted_jobs[idx[0]][1]
+                found = _batch_totals(view, [accounted_jobs[i][0] for i in idx], [provs[i] for i in idx])
+                for k, result in found.items():
+                    totals[idx[k] * n_inputs + j] = result
             continue
-        for i, (pol, prov) in enumerate(zip(policies, provs, strict=True)):
-            led, ev = replay(inp, pol, prov, engine)
+        for i, ((rule, view, _line), prov) in enumerate(zip(accounted_jobs, provs, strict=True)):
+            led, ev = replay(view, rule, prov, engine)
             totals[i * n_inputs + j] = metrics.replay_totals(led, ev, prov.prices)
     return _summary(keys, totals)
 
@@ -394,6 +487,7 @@ def ledger_frame(led: np.ndarray, inp, pol: Policy, prov, run_id: str):
         "flushed": (flags & E.LedgerFlag.FLUSHED) != 0,
         "overflow": (flags & E.LedgerFlag.OVERFLOW) != 0,
         "edited": (flags & E.LedgerFlag.EDITED) != 0,
+        "truncated": (flags & E.LedgerFlag.TRUNCATED) != 0,
         "flags": flags,
         "cache_loss": named(LEDGER.cache_loss, LOSS_NAMES),
         "cache_key": led[:, LEDGER.cache_key],
@@ -419,7 +513,9 @@ def _msg_id(inp, row: int) -> str | None:
 
 
 def events_frame(ev: np.ndarray, inp, pol: Policy, run_id: str):
-    """ADR-0011 checkpoint frames, RFC 0012 memory.compacted events, flushes, overflows.
+    """ADR-0011 checkpoint frames, RFC 0012 memory.compacted events, flushes, overflows,
+    truncations (``context.truncated``: the span an overflow dropped, ``from_seq``..``to_seq``;
+    no frame seq, no artifact, no memory.compacted: a truncation is not a compaction).
 
     Built by columns: some policies emit an overflow, a checkpoint or a context edit at
     almost every request (hundreds of thousands per continuity); only what chains from one
@@ -435,6 +531,7 @@ def events_frame(ev: np.ndarray, inp, pol: Policy, run_id: str):
     checkpoint = etype == E.EventType.CHECKPOINT
     edit = etype == E.EventType.CONTEXT_EDIT
     merge = etype == E.EventType.MERGE
+    truncation = etype == E.EventType.TRUNCATION
 
     def at_rows(values: np.ndarray, rows: np.ndarray, where: np.ndarray) -> pl.Series:
         """values[rows] where ``where`` and the row exists, else null."""
@@ -452,7 +549,7 @@ def events_frame(ev: np.ndarray, inp, pol: Policy, run_id: str):
         return filled.set(pl.Series(~ok), None) if m else filled
 
     frame_seq = (int(inp.seq[-1]) + 1 if inp.n else 0) + np.cumsum(checkpoint) - 1
-    seq_rows = checkpoint | edit
+    seq_rows = checkpoint | edit | truncation
     frame = pl.DataFrame({
         "event_type": pl.Series(etype).replace_strict({int(k): v for k, v in EVENT_TYPE_NAMES.items()},
                                                       return_dtype=pl.String),

@@ -2,7 +2,8 @@
 summaries are summarized again.
 
 :func:`compaction_table` (``compactions.parquet``) has one row per compaction of a run
-(every ``continuity_compaction_checkpoint_created`` frame): policy, continuity, request,
+(every ``continuity_compaction_checkpoint_created`` frame; an overflow's truncation,
+``context.truncated``, is not a compaction and has no row): policy, continuity, request,
 trigger, context tokens before/after, summary size, the raw events it dropped (``dropped_seqs``)
 and those kept raw across the cut (``retained_seqs``), the planted labels in the dropped
 span and their fate, the summarizer calls and their cost, and the cache loss of the request

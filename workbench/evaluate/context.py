@@ -1,5 +1,5 @@
 """Which raw events are in the compiled context at each request, rebuilt from a run's
-events (checkpoints, merges, clearing edits) and its resolved policy.
+events (checkpoints, merges, clearing edits, overflow truncations) and its resolved policy.
 
 The engines account tokens but do not emit the compiled context itself; text-level
 evaluations (retention, leakage through the compiled context) need it at a few requests
@@ -22,6 +22,11 @@ import numpy as np
 from workbench.engine import enums as E
 from workbench.engine.policy import Policy
 from workbench.engine.prepare import ReplayInput
+
+CHECKPOINT = "continuity_compaction_checkpoint_created"
+TRUNCATION = "context.truncated"  # overflow handling: not a checkpoint frame
+#: the events that change what the compiled context holds
+ACTIONS = (CHECKPOINT, "summary.merged", "context.edited", "context.overflow", TRUNCATION)
 
 
 @dataclass
@@ -56,8 +61,7 @@ class ContextTracker:
         ev = events.filter((pl.col("policy") == policy.name) & (pl.col("continuity_id") == inp.continuity_id))
         self.actions = sorted(
             ((int(r["request"]), i, r) for i, r in enumerate(ev.iter_rows(named=True))
-             if r["event_type"] in ("continuity_compaction_checkpoint_created", "summary.merged",
-                                    "context.edited", "context.overflow")),
+             if r["event_type"] in ACTIONS),
             key=lambda t: (t[0], t[1]))
         self._next = 0
         self._overflow_request = -1
@@ -67,7 +71,7 @@ class ContextTracker:
 
     @property
     def action_requests(self) -> list[int]:
-        """Requests at which an action (checkpoint, merge, edit, overflow) is applied."""
+        """Requests at which an action (checkpoint, merge, edit, overflow, truncation) is applied."""
         return sorted({r for r, _, _ in self.actions})
 
     def advance(self, r: int) -> ContextState:
@@ -108,6 +112,9 @@ class ContextTracker:
         if a["event_type"] == "summary.merged":
             s.segments = [(a["summary_artifact_id"], int(a["item_tokens"]))]
             return
+        if a["event_type"] == TRUNCATION:  # the overflow's last resort: a cut that retains nothing
+            s.cut = int(np.searchsorted(self.inp.seq, a["to_seq"]))
+            return
         to_row = int(np.searchsorted(self.inp.seq, a["to_seq"]))
         if span is None:
             span = self.span_of(a)
@@ -115,10 +122,7 @@ class ContextTracker:
         if kind in ("llm_summary_v1", "provider_opaque_v1"):
             item = (a["summary_artifact_id"], int(a["item_tokens"]))
             s.segments = [*s.segments, item] if self.accumulate else [item]
-        # an emergency truncation (after an overflow in the same request) retains nothing
-        emergency = kind == "truncation_v1" and self._overflow_request == int(a["request"])
-        if not emergency:
-            self._retain(span)
+        self._retain(span)
         s.cut = to_row
 
     def _retain(self, span: list[int]) -> None:

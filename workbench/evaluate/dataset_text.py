@@ -10,8 +10,14 @@ secret, every fact answer, every hard-negative value — are built once, on firs
 and file hashes), so the runs of a sweep evaluated by one worker share it, and with it the
 memoised summaries, redactions and scans.
 
->>> dt = DatasetText.of(dataset)                     # doctest: +SKIP
->>> dt.text(0, 12), dt.labels(0, [10, 11, 12])       # doctest: +SKIP
+>>> import tempfile
+>>> from workbench.synth.generate import GeneratorConfig, generate_dataset
+>>> tmp = tempfile.TemporaryDirectory()
+>>> dataset = generate_dataset(GeneratorConfig(profile="coding", events=300, seed=1), f"{tmp.name}/d")
+>>> dt = DatasetText.of(dataset)
+>>> dt.text(0, 12) == dataset.events()["text"][12], dt.labels(0, [10, 11, 12])
+(True, ())
+>>> tmp.cleanup()
 """
 
 from __future__ import annotations

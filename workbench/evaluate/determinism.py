@@ -25,6 +25,8 @@ from workbench.engine.checkpoints import Checkpoint, select_checkpoint
 from workbench.engine.policy import Policy
 
 CHECKPOINT = "continuity_compaction_checkpoint_created"
+TRUNCATION = "context.truncated"  # an overflow's truncation: a cut, not a checkpoint frame
+CUTS = (CHECKPOINT, TRUNCATION)
 
 
 def _frame_hash(frame) -> str:
@@ -39,13 +41,14 @@ def _frame_hash(frame) -> str:
 
 
 def run_hashes(result) -> dict[str, dict[str, str]]:
-    """Per policy: hashes of its ledger, its checkpoint frames and its compiled contexts."""
+    """Per policy: hashes of its ledger, its cuts (checkpoint frames and overflow truncations)
+    and its compiled contexts."""
     import polars as pl
 
     out = {}
     for name in result.summary["policy"].unique(maintain_order=True).to_list():
         led = result.ledger.filter(pl.col("policy") == name).drop("run_id")
-        cps = result.events.filter((pl.col("policy") == name) & (pl.col("event_type") == CHECKPOINT))
+        cps = result.events.filter((pl.col("policy") == name) & pl.col("event_type").is_in(CUTS))
         cps = cps.drop("run_id").select(sorted(cps.drop("run_id").columns))
         out[name] = {"ledger": _frame_hash(led), "checkpoints": _frame_hash(cps),
                      "compiled_context": compiled_context_hash(result, name)}
@@ -53,8 +56,8 @@ def run_hashes(result) -> dict[str, dict[str, str]]:
 
 
 def compiled_context_hash(result, policy_name: str, *, frames_by_continuity=None) -> str:
-    """Hash of the compiled context (items, in order) at every request after a compaction
-    and at the last request, for every continuity. ``frames_by_continuity`` replaces the
+    """Hash of the compiled context (items, in order) at every request after a compaction or
+    a truncation and at the last request, for every continuity. ``frames_by_continuity`` replaces the
     checkpoint frames used for summary selection (to audit racing frames)."""
     import polars as pl
 
@@ -66,7 +69,8 @@ def compiled_context_hash(result, policy_name: str, *, frames_by_continuity=None
     for cid, inp in sorted(result.inputs.items()):
         ev = result.events.filter((pl.col("policy") == policy_name) & (pl.col("continuity_id") == cid))
         cps = ev.filter(pl.col("event_type") == CHECKPOINT)
-        probe = sorted(set(cps["request"].to_list()) | ({inp.n_requests - 1} if inp.n_requests else set()))
+        cut_requests = ev.filter(pl.col("event_type").is_in(CUTS))["request"].to_list()
+        probe = sorted(set(cut_requests) | ({inp.n_requests - 1} if inp.n_requests else set()))
         frames = (frames_by_continuity or {}).get(cid)
         if frames is None:
             frames = [Checkpoint(int(r["frame_seq"]), int(r["from_seq"]), int(r["to_seq"]), r["summary_artifact_id"])
@@ -201,7 +205,9 @@ def _race(cps, racers: int, rng: random.Random) -> dict[str, list[Checkpoint]]:
 
 
 def tokenizer_drift(dataset, policies: Sequence[Policy], *, engine: str, tokenizer: str, other: str):
-    """Cut points under ``tokenizer`` vs ``other``: how many move, per policy."""
+    """Cut points under ``tokenizer`` vs ``other``: how many move, per policy; compactions'
+    cuts (``cuts``, ``moved``) and overflow truncations' (``truncations``, ``truncations_moved``)
+    apart."""
     import polars as pl
 
     from workbench.tokens.tokenizers import add_token_column
@@ -212,14 +218,17 @@ def tokenizer_drift(dataset, policies: Sequence[Policy], *, engine: str, tokeniz
     a = _simulate(ds, policies, engine=engine, tokenizer=tokenizer)
     b = _simulate(ds, policies, engine=engine, tokenizer=other)
 
-    def cuts(res, name: str) -> set:
-        cp = res.events.filter((pl.col("policy") == name) & (pl.col("event_type") == CHECKPOINT))
+    def cuts(res, name: str, kind: str = CHECKPOINT) -> set:
+        cp = res.events.filter((pl.col("policy") == name) & (pl.col("event_type") == kind))
         return set(zip(cp["continuity_id"].to_list(), cp["to_seq"].to_list(), strict=True)) if cp.height else set()
 
     rows = []
     for p in policies:
         ca, cb = cuts(a, p.name), cuts(b, p.name)
+        ta, tb = cuts(a, p.name, TRUNCATION), cuts(b, p.name, TRUNCATION)
         rows.append({"policy": p.name, "trigger": p.trigger.kind, "tokenizer": tokenizer, "other": other,
                      "cuts": len(ca), "cuts_other": len(cb), "moved": max(len(ca - cb), len(cb - ca)),
-                     "identical": ca == cb})
+                     "truncations": len(ta), "truncations_other": len(tb),
+                     "truncations_moved": max(len(ta - tb), len(tb - ta)),
+                     "identical": ca == cb and ta == tb})
     return pl.DataFrame(rows)

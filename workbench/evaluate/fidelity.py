@@ -102,10 +102,17 @@ def _calibrations(ds, tokenizer: str) -> dict[str, dict[str, Any]]:
 
 
 def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k",
-                   policy: str = POLICY, price_as: str | None = None) -> dict[str, Any]:
+                   policy: str = POLICY, price_as: str | None = None, accounting: str = "provider",
+                   line_source: str = "own", lines: dict | None = None,
+                   profiles: dict | None = None) -> dict[str, Any]:
     """Replay ``policy`` (default ``as-recorded``) and compare it with the recorded usage.
 
     ``dataset``: an imported dataset (path or :class:`~workbench.continuity.dataset.Dataset`).
+    ``accounting``: ``provider`` replays in provider tokens (the ``calibrated_*`` columns
+    are then the simulated values themselves), ``counted`` in counted tokens with the line
+    applied afterwards (the import's per-continuity fit); ``line_source``, ``lines``
+    (continuity id -> :class:`~workbench.engine.accounting.Line`) and ``profiles`` choose
+    the lines (:class:`~workbench.engine.accounting.Accountant`).
     Returns ``{"requests", "compactions", "continuities", "summary", "config"}`` (polars
     frames and a dict); see the module docstring for the columns and what they mean.
     """
@@ -114,9 +121,11 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
     from workbench.continuity.dataset import Dataset, load_dataset
     from workbench.continuity.enums import EventKind
     from workbench.continuity.schema import USAGE_COLUMNS
+    from workbench.engine.accounting import Accountant
     from workbench.engine.presets import get_policy
     from workbench.engine.provider import resolve_provider
     from workbench.engine.run import (
+        accounted,
         events_frame,
         ledger_frame,
         prepare_dataset,
@@ -143,19 +152,26 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
     with_runs = {index_of[cid] for cid in runs if cid in index_of}
     compared = sorted(set(usage["continuity"].to_list()) | set(bounds["continuity"].to_list()))
     selected = sorted(set(compared) | with_runs)  # replayed; run-level-only ones feed run_level
-    run_id = stable_run_id(ds.manifest, [pol], tokenizer, 0, None)
+    acct = Accountant(accounting, profiles, line_source, tokenizer, overrides=lines)
+    run_id = stable_run_id(ds.manifest, [pol], tokenizer, 0, None, acct)
     config = {"run_id": run_id, "policy": pol.name, "engine": engine, "tokenizer": tokenizer,
-              "dataset": str(ds.path), "continuities": [ids[c] for c in selected]}
+              "dataset": str(ds.path), "continuities": [ids[c] for c in selected],
+              "accounting": acct.describe(), "lines": {}}
     cal = _calibrations(ds, tokenizer)
 
     # ---- replay -------------------------------------------------------------------
     inputs = {inp.continuity: inp for inp in prepare_dataset(ds, tokenizer) if inp.continuity in set(selected)}
     ledgers, events = [], []
     for c in selected:
-        inp = inputs[c]
-        prov = resolve_provider(pol, continuity_model=inp.model, continuity_window=inp.context_window,
+        rule, inp, line = accounted(acct, inputs[c], pol)
+        inputs[c] = inp  # in the tokens replayed (the compaction frame reads them)
+        config["lines"][inp.continuity_id] = line.as_dict()
+        if line.source != "counted":  # the line is in the replay: nothing to apply afterwards
+            cal[inp.continuity_id] = {**cal.get(inp.continuity_id, {}), "calibration_status": line.source,
+                                      "intercept": line.prefix, "factor": line.factor, "applied": True}
+        prov = resolve_provider(rule, continuity_model=inp.model, continuity_window=inp.context_window,
                                 price_as=price_as)
-        led, evm = replay(inp, pol, prov, engine)
+        led, evm = replay(inp, rule, prov, engine)
         ledgers.append(ledger_frame(led, inp, pol, prov, run_id))
         events.append(events_frame(evm, inp, pol, run_id))
     ledger = (pl.concat(ledgers, how="vertical") if ledgers else None)
@@ -211,12 +227,16 @@ def _request_frame(usage, ledger, fmt_of, cal, inputs):
         "continuity_id": list(cal), "intercept": [v["intercept"] for v in cal.values()],
         "factor": [v["factor"] for v in cal.values()],
         "calibration_status": [v["calibration_status"] for v in cal.values()],
+        "_applied": [bool(v.get("applied")) for v in cal.values()],
     }, schema={"continuity_id": pl.String, "intercept": pl.Float64, "factor": pl.Float64,
-               "calibration_status": pl.String})
+               "calibration_status": pl.String, "_applied": pl.Boolean})
     df = df.join(cal_df, on="continuity_id", how="left").with_columns(
         pl.col("continuity_id").replace_strict(fmt_of, return_dtype=pl.String).alias("source_format"),
         pl.col("calibration_status").fill_null("missing"))
-    a, b = pl.col("intercept"), pl.col("factor")
+    # a line already in the replay (provider accounting) is not applied a second time
+    applied = pl.col("_applied").fill_null(False)
+    a = pl.when(applied).then(0.0).otherwise(pl.col("intercept"))
+    b = pl.when(applied).then(1.0).otherwise(pl.col("factor"))
     sp, sr, sw = pl.col("simulated_prompt"), pl.col("simulated_cache_read"), pl.col("simulated_cache_write")
     df = df.with_columns((a + b * sp).alias("calibrated_prompt"))
     none = sp.is_null() | a.is_null() | b.is_null()  # nothing simulated, or no fitted line
@@ -262,7 +282,7 @@ def _request_frame(usage, ledger, fmt_of, cal, inputs):
                 parts.append("not replayed: the continuity has no model-visible output")
             else:
                 parts.append("not replayed: no model-visible output for this request")
-        if status != "ok":
+        if status != "ok" and not status.startswith(("own fit", "profile")):
             parts.append(f"no calibration ({status})")
         if placeholder:
             parts.append("recorded output is a stream snapshot (<= 1 token)")
@@ -339,7 +359,7 @@ def _compaction_frame(bounds, sim_events, ledger, usage, fmt_of, cal, inputs, id
     for (cid, _), r in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[1].get("boundary_seq", -1),
                                                             kv[1].get("simulated_request", -1))):
         c = cal.get(cid, {})
-        a, b = c.get("intercept"), c.get("factor")
+        a, b = (0.0, 1.0) if c.get("applied") else (c.get("intercept"), c.get("factor"))
         sim_req = r.get("simulated_request")
         pre_sim = None
         inp = by_id.get(cid)
@@ -523,7 +543,8 @@ def _continuity_frame(requests, compactions, ledger, cal, fmt_of, selected, ids)
         "continuity_id": [ids[c] for c in selected],
         "source_format": [fmt_of[ids[c]] for c in selected],
     }, schema={"continuity_id": pl.String, "source_format": pl.String})
-    cal_rows = pl.DataFrame([{"continuity_id": ids[c], **{k: v for k, v in cal.get(ids[c], {}).items()}}
+    cal_rows = pl.DataFrame([{"continuity_id": ids[c], **{k: v for k, v in cal.get(ids[c], {}).items()
+                                                          if k != "applied"}}
                              for c in selected],
                             schema={"continuity_id": pl.String, "calibration_status": pl.String,
                                     "intercept": pl.Float64, "factor": pl.Float64,

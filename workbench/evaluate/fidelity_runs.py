@@ -33,9 +33,12 @@ def run_level_frame(runs, ledger, fmt_of, cal, model_of):
         prompt = int(led["prompt_tokens"].sum()) if replayed else None
         c = cal.get(cid, {})
         a, b = c.get("intercept"), c.get("factor")
-        calibrated = (float(a * main.height + b * main["prompt_tokens"].sum()
-                            + led.filter(pl.col("call_kind") != "main")["prompt_tokens"].sum())
-                      if replayed and a is not None else None)
+        if c.get("applied"):  # replayed in provider tokens: the line is already in the prompts
+            calibrated = float(prompt) if replayed else None
+        else:
+            calibrated = (float(a * main.height + b * main["prompt_tokens"].sum()
+                                + led.filter(pl.col("call_kind") != "main")["prompt_tokens"].sum())
+                          if replayed and a is not None else None)
         models = led["model"].unique().to_list() if replayed else []
         sim_cost = float(led["cost_usd"].sum()) if replayed else None
         notes = []

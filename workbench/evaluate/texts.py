@@ -16,8 +16,20 @@ also returns, per checkpoint, what the compaction inspector and the drift table 
 raw rows it dropped, the rows kept raw across the cut, and the summary segments in the
 context right after it (:class:`Checkpoint`).
 
->>> texts = materialize_texts(result, dataset)   # doctest: +SKIP
->>> texts.select("policy", "kind", "artifact_id", "sr1", "redactions")  # doctest: +SKIP
+>>> import tempfile
+>>> from workbench.engine.presets import get_policy
+>>> from workbench.engine.run import simulate
+>>> from workbench.synth.generate import GeneratorConfig, generate_dataset
+>>> tmp = tempfile.TemporaryDirectory()
+>>> dataset = generate_dataset(GeneratorConfig(profile="coding", events=1500, seed=1), f"{tmp.name}/d")
+>>> small = get_policy("llm-summary", {"provider.context_window": 32_000})
+>>> result = simulate(dataset, [small], engine="reference")
+>>> texts = materialize_texts(result, dataset)
+>>> texts.height == int(result.summary["compactions"].sum()) > 0
+True
+>>> texts.select("policy", "kind", "artifact_id", "sr1", "redactions").columns
+['policy', 'kind', 'artifact_id', 'sr1', 'redactions']
+>>> tmp.cleanup()
 """
 
 from __future__ import annotations

@@ -73,21 +73,51 @@ def _pick_continuity(ledger, continuity_id: str | None) -> str | None:
 
 
 # ---- cost and context -------------------------------------------------------------------------
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def _sawtooth_title(name: str, row: dict | None, main) -> str:
+    """``NAME: N compactions, M truncations, K overflows`` from the summary row of the drawn
+    continuity, or (without one) from the main ledger rows' flags, which count requests."""
+    if row is not None:
+        parts = [_plural(int(row["compactions"]), "compaction")]
+        parts += [_plural(int(row[c]), c[:-1]) for c in ("truncations", "overflows") if row.get(c)]
+        return f"{name}: " + ", ".join(parts)
+    n = {c: int(main[c].sum()) for c in ("_compacted", "_truncated", "overflow")}
+    parts = [f"compacted at {_plural(n['_compacted'], 'request')}"]
+    parts += [f"{w} at {_plural(n[c], 'request')}" for c, w in (("_truncated", "truncated"), ("overflow", "overflowed"))
+              if n[c]]
+    return f"{name}: " + ", ".join(parts)
+
+
 OVERLAY_MAX = 4  # more policies than this: one panel each (small multiples)
 
 
-def sawtooth(ledger, *, continuity_id: str | None = None, policies: Sequence[str] | None = None,
+def sawtooth(ledger, *, summary=None, continuity_id: str | None = None, policies: Sequence[str] | None = None,
              window: int | None = None, overlay: bool | None = None):
-    """Context size over requests per policy, with compaction (▼), flush (●) and overflow (✕)
-    markers: the sawtooth. ``window``: draw the context window as a dashed line. Up to
-    four policies share one plot; more get one panel each with shared axes (``overlay``
-    forces either). A policy far beyond the window is clipped at 1.25 × window, and said so."""
+    """Context size over requests per policy, with compaction (▼), flush (●), overflow (✕)
+    and truncation (■, at the size it cut the context to) markers: the sawtooth. Compactions
+    are the policy's own (the ledger's ``compacted`` flag); a truncation is the overflow's
+    last resort (the oldest raw events dropped), never drawn or counted as a compaction.
+    ``summary``: the run's ``summary.parquet``; the panel titles then give its counts for the
+    drawn continuity (compactions, truncations, overflows: the same figures as the verdict
+    table), else the ledger's (requests with a compaction, a truncation, an overflow).
+    ``window``: draw the context window as a dashed line. Up to four policies share one
+    plot; more get one panel each with shared axes (``overlay`` forces either). A policy far
+    beyond the window is clipped at 1.25 × window, and said so."""
     import polars as pl
+
+    from workbench.engine.enums import LedgerFlag
 
     cid = _pick_continuity(ledger, continuity_id)
     if cid is None:
         return _message("no requests in this run")
-    led = ledger.filter(pl.col("continuity_id") == cid)
+    led = ledger.filter(pl.col("continuity_id") == cid).with_columns(
+        _compacted=(pl.col("flags") & LedgerFlag.COMPACTED) != 0,
+        _truncated=(pl.col("flags") & LedgerFlag.TRUNCATED) != 0)
+    counted = {} if summary is None else {
+        r["policy"]: r for r in summary.filter(pl.col("continuity_id") == cid).iter_rows(named=True)}
     names = list(policies or led["policy"].unique(maintain_order=True).to_list())
     col = colors(names)
     overlay = len(names) <= OVERLAY_MAX if overlay is None else overlay
@@ -116,8 +146,8 @@ def sawtooth(ledger, *, continuity_id: str | None = None, policies: Sequence[str
         ax.plot(main["request"].to_numpy(), main["context_before"].to_numpy(), lw=1.0 if overlay else 0.7,
                 color=col[name], label=name, drawstyle="steps-post")
         ymax = dict(zip(main["request"].to_list(), main["context_before"].to_list(), strict=True))
-        for kind, marker, size in (("compaction", "v", 40), ("flush", "o", 28)):
-            pts = lp.filter(pl.col("call_kind") == kind)
+        for pts, marker, size in ((main.filter(pl.col("_compacted")), "v", 40),
+                                  (lp.filter(pl.col("call_kind") == "flush"), "o", 28)):
             if pts.height:
                 small = pts.height > 60 or not overlay
                 ax.scatter(pts["request"].to_numpy(), [ymax.get(r, c) for r, c in
@@ -128,11 +158,14 @@ def sawtooth(ledger, *, continuity_id: str | None = None, policies: Sequence[str
         if ov.height:
             ax.scatter(ov["request"].to_numpy(), ov["context_before"].to_numpy(), marker="x",
                        s=50 if ov.height <= 50 and overlay else 6, color="#c62828", zorder=4)
+        cut = main.filter(pl.col("_truncated"))
+        if cut.height:
+            ax.scatter(cut["request"].to_numpy(), cut["context_after"].to_numpy(), marker="s",
+                       s=24 if cut.height <= 50 and overlay else 5, color="#6d4c41", zorder=3.5)
         peaks[name] = int(main["context_before"].max() or 0)
         if not overlay:
-            n_c = lp.filter(pl.col("call_kind") == "compaction").height
-            ax.set_title(f"{name}: {n_c} compactions" + (f", {ov.height} overflows" if ov.height else ""),
-                         fontsize=8, color="#c62828" if ov.height else "black")
+            ax.set_title(_sawtooth_title(name, counted.get(name), main), fontsize=8,
+                         color="#c62828" if ov.height else "black")
     clipped = []
     if window and peaks and max(peaks.values()) > 1.5 * window:
         # a policy far beyond the window would flatten every other line: clip, and say so
@@ -148,7 +181,8 @@ def sawtooth(ledger, *, continuity_id: str | None = None, policies: Sequence[str
 
     markers = [Line2D([], [], marker="v", ls="", color="#555", label="compaction"),
                Line2D([], [], marker="o", ls="", color="#555", label="flush"),
-               Line2D([], [], marker="x", ls="", color="#c62828", label="overflow")]
+               Line2D([], [], marker="x", ls="", color="#c62828", label="overflow"),
+               Line2D([], [], marker="s", ls="", color="#6d4c41", label="truncation (oldest events dropped)")]
     if window:
         markers.append(Line2D([], [], ls="--", color="#c62828", label="context window"))
     title = f"Context size over requests — {cid}"

@@ -121,7 +121,7 @@ def _no_summary(kind: str) -> str:
     if kind == "provider_opaque_v1":
         return "An opaque provider compaction item: its size is known, its content is not readable."
     if kind == "truncation_v1":
-        return "A truncation: the span was dropped without a summary."
+        return "A truncation policy's compaction: the span was dropped without a summary."
     return f"No readable summary ({kind})."
 
 

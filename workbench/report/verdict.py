@@ -21,8 +21,17 @@ there, ``determinism.json``/``determinism.parquet``. :func:`build_verdict` turns
 Files are read by :mod:`workbench.rundir.read`; shown text passes through
 :class:`workbench.report.textguard.TextGuard`; HTML pieces are :mod:`workbench.report.html`.
 
->>> v = build_verdict("runs/demo-synthetic")          # doctest: +SKIP
->>> v.chosen, v.table.select("policy", "cost_usd", "meets")   # doctest: +SKIP
+>>> import tempfile
+>>> from pathlib import Path
+>>> from workbench.engine.run import simulate
+>>> from workbench.synth.generate import GeneratorConfig, generate_dataset
+>>> tmp = Path(tempfile.mkdtemp())
+>>> dataset = generate_dataset(GeneratorConfig(profile="coding", events=300, seed=1), tmp / "d")
+>>> run = simulate(dataset, ["claude-code", "observation-masking"], engine="reference").write(tmp / "run")
+>>> v = build_verdict(run)
+>>> v.table["policy"].to_list(), v.table["meets"].to_list()  # no leak audit yet: unverified
+(['claude-code', 'observation-masking'], [None, None])
+>>> import shutil; shutil.rmtree(tmp)
 """
 
 from __future__ import annotations
@@ -211,8 +220,8 @@ class Verdict:
 RUN_COLUMNS = (
     ("policy", "policy", "s"), ("cost_usd", "cost $", "usd"), ("requests", "requests", "int"),
     ("calls", "calls", "int"), ("compactions", "compactions", "int"), ("flushes", "flushes", "int"),
-    ("overflows", "overflows", "int"), ("cache_hit_rate", "cache hit", "pct"),
-    ("peak_context_tokens", "peak context", "int"), ("sr1", "SR-1", "bool"),
+    ("overflows", "overflows", "int"), ("truncations", "truncations", "int"),
+    ("cache_hit_rate", "cache hit", "pct"), ("peak_context_tokens", "peak context", "int"), ("sr1", "SR-1", "bool"),
     ("leaks", "leaks", "int"), ("leaks_context", "leaks in context", "int"),
     ("retention", "retention", "pct"), ("meets", "meets constraints", "verdict"),
     ("reasons", "why not", "s"),
@@ -356,7 +365,8 @@ def _conformance(run_dir) -> dict[str, Any] | None:
 
 # ---- sweeps -----------------------------------------------------------------------------------
 SWEEP_METRICS = (("cost_usd", "cost $", "usd"), ("overflows", "overflows", "int"),
-                 ("compactions", "compactions", "num"), ("flushes", "flushes", "num"),
+                 ("truncations", "truncations", "num"), ("compactions", "compactions", "num"),
+                 ("flushes", "flushes", "num"),
                  ("cache_hit_rate", "cache hit", "pct"), ("peak_context_tokens", "peak context", "int"),
                  ("leaks", "leaks", "int"), ("retention", "retention", "pct"),
                  ("retention_min", "retention (worst seed)", "pct"), ("runs_ok", "runs ok", "int"),

@@ -16,6 +16,7 @@ from workbench.rundir.output import (
     claim,
     replace_dir,
     require,
+    rerunning,
     update_dir,
     write_file,
     write_parquet,
@@ -23,5 +24,5 @@ from workbench.rundir.output import (
 from workbench.rundir.temp import clean, remove_stale
 
 __all__ = ["MARKER", "Kind", "LockedError", "Marker", "OutputError", "adding", "check_output", "claim",
-           "clean", "exclusive", "read_marker", "remove_stale", "replace_dir", "require", "update_dir",
-           "write_file", "write_parquet"]
+           "clean", "exclusive", "read_marker", "remove_stale", "replace_dir", "require", "rerunning",
+           "update_dir", "write_file", "write_parquet"]

@@ -46,6 +46,8 @@ FIDELITY_REQUESTS = "fidelity_requests.parquet"
 FIDELITY_COMPACTIONS = "fidelity_compactions.parquet"
 FIDELITY_CONTINUITIES = "fidelity_continuities.parquet"
 FIDELITY_RUN_LEVEL = "fidelity_run_level.parquet"
+FIDELITY_PRESET = "fidelity_preset.parquet"  # where each harness preset compacts vs the log
+FIDELITY_TOTALS = "fidelity_totals.parquet"  # totals and cost, in sample and leave-one-log-out
 FIDELITY_JSON = "fidelity.json"
 FIDELITY_FILES = (FIDELITY, FIDELITY_REQUESTS, FIDELITY_COMPACTIONS, FIDELITY_CONTINUITIES, FIDELITY_RUN_LEVEL,
                   FIDELITY_JSON)

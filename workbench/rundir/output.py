@@ -34,6 +34,7 @@ import errno
 import os
 import shutil
 from collections.abc import Iterable, Iterator
+from contextvars import ContextVar
 from pathlib import Path
 
 from workbench.errors import WorkbenchError
@@ -104,6 +105,23 @@ class IncompleteError(WorkbenchError):
     """A directory a command was adding files to when it stopped (or is adding to now)."""
 
 
+# the command this process runs (e.g. "audit redaction"), set by :func:`rerunning`
+_RUNNING: ContextVar[str | None] = ContextVar("workbench_running_command", default=None)
+
+
+@contextlib.contextmanager
+def rerunning(what: str) -> Iterator[None]:
+    """While ``what`` runs (a command as markers name it, e.g. ``"audit redaction"``), a
+    directory that same command left incomplete is complete to it: running the stopped
+    command again is the remedy :func:`check_complete` names (it reads the run it adds to).
+    Any other reader still refuses the directory, and nobody reads one being written now."""
+    token = _RUNNING.set(what)
+    try:
+        yield
+    finally:
+        _RUNNING.reset(token)
+
+
 def check_complete(path: Path, marker: Marker) -> None:
     from workbench.rundir.lock import is_locked, lock_path
 
@@ -112,6 +130,8 @@ def check_complete(path: Path, marker: Marker) -> None:
     if is_locked(lock_path(path)):
         raise IncompleteError(f"{path}: `workbench {marker.writing}` is writing it right now; wait for it "
                               "to finish")
+    if marker.writing == _RUNNING.get():
+        return  # the stopped command, run again: it re-writes what it was adding
     raise IncompleteError(f"{path} is incomplete: `workbench {marker.writing}` stopped before it "
                           f"finished; run it again for this directory")
 

@@ -23,7 +23,7 @@ class RunDirError(WorkbenchError):
 
 # columns a reader may rely on, per table (a file without them was written by something else)
 REQUIRED_COLUMNS = {
-    "summary": ("policy", "continuity_id", "requests", "cost_usd", "compactions", "overflows",
+    "summary": ("policy", "continuity_id", "requests", "cost_usd", "compactions", "overflows", "truncations",
                 "prompt_tokens", "cached_input_tokens", "peak_context_tokens", "context_window"),
     "ledger": ("policy", "continuity_id", "call", "request", "call_kind", "prompt_tokens",
                "cached_input_tokens", "context_before", "context_after", "cost_usd"),

@@ -60,16 +60,21 @@ PLAUSIBLE_FACTOR = (1 / 3, 3.0)
 NOT_MEANINGFUL = "calibration_not_meaningful"  # continuity meta key a parser may set (reason)
 
 
-def robust_line(x: np.ndarray, y: np.ndarray, *, iters: int = 50, k: float = 1.345) -> tuple[float, float]:
-    """Huber-weighted least squares fit of ``y ≈ a + b·x``; returns (a, b)."""
+def robust_line(x: np.ndarray, y: np.ndarray, *, iters: int = 50, k: float = 1.345,
+                weights: np.ndarray | None = None) -> tuple[float, float]:
+    """Huber-weighted least squares fit of ``y ≈ a + b·x``; returns (a, b). ``weights``
+    (optional, per point) scale each point's say, e.g. so that every log of a pooled fit
+    counts the same whatever its number of requests."""
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     if x.size == 0:
         return float("nan"), float("nan")
     if x.size == 1 or np.ptp(x) == 0:
         return float(np.median(y - x)), 1.0
+    prior = np.ones_like(x) if weights is None else np.asarray(weights, dtype=np.float64)
     X = np.column_stack([np.ones_like(x), x])
-    beta = np.linalg.lstsq(X, y, rcond=None)[0]
+    sp = np.sqrt(prior)
+    beta = np.linalg.lstsq(X * sp[:, None], y * sp, rcond=None)[0]
     for _ in range(iters):
         r = y - X @ beta
         scale = 1.4826 * np.median(np.abs(r - np.median(r)))
@@ -77,7 +82,7 @@ def robust_line(x: np.ndarray, y: np.ndarray, *, iters: int = 50, k: float = 1.3
             break
         u = np.abs(r) / (k * scale)
         w_new = np.where(u <= 1, 1.0, 1.0 / np.maximum(u, 1e-12))
-        sw = np.sqrt(w_new)
+        sw = np.sqrt(w_new * prior)
         beta_new = np.linalg.lstsq(X * sw[:, None], y * sw, rcond=None)[0]
         done = np.allclose(beta_new, beta, rtol=1e-9, atol=1e-9)
         beta = beta_new
@@ -223,13 +228,11 @@ def _request_windows(continuity, kind, flags, request, usage_input, usage_cache_
     return res
 
 
-def calibrate_table(events, continuity_ids: list[str], tokenizer: str = "cl100k",
-                    not_meaningful: dict[str, str | None] | None = None) -> dict[str, Any]:
-    """Calibration report per continuity id for an Arrow events table.
-
-    ``not_meaningful``: continuity id -> the reason its recorded usage cannot calibrate
-    (from the parser, :data:`NOT_MEANINGFUL`), or None.
-    """
+def calibration_points(events, continuity_ids: list[str], tokenizer: str = "cl100k"
+                       ) -> tuple[dict[int, tuple[list[int], list[int]]], dict[int, dict[str, int]]]:
+    """The (counted, recorded) pairs a line is fitted on, per continuity index, and the
+    requests left out per continuity index with why (``background_call``,
+    ``context_not_in_log``)."""
     col = f"tokens_{tokenizer}"
     names = events.column("name").to_pylist()
     kind = events.column("kind").to_numpy()
@@ -262,6 +265,17 @@ def calibrate_table(events, continuity_ids: list[str], tokenizer: str = "cl100k"
         xs, ys = by.setdefault(c, ([], []))
         xs.append(counted.between(lo, fo))
         ys.append(recorded)
+    return by, excluded
+
+
+def calibrate_table(events, continuity_ids: list[str], tokenizer: str = "cl100k",
+                    not_meaningful: dict[str, str | None] | None = None) -> dict[str, Any]:
+    """Calibration report per continuity id for an Arrow events table.
+
+    ``not_meaningful``: continuity id -> the reason its recorded usage cannot calibrate
+    (from the parser, :data:`NOT_MEANINGFUL`), or None.
+    """
+    by, excluded = calibration_points(events, continuity_ids, tokenizer)
     report = {}
     for c, cid in enumerate(continuity_ids):
         xs, ys = by.get(c, ([], []))

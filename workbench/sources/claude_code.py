@@ -52,8 +52,11 @@ Subagents: ``<session>/subagents/agent-*.jsonl`` files are separate continuities
 records); the import driver finds them and links them. Parsing a session file never
 reads its subagent files.
 
->>> from workbench.sources.claude_code import FORMAT  # doctest: +SKIP
->>> FORMAT.parse(ParseContext(Path("session.jsonl")))[0].rows.cols["kind"][:3]  # doctest: +SKIP
+>>> from pathlib import Path
+>>> import workbench
+>>> log = Path(workbench.__file__).parents[1] / "datasets" / "bundled" / "claude-code" / "short.jsonl"
+>>> FORMAT.parse(ParseContext(log))[0].rows.cols["kind"][:3]
+[5, 5, 5]
 """
 
 from __future__ import annotations

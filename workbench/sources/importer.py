@@ -15,9 +15,17 @@ they are listed under ``manifest["import"]["ignored"]`` with the reason, and the
 fails only if nothing at all could be imported. A Claude Code session file named
 explicitly brings its ``<session>/subagents/*.jsonl`` along.
 
->>> from workbench.sources.importer import import_paths           # doctest: +SKIP
->>> ds = import_paths([Path("logs/")], Path("datasets/mine"))     # doctest: +SKIP
->>> ds.manifest["import"]["calibration"]                           # doctest: +SKIP
+>>> import tempfile
+>>> from pathlib import Path
+>>> import workbench
+>>> logs = Path(workbench.__file__).parents[1] / "datasets" / "bundled" / "claude-code" / "short.jsonl"
+>>> tmp = tempfile.TemporaryDirectory()
+>>> ds = import_paths([logs], Path(tmp.name) / "mine")
+>>> ds.manifest["import"]["on_error"], ds.manifest["import"]["skipped_total"]
+('fail', 0)
+>>> [c["status"][:8] for c in ds.manifest["import"]["calibration"].values()]
+['too few ']
+>>> tmp.cleanup()
 """
 
 from __future__ import annotations

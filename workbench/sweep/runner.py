@@ -16,9 +16,19 @@ produces the same tables as an uninterrupted sweep.
 Workers load a dataset once per process (cached by path and file hashes) and send back a
 few summary rows per run, never per-request arrays.
 
->>> from workbench.sweep.runner import run_sweep, collect    # doctest: +SKIP
->>> report = run_sweep("simulations/codex-limit.yaml", "runs/sweeps/codex-limit")  # doctest: +SKIP
->>> collect("runs/sweeps/codex-limit").select("trigger.fraction", "seed", "cost_usd")  # doctest: +SKIP
+>>> import tempfile
+>>> from pathlib import Path
+>>> from workbench.sweep.spec import SweepSpec
+>>> from workbench.synth.generate import GeneratorConfig, generate_dataset
+>>> tmp = Path(tempfile.mkdtemp())
+>>> _ = generate_dataset(GeneratorConfig(profile="coding", events=300, seed=1), tmp / "d")
+>>> spec = SweepSpec.from_dict({"name": "s", "dataset": str(tmp / "d"), "base": "claude-code",
+...                             "engine": "reference", "seeds": [0, 1],
+...                             "parameters": {"trigger.reserve_tokens": [20_000, 40_000]}})
+>>> report = run_sweep(spec, tmp / "sweep", executor="serial")
+>>> report.completed, collect(tmp / "sweep").select("trigger.reserve_tokens", "seed", "cost_usd").height
+(4, 4)
+>>> import shutil; shutil.rmtree(tmp)
 """
 
 from __future__ import annotations
@@ -43,7 +53,7 @@ from workbench.sweep.spec import RunSpec, SweepSpec, dataset_files, runs_frame
 # evaluation headline columns (one value per run)
 EVALUATION = ("leaks", "leaks_context", "secrets", "retention", "fact_probes")
 # failures: the worst seed counts, not the mean
-WORST_CASE = ("overflows", "leaks", "leaks_context")
+WORST_CASE = ("overflows", "truncations", "leaks", "leaks_context")
 
 
 @dataclass
@@ -448,8 +458,9 @@ def collect(out: str | Path):
 
 def aggregate(frame):
     """One row per configuration: metrics summed over continuities, then averaged over seeds
-    (overflows, leaks: the worst seed; retention: mean and ``retention_min``); ``cache_hit_rate``
-    is recomputed from the token totals. Only configurations whose runs all succeeded have
+    (overflows, truncations, leaks: the worst seed; retention: mean and ``retention_min``);
+    ``cache_hit_rate`` is recomputed from the averaged token totals
+    (:func:`workbench.engine.metrics.with_cache_hit_rate`). Only configurations whose runs all succeeded have
     ``complete`` true."""
     import polars as pl
 
@@ -468,12 +479,15 @@ def aggregate(frame):
     if "continuity_id" in present:
         per_run_aggs.append(pl.col("continuity_id").drop_nulls().n_unique().alias("continuities"))
     per_run = frame.group_by("run_id", "config_id", "seed", *keep_first, maintain_order=True).agg(per_run_aggs)
-    if {"prompt_tokens", "cached_input_tokens"} <= set(per_run.columns):
+    tokens = {"prompt_tokens", "cached_input_tokens"} <= set(per_run.columns)
+    if tokens:
         per_run = metrics.with_cache_hit_rate(per_run)
     okr = pl.col("status") == "ok"
     aggs = [pl.len().alias("runs"), okr.sum().alias("runs_ok"),
             pl.col("error").drop_nulls().first().alias("error")]
-    for c in [*add, "cache_hit_rate", "peak_context_tokens", *ev]:
+    # with the token columns the rate is the metrics module's, of the averaged tokens (never a
+    # mean of the seeds' rates, which disagrees with the row's own token columns)
+    for c in [*add, *([] if tokens else ["cache_hit_rate"]), "peak_context_tokens", *ev]:
         if c not in per_run.columns:
             continue
         vals = pl.col(c).filter(okr)
@@ -487,4 +501,8 @@ def aggregate(frame):
         if c in per_run.columns:
             aggs.append(pl.col(c).max().alias(c))
     agg = per_run.group_by("config_id", *keep_first, maintain_order=True).agg(aggs)
+    if tokens:
+        measured = pl.col("prompt_tokens").is_not_null()  # no run succeeded: no rate
+        agg = metrics.with_cache_hit_rate(agg).with_columns(
+            pl.when(measured).then(pl.col("cache_hit_rate")).otherwise(None).alias("cache_hit_rate"))
     return agg.with_columns((pl.col("runs_ok") == pl.col("runs")).alias("complete")).sort("config_index")

