@@ -67,13 +67,17 @@ def test_many_row_groups_prepare_like_one(bundled, tmp_path):
     for a, b in zip(prepare_dataset(load_dataset(bundled.path), "cl100k"), prepare_dataset(chunked, "cl100k"),
                     strict=True):
         _same_inputs(a, b)
-    # and as prepare_continuity gives it from the stored frame (strings as stored, not categorical)
-    row = bundled.continuities().row(0, named=True)
-    part = pl.read_parquet(bundled.path / "events.parquet").filter(pl.col("continuity") == row["continuity"])
-    want = prepare_continuity(part.sort("seq"), continuity=row["continuity"], continuity_id=row["continuity_id"],
-                              tokenizer="cl100k", model=row["model"], provider=row["provider"],
-                              context_window=row["context_window"])
-    _same_inputs(want, next(i for i in prepare_dataset(chunked, "cl100k") if i.continuity_id == row["continuity_id"]))
+    # the columns as read (one array each, strings categorical) prepare like the stored frame
+    stored = pl.read_parquet(bundled.path / "events.parquet")
+    read = _read_columns(chunked, stored.columns)
+    for row in bundled.continuities().head(3).iter_rows(named=True):
+        def prepared(events, row=row):
+            part = events.filter(pl.col("continuity") == row["continuity"]).sort("seq")
+            return prepare_continuity(part, continuity=row["continuity"], continuity_id=row["continuity_id"],
+                                      tokenizer="cl100k", model=row["model"], provider=row["provider"],
+                                      context_window=row["context_window"])
+
+        _same_inputs(prepared(stored), prepared(read))
 
 
 def test_freeing_inputs_changes_no_output(bundled):

@@ -35,6 +35,9 @@ from typing import Any
 import numpy as np
 
 from workbench.engine import enums as E
+from workbench.engine.lean import LEDGER_FRAME_INTS
+from workbench.engine.lean import output_view as _output_view
+from workbench.engine.lean import read_columns as _read_columns
 from workbench.engine.policy import Policy
 from workbench.engine.records import EVENT_COLUMNS, LEDGER
 from workbench.errors import WorkbenchError
@@ -208,24 +211,6 @@ def prepare_dataset(ds, tokenizer: str) -> list:
     return inputs
 
 
-def _read_columns(ds, cols: list[str]):
-    """The events' ``cols`` as one frame whose numeric columns are each one contiguous NumPy
-    array (polars shares them), read a column at a time: ``prepare_continuity`` then reads
-    them without copies, and they are freed when the last continuity is prepared (a
-    Parquet file of row groups reads as chunks; each ``to_numpy`` would copy them)."""
-    import polars as pl
-
-    series = []
-    for c in cols:
-        s = ds.events(columns=[c]).to_series()
-        if s.n_chunks() > 1 and s.dtype.is_numeric() and s.null_count() == 0:
-            s = pl.Series(c, np.concatenate([chunk.to_numpy() for chunk in s.get_chunks()]))
-        elif s.dtype == pl.String:  # mostly null or repeated (tool names, message ids): 4 bytes a row, not 16
-            s = s.cast(pl.Categorical)
-        series.append(s)
-    return pl.DataFrame(series)
-
-
 def _with_log_facts(inp, part, row: dict, imported: dict, tokenizer: str):
     """An imported continuity's harness, its version, its recorded usage per request and
     the import's calibration line (when fitted for this tokenizer)."""
@@ -350,20 +335,6 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
         summary=_summary(keys, totals), config=config, run_id=run_id,
         inputs={inp.continuity_id: inp for inp in inputs} if keep_inputs else {},
     )
-
-
-# what only the replays read; the output frames read seq, message ids, visibility and the
-# request arrays
-_REPLAY_ONLY = ("kind", "tokens", "open_after", "msg_ordinal", "row_request", "tool_code",
-                "recorded_summary_tokens", "is_boundary", "is_user_message", "is_tool_call", "is_tool_result")
-
-
-def _output_view(inp):
-    """``inp`` without the arrays only replays read (empty in their place): what
-    :func:`ledger_frame` and :func:`events_frame` need, a third of the memory."""
-    import dataclasses
-
-    return dataclasses.replace(inp, **{f: np.empty(0, getattr(inp, f).dtype) for f in _REPLAY_ONLY})  # no views
 
 
 def _summary(keys: list[tuple], totals: list[tuple[np.ndarray, np.ndarray]]):
@@ -497,12 +468,6 @@ def ledger_frame(led: np.ndarray, inp, pol: Policy, prov, run_id: str):
     return frame.select(
         constant(run_id).alias("run_id"), constant(pol.name).alias("policy"),
         constant(inp.continuity_id).alias("continuity_id"), pl.all(), constant(prov.model).alias("model"))
-
-
-# integer ledger columns, typed Int64 whatever the engine's matrix (and for empty ledgers)
-LEDGER_FRAME_INTS = ("call", "request", "source_request", "prompt_tokens", "input_tokens", "cached_input_tokens",
-                     "cache_write_tokens", "output_tokens", "context_before", "context_after", "flags",
-                     "cache_key", "ts_ms")
 
 
 def _msg_id(inp, row: int) -> str | None:
