@@ -10,9 +10,9 @@ system) and peak RSS are that process's own. The evaluation is the redaction aud
 modelled summaries and memory entries through SR-1, leakage of every planted secret by
 channel, fact retention (detect-secrets baseline off, as in sweeps). Then an evaluated sweep
 (``evaluate: true``) over a small continuity at 1 and 2 workers, in runs/s. Measured on the
-shared 2-core machine at load 0.9-1.0 (the README's Speed figures): 40k events plain 1.0 s /
-evaluated 2.4 s (2.28x wall, 2.15x CPU); evaluated 40k / 10k 1.53x wall; 1 M events
-evaluated 26.3 s wall, 26.5 s CPU, 1.8 GB peak. Both kinds of run are run once, untimed,
+shared 2-core machine at load 0.8-1.4 (the README's Speed figures): 40k events plain 1.1 s /
+evaluated 2.5 s (2.26x wall, 2.23x CPU); evaluated 40k / 10k 1.51x wall; 1 M events
+evaluated 26.2 s wall, 26.0 s CPU, 1.8 GB peak. Both kinds of run are run once, untimed,
 before the timed ones (numba cache and page cache warm).
 
 Figures only, no assertions (ARCHITECTURE.md §7 targets: evaluated <= 3x plain, linear in

@@ -9,8 +9,8 @@ own peak-RSS counter) with the numba cache warm; then the command itself, ``work
 simulate`` (writing the run directory), in its own process: its wall, CPU and peak RSS.
 The load average is printed beside each size.
 
-Measured (shared 2-core machine, load 1.1-2.3): 10 M events, 3.1 M calls: `workbench
-simulate` peaks at 1,660 MB RSS, 14.8 s wall, 9.5 s CPU (3.1 GB before the events were read
+Measured (shared 2-core machine, load 2.1): 10 M events, 3.1 M calls: `workbench
+simulate` peaks at 1,676 MB RSS, 8.0 s wall, 7.8 s CPU (3.0 GB before the events were read
 a column at a time, prepare worked in place, the ledger frame was built by columns and the
 replay-only arrays were freed before the output frames).
 
