@@ -153,23 +153,25 @@ def test_policies_in_every_format(fmt):
         rows = json.loads(r.output)
         assert {row["preset"] for row in rows} >= {"claude-code", "rip-adr0011"}
     elif fmt == "csv":
-        assert r.output.splitlines()[0] == "preset,trigger,strategy,flush,masking,at_overflow,description"
+        assert r.output.splitlines()[0] == "preset,harness,trigger,strategy,flush,masking,at_overflow,description"
     else:
-        assert r.output.startswith("| preset | trigger |")
+        assert r.output.startswith("| preset | harness | trigger |")
 
 
 def test_each_preset_says_what_happens_at_overflow():
     """Issue 15: the overflow's last resort is a truncation, not a compaction; `policies`
     says what each preset does at overflow, and a preset that can only truncate says so
     in its description."""
-    from workbench.engine.presets import PRESETS
+    from workbench.engine.presets import PRESETS, VERSIONS, get_policy
 
     r = runner.invoke(app, ["policies", "--format", "json"])
     assert r.exit_code == 0, r.output
     rows = {row["preset"]: row for row in json.loads(r.output)}
-    assert set(rows) == set(PRESETS)
+    lines = {v.name for versions in VERSIONS.values() for v in versions.values()}
+    assert set(rows) == set(PRESETS) | lines  # every preset and the release lines under theirs
     for name, row in rows.items():
-        forced = PRESETS[name].compaction.kind in ("summary", "opaque") and PRESETS[name].emergency == "compact"
+        p = get_policy(name)
+        forced = p.compaction.kind in ("summary", "opaque") and p.emergency == "compact"
         assert row["at_overflow"].startswith("forced compaction") == forced, name
         assert "truncat" in row["at_overflow"] and "not a compaction" in row["at_overflow"], name
         if not forced:

@@ -150,3 +150,28 @@ def test_views_and_lines():
     inp = object()
     assert provider_view(inp, COUNTED) is inp
     assert Line(1.0, 1.2, "x").as_dict() == {"prefix_tokens": 1, "factor": 1.2, "source": "x", "anchored": True}
+
+
+def test_as_recorded_without_recorded_compactions_is_no_compaction(tmp_path):
+    """Issue 20: on a generated set (no recorded boundary) as-recorded and no-compaction give
+    one ledger, and the run says once which continuities were replayed so."""
+    from workbench.synth.generate import GeneratorConfig, generate_dataset
+
+    ds = generate_dataset(GeneratorConfig(events=3000, seed=5), tmp_path / "g")
+    small = {"provider.context_window": 30_000}  # overflows, so the emergency path is exercised
+    res = simulate(ds, [get_policy("as-recorded", small), get_policy("no-compaction", small)])
+    cols = [c for c in res.ledger.columns if c not in ("policy",)]
+    a = res.ledger.filter(pl.col("policy") == "as-recorded").select(cols)
+    b = res.ledger.filter(pl.col("policy") == "no-compaction").select(cols)
+    assert a.height > 0 and a.equals(b)
+    assert res.summary.filter(pl.col("policy") == "as-recorded")["truncations"].item() > 0
+    (note,) = [n for n in res.config["notes"] if n["note"].startswith("as-recorded: no compaction recorded")]
+    assert note["where"] == ["synthetic-coding-s5"]
+    assert res.config["policies"]["as-recorded"]["release_lines"] == {"synthetic-coding-s5": "as-recorded->no-compaction"}
+
+
+def test_as_recorded_keeps_its_rule_where_the_log_recorded_a_compaction(imported_bundle):
+    res = simulate(imported_bundle, ["as-recorded"])
+    lines = res.config["policies"]["as-recorded"]["release_lines"]
+    assert AUTO_LOG not in lines and MANUAL_LOG not in lines  # both recorded a boundary
+    assert lines[CODEX_LOG] == "as-recorded->no-compaction"

@@ -80,6 +80,7 @@ def policies(draw, window: int):
         keep_last_events=draw(st.sampled_from([0, 0, 1, 2, 5, 12])),
         keep_last_tokens=draw(st.sampled_from([0, 0, 50, 400, 3000, window])),
         min_progress=draw(st.sampled_from([0.0, 0.0, 0.1, 0.3, 0.9])),
+        scope=draw(st.sampled_from(["total", "total", "body"])),
     )
     compaction = Compaction(
         kind=draw(st.sampled_from(["none", "summary", "opaque", "truncate", "clear_tool_uses", "recorded"])),
@@ -97,9 +98,13 @@ def policies(draw, window: int):
         clear_inputs=draw(st.booleans()),
         exclude_tools=tuple(draw(st.lists(st.sampled_from(TOOLS), max_size=2, unique=True))),
         placeholder_tokens=draw(st.sampled_from([0, 8, 40])),
+        probe_prompt_tokens=draw(st.sampled_from([0, 0, 300])),
     )
-    masking = Masking(after_turns=draw(st.sampled_from([0, 0, 1, 2, 3, 6])),
-                      placeholder_tokens=draw(st.sampled_from([0, 8, 12, 40])))
+    by_tokens = draw(st.sampled_from([False, False, True]))
+    masking = Masking(after_turns=0 if by_tokens else draw(st.sampled_from([0, 0, 1, 2, 3, 6])),
+                      placeholder_tokens=draw(st.sampled_from([0, 8, 12, 40])),
+                      keep_tokens=draw(st.sampled_from([1, 200, 2000, window // 4])) if by_tokens else 0,
+                      at_least_tokens=draw(st.sampled_from([0, 0, 100, 3000])) if by_tokens else 0)
     flush = Flush(
         enabled=draw(st.booleans()),
         reserve_tokens=draw(st.integers(0, window // 2)),
@@ -113,7 +118,7 @@ def policies(draw, window: int):
     provider = Provider(min_cacheable=draw(st.sampled_from([0, 1, 256, 1024])))
     return Policy("random", trigger=trigger, compaction=compaction, masking=masking, flush=flush,
                   compile=compile_, provider=provider,
-                  emergency=draw(st.sampled_from(["compact", "truncate"])))
+                  emergency=draw(st.sampled_from(["compact", "truncate", "truncate_half"])))
 
 
 accounting = st.fixed_dictionaries({

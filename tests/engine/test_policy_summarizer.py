@@ -17,8 +17,16 @@ from workbench.sweep.spec import SpecError, SweepSpec
 
 
 def _digest_without_section(p: Policy) -> str:
+    """The digest as it was before the summarizer section and the fields added since
+    (``policy._ADDED_FIELDS``, at their defaults) existed."""
+    from workbench.engine.policy import _ADDED_FIELDS
+
     d = p.to_dict()
     del d["summarizer"]
+    for section, fields in _ADDED_FIELDS.items():
+        for name, default in fields.items():
+            if d[section][name] == default:  # a preset that sets one keeps it in its digest
+                del d[section][name]
     return hashlib.sha256(orjson.dumps(d, option=orjson.OPT_SORT_KEYS)).hexdigest()[:12]
 
 

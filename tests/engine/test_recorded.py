@@ -48,9 +48,14 @@ RECORDED_COMPACTIONS = {
 CHECKPOINT = "continuity_compaction_checkpoint_created"
 # continuities of the bundle, counted by hand: 19 in the logs of ../shared (Claude Code 5 +
 # 2 sub-agents, Codex 2, Gemini 1, SWE-agent 3, mini-swe-agent 1, OpenHands 1, OpenHands SDK
-# 3, aider complex-change 1) and 92 '# aider chat started at' sessions in the four aider
-# history excerpts (12 + 4 + 50 + 26)
-N_CONTINUITIES = 19 + 92
+# 3, aider complex-change 1), 92 '# aider chat started at' sessions in the four aider
+# history excerpts (12 + 4 + 50 + 26), 4 Roo Code and 2 Cline task directories (one
+# continuity per folder of roo-code/ and cline/)
+N_CONTINUITIES = 19 + 92 + 4 + 2
+# the Roo Code condensation (roo-code/natural-already-condensed): history[1] is the summary
+# (isSummary), history[3] the first assistant message after it, request 0 (no assistant
+# message is left before the summary: Roo Code then deleted the condensed ones)
+RECORDED_CONDENSATIONS = {"natural-already-condensed": 0}
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +113,8 @@ def test_as_recorded_compacts_at_the_recorded_request(as_recorded, cid):
 def test_as_recorded_compacts_nowhere_else(as_recorded):
     cps = as_recorded.events.filter(pl.col("event_type") == CHECKPOINT)
     got = sorted(zip(cps["continuity_id"].to_list(), cps["source_request"].to_list(), strict=True))
-    assert got == sorted((cid, v[2]) for cid, v in RECORDED_COMPACTIONS.items())
+    assert got == sorted([(cid, v[2]) for cid, v in RECORDED_COMPACTIONS.items()]
+                         + list(RECORDED_CONDENSATIONS.items()))
     assert as_recorded.summary["overflows"].sum() == 0
 
 

@@ -157,6 +157,24 @@ def test_policy_comparison_report(tiny, rendered):
     assert "Within the spread" in html and "across 3 summary samples" in html
 
 
+def test_policy_comparison_groups_policies_by_harness(rendered):
+    """The verdict's policy table has a harness column and a heading row per harness:
+    claude-code, then complexity-trap (llm-summary, observation-masking), then the policy
+    renamed in a spec, which mirrors no harness ("-"), last."""
+    html = _html(rendered["policy-comparison"])
+    verdict = html[html.index('class="wb-verdict'):html.index("Reviewed and signed off by")]
+    table = verdict[verdict.index('<table class="wb-table">'):]
+    assert "<th>harness</th>" in table
+    groups = re.findall(r'<tr class="wb-group"><th colspan="\d+">([^<]*)</th></tr>', table)
+    assert groups == ["claude-code", "complexity-trap", "-"]
+    where = {name: table.index(f'<td class="s">{name}</td>') for name in
+             ("claude-code", "llm-summary", "observation-masking", NO_SR1)}
+    assert f'<td class="s">-</td><td class="s">{NO_SR1}</td>' in table  # harness, then policy
+    heads = [m.start() for m in re.finditer(r'<tr class="wb-group">', table)]
+    assert heads[0] < where["claude-code"] < heads[1] < where["llm-summary"] < heads[2]
+    assert heads[1] < where["observation-masking"] < heads[2] < where[NO_SR1]
+
+
 def test_compaction_inspector_report(tiny, rendered):
     html = _check_report(rendered["compaction-inspector"], figures=3)
     for heading in ("What each compaction kept", "The worst compaction of each policy",

@@ -1,6 +1,7 @@
 """Cline and Roo Code task directories, on the constructed tasks of ``tests/sources/data``
-(see its README: no licensed public recording exists to bundle). The expected numbers are
-read off the fixture files by hand; each literal says where from."""
+(see its README; the real Cline and Roo Code tasks bundled in ``datasets/bundled`` are tested
+in ``test_cline_recorded.py`` and ``test_roo_code_recorded.py``). The expected
+numbers are read off the fixture files by hand; each literal says where from."""
 
 from __future__ import annotations
 

@@ -37,7 +37,9 @@ def policies(fmt: Format = "table",
         return
     rows = [{"preset": name, "harness": harness_of(p) or "", "trigger": p.trigger.rule_id(),
              "strategy": p.compaction.kind, "flush": "yes" if p.flush.enabled else "",
-             "masking": p.masking.after_turns or "", "at_overflow": p.at_overflow(),
+             "masking": p.masking.after_turns or (f"all but the newest {p.masking.keep_tokens:,} tokens"
+                                                  if p.masking.keep_tokens else ""),
+             "at_overflow": p.at_overflow(),
              "description": p.description} for name, p in listed.items()]
     emit(rows, ["preset", "harness", "trigger", "strategy", "flush", "masking", "at_overflow", "description"],
          fmt=fmt, headers={"at_overflow": "at overflow"}, display={"masking": str})

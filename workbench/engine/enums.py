@@ -102,6 +102,9 @@ class EmergencyT(NamedTuple):
 
     TRUNCATE: int = 0  # drop the oldest raw events until it fits (a truncation)
     COMPACT: int = 1  # a forced compaction (summary/opaque strategies), then truncation if still over
+    # drop the older half of the raw tail first (Roo Code's sliding-window fallback), then
+    # truncate further only if it still does not fit
+    TRUNCATE_HALF: int = 2
 
 
 Trigger = TriggerT()
@@ -123,12 +126,12 @@ def names(codes: NamedTuple) -> dict[int, str]:
 # ---- slots of the lowered policy -------------------------------------------------------
 K_TRIGGER, K_STRATEGY, K_CACHE_MODE, K_ACCUMULATE, K_MESSAGE_BOUNDARY, K_RETAIN_KIND, \
     K_FLUSH, K_SUMMARY_SHARES_CACHE, K_CLEAR_INPUTS, K_EMERGENCY, K_COMPILE_LIMIT_MESSAGES, \
-    K_MASK_AFTER_TURNS, K_MAX_SEGMENTS = range(13)
-N_KINDS = 13
+    K_MASK_AFTER_TURNS, K_MAX_SEGMENTS, K_TRIGGER_SCOPE = range(14)
+N_KINDS = 14
 
 (P_TRIGGER_VALUE, P_TRIGGER_KEEP_TURNS, P_KEEP_FIRST, P_KEEP_LAST_EVENTS, P_KEEP_LAST_TOKENS,
  P_MIN_PROGRESS, P_RETAIN_TOKENS, P_SUMMARY_RATIO, P_SUMMARY_CAP, P_SUMMARY_FLOOR,
  P_SUMMARY_PROMPT, P_FLUSH_THRESHOLD, P_FLUSH_PROMPT, P_FLUSH_OUTPUT, P_MASK_PLACEHOLDER,
  P_CLEAR_KEEP, P_CLEAR_AT_LEAST, P_CLEAR_PLACEHOLDER, P_WINDOW, P_MIN_CACHEABLE,
- P_CACHE_GRANULARITY, P_TTL_MS) = range(22)
-N_PARAMS = 22
+ P_CACHE_GRANULARITY, P_TTL_MS, P_MASK_KEEP_TOKENS, P_MASK_AT_LEAST, P_PROBE_PROMPT) = range(25)
+N_PARAMS = 25

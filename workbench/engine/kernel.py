@@ -119,7 +119,8 @@ def lowered_config(kinds: np.ndarray, params: np.ndarray, pos: Positions) -> np.
     strategy = int(k[E.K_STRATEGY])
     mp = int(params[E.P_MASK_PLACEHOLDER])
     cp = int(params[E.P_CLEAR_PLACEHOLDER])
-    mask_on = int(k[E.K_MASK_AFTER_TURNS]) > 0
+    mask_tokens = int(params[E.P_MASK_KEEP_TOKENS])
+    mask_on = int(k[E.K_MASK_AFTER_TURNS]) > 0 or mask_tokens > 0
     clear_on = strategy == E.Strategy.CLEAR_TOOL_USES
     has1 = pos.has_output_results
     cfg[nb.C_K] = int(params[E.P_KEEP_FIRST])
@@ -153,13 +154,20 @@ def lowered_config(kinds: np.ndarray, params: np.ndarray, pos: Positions) -> np.
     cfg[nb.C_CLEAR_KEEP] = int(params[E.P_CLEAR_KEEP])
     cfg[nb.C_TURN_KEEP] = int(params[E.P_TRIGGER_KEEP_TURNS])
     cfg[nb.C_NEED_MESSAGE] = int(bool(k[E.K_MESSAGE_BOUNDARY]))
+    cfg[nb.C_MASK_TOKENS] = mask_tokens
+    cfg[nb.C_MASK_AT_LEAST] = int(params[E.P_MASK_AT_LEAST])
+    cfg[nb.C_PROBE] = int(params[E.P_PROBE_PROMPT])
+    cfg[nb.C_SCOPE] = int(k[E.K_TRIGGER_SCOPE])
     # rows of the placeholder prefix-sum table, only those this policy reads
     rows = []
     if mask_on:
         rows += [nb.C_R_DM0] + ([nb.C_R_DM1] if has1 else [])
     if clear_on:
         rows += [nb.C_R_DC] + ([nb.C_R_DCM0] if mask_on else []) + ([nb.C_R_DCM1] if mask_on and has1 else [])
+    if mask_tokens > 0:
+        rows.append(nb.C_R_RTOK)  # tool-output token sums: where the masking bound falls
     cfg[nb.C_R_DM0: nb.C_R_DCM1 + 1] = -1
+    cfg[nb.C_R_RTOK] = -1
     for i, slot in enumerate(rows):
         cfg[slot] = i
     return cfg
@@ -193,7 +201,7 @@ def buffer_plan(cfg: np.ndarray, pos: Positions, n_requests: int, *, records: bo
     retain = int(cfg[nb.C_RETAIN_KIND])
     plan[nb.PLAN.retained] = (0 if retain == E.Retain.NONE
                               else pos.n_user if retain == E.Retain.USER_MESSAGES else pos.n_msg)
-    plan[nb.PLAN.placeholder_rows] = int((cfg[nb.C_R_DM0: nb.C_R_DCM1 + 1] >= 0).sum())
+    plan[nb.PLAN.placeholder_rows] = int((cfg[nb.C_R_DM0: nb.C_R_DCM1 + 1] >= 0).sum()) + int(cfg[nb.C_R_RTOK] >= 0)
     return plan
 
 
@@ -205,7 +213,7 @@ def _configure(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray) -> tuple
     strategy = int(kinds[E.K_STRATEGY])
     summaries_visible = strategy == E.Strategy.RECORDED
     pos = positions(inp, summaries_visible)
-    mask_on = int(kinds[E.K_MASK_AFTER_TURNS]) > 0
+    mask_on = int(kinds[E.K_MASK_AFTER_TURNS]) > 0  # masking by turns reads row_request
     if (mask_on and pos.bad_result_requests) or (int(kinds[E.K_TRIGGER]) == E.Trigger.TURNS
                                                  and pos.bad_row_requests):
         raise ValueError("replay_kernel: row_request is not shaped as prepare_continuity builds it "

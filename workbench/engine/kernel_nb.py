@@ -74,8 +74,8 @@ from workbench.engine.enums import (
 from workbench.engine.metrics_nb import add_totals_nb
 from workbench.engine.records import EVENT, LEDGER, N_COSTS, N_EVENT, N_LEDGER, N_TOTALS
 
-MAX_LEDGER_PER_REQUEST = 6  # flush, compaction + merge, forced compaction + merge, main
-MAX_EVENTS_PER_REQUEST = 7  # flush, checkpoint/edit + merge, overflow, checkpoint + merge, truncation
+MAX_LEDGER_PER_REQUEST = 8  # flush, compaction + probe + merge, forced compaction + probe + merge, main
+MAX_EVENTS_PER_REQUEST = 8  # flush, checkpoint/edit + merge, overflow, checkpoint + merge, 2 truncations
 MAX_SEGMENTS_PER_REQUEST = 4  # compaction + merge, forced compaction + merge
 
 # ---- per-position flag bits (uint8); all but F_CLEAR are policy-independent ---------------
@@ -101,7 +101,13 @@ B_ROW, B_VPOS, B_SUM = range(3)  # boundary row, visible rows before it, recorde
  C_R_DM0, C_R_DM1, C_R_DC, C_R_DCM0, C_R_DCM1,
  # provider tokens the harness sends before any event of the log (system prompt, tool
  # schemas): part of every call's prompt, cached like the rest, never cut
- C_PREFIX) = range(37)
+ C_PREFIX,
+ # masking by tokens: the newest C_MASK_TOKENS tool-output tokens stay (0: masking by turns),
+ # masked only when that frees C_MASK_AT_LEAST; PRE row of tool-output token sums
+ C_MASK_TOKENS, C_MASK_AT_LEAST, C_R_RTOK,
+ # a probe call after each summary (its instruction's tokens; 0: none); tokens-trigger scope
+ # (0: the whole prompt, 1: less the prefix and the pinned head)
+ C_PROBE, C_SCOPE) = range(42)
 N_CFG = 48
 
 # ---- replay state slots ---------------------------------------------------------------------
@@ -293,6 +299,8 @@ def policy_arrays_nb(ptok, vflag, excluded_v, cfg, PRE, vf):
     clear_inputs = cfg[C_CLEAR_INPUTS] != 0
     has_excl = excluded_v.size == nv
     r_dm0, r_dm1, r_dc, r_dcm0, r_dcm1 = cfg[C_R_DM0], cfg[C_R_DM1], cfg[C_R_DC], cfg[C_R_DCM0], cfg[C_R_DCM1]
+    r_rtok = cfg[C_R_RTOK]
+    rtok = 0
     dm0 = 0
     dm1 = 0
     dc = 0
@@ -302,6 +310,10 @@ def policy_arrays_nb(ptok, vflag, excluded_v, cfg, PRE, vf):
         f = vflag[v]
         t = ptok[v + 1] - ptok[v]
         cls = f & MASK_CLASS
+        if r_rtok >= 0:
+            if (f & F_RESULT) != 0:
+                rtok += t
+            PRE[r_rtok, v + 1] = rtok
         if mask_on:
             if cls == F_RESULT:
                 dm0 += mp - t
@@ -872,6 +884,12 @@ def _compact_nb(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev
                  nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)
         if s != Strategy.RECORDED:
             _seg_push_nb(st, SEG, artifact, item_tokens, not accumulate)
+        if st[C_PROBE] > 0 and s == Strategy.SUMMARY:
+            # the probe: the summary (with the segments it sits in) checked in a call of its own,
+            # a prompt of its own shape (the summarizer's cache key)
+            _account_nb(1, False, st[C_PREFIX] + st[S_STOK], st[C_PROBE], r, CallKind.COMPACTION, item_tokens,
+                        before, before, 0, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET,
+                        SEG, ledger)
     _retain_nb(tb, cutp, st, ptok, vflag, RET)
     if st[S_COV_FROM] < 0 or accumulate or s == Strategy.TRUNCATE:
         st[S_COV_FROM] = vrow[tb]
@@ -1027,6 +1045,59 @@ def _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, m
     return LedgerFlag.TRUNCATED
 
 
+@leaf
+def _mask_by_tokens_nb(nvp, st, PRE):
+    """Masking by tokens: every tool output of the tail but the newest ``C_MASK_TOKENS`` of
+    them becomes a placeholder, once that frees at least ``C_MASK_AT_LEAST`` (the bound only
+    moves forward). Returns True when outputs were masked now."""
+    tb = _tail_start_nb(nvp, st[C_K], st[S_CUT])
+    R = st[C_R_RTOK]
+    total = PRE[R, nvp]
+    keep = st[C_MASK_TOKENS]
+    lo = tb
+    hi = nvp
+    while lo < hi:  # the first position whose outputs up to nvp fit the budget
+        mid = (lo + hi) // 2
+        if total - PRE[R, mid] <= keep:
+            hi = mid
+        else:
+            lo = mid + 1
+    c = lo
+    a = st[S_B0] if st[S_B0] > tb else tb
+    if c <= a or PRE[R, c] - PRE[R, a] <= 0:
+        return False
+    gain = -_range_nb(PRE, st[C_R_DM0], a, c)
+    if st[C_HAS1] != 0:
+        gain -= _range_nb(PRE, st[C_R_DM1], a, c)
+    if gain < st[C_MASK_AT_LEAST]:
+        return False
+    st[S_B0] = c
+    st[S_B1] = c
+    return True
+
+
+@leaf
+def _truncate_half_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal, vmsg, events):
+    """Emergency (Roo Code's fallback): drop the older half of the raw tail, cut at the last
+    safe row of that half (a truncation). Returns ``LedgerFlag.TRUNCATED`` when it cut."""
+    tb = _tail_start_nb(nvp, st[C_K], st[S_CUT])
+    half = (nvp - tb) // 2
+    if half <= 0:
+        return 0
+    chosen = prev_safe[tb + half - 1]
+    if chosen < tb:
+        return 0
+    before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    span_n = chosen - tb + 1
+    span_tokens = _effsum_nb(tb, chosen + 1, ptok, PRE, st)
+    st[S_CUT] = chosen
+    _mark_truncated_nb(st)
+    after = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    _event_nb(events, st, EventType.TRUNCATION, r, vrow[tb], vrow[chosen], -1, before, after, 0, span_n,
+              span_tokens, Strategy.TRUNCATE)
+    return LedgerFlag.TRUNCATED
+
+
 # ================================== the loop ==================================
 @leaf
 def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, Q, B, PRE, RET, SEG,
@@ -1051,7 +1122,11 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
         p = Q[Q_FIRST, r]
         nvp = Q[Q_NVP, r]
         flags = 0
-        if mask_on and r >= m:
+        if mask_on and st[C_MASK_TOKENS] > 0:
+            if _mask_by_tokens_nb(nvp, st, PRE):
+                _mark_nb(st, False, True)
+                flags |= LedgerFlag.EDITED
+        elif mask_on and r >= m:
             old0 = st[S_B0]
             old1 = st[S_B1]
             q = r - m
@@ -1096,7 +1171,10 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
         context = before
         if trigger != Trigger.NONE and strategy != Strategy.NONE:
             n_items = _n_items_nb(nvp, st, vrow, msg_ordinal, vmsg) if trigger == Trigger.EVENTS else 0
-            latest = _rule_nb(r, nvp, before, n_items, st, params, vflag, vmsg, msg_ordinal, Q, B)
+            measured = before
+            if st[C_SCOPE] != 0:  # the body: less the fixed prefix and the pinned head
+                measured -= st[C_PREFIX] + ptok[nvp if nvp < K else K]
+            latest = _rule_nb(r, nvp, measured, n_items, st, params, vflag, vmsg, msg_ordinal, Q, B)
             if latest != NOFIRE:
                 if strategy == Strategy.CLEAR_TOOL_USES:
                     done = _clear_tool_uses_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
@@ -1113,6 +1191,10 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
             if st[C_EMERGENCY] == Emergency.COMPACT and strategy in (Strategy.SUMMARY, Strategy.OPAQUE):
                 flags |= _compact_nb(r, nvp, nvp - 1, True, st, params, ptok, PRE, vflag, vrow, prev_safe,
                                   msg_ordinal, vmsg, Q, RET, SEG, ledger, events) & LedgerFlag.COMPACTED
+                context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+            if context > window and st[C_EMERGENCY] == Emergency.TRUNCATE_HALF:
+                flags |= _truncate_half_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe,
+                                           msg_ordinal, vmsg, events)
                 context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
             if context > window:
                 flags |= _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe,

@@ -33,6 +33,7 @@ CACHE_MODES = {name: code for code, name in E.names(E.CacheMode).items()}
 RETAIN = {name: code for code, name in E.names(E.Retain).items()}
 EMERGENCY = {name: code for code, name in E.names(E.Emergency).items()}
 COMPILES = ("summaries_recent_messages_v1", "recent_messages_v1")
+SCOPES = ("total", "body")  # what a tokens trigger measures (CutRule.scope)
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,10 @@ class CutRule:
     keep_last_tokens: int = 0  # at most this many recent tokens stay raw (0: no bound)
     keep_last_fraction: float = 0.0  # ... or that share of the window (Letta: 0.3)
     min_progress: float = 0.0  # skip if fewer than this share of the view's events go
+    # tokens: what the threshold is compared with: ``total`` (the whole prompt) or ``body``
+    # (the prompt less the fixed prefix and the pinned head: Codex's
+    # model_auto_compact_token_limit_scope = "body_after_prefix")
+    scope: str = "total"
 
     def threshold(self, window: int) -> int:
         if self.tokens:
@@ -105,14 +110,22 @@ class Compaction:
     clear_inputs: bool = False  # also clear the tool call inputs
     exclude_tools: tuple[str, ...] = ()
     placeholder_tokens: int = 8  # size of a cleared tool result placeholder
+    # summary: a second call after each summary that checks it against the summary alone
+    # (Gemini CLI's "probe"): this instruction's tokens (0: none)
+    probe_prompt_tokens: int = 0
 
 
 @dataclass(frozen=True)
 class Masking:
-    """Observation masking: tool outputs older than ``after_turns`` become placeholders."""
+    """Observation masking: tool outputs older than ``after_turns`` become placeholders;
+    or, by tokens, every tool output but the newest ``keep_tokens`` of them, once that
+    frees at least ``at_least_tokens`` (Gemini CLI's tool-output masking, opencode's prune).
+    Masked outputs stay masked."""
 
     after_turns: int = 0  # 0: off
     placeholder_tokens: int = 8
+    keep_tokens: int = 0  # > 0: mask by tokens (the newest this many tool-output tokens stay)
+    at_least_tokens: int = 0  # ... only when masking frees at least this many tokens
 
 
 @dataclass(frozen=True)
@@ -180,7 +193,7 @@ class Policy:
     provider: Provider = field(default_factory=Provider)
     redaction: Redaction = field(default_factory=Redaction)
     summarizer: Summarizer = field(default_factory=Summarizer)
-    emergency: str = "compact"  # compact | truncate
+    emergency: str = "compact"  # compact | truncate | truncate_half
 
     # ---- construction ---------------------------------------------------------------
     def __post_init__(self) -> None:
@@ -267,6 +280,10 @@ class Policy:
         d = self.to_dict()
         if self.summarizer == Summarizer():
             del d["summarizer"]
+        for section, fields in _ADDED_FIELDS.items():
+            for name, default in fields.items():
+                if d[section][name] == default:
+                    del d[section][name]
         return hashlib.sha256(orjson.dumps(d, option=orjson.OPT_SORT_KEYS)).hexdigest()[:12]
 
     def at_overflow(self) -> str:
@@ -278,6 +295,8 @@ class Policy:
         truncate = "truncate the oldest events (a truncation, not a compaction)"
         if self.emergency == "compact" and self.compaction.kind in ("summary", "opaque"):
             return "forced compaction; if still over the window, " + truncate
+        if self.emergency == "truncate_half":
+            return "drop the older half of the raw events; if still over the window, " + truncate
         return truncate
 
     # ---- lowering -------------------------------------------------------------------
@@ -300,6 +319,7 @@ class Policy:
                                              if self.compile.strategy in COMPILES else 0)
         kinds[E.K_MASK_AFTER_TURNS] = m.after_turns
         kinds[E.K_MAX_SEGMENTS] = c.max_segments
+        kinds[E.K_TRIGGER_SCOPE] = SCOPES.index(t.scope)
         params[E.P_TRIGGER_VALUE] = t.trigger_value(window)
         params[E.P_TRIGGER_KEEP_TURNS] = t.keep_turns
         params[E.P_KEEP_FIRST] = t.keep_first
@@ -322,8 +342,16 @@ class Policy:
         params[E.P_MIN_CACHEABLE] = self.provider.min_cacheable
         params[E.P_CACHE_GRANULARITY] = granularity
         params[E.P_TTL_MS] = ttl_ms
+        params[E.P_MASK_KEEP_TOKENS] = m.keep_tokens
+        params[E.P_MASK_AT_LEAST] = m.at_least_tokens
+        params[E.P_PROBE_PROMPT] = c.probe_prompt_tokens if c.kind == "summary" else 0
         return kinds, params
 
+
+# fields added after runs were made: at their defaults they stay out of the digest, so the
+# ids of every earlier policy (and of the runs and artifacts built on them) do not change
+_ADDED_FIELDS = {"trigger": {"scope": "total"}, "compaction": {"probe_prompt_tokens": 0},
+                 "masking": {"keep_tokens": 0, "at_least_tokens": 0}}
 
 #: section name -> its dataclass: the one list of policy sections
 SECTIONS: dict[str, type] = {"trigger": CutRule, "compaction": Compaction, "masking": Masking,

@@ -33,6 +33,7 @@ RULES: dict[str, dict[str, Any]] = {
     "trigger.fraction": {"minimum": 0.0, "maximum": 1.0},
     "trigger.keep_last_fraction": {"minimum": 0.0, "maximum": 1.0},
     "trigger.min_progress": {"minimum": 0.0, "maximum": 1.0},
+    "trigger.scope": {"enum": "SCOPES"},
     "compaction.kind": {"enum": "STRATEGIES"},
     "compaction.ratio": {"minimum": 0.0, "maximum": 1.0},
     "compaction.retain": {"enum": "RETAIN"},
@@ -206,6 +207,10 @@ def check_relations(policy, *, where: str = ""):
     if c.floor > c.cap:
         raise PolicyError(f"{_where(where)}policy {policy.name!r}: compaction.floor ({c.floor:,}) exceeds "
                           f"compaction.cap ({c.cap:,})")
+    m = policy.masking
+    if m.keep_tokens and m.after_turns:
+        raise PolicyError(f"{_where(where)}policy {policy.name!r}: masking.keep_tokens ({m.keep_tokens:,}) and "
+                          f"masking.after_turns ({m.after_turns}) are two masking rules; give one of them")
     return policy
 
 

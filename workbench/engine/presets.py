@@ -91,6 +91,46 @@ PRESETS: dict[str, Policy] = {p.name: p for p in (
     Policy("langchain-summarization", "SummarizationMiddleware(trigger=('fraction', 0.8), keep 20 messages); AI/tool pairs never split",
            trigger=CutRule(kind="tokens", fraction=0.8, keep_first=1, keep_last_events=20),
            compaction=Compaction(kind="summary", ratio=0.1, floor=300, cap=1_000, prompt_tokens=400)),
+    # ---- harnesses added for issue 16; [documented] from the harness's docs, [source] read in
+    # its code (file named), [inferred] a number the sources do not give (a parameter)
+    Policy("gemini-cli", "chat compression at model.compressionThreshold = 0.5 of the window (history "
+           "0.7 -> 0.2 -> 0.7 -> 0.5) keeping the newest 30 %, then a probe call checks the summary; tool "
+           "outputs but the newest 50k tokens masked once >= 30k are prunable [source: packages/core/src/"
+           "context/chatCompressionService.ts, toolOutputMaskingService.ts; summary size and probe prompt "
+           "inferred; the 50k tool-response budget inside the kept 30 % is not modelled]",
+           trigger=CutRule(kind="tokens", fraction=0.5, keep_first=1, keep_last_fraction=0.3),
+           compaction=Compaction(kind="summary", ratio=0.1, floor=500, cap=8_000, prompt_tokens=900,
+                                 probe_prompt_tokens=300),
+           masking=Masking(keep_tokens=50_000, at_least_tokens=30_000, placeholder_tokens=12)),
+    Policy("cline", "compact at 0.9 x usable input, usable = 0.9 x window (~81 %), keeping the last 20k tokens; "
+           "summary at most 4,096 tokens [source: sdk/packages/core/src/extensions/context/"
+           "compaction-shared.ts; the 0.7 target is met by the 20k kept]",
+           trigger=CutRule(kind="tokens", fraction=0.81, keep_first=1, keep_last_tokens=20_000),
+           compaction=Compaction(kind="summary", ratio=0.1, floor=500, cap=4_096, prompt_tokens=700)),
+    Policy("roo-code", "auto-condense at autoCondenseContextPercent (default 100 %) less a 10 % buffer (~90 %), "
+           "keeping the last 3 messages; on overflow the oldest events are truncated: the older half first "
+           "[source: src/core/context-management/index.ts, src/core/condense/; summary size inferred]",
+           trigger=CutRule(kind="tokens", fraction=0.9, keep_first=1, keep_last_events=3),
+           compaction=Compaction(kind="summary", ratio=0.1, floor=500, cap=8_000, prompt_tokens=700),
+           emergency="truncate_half"),
+    Policy("opencode", "compact when input >= limit - min(20k, max output) (window - 20k), whole history -> "
+           "summary; prune old tool outputs beyond the newest 40k tokens when >= 20k would be freed "
+           "[source: packages/opencode/src/session/compaction.ts; summary size inferred]",
+           trigger=CutRule(kind="tokens", reserve_tokens=20_000, keep_first=1),
+           compaction=Compaction(kind="summary", ratio=0.05, floor=1_000, cap=10_000, prompt_tokens=700),
+           masking=Masking(keep_tokens=40_000, at_least_tokens=20_000, placeholder_tokens=12)),
+    Policy("aider", "chat history budget min(max(max_input/16, 1024), 8192) = 8,192 tokens (windows >= 128k), "
+           "measured without the fixed prefix and the first message: summarise the oldest part, keeping the "
+           "newest half of the budget raw, recursively [source: aider/models.py, aider/history.py; the repo "
+           "map and files sent besides are not in the log]",
+           trigger=CutRule(kind="tokens", tokens=8_192, keep_first=1, keep_last_tokens=4_096, scope="body"),
+           compaction=Compaction(kind="summary", ratio=0.2, floor=200, cap=2_048, prompt_tokens=400)),
+    Policy("hermes", "compress at 50 % of the window (85 % before hermes-agent PR #1096): protect the first 3 "
+           "messages and a tail of threshold x 0.2 (10 % of the window); summary 20 % of the span, "
+           ">= 2,000 and <= min(5 % of the window, 10k) tokens [source: agent/context_compressor.py; its "
+           "pre-pass pruning of old tool results in the span is not modelled]",
+           trigger=CutRule(kind="tokens", fraction=0.5, keep_first=3, keep_last_fraction=0.1),
+           compaction=Compaction(kind="summary", ratio=0.2, floor=2_000, cap=10_000, prompt_tokens=900)),
     Policy("rip-adr0011", "message-count stride (every N=10,000 messages, anchored to the N-th message) + summary_ref + recent messages",
            trigger=CutRule(kind="stride", every_messages=10_000, keep_first=1),
            compaction=_SUMMARY,
@@ -109,11 +149,13 @@ HARNESS = {"claude-code": "claude-code", "codex-local": "codex", "codex-remote":
            "anthropic-compact": "anthropic-api", "openai-responses-compact": "openai-api",
            "observation-masking": "complexity-trap", "llm-summary": "complexity-trap",
            "hybrid": "complexity-trap", "rip-adr0011": "rip", "no-compaction": "baseline",
-           "as-recorded": "baseline"}
+           "as-recorded": "baseline", "gemini-cli": "gemini-cli", "cline": "cline", "roo-code": "roo-code",
+           "opencode": "opencode", "aider": "aider", "hermes": "hermes"}
 # ... and the log format its importer gives that harness's logs: provider-token accounting of
 # generated continuities takes that format's calibration profile
 LOG_FORMAT = {"claude-code": "claude_code", "codex-local": "codex", "codex-remote": "codex",
-              "openhands-default": "openhands", "openhands-sdk": "openhands_sdk"}
+              "openhands-default": "openhands", "openhands-sdk": "openhands_sdk", "gemini-cli": "gemini_cli",
+              "cline": "cline", "roo-code": "roo_code", "opencode": "opencode", "aider": "aider"}
 
 # Presets whose rule changed between releases of their harness: the variant for a release
 # line (``name@line``), matched against the version a log records (Claude Code writes it on
@@ -148,6 +190,30 @@ def harness_of(policy: Policy) -> str | None:
 def log_format_of(policy: Policy) -> str | None:
     """The log format of the harness a policy mirrors (its calibration profile's name)."""
     return LOG_FORMAT.get(policy.name.split("@", 1)[0])
+
+
+def without_recorded_compactions(policy: Policy) -> Policy:
+    """What ``as-recorded`` (any policy whose trigger is ``recorded``) replays on a
+    continuity that recorded no compaction: ``no-compaction`` (its own provider and
+    redaction settings kept), so the two give one answer for one meaning (a recorded trigger
+    alone would leave an unpinned truncation as the only way out of an overflow)."""
+    import dataclasses
+
+    if policy.trigger.kind != "recorded":
+        return policy
+    return dataclasses.replace(PRESETS["no-compaction"], name=f"{policy.name}->no-compaction",
+                               provider=policy.provider, redaction=policy.redaction)
+
+
+def replayed_rule(policy: Policy, inp) -> Policy:
+    """The rule a policy is replayed with on one prepared continuity: a versioned preset's
+    release line for the log's harness version, ``as-recorded`` as ``no-compaction`` where
+    the log recorded no compaction. The one place that decides it (the run driver and the
+    context tracker both ask here)."""
+    rule = for_harness_version(policy, inp.harness_version) if inp.harness is not None else policy
+    if not inp.is_boundary.any():
+        rule = without_recorded_compactions(rule)
+    return rule
 
 
 def for_harness_version(policy: Policy, version: str | None) -> Policy:

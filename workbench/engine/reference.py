@@ -64,6 +64,8 @@ class _Replay:
         self.visible_rows = np.flatnonzero(self.visible)
         self.keep_first = int(params[E.P_KEEP_FIRST])
         self.prefix = int(inp.prefix_tokens)
+        self.mask_tokens = int(params[E.P_MASK_KEEP_TOKENS])
+        self.mask_bound = 0  # masking by tokens: outputs at visible positions below it are masked
         self.cut = -1
         self.segments: list[tuple[int, int]] = []
         self.retained: list[int] = []
@@ -97,9 +99,42 @@ class _Replay:
         return [int(i) for i in self.visible_rows if base < i < p]
 
     def masked(self, i: int, r: int) -> bool:
+        if not self.inp.is_tool_result[i]:
+            return False
+        if self.mask_tokens > 0:  # by tokens: every output before the bound (visible positions)
+            return self.position(i) < self.mask_bound
         m = int(self.k[E.K_MASK_AFTER_TURNS])
         req = int(self.inp.row_request[i])
-        return m > 0 and bool(self.inp.is_tool_result[i]) and req >= 0 and r - req >= m
+        return m > 0 and req >= 0 and r - req >= m
+
+    def position(self, i: int) -> int:
+        """The visible position of row ``i`` (how many visible rows come before it)."""
+        return int(np.searchsorted(self.visible_rows, i))
+
+    def mask_by_tokens(self, p: int) -> bool:
+        """Masking by tokens: every tool output of the tail but the newest ``keep`` tokens of
+        them becomes a placeholder, once that frees at least ``at_least``; the bound only
+        moves forward. True when outputs were masked now."""
+        tail = self.tail(p)
+        results = [i for i in tail if self.inp.is_tool_result[i]]
+        keep, acc = self.mask_tokens, 0
+        bound_row = tail[0] if tail else p  # the first row whose outputs up to p fit the budget
+        for i in reversed(results):
+            if acc + int(self.inp.tokens[i]) > keep:
+                bound_row = i + 1
+                break
+            acc += int(self.inp.tokens[i])
+        c = self.position(bound_row)
+        tb = self.position(tail[0]) if tail else self.position(p)
+        a = max(self.mask_bound, tb)
+        fresh = [i for i in results if a <= self.position(i) < c]
+        if c <= a or sum(int(self.inp.tokens[i]) for i in fresh) <= 0:
+            return False
+        gain = sum(int(self.inp.tokens[i]) - int(self.p[E.P_MASK_PLACEHOLDER]) for i in fresh)
+        if gain < self.p[E.P_MASK_AT_LEAST]:
+            return False
+        self.mask_bound = c
+        return True
 
     def clearable(self, i: int) -> bool:
         kind_ok = self.inp.is_tool_result[i] or (self.k[E.K_CLEAR_INPUTS] and self.inp.is_tool_call[i])
@@ -199,6 +234,8 @@ class _Replay:
         """The latest row the rule allows to be cut, or None when it does not fire."""
         t, value = self.trigger, self.p[E.P_TRIGGER_VALUE]
         if t == E.Trigger.TOKENS:
+            if self.k[E.K_TRIGGER_SCOPE]:  # the body: less the fixed prefix and the pinned head
+                context -= self.prefix + sum(int(self.inp.tokens[i]) for i in self.head(p))
             return p - 1 if context >= value else None
         if t == E.Trigger.STRIDE:
             if p == 0:
@@ -294,6 +331,12 @@ class _Replay:
                     self.segments.append((artifact, item_tokens))
                 else:
                     self.segments = [(artifact, item_tokens)]
+            probe = int(self.p[E.P_PROBE_PROMPT])
+            if probe > 0 and s == E.Strategy.SUMMARY:
+                # the probe: the summary (with the segments it sits in) checked in a call of its own,
+                # a prompt of its own shape (the summarizer's cache key)
+                self.account(1, [("seg", no, t) for no, t in self.segments], probe, r, E.CallKind.COMPACTION,
+                             item_tokens, before, before, 0)
         self.retain(span, cut)
         if self.coverage_from < 0 or accumulate or s == E.Strategy.TRUNCATE:
             self.coverage_from = span[0]
@@ -359,6 +402,29 @@ class _Replay:
                    len(fresh), gain, E.Strategy.CLEAR_TOOL_USES)
         return E.LedgerFlag.EDITED
 
+    def truncate_half(self, r: int, p: int) -> int:
+        """Emergency (Roo Code's fallback): drop the older half of the raw tail, cut at the
+        last safe row of that half (a truncation)."""
+        tail = self.tail(p)
+        half = len(tail) // 2
+        if half <= 0:
+            return 0
+        need_message = bool(self.k[E.K_MESSAGE_BOUNDARY])
+        safe = [i for i in tail[:half] if self.inp.open_after[i] == 0
+                and (not need_message or self.inp.is_message[i])]
+        if not safe:
+            return 0
+        before = self.size(self.compile(r, p))
+        chosen = safe[-1]
+        span = [i for i in tail if i <= chosen]
+        span_tokens = sum(self.eff(i, r) for i in span)
+        self.cut = chosen
+        self.mark(truncated=True)
+        after = self.size(self.compile(r, p))
+        self.event(E.EventType.TRUNCATION, r, span[0], chosen, -1, before, after, 0, len(span),
+                   span_tokens, E.Strategy.TRUNCATE)
+        return E.LedgerFlag.TRUNCATED
+
     def truncate_to_fit(self, r: int, p: int) -> int:
         """Emergency: cut at the earliest safe row that makes the context fit the window (a
         truncation, not a compaction). Returns ``LedgerFlag.TRUNCATED`` when it cut."""
@@ -395,7 +461,11 @@ class _Replay:
         for r in range(inp.n_requests):
             p = int(inp.req_first_row[r])
             flags = 0
-            if mask_after > 0 and r >= mask_after:
+            if self.mask_tokens > 0:
+                if self.mask_by_tokens(p):
+                    self.mark(edited=True)
+                    flags |= E.LedgerFlag.EDITED
+            elif mask_after > 0 and r >= mask_after:
                 newly = [i for i in self.shown_tail(self.tail(p))
                          if inp.is_tool_result[i] and inp.row_request[i] == r - mask_after]
                 if newly:
@@ -435,6 +505,10 @@ class _Replay:
                 if (self.k[E.K_EMERGENCY] == E.Emergency.COMPACT
                         and self.strategy in (E.Strategy.SUMMARY, E.Strategy.OPAQUE)):
                     flags |= self.compact(r, p, p - 1, forced=True) & E.LedgerFlag.COMPACTED
+                    items = self.compile(r, p)
+                    context = self.size(items)
+                if context > window and self.k[E.K_EMERGENCY] == E.Emergency.TRUNCATE_HALF:
+                    flags |= self.truncate_half(r, p)
                     items = self.compile(r, p)
                     context = self.size(items)
                 if context > window:

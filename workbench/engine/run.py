@@ -148,10 +148,12 @@ def accountant(accounting: str = "auto", calibration: str | Path | None = None, 
 def accounted(acct, inp, pol: Policy):
     """``(the rule replayed, the input in its tokens, the line)`` for one continuity under
     one policy: a versioned preset follows the log's harness version
-    (:func:`~workbench.engine.presets.for_harness_version`)."""
-    from workbench.engine.presets import for_harness_version
+    (:func:`~workbench.engine.presets.for_harness_version`); ``as-recorded`` on a continuity
+    that recorded no compaction is ``no-compaction``
+    (:func:`~workbench.engine.presets.without_recorded_compactions`)."""
+    from workbench.engine.presets import replayed_rule
 
-    rule = for_harness_version(pol, inp.harness_version) if inp.harness is not None else pol
+    rule = replayed_rule(pol, inp)
     view, line = acct.view(inp, rule)
     return rule, view, line
 
@@ -311,6 +313,9 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
         entry["accounting"][inp.continuity_id] = line.as_dict()
         if rule is not pol:
             entry["release_lines"][inp.continuity_id] = rule.name
+        if rule.trigger.kind != pol.trigger.kind == "recorded":
+            notes.setdefault(f"{pol.name}: no compaction recorded in the log; replayed as no-compaction",
+                             []).append(inp.continuity_id)
     for note, where in acct.notes.items():
         notes.setdefault(note, []).extend(where)
     config = {

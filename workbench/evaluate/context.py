@@ -43,12 +43,22 @@ class ContextTracker:
     def __init__(self, inp: ReplayInput, policy: Policy, events, window: int):
         import polars as pl
 
+        from workbench.engine.presets import replayed_rule
+
+        name = policy.name  # the run's events carry the policy's name ...
+        policy = replayed_rule(policy, inp)  # ... the rule is what was replayed on this continuity
         self.inp, self.policy = inp, policy
         strategy = policy.compaction.kind
         self.visible = inp.visible | (inp.is_summary if strategy == "recorded" else False)
         self.visible_rows = np.flatnonzero(self.visible)
         self.keep_first = policy.trigger.keep_first
         self.mask_after = policy.masking.after_turns
+        # masking by tokens: tool outputs at visible positions below the bound are masked; the
+        # bound moves as the engines move it (workbench.engine.reference.mask_by_tokens)
+        self.mask_keep = policy.masking.keep_tokens
+        self.mask_at_least = policy.masking.at_least_tokens
+        self.mask_bound = 0
+        self._masked_through = -1  # the last request whose masking step was applied
         self.limit = policy.compile.recent_messages_limit
         self.accumulate = policy.compaction.accumulate
         self.strategy = strategy
@@ -58,7 +68,7 @@ class ContextTracker:
         # messages among the visible rows before visible position k: tail message counts
         self._visible_msgs = np.concatenate(
             ([0], np.cumsum(inp.is_message[self.visible_rows], dtype=np.int64)))
-        ev = events.filter((pl.col("policy") == policy.name) & (pl.col("continuity_id") == inp.continuity_id))
+        ev = events.filter((pl.col("policy") == name) & (pl.col("continuity_id") == inp.continuity_id))
         self.actions = sorted(
             ((int(r["request"]), i, r) for i, r in enumerate(ev.iter_rows(named=True))
              if r["event_type"] in ACTIONS),
@@ -76,11 +86,40 @@ class ContextTracker:
 
     def advance(self, r: int) -> ContextState:
         """Apply every action taken up to and including request ``r``."""
+        if self.mask_keep > 0:  # request by request: a masking step comes before its actions
+            for q in range(self._masked_through + 1, r + 1):
+                while self._next < len(self.actions) and self.actions[self._next][0] < q:
+                    self.apply(self.actions[self._next][2])
+                    self._next += 1
+                self._mask_by_tokens(q)
         while self._next < len(self.actions) and self.actions[self._next][0] <= r:
             self.apply(self.actions[self._next][2])
             self._next += 1
         self.request = r
         return self.state
+
+    def _position(self, i: int) -> int:
+        return int(np.searchsorted(self.visible_rows, i))
+
+    def _mask_by_tokens(self, q: int) -> None:
+        """The engines' masking step of request ``q`` (reference.mask_by_tokens)."""
+        self._masked_through = q
+        p = int(self.inp.req_first_row[q])
+        tail = self.tail(p)
+        results = [i for i in tail if self.inp.is_tool_result[i]]
+        acc, bound_row = 0, (tail[0] if tail else p)
+        for i in reversed(results):
+            if acc + int(self.inp.tokens[i]) > self.mask_keep:
+                bound_row = i + 1
+                break
+            acc += int(self.inp.tokens[i])
+        c = self._position(bound_row)
+        a = max(self.mask_bound, self._position(tail[0]) if tail else self._position(p))
+        fresh = [i for i in results if a <= self._position(i) < c]
+        if c <= a or sum(int(self.inp.tokens[i]) for i in fresh) <= 0:
+            return
+        if sum(int(self.inp.tokens[i]) - self.mask_tokens for i in fresh) >= self.mask_at_least:
+            self.mask_bound = c
 
     def pending(self, r: int) -> list[dict]:
         """Actions of request ``r`` not applied yet (apply them one by one with :meth:`apply`)."""
@@ -164,6 +203,8 @@ class ContextTracker:
         return [i for i in tail if i >= start]
 
     def masked(self, i: int, r: int) -> bool:
+        if self.mask_keep > 0:
+            return bool(self.inp.is_tool_result[i]) and self._position(i) < self.mask_bound
         req = int(self.inp.row_request[i])
         return self.mask_after > 0 and bool(self.inp.is_tool_result[i]) and req >= 0 and r - req >= self.mask_after
 
@@ -209,7 +250,8 @@ class ContextTracker:
 
     def tokens(self, r: int) -> int:
         p = int(self.inp.req_first_row[r])
-        total = sum(int(self.inp.tokens[i]) for i in self.head(p))
+        total = int(self.inp.prefix_tokens)  # the harness's fixed prefix (provider tokens)
+        total += sum(int(self.inp.tokens[i]) for i in self.head(p))
         total += sum(int(self.inp.tokens[i]) for i in self.state.retained)
         total += sum(t for _, t in self.state.segments)
         for i in self.shown_tail(self.tail(p)):

@@ -28,9 +28,11 @@ from typing import Any
 
 import numpy as np
 
-# the preset that mirrors each log format's harness
+# the preset that mirrors each log format's harness (aider summarises its chat history without
+# writing it to the log, so no aider log can say where it compacted: left out)
 HARNESS_PRESET = {"claude_code": "claude-code", "codex": "codex-local", "openhands": "openhands-default",
-                  "openhands_sdk": "openhands-sdk"}
+                  "openhands_sdk": "openhands-sdk", "gemini_cli": "gemini-cli", "cline": "cline",
+                  "roo_code": "roo-code", "opencode": "opencode"}
 WITHIN_REQUESTS = 2  # "compacts where the real harness did": within this many requests
 LINES = ("in_sample", "loo", "loo_unanchored")
 
@@ -232,7 +234,8 @@ def render_predictive(preset, totals) -> str:
             continue
         rec = ", ".join(f"{q} ({t})" for q, t in zip(r["recorded_compactions"], r["recorded_triggers"], strict=True))
         verdict = ("within ±2" if r["within"] else "MISSED" if r["within"] is False
-                   else "before the recorded one" if r["compacted_early"] else "after the recorded one")
+                   else "before the recorded one" if r["compacted_early"]
+                   else "no compaction" if not r["simulated_compactions"] else "after the recorded one")
         lines.append(f"  {r['continuity_id']} [{r['release_line']}, {r['line']}: {r['line_source']}] recorded "
                      f"{rec or 'none'}; preset {', '.join(map(str, r['simulated_compactions'])) or 'none'} "
                      f"({verdict})")

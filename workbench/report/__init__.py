@@ -12,6 +12,8 @@ Three modules do the work the notebooks call:
   over generations of summaries, the spread over summary samples);
 * :mod:`workbench.report.inspector` one compaction side by side: the span it dropped and
   the summary that replaced it, facts and secrets marked;
+* :mod:`workbench.report.harness`  the policy tables grouped by the harness each preset
+  mirrors (``-`` for a policy renamed in a spec);
 * :mod:`workbench.report.render`   papermill + nbconvert (HTML without code) + PNG export.
 
 >>> from workbench.report import KINDS

@@ -21,6 +21,7 @@ table.wb-table{border-collapse:collapse;margin:6px 0;font-size:12px}
 table.wb-table th,table.wb-table td{border:1px solid #ccc!important;padding:3px 6px!important;text-align:right!important}
 table.wb-table td.s,table.wb-table th{text-align:left!important}
 tr.wb-chosen td{background:#e8f5e9;font-weight:600}
+tr.wb-group th{background:#eef1f5;font-weight:600}
 td.wb-yes{color:#2e7d32}td.wb-no{color:#c62828;font-weight:600}td.wb-unk{color:#ef6c00}
 pre.wb-excerpt{white-space:pre-wrap;font-size:11px;background:#f4f4f4;padding:6px;max-width:1100px}
 p.wb-note{color:#ef6c00}p.wb-sign{margin-top:14px;color:#444}
@@ -51,15 +52,27 @@ def fmt(value: Any, kind: str) -> tuple[str, str]:
 
 
 def table_html(frame, columns: Sequence[tuple[str, str, str]] = (), *, highlight: tuple[str, Any] | None = None,
-               max_rows: int = 200) -> str:
-    """An escaped HTML table of ``frame``; ``columns`` are (column, header, format)."""
+               max_rows: int = 200, group: str | None = None) -> str:
+    """An escaped HTML table of ``frame``; ``columns`` are (column, header, format). With
+    ``group`` (a column of ``frame``, its rows already grouped), a heading row opens each run
+    of equal values.
+
+    >>> import polars as pl
+    >>> t = table_html(pl.DataFrame({"h": ["a", "a", "b"], "x": [1, 2, 3]}), group="h")
+    >>> t.count('class="wb-group"'), t.index(">a<") < t.index(">b<")
+    (2, True)
+    """
     if frame is None:
         return "<p><em>no data</em></p>"
     if not columns:
         columns = tuple((c, c, _guess(frame.schema[c])) for c in frame.columns)
     columns = [c for c in columns if c[0] in frame.columns]
     out = [_CSS, '<table class="wb-table"><tr>' + "".join(f"<th>{_e(h)}</th>" for _, h, _ in columns) + "</tr>"]
+    last = object()
     for r in frame.head(max_rows).iter_rows(named=True):
+        if group is not None and r[group] != last:
+            last = r[group]
+            out.append(f'<tr class="wb-group"><th colspan="{len(columns)}">{_e(last)}</th></tr>')
         chosen = highlight is not None and highlight[1] is not None and r.get(highlight[0]) == highlight[1]
         cells = []
         for col, _, kind in columns:

@@ -157,7 +157,9 @@ class Verdict:
     columns: tuple[tuple[str, str, str], ...] = field(default=(), repr=False)  # (column, header, format)
 
     # -- rendering
-    def to_html(self) -> str:
+    def to_html(self, *, group_by_harness: bool = False) -> str:
+        """The verdict as HTML; ``group_by_harness`` (a run's policies only) adds a harness
+        column and groups the policy table by harness (:mod:`workbench.report.harness`)."""
         items = [
             ("Compared", f"{len(self.compared)} {'policies' if self.subject == 'run' else 'configurations'}: "
                          + ", ".join(self.compared)),
@@ -182,8 +184,14 @@ class Verdict:
         parts.append("</table>")
         for n in self.notes:
             parts.append(f'<p class="wb-note">{_e(n)}</p>')
-        parts.append(table_html(self.table, self.columns, highlight=("policy" if self.subject == "run"
-                                                                      else "config", self.chosen)))
+        highlight = ("policy" if self.subject == "run" else "config", self.chosen)
+        if group_by_harness and self.subject == "run":
+            from workbench.report.harness import HARNESS_COLUMN, by_harness
+
+            parts.append(table_html(by_harness(self.table), (HARNESS_COLUMN, *self.columns),
+                                    highlight=highlight, group="harness"))
+        else:
+            parts.append(table_html(self.table, self.columns, highlight=highlight))
         parts.append('<p class="wb-sign">Reviewed and signed off by: ______________________ '
                      'Date: ____________</p></div>')
         return "\n".join(parts)

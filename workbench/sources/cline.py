@@ -33,8 +33,12 @@ layout of :mod:`workbench.sources.lossless`):
   automatic; ``pre_tokens`` = the matching ``condense_context``'s ``prevContextTokens``,
   the k-th summary with the k-th condensation) then SUMMARY (origin BACKGROUND).
 * panel: an ``api_req_started`` with token counts -> USAGE of its request: the first
-  assistant message after its ``conversationHistoryIndex`` (without indices, the k-th
-  request with usage is the k-th assistant message); every other message -> SIDE_EFFECT
+  assistant message after its ``conversationHistoryIndex`` (Cline); without indices, when
+  every history message has its ``ts`` (Roo Code), the assistant message answers the last
+  ``api_req_started`` at or before it (Roo Code before 3.36 deleted condensed messages from
+  the history, never from the panel: their requests are counted in
+  ``meta["requests_without_history"]``); else the k-th request with usage is the k-th
+  assistant message; every other message -> SIDE_EFFECT
   ``say:<x>`` / ``ask:<x>`` without text (the panel repeats what the history holds).
 * metadata -> META ``task_metadata``.
 
@@ -367,8 +371,41 @@ def _pin_usage(history: list, ui: list, task: _Task) -> dict[int, int]:
                 out[i] = assistants[k]
                 taken.add(assistants[k])
         return out
+    by_time = _pin_by_time(history, ui, task, assistants)
+    if by_time is not None:
+        return by_time
     for i, a in zip(started, assistants, strict=False):
         out[i] = a
+    return out
+
+
+def _int_ts(m: Any) -> int | None:
+    ts = m.get("ts") if isinstance(m, dict) else None
+    return ts if isinstance(ts, int) and not isinstance(ts, bool) else None
+
+
+def _pin_by_time(history: list, ui: list, task: _Task, assistants: list[int]) -> dict[int, int] | None:
+    """Roo Code stamps every history message (``ts``, when it was saved: after its stream):
+    an assistant message answers the last ``api_req_started`` at or before it. Pairing by
+    position instead is wrong once messages left the history (Roo Code's condensing before
+    3.36 deleted the condensed ones, while the panel keeps every request). None when a
+    stamp is missing."""
+    starts = [(ts, i) for i, k in enumerate(task.kind)
+              if k == "say:api_req_started" and (ts := _int_ts(ui[i])) is not None]
+    if not assistants or len(starts) != task.kind.count("say:api_req_started"):
+        return None
+    stamps = [_int_ts(history[a]) for a in assistants]
+    if any(ts is None for ts in stamps):
+        return None
+    starts.sort()
+    times = [ts for ts, _ in starts]
+    out: dict[int, int] = {}
+    for a, ts in zip(assistants, stamps, strict=True):
+        k = bisect.bisect_right(times, ts) - 1
+        if k >= 0:
+            i = starts[k][1]
+            if i in task.usage and i not in out:
+                out[i] = a
     return out
 
 
