@@ -305,7 +305,6 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
         ledgers.append(ledger_frame(led, view, pol, prov, run_id))
         del led  # before the events frame: the ledger matrix of 3 M calls is 300 MB
         events.append(events_frame(ev, view, pol, run_id))
-        del view
         entry = resolved.setdefault(pol.name, {"policy": pol.to_dict(), "digest": pol.digest(),
                                                "cut_rule_id": pol.trigger.rule_id(), "providers": {},
                                                "accounting": {}, "release_lines": {}})
