@@ -109,6 +109,10 @@ def main(argv: list[str] | None = None) -> int:
     keys = ("parse_s", "build_s", "tokenize_s", "calibrate_s", "write_s")
     med = {k: statistics.median(p.get(k, 0.0) for p in phases[1:]) for k in keys}  # [0]: warm-up
     print("full import, median seconds by phase: " + ", ".join(f"{k[:-2]} {v:.3f}" for k, v in med.items()))
+    full_row = rows[-1]
+    print(f"full import (target >= 20 MB/s): {full_row[4]:.1f} MB/s median wall, {full_row[5]:.1f} best, "
+          f"{mb / full_row[3]:.1f} MB per CPU second (all threads: about the rate on one free core), "
+          f"load average {load:.2f}")
 
     print("\ncalibration: recorded prompt tokens ≈ a + b · counted cl100k tokens of the visible context")
     head = (f"{'continuity':48s} {'reqs':>5s} {'b':>6s} {'a':>9s} {'APE med':>8s} {'APE p90':>8s} "

@@ -96,7 +96,8 @@ def simulate(
     with exclusive(out):
         result = run_simulation(dataset, policy, engine=engine, tokenizer=tokenizer, model=model,
                                 price_as=model_price_as, seed=seed, progress=True, accounting=accounting,
-                                calibration=calibration, line_source=line_source)
+                                calibration=calibration, line_source=line_source,
+                                keep_inputs=evaluate)  # only the audit reads them
         path = result.write(out, force=force)
         report_notes(result.config)
         print_summary(result.summary, fmt)

@@ -288,6 +288,11 @@ class Accountant:
             return None  # a factor is per counting tokenizer
         return profile_for(self.profiles, harness, family)
 
+    def forget(self, inp) -> None:
+        """Drop the views of ``inp`` (its last replay is done: its arrays can be freed)."""
+        for key in [k for k in self._views if k[0] == id(inp)]:
+            del self._views[key]
+
     def view(self, inp, policy):
         """``(input in this policy's tokens, its line)``; views are shared between policies
         with the same line (the kernel builds a continuity's positions once per view)."""

@@ -83,7 +83,7 @@ def prepare_continuity(events, *, continuity: int, continuity_id: str, tokenizer
     kind = events["kind"].to_numpy().astype(np.int64)
     role = events["role"].to_numpy()
     flags = events["flags"].to_numpy()
-    seq = events["seq"].to_numpy().astype(np.int64)
+    seq = events["seq"].to_numpy().astype(np.int64, copy=False)  # to_numpy of chunks: a copy already
     n = seq.size
     tokens = events[token_column(tokenizer)].to_numpy().astype(np.int64)
     request = events["request"].to_numpy()
@@ -114,17 +114,21 @@ def prepare_continuity(events, *, continuity: int, continuity_id: str, tokenizer
 
     # rows of pairs (seq -> row; seq is strictly increasing); a call is open from its row
     # until its result's row
-    pair_row = np.searchsorted(seq, pair_seq).astype(np.int64)
+    # (in place where it can be: each int64 temporary is 80 MB at 10 M events)
+    pair_row = np.searchsorted(seq, pair_seq).astype(np.int64, copy=False)
     found = (pair_seq >= 0) & (pair_row < n)
     found[found] = seq[pair_row[found]] == pair_seq[found]
-    pair_row = np.where(found, pair_row, -1)
+    pair_row[~found] = -1
+    del found
     delta = np.zeros(n + 1, np.int64)
-    opening = np.flatnonzero(is_call & (pair_row > np.arange(n)))
+    call_rows = np.flatnonzero(is_call)
+    opening = call_rows[pair_row[call_rows] > call_rows]
+    del call_rows
     delta[opening] += 1
     delta[pair_row[opening]] -= 1
-    open_after = np.cumsum(delta[:n])
+    open_after = np.cumsum(delta, out=delta)[:n]
 
-    msg_ordinal = np.cumsum(is_message.astype(np.int64))
+    msg_ordinal = np.cumsum(is_message, dtype=np.int64)
 
     # requests: first output row per request index. Importers flag model output; a source
     # without OUTPUT flags falls back to the assistant role
@@ -142,7 +146,7 @@ def prepare_continuity(events, *, continuity: int, continuity_id: str, tokenizer
     shown = visible[out_rows]
     out_tok = np.bincount(position[which.ravel()][shown], weights=tokens[out_rows][shown],
                           minlength=req_ids.size).astype(np.int64)
-    req_ts = (events["ts_ms"].to_numpy()[req_first_row].astype(np.int64) if req_first_row.size
+    req_ts = (events["ts_ms"].gather(req_first_row).to_numpy().astype(np.int64) if req_first_row.size
               else np.zeros(0, np.int64))
     # a request's timestamp must not go backwards (missing stamps inherit the previous)
     if req_ts.size:
@@ -150,10 +154,12 @@ def prepare_continuity(events, *, continuity: int, continuity_id: str, tokenizer
 
     # the request that first sees each row: the first request starting after it
     # (an output row belongs to the request it starts or continues)
-    following = np.searchsorted(req_first_row, np.arange(n), side="right")
-    row_request = np.where(is_out, following - 1, following)
-    del following
-    row_request = np.where(row_request >= req_first_row.size, -1, row_request).astype(np.int64)
+    # (requests started at or before each row, counted by a cumulative sum, in place)
+    row_request = np.zeros(n, np.int64)
+    row_request[req_first_row] = 1
+    np.cumsum(row_request, out=row_request)
+    row_request -= is_out
+    row_request[row_request >= req_first_row.size] = -1
 
     tool_code, tool_names = _tool_codes(events["name"], is_call, pair_row)
 
@@ -179,16 +185,18 @@ def prepare_continuity(events, *, continuity: int, continuity_id: str, tokenizer
 def _tool_codes(names, is_call: np.ndarray, pair_row: np.ndarray) -> tuple[np.ndarray, tuple]:
     """Tool name codes per row: a call's name on the call and on its result, -1 elsewhere
     (dictionary-encoded: a Python string per row costs gigabytes at 10 M events)."""
-    import pyarrow as pa
+    import polars as pl
 
-    encoded = names.to_arrow()
-    if isinstance(encoded, pa.ChunkedArray):
-        encoded = encoded.combine_chunks()
-    encoded = encoded.dictionary_encode()
-    codes = encoded.indices.fill_null(-1).to_numpy().astype(np.int64)
-    tool_code = np.full(is_call.size, -1, np.int64)
     calls = np.flatnonzero(is_call)
-    tool_code[calls] = codes[calls]
-    paired = calls[pair_row[calls] >= 0]
-    tool_code[pair_row[paired]] = codes[paired]
-    return tool_code, tuple(encoded.dictionary.to_pylist())
+    # only the calls' names are read (all 10 M rows through Arrow cost ~300 MB), coded in
+    # order of first appearance
+    call_names = names.gather(calls)
+    dictionary = call_names.drop_nulls().unique(maintain_order=True)
+    codes = call_names.replace_strict(dictionary, np.arange(dictionary.len(), dtype=np.int64), default=-1,
+                                      return_dtype=pl.Int64).to_numpy()
+    del call_names
+    tool_code = np.full(is_call.size, -1, np.int64)
+    tool_code[calls] = codes
+    paired = pair_row[calls] >= 0
+    tool_code[pair_row[calls[paired]]] = codes[paired]
+    return tool_code, tuple(dictionary.to_list())
