@@ -80,7 +80,9 @@ def tune(
     objective: Annotated[str, typer.Option(help="metric to optimise (e.g. cost_usd)")] = "cost_usd",
     maximize: Annotated[bool, typer.Option("--maximize", help="maximise the objective instead")] = False,
     constraint: Annotated[list[str] | None, typer.Option(help="'metric op number', repeat; e.g. 'overflows==0'")] = None,
-    harness: Annotated[str | None, typer.Option(help="claude-code | codex | openclaw | openhands | anthropic | langchain")] = None,
+    harness: Annotated[str | None, typer.Option(
+        help="print the winner in this harness's keys: claude-code | codex | openclaw | openhands | anthropic | "
+             "langchain | gemini-cli | cline | roo-code | opencode | aider | hermes")] = None,
     out: SweepOut = None,
     executor: Executor = "process",
     workers: Workers = None,
