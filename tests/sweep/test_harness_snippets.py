@@ -185,3 +185,12 @@ def test_each_new_harness_renders_its_own_preset_with_keys():
         assert s.blocks and s.keys, harness
         assert {k.provenance for k in s.keys} <= {"documented", "source", "inferred"}
         parse_blocks(s)
+
+
+def test_tune_help_names_every_harness():
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    out = CliRunner().invoke(app, ["tune", "--help"], terminal_width=400).output
+    assert all(h in out for h in HARNESSES), out
