@@ -19,6 +19,11 @@ tokenizer counts the same text differently from cl100k. The import fits, per con
   re-anchors. After a recorded compaction boundary the first request anchors the log's
   summary and the events after it. Outputs are the recorded output tokens where recorded.
 
+A harness decides to compact on the last response's reported usage plus an estimate of what
+was appended since; anchored, the replayed context before a recorded request *is* that request's
+recorded prompt, so a tokens trigger sees what the harness saw up to the estimate's error (one
+request at most on the bundled Claude Code 2.0.76 session: 36 against the recorded 37).
+
 ``counted`` accounting leaves the counted tokens as they are (no prefix): what synthetic
 continuities use unless a harness profile is asked for (``accounting="provider"``: the
 profile of the policy's harness gives the prefix and the factor).
