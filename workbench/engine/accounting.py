@@ -14,9 +14,10 @@ tokenizer counts the same text differently from cl100k. The import fits, per con
   appended since the previous recorded request are rescaled (largest remainder, in
   proportion to ``b ×`` counted) so that, as long as the replayed context is the recorded
   one, the prompt *is* the recorded prompt, exactly. A recorded prompt smaller than the
-  one before it in the same stretch (Claude Code's thinking blocks dropped, a provider's
-  own trimming) is skipped: no event gets negative tokens, the next recorded prompt
-  re-anchors. After a recorded compaction boundary the first request anchors the log's
+  one before it in the same stretch (Claude drops earlier turns' thinking blocks) is
+  averaged with its neighbours (:func:`monotone`): no event gets negative tokens. The prefix
+  is capped by what the recorded prompts leave room for (a fitted intercept can exceed the
+  first prompt). After a recorded compaction boundary the first request anchors the log's
   summary and the events after it. Outputs are the recorded output tokens where recorded.
 
 A harness decides to compact on the last response's reported usage plus an estimate of what

@@ -37,7 +37,7 @@ WITHIN_REQUESTS = 2  # "compacts where the real harness did": within this many r
 LINES = ("in_sample", "loo", "loo_unanchored")
 
 
-def _lines(ds, profiles: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _lines(profiles: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """``{line name: {continuity id: Line}}`` for the out-of-sample lines (in-sample is
     the accountant's default)."""
     from workbench.engine.accounting import Line
@@ -51,7 +51,7 @@ def _lines(ds, profiles: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {"in_sample": {}, "loo": loo, "loo_unanchored": bare}
 
 
-def _replays(ds, inputs, policy_of, lines: dict[str, Any], engine: str, price_as: str | None):
+def _replays(inputs, policy_of, lines: dict[str, Any], engine: str, price_as: str | None):
     """Yield ``(line name, input, rule, line, provider, ledger, events)`` per continuity and line."""
     from workbench.engine.accounting import Accountant
     from workbench.engine.provider import resolve_provider
@@ -100,8 +100,8 @@ def preset_compactions(ds, inputs, profiles: dict[str, Any], *, engine: str = "k
               and (inp.continuity_id in bounds or (inp.recorded_prompt is not None and (inp.recorded_prompt >= 0).any()))]
     presets = {h: get_policy(p) for h, p in HARNESS_PRESET.items()}
     rows = []
-    for name, view, rule, line, _prov, _led, ev in _replays(ds, wanted, lambda i: presets[i.harness],
-                                                           _lines(ds, profiles), engine, price_as):
+    for name, view, rule, line, _prov, _led, ev in _replays(wanted, lambda i: presets[i.harness],
+                                                           _lines(profiles), engine, price_as):
         done = ev[ev[:, EVENT.type] == E.EventType.CHECKPOINT]
         simulated = [int(view.req_source[r]) for r in done[:, EVENT.request].tolist()]
         recorded = bounds.get(view.continuity_id, [])
@@ -139,7 +139,7 @@ def totals_table(ds, inputs, profiles: dict[str, Any], *, engine: str = "kernel"
     wanted = [inp for inp in inputs if inp.recorded_prompt is not None and (inp.recorded_prompt >= 0).any()]
     frames = _usage_frames(ds)
     rows = []
-    for name, view, _rule, line, prov, led, _ev in _replays(ds, wanted, lambda i: pol, _lines(ds, profiles),
+    for name, view, _rule, line, prov, led, _ev in _replays(wanted, lambda i: pol, _lines(profiles),
                                                            engine, price_as):
         main = led[led[:, LEDGER.call_kind] == 0]
         req = main[:, LEDGER.request]
