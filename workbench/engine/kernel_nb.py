@@ -1035,13 +1035,20 @@ def _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, m
             if base + _effsum_nb(ss, nvp, ptok, PRE, st) <= window:
                 chosen = i
                 break
+    return _cut_nb(r, nvp, tb, chosen, before, st, ptok, PRE, vrow, msg_ordinal, vmsg, events)
+
+
+@leaf
+def _cut_nb(r, nvp, tb, chosen, before, st, ptok, PRE, vrow, msg_ordinal, vmsg, events):
+    """Truncate the tail positions [tb, chosen] (an overflow's last resort: nothing retained,
+    no checkpoint frame) and record it; returns ``LedgerFlag.TRUNCATED``."""
     span_n = chosen - tb + 1
     span_tokens = _effsum_nb(tb, chosen + 1, ptok, PRE, st)
     st[S_CUT] = chosen
     _mark_truncated_nb(st)
     after = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
     _event_nb(events, st, EventType.TRUNCATION, r, vrow[tb], vrow[chosen], -1, before, after, 0, span_n,
-           span_tokens, Strategy.TRUNCATE)
+              span_tokens, Strategy.TRUNCATE)
     return LedgerFlag.TRUNCATED
 
 
@@ -1088,14 +1095,7 @@ def _truncate_half_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg
     if chosen < tb:
         return 0
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    span_n = chosen - tb + 1
-    span_tokens = _effsum_nb(tb, chosen + 1, ptok, PRE, st)
-    st[S_CUT] = chosen
-    _mark_truncated_nb(st)
-    after = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    _event_nb(events, st, EventType.TRUNCATION, r, vrow[tb], vrow[chosen], -1, before, after, 0, span_n,
-              span_tokens, Strategy.TRUNCATE)
-    return LedgerFlag.TRUNCATED
+    return _cut_nb(r, nvp, tb, chosen, before, st, ptok, PRE, vrow, msg_ordinal, vmsg, events)
 
 
 # ================================== the loop ==================================

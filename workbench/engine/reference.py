@@ -414,8 +414,11 @@ class _Replay:
                 and (not need_message or self.inp.is_message[i])]
         if not safe:
             return 0
-        before = self.size(self.compile(r, p))
-        chosen = safe[-1]
+        return self.cut_tail(r, p, tail, safe[-1], self.size(self.compile(r, p)))
+
+    def cut_tail(self, r: int, p: int, tail: list[int], chosen: int, before: int) -> int:
+        """Truncate the tail up to row ``chosen`` (an overflow's last resort: nothing retained,
+        no checkpoint frame) and record it; returns ``LedgerFlag.TRUNCATED``."""
         span = [i for i in tail if i <= chosen]
         span_tokens = sum(self.eff(i, r) for i in span)
         self.cut = chosen
@@ -444,14 +447,7 @@ class _Replay:
                 chosen = i
                 break
         self.cut = saved_cut
-        span = [i for i in tail if i <= chosen]
-        span_tokens = sum(self.eff(i, r) for i in span)
-        self.cut = chosen
-        self.mark(truncated=True)
-        after = self.size(self.compile(r, p))
-        self.event(E.EventType.TRUNCATION, r, span[0], chosen, -1, before, after, 0, len(span),
-                   span_tokens, E.Strategy.TRUNCATE)
-        return E.LedgerFlag.TRUNCATED
+        return self.cut_tail(r, p, tail, chosen, before)
 
     # ---- the loop -----------------------------------------------------------------
     def run(self):
