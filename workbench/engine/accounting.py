@@ -44,6 +44,8 @@ from typing import Any
 
 import numpy as np
 
+from workbench.engine.prepare import recorded_summary_sizes
+
 ACCOUNTINGS = ("auto", "provider", "counted")
 
 
@@ -141,13 +143,7 @@ def provider_view(inp, line: Line, recorded: Recorded | None = None):
         _anchor(inp, tokens, prefix, recorded.prompt)
         has = recorded.output >= 0
         out_tok[has] = recorded.output[has]
-    rec_sum = np.zeros(inp.n, np.int64)
-    for b in np.flatnonzero(inp.is_boundary).tolist():
-        j = b + 1
-        while j < inp.n and not inp.visible[j]:
-            if inp.is_summary[j]:
-                rec_sum[b] += tokens[j]
-            j += 1
+    rec_sum = recorded_summary_sizes(tokens, inp.visible, inp.is_summary, inp.is_boundary)
     return replace(inp, tokens=tokens, prefix_tokens=prefix, req_output_tokens=out_tok,
                    recorded_summary_tokens=rec_sum)
 

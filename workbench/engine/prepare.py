@@ -163,13 +163,7 @@ def prepare_continuity(events, *, continuity: int, continuity_id: str, tokenizer
 
     tool_code, tool_names = _tool_codes(events["name"], is_call, pair_row)
 
-    rec_sum = np.zeros(n, np.int64)
-    for b in np.flatnonzero(is_boundary):
-        j = b + 1
-        while j < n and not visible[j]:
-            if is_summary[j]:
-                rec_sum[b] += tokens[j]
-            j += 1
+    rec_sum = recorded_summary_sizes(tokens, visible, is_summary, is_boundary)
     return ReplayInput(
         continuity=continuity, continuity_id=continuity_id, seq=seq,
         message_id=events["message_id"], kind=kind, tokens=tokens, visible=visible,
@@ -180,6 +174,20 @@ def prepare_continuity(events, *, continuity: int, continuity_id: str, tokenizer
         req_output_tokens=out_tok, req_ts=req_ts.astype(np.int64), req_source=req_ids.astype(np.int64),
         model=model, provider=provider, context_window=int(context_window),
     )
+
+
+def recorded_summary_sizes(tokens, visible, is_summary, is_boundary) -> np.ndarray:
+    """At each recorded compaction boundary row, the tokens of the log's summary that follows
+    it (the summary rows before the next model-visible row); 0 elsewhere."""
+    n = tokens.size
+    out = np.zeros(n, np.int64)
+    for b in np.flatnonzero(is_boundary):
+        j = b + 1
+        while j < n and not visible[j]:
+            if is_summary[j]:
+                out[b] += tokens[j]
+            j += 1
+    return out
 
 
 def _tool_codes(names, is_call: np.ndarray, pair_row: np.ndarray) -> tuple[np.ndarray, tuple]:

@@ -156,6 +156,8 @@ HARNESS = {"claude-code": "claude-code", "codex-local": "codex", "codex-remote":
 LOG_FORMAT = {"claude-code": "claude_code", "codex-local": "codex", "codex-remote": "codex",
               "openhands-default": "openhands", "openhands-sdk": "openhands_sdk", "gemini-cli": "gemini_cli",
               "cline": "cline", "roo-code": "roo_code", "opencode": "opencode", "aider": "aider"}
+# ... and back: the preset that mirrors the harness of each log format (the first listed)
+PRESET_OF_FORMAT = {fmt: name for name, fmt in reversed(LOG_FORMAT.items())}
 
 # Presets whose rule changed between releases of their harness: the variant for a release
 # line (``name@line``), matched against the version a log records (Claude Code writes it on

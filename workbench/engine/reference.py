@@ -112,29 +112,12 @@ class _Replay:
         return int(np.searchsorted(self.visible_rows, i))
 
     def mask_by_tokens(self, p: int) -> bool:
-        """Masking by tokens: every tool output of the tail but the newest ``keep`` tokens of
-        them becomes a placeholder, once that frees at least ``at_least``; the bound only
-        moves forward. True when outputs were masked now."""
-        tail = self.tail(p)
-        results = [i for i in tail if self.inp.is_tool_result[i]]
-        keep, acc = self.mask_tokens, 0
-        bound_row = tail[0] if tail else p  # the first row whose outputs up to p fit the budget
-        for i in reversed(results):
-            if acc + int(self.inp.tokens[i]) > keep:
-                bound_row = i + 1
-                break
-            acc += int(self.inp.tokens[i])
-        c = self.position(bound_row)
-        tb = self.position(tail[0]) if tail else self.position(p)
-        a = max(self.mask_bound, tb)
-        fresh = [i for i in results if a <= self.position(i) < c]
-        if c <= a or sum(int(self.inp.tokens[i]) for i in fresh) <= 0:
-            return False
-        gain = sum(int(self.inp.tokens[i]) - int(self.p[E.P_MASK_PLACEHOLDER]) for i in fresh)
-        if gain < self.p[E.P_MASK_AT_LEAST]:
-            return False
-        self.mask_bound = c
-        return True
+        """Masking by tokens (:func:`token_mask_bound`); True when outputs were masked now."""
+        bound = token_mask_bound(self.inp, self.visible_rows, self.tail(p), p, self.mask_bound,
+                                 self.mask_tokens, int(self.p[E.P_MASK_AT_LEAST]),
+                                 int(self.p[E.P_MASK_PLACEHOLDER]))
+        moved, self.mask_bound = bound != self.mask_bound, bound
+        return moved
 
     def clearable(self, i: int) -> bool:
         kind_ok = self.inp.is_tool_result[i] or (self.k[E.K_CLEAR_INPUTS] and self.inp.is_tool_call[i])
@@ -516,6 +499,33 @@ class _Replay:
         ledger = np.array(self.ledger, dtype=np.int64).reshape(-1, N_LEDGER)
         events = np.array(self.events, dtype=np.int64).reshape(-1, N_EVENT)
         return ledger, events
+
+
+def token_mask_bound(inp: ReplayInput, visible_rows: np.ndarray, tail: list[int], p: int, bound: int,
+                     keep: int, at_least: int, placeholder: int) -> int:
+    """Masking by tokens at the request whose first output is row ``p``: every tool output of
+    the ``tail`` but the newest ``keep`` tokens of them becomes a placeholder, once that frees
+    at least ``at_least``. Returns the new bound (visible positions below it are masked); it
+    only moves forward, and stays ``bound`` when nothing is masked now. The context tracker
+    (:mod:`workbench.evaluate.context`) replays the same step."""
+    def position(i: int) -> int:
+        return int(np.searchsorted(visible_rows, i))
+
+    results = [i for i in tail if inp.is_tool_result[i]]
+    acc, bound_row = 0, (tail[0] if tail else p)  # the first row whose outputs up to p fit the budget
+    for i in reversed(results):
+        if acc + int(inp.tokens[i]) > keep:
+            bound_row = i + 1
+            break
+        acc += int(inp.tokens[i])
+    c = position(bound_row)
+    a = max(bound, position(tail[0]) if tail else position(p))
+    fresh = [i for i in results if a <= position(i) < c]
+    if c <= a or sum(int(inp.tokens[i]) for i in fresh) <= 0:
+        return bound
+    if sum(int(inp.tokens[i]) - placeholder for i in fresh) < at_least:
+        return bound
+    return c
 
 
 def replay_reference(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray,

@@ -312,7 +312,7 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
         entry["accounting"][inp.continuity_id] = line.as_dict()
         if rule is not pol:
             entry["release_lines"][inp.continuity_id] = rule.name
-        if rule.trigger.kind != pol.trigger.kind == "recorded":
+        if pol.trigger.kind == "recorded" and rule.trigger.kind != "recorded":
             notes.setdefault(f"{pol.name}: no compaction recorded in the log; replayed as no-compaction",
                              []).append(inp.continuity_id)
     for note, where in acct.notes.items():

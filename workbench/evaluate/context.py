@@ -98,28 +98,14 @@ class ContextTracker:
         self.request = r
         return self.state
 
-    def _position(self, i: int) -> int:
-        return int(np.searchsorted(self.visible_rows, i))
-
     def _mask_by_tokens(self, q: int) -> None:
-        """The engines' masking step of request ``q`` (reference.mask_by_tokens)."""
+        """The engines' masking step of request ``q`` (reference.token_mask_bound)."""
+        from workbench.engine.reference import token_mask_bound
+
         self._masked_through = q
         p = int(self.inp.req_first_row[q])
-        tail = self.tail(p)
-        results = [i for i in tail if self.inp.is_tool_result[i]]
-        acc, bound_row = 0, (tail[0] if tail else p)
-        for i in reversed(results):
-            if acc + int(self.inp.tokens[i]) > self.mask_keep:
-                bound_row = i + 1
-                break
-            acc += int(self.inp.tokens[i])
-        c = self._position(bound_row)
-        a = max(self.mask_bound, self._position(tail[0]) if tail else self._position(p))
-        fresh = [i for i in results if a <= self._position(i) < c]
-        if c <= a or sum(int(self.inp.tokens[i]) for i in fresh) <= 0:
-            return
-        if sum(int(self.inp.tokens[i]) - self.mask_tokens for i in fresh) >= self.mask_at_least:
-            self.mask_bound = c
+        self.mask_bound = token_mask_bound(self.inp, self.visible_rows, self.tail(p), p, self.mask_bound,
+                                           self.mask_keep, self.mask_at_least, self.mask_tokens)
 
     def pending(self, r: int) -> list[dict]:
         """Actions of request ``r`` not applied yet (apply them one by one with :meth:`apply`)."""
@@ -204,7 +190,7 @@ class ContextTracker:
 
     def masked(self, i: int, r: int) -> bool:
         if self.mask_keep > 0:
-            return bool(self.inp.is_tool_result[i]) and self._position(i) < self.mask_bound
+            return bool(self.inp.is_tool_result[i]) and int(np.searchsorted(self.visible_rows, i)) < self.mask_bound
         req = int(self.inp.row_request[i])
         return self.mask_after > 0 and bool(self.inp.is_tool_result[i]) and req >= 0 and r - req >= self.mask_after
 

@@ -28,11 +28,12 @@ from typing import Any
 
 import numpy as np
 
-# the preset that mirrors each log format's harness (aider summarises its chat history without
-# writing it to the log, so no aider log can say where it compacted: left out)
-HARNESS_PRESET = {"claude_code": "claude-code", "codex": "codex-local", "openhands": "openhands-default",
-                  "openhands_sdk": "openhands-sdk", "gemini_cli": "gemini-cli", "cline": "cline",
-                  "roo_code": "roo-code", "opencode": "opencode"}
+from workbench.engine.presets import PRESET_OF_FORMAT
+
+# the preset that mirrors each log format's harness (presets.PRESET_OF_FORMAT); aider
+# summarises its chat history without writing it to the log, so no aider log can say where it
+# compacted: left out
+HARNESS_PRESET = {fmt: name for fmt, name in PRESET_OF_FORMAT.items() if fmt != "aider"}
 WITHIN_REQUESTS = 2  # "compacts where the real harness did": within this many requests
 LINES = ("in_sample", "loo", "loo_unanchored")
 

@@ -12,25 +12,25 @@ from workbench.sweep.harness_base import (
     Block,
     HarnessSnippet,
     Key,
-    _fraction,
-    _not_tokens,
-    _off,
-    _threshold,
-    _whole_prompt,
+    never_compacts,
+    not_tokens,
+    threshold_fraction,
+    threshold_of,
+    whole_prompt_notes,
 )
 
 
 def gemini_cli(policy, window: int) -> HarnessSnippet:
     s = HarnessSnippet("gemini-cli")
-    threshold = _threshold(policy, window)
+    threshold = threshold_of(policy, window)
     if threshold is None:
-        s.notes.append(_not_tokens(policy, "Gemini CLI"))
+        s.notes.append(not_tokens(policy, "Gemini CLI"))
         return s
-    if _off(policy):
+    if never_compacts(policy):
         s.notes.append("Gemini CLI has no setting that turns chat compression off (none in "
                        "packages/cli/src/config/settingsSchema.ts); a never-compacting policy is not expressible")
         return s
-    frac = _fraction(policy, threshold, window)
+    frac = threshold_fraction(policy, threshold, window)
     # google-gemini/gemini-cli docs/reference/configuration.md and packages/cli/src/config/
     # settingsSchema.ts: model.compressionThreshold, "the fraction of context usage at which to
     # trigger context compression", default 0.5; compared with the last prompt's token count
@@ -67,7 +67,7 @@ def gemini_cli(policy, window: int) -> HarnessSnippet:
                    f"it was tuned on a window of {window:,}: {frac:g} x {window:,} = {int(frac * window):,}")
     s.notes.append("the experimental context manager (experimental.contextManagement, off by default) has its "
                    "own contextManagement.historyWindow.maxTokens trigger; not emitted, it replaces the rule tuned")
-    s.notes += _whole_prompt(policy, "Gemini CLI")
+    s.notes += whole_prompt_notes(policy, "Gemini CLI")
     s.blocks.append(Block("json", "~/.gemini/settings.json", json.dumps(settings, indent=2)))
     return s
 
@@ -77,7 +77,7 @@ def cline(policy, window: int) -> HarnessSnippet:
     # cline/cline sdk/packages/core/src/types/config.ts: CoreCompactionConfig {enabled, strategy
     # ("basic" | "agentic"), preserveRecentTokens, summarizer, compact}, the `compaction` field of
     # CoreSessionConfig; apps/cli/README.md documents `--compaction <agentic|basic|off>`
-    if _off(policy):
+    if never_compacts(policy):
         s.blocks.append(Block("json", "Cline SDK session config (CoreSessionConfig)",
                               json.dumps({"compaction": {"enabled": False}}, indent=2)))
         s.keys += [Key("compaction.enabled", False, "source", "Cline SDK CoreSessionConfig "
@@ -108,14 +108,14 @@ def cline(policy, window: int) -> HarnessSnippet:
     if "preserveRecentTokens" in compaction:
         s.notes.append("the SDK caps preserveRecentTokens at the compaction target "
                        "(sdk/packages/core/src/extensions/context/compaction.ts)")
-    threshold = _threshold(policy, window)
+    threshold = threshold_of(policy, window)
     fixed = int(0.9 * 0.9 * window)
     told = (f"Cline has no key for the trigger: it compacts at 0.9 x the usable input, usable = 0.9 x the "
             f"window when the model reports only a window (~81 %: {fixed:,} of {window:,}; constants "
             "COMPACTION_TRIGGER_RATIO and CONTEXT_WINDOW_INPUT_RATIO in sdk/packages/core/src/extensions/"
             "context/compaction-shared.ts)")
     if threshold is None:
-        s.notes.append(_not_tokens(policy, "Cline") + "; " + told)
+        s.notes.append(not_tokens(policy, "Cline") + "; " + told)
     elif abs(threshold - fixed) > 0.005 * window:
         s.notes.append(f"the tuned threshold {threshold:,} ({threshold / window:.1%}) cannot be set; " + told)
     else:
@@ -123,7 +123,7 @@ def cline(policy, window: int) -> HarnessSnippet:
     if policy.compaction.cap != 4_096:
         s.notes.append("the summary cap (4,096 tokens by default) is summarizer.maxOutputTokens in the SDK, which "
                        "also needs the summarizer's providerId and modelId; not emitted")
-    s.notes += _whole_prompt(policy, "Cline")
+    s.notes += whole_prompt_notes(policy, "Cline")
     return s
 
 
@@ -135,15 +135,15 @@ def roo_code(policy, window: int) -> HarnessSnippet:
                    "merge these into its globalSettings")
     # RooCodeInc/Roo-Code packages/types/src/global-settings.ts: autoCondenseContext (boolean),
     # autoCondenseContextPercent (number); defaults true / 100 in src/core/webview/ClineProvider.ts
-    if _off(policy):
+    if never_compacts(policy):
         s.blocks.append(Block("json", "Roo Code settings export (globalSettings)",
                               json.dumps({"globalSettings": {"autoCondenseContext": False}}, indent=2)))
         s.keys.append(Key("autoCondenseContext", False, "source", where))
         s.notes.append(import_note)
         return s
-    threshold = _threshold(policy, window)
+    threshold = threshold_of(policy, window)
     if threshold is None:
-        s.notes.append(_not_tokens(policy, "Roo Code"))
+        s.notes.append(not_tokens(policy, "Roo Code"))
         return s
     t = policy.trigger
     if t.fraction and not t.tokens:
@@ -178,7 +178,7 @@ def roo_code(policy, window: int) -> HarnessSnippet:
     if policy.emergency != "truncate_half":
         s.notes.append("when the context still does not fit Roo Code drops the older half of the messages "
                        "(built in, no key); the policy's overflow rule differs")
-    s.notes += _whole_prompt(policy, "Roo Code")
+    s.notes += whole_prompt_notes(policy, "Roo Code")
     return s
 
 
@@ -190,12 +190,12 @@ def opencode(policy, window: int) -> HarnessSnippet:
     # packages/opencode/src/session/overflow.ts (usable = context (or limit.input) - reserved,
     # reserved defaulting to min(20k, max output)); pruning in packages/opencode/src/session/compaction.ts
     compaction: dict[str, Any] = {}
-    if _off(policy):
+    if never_compacts(policy):
         compaction["auto"] = False
     else:
-        threshold = _threshold(policy, window)
+        threshold = threshold_of(policy, window)
         if threshold is None:
-            s.notes.append(_not_tokens(policy, "opencode"))
+            s.notes.append(not_tokens(policy, "opencode"))
             return s
         reserved = int(window - threshold)
         if reserved < 0:
@@ -219,20 +219,20 @@ def opencode(policy, window: int) -> HarnessSnippet:
                           json.dumps(doc, indent=2)))
     for k, v in compaction.items():
         s.keys.append(Key(f"compaction.{k}", v, "documented", where))
-    if not _off(policy):
-        s.notes += _whole_prompt(policy, "opencode")
+    if not never_compacts(policy):
+        s.notes += whole_prompt_notes(policy, "opencode")
     return s
 
 
 def aider(policy, window: int) -> HarnessSnippet:
     s = HarnessSnippet("aider")
-    if _off(policy):
+    if never_compacts(policy):
         s.notes.append("aider has no documented switch that turns chat-history summarisation off; a never-"
                        "compacting policy is not expressible")
         return s
-    threshold = _threshold(policy, window)
+    threshold = threshold_of(policy, window)
     if threshold is None:
-        s.notes.append(_not_tokens(policy, "aider"))
+        s.notes.append(not_tokens(policy, "aider"))
         return s
     if policy.trigger.scope != "body":
         s.notes.append(f"the policy's threshold {threshold:,} counts the whole prompt; aider's only budget "
@@ -267,17 +267,17 @@ def hermes(policy, window: int) -> HarnessSnippet:
     # threshold_tokens (absolute cap: the lower of the two fires), target_ratio, protect_last_n,
     # protect_first_n (head messages after the system prompt); tail_mode (lean | legacy) in
     # website/docs/developer-guide/context-compression-and-caching.md
-    if _off(policy):
+    if never_compacts(policy):
         doc = {"compression": {"enabled": False}}
         s.blocks.append(Block("yaml", "~/.hermes/config.yaml", yaml.safe_dump(doc, sort_keys=False)))
         s.keys.append(Key("compression.enabled", False, "documented", where))
         return s
-    threshold = _threshold(policy, window)
+    threshold = threshold_of(policy, window)
     if threshold is None:
-        s.notes.append(_not_tokens(policy, "Hermes"))
+        s.notes.append(not_tokens(policy, "Hermes"))
         return s
     t = policy.trigger
-    frac = _fraction(policy, threshold, window)
+    frac = threshold_fraction(policy, threshold, window)
     comp: dict[str, Any] = {"enabled": True, "threshold": frac, "threshold_tokens": int(threshold),
                             "protect_first_n": int(t.keep_first)}
     if t.keep_last_events:
@@ -306,5 +306,5 @@ def hermes(policy, window: int) -> HarnessSnippet:
     if not t.keep_last_events:
         s.notes.append("Hermes also keeps at least its last protect_last_n messages (default 20) raw; the "
                        "policy sets no such minimum")
-    s.notes += _whole_prompt(policy, "Hermes")
+    s.notes += whole_prompt_notes(policy, "Hermes")
     return s

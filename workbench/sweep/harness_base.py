@@ -42,14 +42,14 @@ class HarnessSnippet:
         return "\n".join(out) + "\n"
 
 
-def _threshold(policy, window: int) -> int | None:
+def threshold_of(policy, window: int) -> int | None:
     t = policy.trigger
     if t.kind != "tokens":
         return None
     return int(t.threshold(window))
 
 
-def _toml_value(v: Any) -> str:
+def toml_value(v: Any) -> str:
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, int | float):
@@ -57,17 +57,17 @@ def _toml_value(v: Any) -> str:
     return json.dumps(str(v))  # a TOML basic string is JSON-compatible for plain text
 
 
-def _not_tokens(policy, harness: str) -> str:
+def not_tokens(policy, harness: str) -> str:
     return (f"the policy's trigger is {policy.trigger.rule_id()}, not a token threshold; {harness} "
             "only takes a token threshold, so nothing below reproduces it")
 
 
-def _off(policy) -> bool:
+def never_compacts(policy) -> bool:
     """The policy never compacts (no trigger, or nothing replaces the span)."""
     return policy.trigger.kind == "none" or policy.compaction.kind == "none"
 
 
-def _fraction(policy, threshold: int, window: int) -> float:
+def threshold_fraction(policy, threshold: int, window: int) -> float:
     """The threshold as a share of the window: the policy's own fraction when it has one (no
     rounding through tokens), else threshold / window to 4 places."""
     t = policy.trigger
@@ -76,7 +76,7 @@ def _fraction(policy, threshold: int, window: int) -> float:
     return round(threshold / window, 4)
 
 
-def _whole_prompt(policy, harness: str) -> list[str]:
+def whole_prompt_notes(policy, harness: str) -> list[str]:
     """A note when the policy's threshold counts only the body but the harness counts the
     whole prompt (no scope key)."""
     if policy.trigger.scope != "body":

@@ -52,16 +52,12 @@ from typing import Any
 
 from workbench.errors import WorkbenchError
 from workbench.sweep.harness_agents import aider, cline, gemini_cli, hermes, opencode, roo_code
-from workbench.sweep.harness_base import (  # noqa: F401  (Key, Block, HarnessSnippet: the API)
+from workbench.sweep.harness_base import (
     Block,
     HarnessSnippet,
     Key,
-    _fraction,
-    _not_tokens,
-    _off,
-    _threshold,
-    _toml_value,
-    _whole_prompt,
+    not_tokens,
+    threshold_of,
 )
 
 HARNESSES = ("claude-code", "codex", "openclaw", "openhands", "anthropic", "langchain", "gemini-cli",
@@ -70,7 +66,7 @@ HARNESSES = ("claude-code", "codex", "openclaw", "openhands", "anthropic", "lang
 
 def claude_code(policy, window: int) -> HarnessSnippet:
     s = HarnessSnippet("claude-code")
-    threshold = _threshold(policy, window)
+    threshold = threshold_of(policy, window)
     if policy.trigger.kind == "none" or policy.compaction.kind == "none":
         settings = {"autoCompactEnabled": False}
         s.blocks.append(Block("json", "~/.claude/settings.json", json.dumps(settings, indent=2)))
@@ -78,7 +74,7 @@ def claude_code(policy, window: int) -> HarnessSnippet:
         s.notes.append("older versions keep this in ~/.claude.json (`claude config set -g autoCompactEnabled false`)")
         return s
     if threshold is None:
-        s.notes.append(_not_tokens(policy, "Claude Code"))
+        s.notes.append(not_tokens(policy, "Claude Code"))
         return s
     effective = window - min(policy.provider.max_output, 20_000)
     default = effective - 13_000
@@ -119,9 +115,9 @@ def claude_code(policy, window: int) -> HarnessSnippet:
 
 def codex(policy, window: int) -> HarnessSnippet:
     s = HarnessSnippet("codex")
-    threshold = _threshold(policy, window)
+    threshold = threshold_of(policy, window)
     if threshold is None:
-        s.notes.append(_not_tokens(policy, "Codex"))
+        s.notes.append(not_tokens(policy, "Codex"))
         return s
     lines = ["# ~/.codex/config.toml"]
     if policy.provider.context_window:
@@ -159,10 +155,10 @@ def openclaw(policy, window: int) -> HarnessSnippet:
     import yaml
 
     s = HarnessSnippet("openclaw")
-    threshold = _threshold(policy, window)
+    threshold = threshold_of(policy, window)
     compaction: dict[str, Any] = {}
     if threshold is None:
-        s.notes.append(_not_tokens(policy, "OpenClaw"))
+        s.notes.append(not_tokens(policy, "OpenClaw"))
     else:
         reserve = int(window - threshold)
         compaction["reserveTokensFloor"] = reserve
@@ -207,7 +203,7 @@ def openhands(policy, window: int) -> HarnessSnippet:
         s.keys += [Key("LLMSummarizingCondenser.max_size", max_size, "documented", "OpenHands SDK"),
                    Key("LLMSummarizingCondenser.keep_first", keep_first, "documented", "OpenHands SDK")]
     else:
-        threshold = _threshold(policy, window)
+        threshold = threshold_of(policy, window)
         if threshold is None:
             s.notes.append(f"the policy's trigger is {t.rule_id()}; OpenHands condensers trigger on "
                            "event count (max_size) or tokens (SDK max_tokens)")
@@ -227,9 +223,9 @@ def openhands(policy, window: int) -> HarnessSnippet:
 
 def anthropic(policy, window: int) -> HarnessSnippet:
     s = HarnessSnippet("anthropic")
-    threshold = _threshold(policy, window)
+    threshold = threshold_of(policy, window)
     if threshold is None:
-        s.notes.append(_not_tokens(policy, "the Messages API context management"))
+        s.notes.append(not_tokens(policy, "the Messages API context management"))
         return s
     c = policy.compaction
     edits: list[dict[str, Any]] = []
@@ -276,7 +272,7 @@ def langchain(policy, window: int) -> HarnessSnippet:
     elif t.kind == "tokens" and t.fraction:
         trigger = ("fraction", float(t.fraction))
     elif t.kind == "tokens":
-        trigger = ("tokens", _threshold(policy, window))
+        trigger = ("tokens", threshold_of(policy, window))
     elif t.kind == "events":
         trigger = ("messages", int(t.max_events))
         s.notes.append("the policy counts events; LangChain counts messages (tool calls/results are messages too)")
