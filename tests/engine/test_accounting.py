@@ -56,6 +56,54 @@ def test_the_prefix_is_in_every_prompt_and_read_from_the_cache():
         assert led[:, LEDGER.cache_write_tokens].tolist() == [1_100, 50]
 
 
+def test_the_recorded_cache_split_bills_the_very_prompt_it_was_recorded_for():
+    """Hand-computed: prompts 1,100 and 1,150 (as above). The log recorded for request 1 the
+    prompt 1,150 with 0 read back and 1,140 written (the provider missed its cache): that is
+    what the call reads and writes, its loss is a recorded miss. Recorded for a prompt the
+    replay does not send (1,149: the policy changed the context), the model's split stays."""
+    from workbench.engine import enums as E
+    from workbench.engine.kernel import replay_kernel
+    from workbench.engine.prepare import prepare_continuity
+    from workbench.engine.records import LEDGER
+    from workbench.engine.reference import replay_reference
+
+    frame = pl.DataFrame({
+        "seq": [0, 1, 2, 3], "kind": [1, 1, 1, 1], "role": [1, 2, 1, 2], "flags": [0, 2, 0, 2],
+        "request": [0, 0, 1, 1], "ts_ms": [0, 1000, 2000, 3000], "pair_seq": [-1] * 4,
+        "name": [None] * 4, "message_id": ["a", "b", "c", "d"], "tokens_cl100k": [100, 20, 30, 5],
+    }, schema_overrides={"name": pl.String})
+    base = replace(prepare_continuity(frame, continuity=0, continuity_id="t", tokenizer="cl100k"),
+                   prefix_tokens=1_000)
+    kinds, params = Policy("raw").lower(200_000, 1, 300_000.0, 1)
+    cases = {1_150: ([0, 0], [1_100, 1_140], [E.CacheLoss.COLD, E.CacheLoss.RECORDED_MISS]),
+             1_149: ([0, 1_100], [1_100, 50], [E.CacheLoss.COLD, E.CacheLoss.NONE])}
+    for recorded_prompt, (read, write, loss) in cases.items():
+        billed = np.array([[-1, recorded_prompt], [-1, 0], [-1, 1_140]], np.int64)
+        inp = replace(base, billed_usage=billed)
+        for engine in (replay_kernel, replay_reference):
+            led, _ = engine(inp, kinds, params)
+            assert led[:, LEDGER.prompt_tokens].tolist() == [1_100, 1_150]
+            assert led[:, LEDGER.cache_read_tokens].tolist() == read, engine
+            assert led[:, LEDGER.cache_write_tokens].tolist() == write
+            assert led[:, LEDGER.cache_loss].tolist() == [int(x) for x in loss]
+
+
+def test_a_diverging_policy_bills_as_recorded_until_it_changes_the_context(imported_bundle):
+    """claude-code on the 2.0.76 session compacts at request 36, one request before the log:
+    until then every request reads back what the provider recorded; the compacted request
+    and those after it send prompts the log never recorded, and the cache model bills them."""
+    res = simulate(imported_bundle, ["claude-code"])
+    led = res.ledger.filter((pl.col("continuity_id") == AUTO_LOG) & (pl.col("call_kind") == "main"))
+    view_billed = res.inputs[AUTO_LOG].recorded_cache[0]
+    first = int(led.filter(pl.col("compacted"))["request"].min())
+    assert first == 36
+    before = led.filter(pl.col("request") < first)
+    assert before["cached_input_tokens"].to_list() == [int(view_billed[r]) for r in before["request"]]
+    assert "recorded_miss" in before["cache_loss"].to_list()
+    after = led.filter(pl.col("request") >= first)
+    assert (after["cached_input_tokens"].to_numpy() != view_billed[after["request"].to_numpy()]).all()
+
+
 def test_release_lines():
     assert get_policy("claude-code@2.0").trigger.threshold(200_000) == 155_000
     assert get_policy("claude-code@2.1").trigger.threshold(200_000) == 167_000

@@ -231,9 +231,24 @@ def test_parity_on_hand_built_continuities(first, chunks, window, data):
 
 def with_prefix(inp, data, window: int):
     """The input with a drawn fixed prefix (provider-token accounting: the harness's system
-    prompt and tool schemas, in every prompt), none in half the examples."""
+    prompt and tool schemas, in every prompt), none in half the examples; in a third of them
+    also a recorded usage per request (``billed_usage``), whose prompt is mostly the one an
+    unchanged replay sends there (so the recorded cache split applies until the policy
+    changes the context) and whose read/write are drawn, unknown (-1) or out of range."""
     prefix = data.draw(st.sampled_from([0, 0, 0, 1, 37, window // 10, window // 2, window + 1]), label="prefix")
-    return replace(inp, prefix_tokens=prefix) if prefix else inp
+    if prefix:
+        inp = replace(inp, prefix_tokens=prefix)
+    if inp.n_requests and data.draw(st.integers(0, 2), label="billed") == 0:
+        cum = np.concatenate([[0], np.cumsum(np.where(inp.visible, inp.tokens, 0))])
+        unchanged = prefix + cum[np.asarray(inp.req_first_row)]
+        n = inp.n_requests
+        pick = st.lists(st.integers(0, 9), min_size=n, max_size=n)
+        how, read_at, write_at = (np.array(data.draw(pick, label=k)) for k in ("how", "read", "write"))
+        prompt = np.where(how == 0, -1, np.where(how == 1, unchanged + 3, unchanged))
+        read = np.where(read_at == 0, -1, unchanged * read_at // 8)  # 9/8: more than the prompt
+        write = np.where(write_at == 0, -1, unchanged * write_at // 9)
+        inp = replace(inp, billed_usage=np.stack([prompt, read, write]).astype(np.int64))
+    return inp
 
 
 def test_hand_built_generator_covers_the_hard_shapes():

@@ -50,7 +50,14 @@ def test_as_recorded_totals_in_provider_tokens(tables):
             r = g.filter((pl.col("harness") == harness) & (pl.col("line") == line)).row(0, named=True)
             assert abs(r["prompt_error_pct"]) <= 3, r
     cc = g.filter((pl.col("harness") == "claude_code") & (pl.col("line") == "loo")).row(0, named=True)
-    assert abs(cc["cache_read_error_pct"]) <= 8, cc
+    # the recorded cache split bills every request the replay sends unchanged: the issue's bar
+    for harness, line in (("claude_code", "in_sample"), ("claude_code", "loo"), ("codex", "in_sample")):
+        r = g.filter((pl.col("harness") == harness) & (pl.col("line") == line)).row(0, named=True)
+        assert abs(r["cache_read_error_pct"]) <= 8 and abs(r["cost_error_pct"]) <= 5, r
+    # with no recorded usage at all the cache model alone predicts the reads (its misses are
+    # the providers' own: see the README); prompts stay within 5 %
+    bare = g.filter((pl.col("harness") == "claude_code") & (pl.col("line") == "loo_unanchored")).row(0, named=True)
+    assert abs(bare["prompt_error_pct"]) <= 5 and abs(bare["cache_read_error_pct"]) <= 8, bare
     # recomputed: the summed errors are the sums' errors
     rows = totals.filter((pl.col("harness") == "claude_code") & (pl.col("line") == "loo"))
     rec, sim = rows["recorded_prompt_tokens"].sum(), rows["simulated_prompt_tokens"].sum()

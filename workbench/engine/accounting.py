@@ -13,7 +13,9 @@ tokenizer counts the same text differently from cl100k. The import fits, per con
 * **anchored to the recorded usage**: where a request's prompt was recorded, the events
   appended since the previous recorded request are rescaled (largest remainder, in
   proportion to ``b ×`` counted) so that, as long as the replayed context is the recorded
-  one, the prompt *is* the recorded prompt, exactly. A recorded prompt smaller than the
+  one, the prompt *is* the recorded prompt, exactly, and the provider's recorded split of
+  it (cache read, cache write: its own misses included) is what the call reads and writes
+  (``ReplayInput.billed_usage``; once a policy changes the context the cache model bills). A recorded prompt smaller than the
   one before it in the same stretch (Claude drops earlier turns' thinking blocks) is
   averaged with its neighbours (:func:`monotone`): no event gets negative tokens. The prefix
   is capped by what the recorded prompts leave room for (a fitted intercept can exceed the
@@ -90,10 +92,31 @@ def spread(weights: np.ndarray, total: int) -> np.ndarray:
 @dataclass(frozen=True)
 class Recorded:
     """What a continuity's log recorded per request of its :class:`ReplayInput`
-    (-1 where nothing): the prompt (input + cache read + cache write) and the output."""
+    (-1 where nothing): the prompt (input + cache read + cache write), the output, and the
+    provider's split of the prompt into cache read and cache write."""
 
     prompt: np.ndarray  # int64 [R]
     output: np.ndarray  # int64 [R]
+    cache_read: np.ndarray | None = None  # int64 [R]
+    cache_write: np.ndarray | None = None  # int64 [R]
+
+    def __post_init__(self):
+        for name in ("cache_read", "cache_write"):
+            if getattr(self, name) is None:
+                object.__setattr__(self, name, np.full(self.prompt.size, -1, np.int64))
+
+    def input_fields(self) -> dict[str, np.ndarray]:
+        """The :class:`ReplayInput` fields that carry it."""
+        return {"recorded_prompt": self.prompt, "recorded_output": self.output,
+                "recorded_cache": np.stack([self.cache_read, self.cache_write])}
+
+    @classmethod
+    def of(cls, inp) -> Recorded | None:
+        """What :meth:`input_fields` put on ``inp`` (None: nothing recorded)."""
+        if inp.recorded_prompt is None:
+            return None
+        cache = inp.recorded_cache if inp.recorded_cache is not None else (None, None)
+        return cls(inp.recorded_prompt, inp.recorded_output, *cache)
 
     @classmethod
     def from_events(cls, events, inp) -> Recorded:
@@ -103,16 +126,16 @@ class Recorded:
         from workbench.continuity.enums import Origin
 
         n_req = inp.n_requests
-        prompt = np.full(n_req, -1, np.int64)
-        output = np.full(n_req, -1, np.int64)
+        prompt, output, read, write = (np.full(n_req, -1, np.int64) for _ in range(4))
         if n_req == 0 or "usage_input" not in events.columns:
-            return cls(prompt, output)
+            return cls(prompt, output, read, write)
         ui = events["usage_input"].to_numpy()
         rows = np.flatnonzero(ui >= 0)
         if rows.size == 0:
-            return cls(prompt, output)
-        cr = np.maximum(events["usage_cache_read"].to_numpy()[rows], 0)
-        cw = np.maximum(events["usage_cache_write"].to_numpy()[rows], 0)
+            return cls(prompt, output, read, write)
+        raw_read = events["usage_cache_read"].to_numpy()[rows]  # -1: the log does not say
+        raw_write = events["usage_cache_write"].to_numpy()[rows]
+        cr, cw = np.maximum(raw_read, 0), np.maximum(raw_write, 0)
         out = events["usage_output"].to_numpy()[rows]
         origin = events["origin"].to_numpy()[rows] if "origin" in events.columns else np.zeros(rows.size)
         request = events["request"].to_numpy()[rows].astype(np.int64)
@@ -126,7 +149,8 @@ class Recorded:
                 continue
             prompt[i] = int(ui[row] + cr[k] + cw[k])
             output[i] = int(out[k]) if out[k] >= 0 else -1
-        return cls(prompt, output)
+            read[i], write[i] = int(raw_read[k]), int(raw_write[k])
+        return cls(prompt, output, read, write)
 
 
 def provider_view(inp, line: Line, recorded: Recorded | None = None):
@@ -140,12 +164,15 @@ def provider_view(inp, line: Line, recorded: Recorded | None = None):
     out_tok = np.rint(np.asarray(inp.req_output_tokens) * line.factor).astype(np.int64)
     if line.anchored and recorded is not None:
         prefix = min(prefix, _room(inp, tokens, recorded.prompt))
-        _anchor(inp, tokens, prefix, recorded.prompt)
+        sent = _anchor(inp, tokens, prefix, recorded.prompt)
         has = recorded.output >= 0
         out_tok[has] = recorded.output[has]
+        billed = np.stack([sent, recorded.cache_read, recorded.cache_write])
+    else:
+        billed = None
     rec_sum = recorded_summary_sizes(tokens, inp.visible, inp.is_summary, inp.is_boundary)
     return replace(inp, tokens=tokens, prefix_tokens=prefix, req_output_tokens=out_tok,
-                   recorded_summary_tokens=rec_sum)
+                   recorded_summary_tokens=rec_sum, billed_usage=billed)
 
 
 def _stretches(inp, prompt: np.ndarray):
@@ -189,23 +216,27 @@ def monotone(values: np.ndarray) -> np.ndarray:
     return np.concatenate([np.full(int(c), m) for m, c in blocks]) if blocks else np.zeros(0)
 
 
-def _anchor(inp, tokens: np.ndarray, prefix: int, prompt: np.ndarray) -> None:
+def _anchor(inp, tokens: np.ndarray, prefix: int, prompt: np.ndarray) -> np.ndarray:
     """Rescale ``tokens`` in place so that the context before each recorded request (in a
     stretch between recorded compaction boundaries) sums to its recorded prompt (made
-    non-decreasing within the stretch first: :func:`monotone`)."""
+    non-decreasing within the stretch first: :func:`monotone`). Returns per request the
+    prompt an unchanged replay sends there (the prefix included; -1: not recorded)."""
     shown = inp.visible | inp.is_summary
+    sent = np.full(prompt.size, -1, np.int64)
     anchored, fo, stretch, starts = _stretches(inp, prompt)
     for k in np.unique(stretch).tolist():
         idx = np.flatnonzero(stretch == k)
         start = int(starts[idx[0]])
         targets = np.maximum(np.rint(monotone(prompt[anchored[idx]] - prefix)), 0).astype(np.int64)
         reached, carried = start, 0  # context rows of the stretch before ``reached`` sum to ``carried``
+        sent[anchored[idx]] = targets + prefix
         for j, target in zip(fo[idx].tolist(), targets.tolist(), strict=True):
             rows = np.flatnonzero(shown[reached:j]) + reached
             if rows.size == 0:
                 continue  # nothing to carry the difference: the next recorded request takes it
             tokens[rows] = spread(tokens[rows], target - carried)
             carried, reached = target, j
+    return sent
 
 
 class Accountant:
@@ -301,7 +332,5 @@ class Accountant:
         line = self.line(inp, policy)
         key = (id(inp), line)
         if key not in self._views:
-            rec = (Recorded(inp.recorded_prompt, inp.recorded_output)
-                   if inp.recorded_prompt is not None else None)
-            self._views[key] = (provider_view(inp, line, rec), inp)  # keep inp alive with its id
+            self._views[key] = (provider_view(inp, line, Recorded.of(inp)), inp)  # keep inp alive with its id
         return self._views[key][0], line

@@ -63,6 +63,9 @@ class CacheLossT(NamedTuple):
     DRIFT: int = 5  # request shape changed without a policy edit (e.g. a different cache key)
     BELOW_MINIMUM: int = 6  # the common prefix is shorter than the minimum cacheable size
     TRUNCATION: int = 7  # an overflow truncated the oldest raw events (not a compaction)
+    # the log recorded the provider reading back less than the model's common prefix for the
+    # very prompt the replay sent (a miss of the provider's own, e.g. another cache replica)
+    RECORDED_MISS: int = 8
 
 
 class LedgerFlagT(NamedTuple):

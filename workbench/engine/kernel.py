@@ -87,12 +87,13 @@ def positions(inp: ReplayInput, summaries_visible: bool) -> Positions:
         # numpy allocations (huge-page advised) fault in faster than numba's for big arrays
         vrow, ptok = np.empty(nv, np.int32), np.empty(nv + 1, np.int64)
         vflag, vmsg = np.empty(nv, np.uint8), np.empty(nmsg, np.int32)
-        Q, B = np.empty((4, inp.n_requests), np.int64), np.empty((3, brow.size), np.int64)
+        Q, B = np.empty((nb.Q_ROWS, inp.n_requests), np.int64), np.empty((3, brow.size), np.int64)
         counts = nb.positions_nb(
             visible, is_summary, bool(summaries_visible), i64(inp.tokens), is_message,
             b(inp.is_user_message), b(inp.is_tool_call), b(inp.is_tool_result), i64(inp.open_after),
             i64(inp.row_request), i64(inp.req_first_row), i64(inp.req_ts), i64(inp.req_output_tokens),
             brow, btok, vrow, ptok, vflag, vmsg, Q, B)
+        Q[nb.Q_BILLED_PROMPT:] = -1 if inp.billed_usage is None else inp.billed_usage
         entry[key] = Positions(vrow, ptok, vflag, vmsg, Q, B, *(int(x) for x in counts[:3]),
                                *(bool(x) for x in counts[3:]))
     return entry[key]

@@ -90,6 +90,11 @@ MASK_CLASS = F_RESULT | F_OUT  # class 0: == F_RESULT (bound b0); class 1: == MA
 
 # ---- rows of the per-request table Q and the boundary table B ------------------------------
 Q_FIRST, Q_NVP, Q_TS, Q_OUT = range(4)  # first output row, visible rows before it, ts, output
+# filled by the wrapper (-1: none): the recorded prompt, cache read and cache write of a request
+# (ReplayInput.billed_usage); a main call sending exactly that prompt reads and writes what
+# the provider recorded (its own misses included) instead of what the cache model predicts
+Q_BILLED_PROMPT, Q_BILLED_READ, Q_BILLED_WRITE = range(4, 7)
+Q_ROWS = 7
 B_ROW, B_VPOS, B_SUM = range(3)  # boundary row, visible rows before it, recorded summary size
 
 # ---- configuration slots of the state vector (filled by the wrapper, read-only) -----------
@@ -599,8 +604,20 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
                 lcp = 0
         gran = st[C_GRAN]
         read = lcp if gran == 1 else (lcp // gran) * gran
-        if (mode == CacheMode.EXPLICIT or mode == CacheMode.AUTOMATIC_WRITES) and total >= min_cache:
+        writes = mode == CacheMode.EXPLICIT or mode == CacheMode.AUTOMATIC_WRITES
+        if writes and total >= min_cache:
             write = total - read
+        if call == CallKind.MAIN and Q[Q_BILLED_READ, r] >= 0 and Q[Q_BILLED_PROMPT, r] == total:
+            billed = Q[Q_BILLED_READ, r] if Q[Q_BILLED_READ, r] < total else total
+            if billed < read and loss == CacheLoss.NONE:
+                loss = CacheLoss.RECORDED_MISS
+            read = billed
+            if not writes:
+                write = 0
+            elif Q[Q_BILLED_WRITE, r] >= 0:
+                write = Q[Q_BILLED_WRITE, r] if Q[Q_BILLED_WRITE, r] < total - read else total - read
+            else:
+                write = total - read if total >= min_cache else 0
     st[b + PK_EXISTS] = 1
     st[b + PK_TOTAL] = items
     st[b + PK_H] = h

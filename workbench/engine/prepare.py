@@ -48,6 +48,11 @@ class ReplayInput:
     harness_version: str | None = None  # as the log records it (Claude Code ``version``)
     recorded_prompt: np.ndarray | None = None  # int64 [R]: the log's prompt per request, -1 none
     recorded_output: np.ndarray | None = None  # int64 [R]: the log's output tokens, -1 none
+    recorded_cache: np.ndarray | None = None  # int64 [2, R]: the log's cache read, cache write; -1 none
+    # set by a provider view anchored to the recorded usage: per request the recorded prompt,
+    # cache read and cache write (-1 none); where the replay sends exactly that prompt, the
+    # provider's recorded split of it is what the call reads and writes (kernel_nb Q_BILLED)
+    billed_usage: np.ndarray | None = None  # int64 [3, R]
     own_line: tuple[float, float] | None = None  # (a, b) of the import's calibration, if fitted
 
     @property

@@ -186,8 +186,21 @@ class _Replay:
                         loss = E.CacheLoss.BELOW_MINIMUM
                     lcp = 0
             read = (lcp // gran) * gran
-            if mode in (E.CacheMode.EXPLICIT, E.CacheMode.AUTOMATIC_WRITES) and total >= min_cache:
+            writes = mode in (E.CacheMode.EXPLICIT, E.CacheMode.AUTOMATIC_WRITES)
+            if writes and total >= min_cache:
                 write = total - read
+            billed = self.billed(r, total) if call == E.CallKind.MAIN else None
+            if billed is not None:  # the provider's recorded split of this very prompt
+                billed_read, billed_write = billed
+                if billed_read < read and loss == E.CacheLoss.NONE:
+                    loss = E.CacheLoss.RECORDED_MISS
+                read = billed_read
+                if not writes:
+                    write = 0
+                elif billed_write is not None:
+                    write = min(billed_write, total - read)
+                else:
+                    write = total - read if total >= min_cache else 0
         self.prev_items[key] = list(items)  # the trailing instruction is never reused
         self.prev_ts[key] = ts
         self.compacted_since[key] = False
@@ -198,6 +211,14 @@ class _Replay:
             cache_write_tokens=write, uncached_tokens=total - read - write, output_tokens=output,
             context_before=before, context_after=after, flags=int(flags), cache_loss=int(loss),
             cache_key=key, ts_ms=ts))
+
+    def billed(self, r: int, total: int) -> tuple[int, int | None] | None:
+        """``(cache read, cache write or None)`` the log recorded for request ``r`` when its
+        recorded prompt is ``total`` tokens (``inp.billed_usage``), else None."""
+        usage = self.inp.billed_usage
+        if usage is None or usage[1, r] < 0 or usage[0, r] != total:
+            return None
+        return min(int(usage[1, r]), total), (int(usage[2, r]) if usage[2, r] >= 0 else None)
 
     def mark(self, compacted: bool = False, edited: bool = False, truncated: bool = False) -> None:
         for key in (0, 1):

@@ -230,7 +230,7 @@ def _with_log_facts(inp, part, row: dict, imported: dict, tokenizer: str):
         return replace(inp, harness=row["source_format"], harness_version=version)
     rec = Recorded.from_events(part, inp)
     return replace(inp, harness=row["source_format"], own_line=own, harness_version=version,
-                   recorded_prompt=rec.prompt, recorded_output=rec.output)
+                   **rec.input_fields())
 
 
 def _sorted_bounds(ev):
