@@ -8,10 +8,12 @@ directory layout (:mod:`workbench.rundir`) says. The CLI, the demo and notebooks
 >>> from workbench.synth.generate import GeneratorConfig, generate_dataset
 >>> tmp = Path(tempfile.mkdtemp())
 >>> dataset = generate_dataset(GeneratorConfig(profile="coding", events=300, seed=1), tmp / "d")
->>> run = simulate(dataset, ["claude-code"], engine="reference").write(tmp / "run")
+>>> run = simulate(dataset, ["claude-code", "llm-summary"], engine="reference").write(tmp / "run")
 >>> res = conformance_audit(run)
 >>> res.passed, res.write(run) == run, (run / "conformance.json").is_file()
 (True, True, True)
+>>> res.details["checked"]["checkpoints"] > 0
+True
 >>> import shutil; shutil.rmtree(tmp)
 """
 
@@ -111,8 +113,10 @@ def determinism_audit(dataset, policies: Sequence, *, engine: str = "kernel",
 
     res = audit_determinism(dataset, list(policies), engine=engine, drift_tokenizer=drift_tokenizer)
     return AuditResult("determinism", {N.DETERMINISM: res["checks"], N.DRIFT: res["drift"]},
-                       {N.DETERMINISM_JSON: {"passed": res["passed"], "hashes": res["hashes"]}},
-                       passed=bool(res["passed"]), details={"drift_tokenizer": drift_tokenizer})
+                       {N.DETERMINISM_JSON: {"passed": res["passed"], "hashes": res["hashes"],
+                                             "checked": res["checked"]}},
+                       passed=bool(res["passed"]), details={"drift_tokenizer": drift_tokenizer,
+                                                            "checked": res["checked"]})
 
 
 def conformance_audit(run_dir: str | Path) -> AuditResult:
@@ -126,12 +130,27 @@ def conformance_audit(run_dir: str | Path) -> AuditResult:
     report = check_result(result, ds)
     scenarios = scenarios_frame(run_scenarios(result))
     failed_scenarios = scenarios.filter(scenarios["status"] == "fail").height
-    passed = bool(report.passed and failed_scenarios == 0)
+    checked = conformance_checked(result.events, scenarios)
+    # a run with no checkpoint exercised none of the ADR-0011 invariants: that is no pass
+    passed = bool(report.passed and failed_scenarios == 0 and checked["checkpoints"] > 0)
     return AuditResult("conformance", {N.CONFORMANCE: report.findings, N.SCENARIOS: scenarios,
                                        N.CAPABILITY: degraded_matrix()},
                        {N.CONFORMANCE_JSON: {"passed": passed, "invariants_passed": report.passed,
-                                             "scenario_failures": failed_scenarios}},
-                       passed=passed, details={"invariants_passed": report.passed})
+                                             "scenario_failures": failed_scenarios, "checked": checked}},
+                       passed=passed, details={"invariants_passed": report.passed, "checked": checked})
+
+
+def conformance_checked(events, scenarios) -> dict[str, int]:
+    """What a conformance audit had to check: checkpoint frames, RFC 0012 ``memory.compacted``
+    events, and scenarios run (not skipped) over the policies of the run."""
+    from workbench.conformance.schemas import CHECKPOINT_EVENT
+
+    kinds = events["event_type"]
+    return {"policies": events["policy"].n_unique() if events.height else 0,
+            "checkpoints": int((kinds == CHECKPOINT_EVENT).sum()),
+            "memory_compacted": int((kinds == "memory.compacted").sum()),
+            "scenarios_run": int((scenarios["status"] != "skip").sum()) if scenarios.height else 0,
+            "scenarios_skipped": int((scenarios["status"] == "skip").sum()) if scenarios.height else 0}
 
 
 def fidelity_audit(dataset, *, engine: str = "kernel", price_as: str | None = None,

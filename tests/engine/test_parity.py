@@ -105,9 +105,11 @@ def policies(draw, window: int):
                       placeholder_tokens=draw(st.sampled_from([0, 8, 12, 40])),
                       keep_tokens=draw(st.sampled_from([1, 200, 2000, window // 4])) if by_tokens else 0,
                       at_least_tokens=draw(st.sampled_from([0, 0, 100, 3000])) if by_tokens else 0)
+    # a flush fires below the compaction threshold: only a policy that compacts on tokens has one
+    flushable = kind == "tokens" and trigger.scope == "total" and compaction.kind != "none"
     flush = Flush(
-        enabled=draw(st.booleans()),
-        reserve_tokens=draw(st.integers(0, window // 2)),
+        enabled=flushable and draw(st.booleans()),
+        reserve_tokens=trigger.reserve_tokens if flushable and draw(st.booleans()) else Flush.reserve_tokens,
         soft_threshold_tokens=draw(st.integers(0, window // 4)),
         fraction=draw(st.sampled_from([0.0, 0.0, 0.5, 0.8])),
         prompt_tokens=draw(st.sampled_from([0, 120])),

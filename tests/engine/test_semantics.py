@@ -76,7 +76,7 @@ def test_cache_expires_after_the_ttl_gap(engine):
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_flush_fires_once_per_compaction_count_exactly_at_the_formula(engine):
-    # window 10,000; reserve 2,000; soft 1,000 -> flush threshold 7,000
+    # compaction at 8,000; soft 1,000 below it -> flush threshold 7,000
     events = [("S", 1000, 0), ("U", 5999, 1), ("A", 0, 2),  # context 6,999: no flush
               ("U", 1, 3), ("A", 0, 4),  # context 7,000: flush
               ("U", 500, 5), ("A", 0, 6),  # 7,500: already flushed at this compaction count
@@ -84,7 +84,7 @@ def test_flush_fires_once_per_compaction_count_exactly_at_the_formula(engine):
               ("U", 6000, 9), ("A", 0, 10)]  # after compaction 1000 + summary + 6000 >= 7,000: flush again
     pol = Policy("f", trigger=CutRule(kind="tokens", tokens=8000, keep_first=1, message_boundary=False),
                  compaction=Compaction(kind="summary", ratio=0.1, floor=0, cap=10_000, prompt_tokens=0),
-                 flush=Flush(enabled=True, reserve_tokens=2000, soft_threshold_tokens=1000, output_tokens=300),
+                 flush=Flush(enabled=True, soft_threshold_tokens=1000, output_tokens=300),
                  provider=Provider(context_window=10_000))
     ledger, evs = run(engine, replay_input(events, window=10_000), pol)
     flushes = [r for r in ledger if r["call_kind"] == E.CallKind.FLUSH]
@@ -219,12 +219,15 @@ def test_an_overflow_truncation_is_a_truncation_not_a_compaction(engine):
 def test_an_overflow_truncation_does_not_rearm_the_flush(engine):
     """The flush runs once per compaction count; a truncation is not a compaction, so it
     does not open a new count (it used to: every truncation re-armed the flush)."""
-    # window 3,000; reserve 500, soft 500 -> flush threshold 2,000
+    # window 3,000; compaction at 2,500 but the last 100 events stay raw, so it never finds a
+    # cut; soft 500 below it -> flush threshold 2,000
     events = [("S", 500, 0), ("U", 1000, 1), ("A", 100, 2),  # 1,500: no flush
-              ("U", 1500, 3), ("A", 100, 4),  # 3,100: flush, overflow, truncated to 2,100
+              ("U", 1500, 3), ("A", 100, 4),  # 3,100: flush, no cut, overflow, truncated to 2,100
               ("U", 200, 5), ("A", 100, 6)]  # 2,400 >= 2,000, but no compaction since: no flush
-    pol = Policy("raw-flush", emergency="truncate", provider=Provider(context_window=3000),
-                 flush=Flush(enabled=True, reserve_tokens=500, soft_threshold_tokens=500, output_tokens=50))
+    pol = Policy("stuck-flush", emergency="truncate", provider=Provider(context_window=3000),
+                 trigger=CutRule(kind="tokens", tokens=2500, keep_first=1, keep_last_events=100),
+                 compaction=Compaction(kind="summary", ratio=0.1, floor=0, cap=10_000, prompt_tokens=0),
+                 flush=Flush(enabled=True, soft_threshold_tokens=500, output_tokens=50))
     ledger, evs = run(engine, replay_input(events, window=3000), pol)
     assert [r["request"] for r in ledger if r["call_kind"] == E.CallKind.FLUSH] == [1]
     assert [e["type"] for e in evs].count(E.EventType.TRUNCATION) == 1

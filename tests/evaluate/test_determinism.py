@@ -49,3 +49,16 @@ def test_a_policy_hashes_the_same_simulated_alone_or_among_all_presets(tmp_path)
     hashes = run_hashes(together)
     for name in ("claude-code", "openhands-default", "no-compaction"):
         assert run_hashes(simulate(ds, [get_policy(name)]))[name] == hashes[name], name
+
+
+def test_a_determinism_audit_with_no_checkpoint_to_race_fails(tmp_path):
+    """No policy compacts this dataset: the race of concurrent checkpoint writers had nothing
+    to select, so checkpoint determinism was not checked; the audit says so and fails."""
+    ds = generate_dataset(GeneratorConfig(profile="coding", events=300, seed=2, facts=0, secrets=0,
+                                          hard_negatives=0), tmp_path / "ds")
+    out = audit_determinism(ds, [get_policy("no-compaction")], engine="reference")
+    checks = out["checks"]
+    assert (checks["status"] != "fail").all()  # nothing differed ...
+    race = checks.filter(checks["check"] == "shuffled_background_jobs")
+    assert race["status"].to_list() == ["skip"]
+    assert out["checked"]["checkpoints_raced"] == 0 and out["passed"] is False  # ... and nothing was raced

@@ -81,6 +81,10 @@ def determinism(
     drift = audit.tables[N.DRIFT]
     emit(drift.to_dicts(), ["policy", "trigger", "cuts", "cuts_other", "moved"], fmt=fmt,
          title="Tokenizer drift", headers={"cuts_other": f"cuts ({drift_tokenizer})"})
+    c = audit.details["checked"]
+    say(f"checked {c['checks']} checks over {c['policies']} policies; {c['checkpoints_raced']:,} checkpoints raced")
+    if not c["checkpoints_raced"]:
+        say("no checkpoint to race: no policy compacted this dataset, so checkpoint selection was not exercised")
     say(f"{'PASS' if audit.passed else 'FAIL'}: wrote {out}/determinism.parquet, drift.parquet")
     if not audit.passed:
         raise typer.Exit(1)
@@ -104,6 +108,11 @@ def conformance(run: RunDir, fmt: Format = "table") -> None:
         f"({fails.height} failures, {findings.height - fails.height} warnings)")
     for r in fails.head(10).iter_rows(named=True):
         say(f"  {r['check']} {r['policy']} {r['continuity_id']}: {r['detail']}")
+    c = audit.details["checked"]
+    say(f"checked {c['checkpoints']:,} checkpoints and {c['memory_compacted']:,} memory.compacted events of "
+        f"{c['policies']} policies; {c['scenarios_run']} scenarios run, {c['scenarios_skipped']} skipped")
+    if not c["checkpoints"]:
+        say("no checkpoint to check: the run made no compaction, so no ADR-0011 invariant was exercised")
     say(f"{'PASS' if audit.passed else 'FAIL'}: wrote conformance/scenarios/capability Parquet to {run}")
     if not audit.passed:
         raise typer.Exit(1)

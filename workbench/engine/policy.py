@@ -130,19 +130,20 @@ class Masking:
 
 @dataclass(frozen=True)
 class Flush:
-    """Pre-compaction memory flush (Signet §6.4 / OpenClaw)."""
+    """Pre-compaction memory flush (Signet §6.4 / OpenClaw): a silent turn that fires
+    ``soft_threshold_tokens`` below the policy's *compaction* threshold (the Signet
+    analysis: the flush MUST trigger at the compaction threshold minus a safety margin), at
+    most once per compaction; see :meth:`Policy.flush_threshold`."""
 
     enabled: bool = False
-    reserve_tokens: int = 20_000  # reserveTokensFloor
-    soft_threshold_tokens: int = 4_000
-    fraction: float = 0.0  # alternatively flush at fraction x window (Letta's warning)
+    # OpenClaw's reserveTokensFloor is the compaction's reserve: the flush has none of its own.
+    # Kept so tied sweeps (``trigger.reserve_tokens,flush.reserve_tokens``) still read; any
+    # value but the default must equal trigger.reserve_tokens
+    reserve_tokens: int = 20_000
+    soft_threshold_tokens: int = 4_000  # the safety margin below the compaction threshold
+    fraction: float = 0.0  # > 0: flush no later than fraction x window (Letta's memory warning)
     prompt_tokens: int = 120  # "Pre-compaction memory flush. Store durable memories now."
     output_tokens: int = 400  # memory entries written (the reply is NO_REPLY)
-
-    def threshold(self, window: int) -> int:
-        if self.fraction:
-            return int(self.fraction * window)
-        return int(window - self.reserve_tokens - self.soft_threshold_tokens)
 
 
 @dataclass(frozen=True)
@@ -220,9 +221,39 @@ class Policy:
                                                           or self.trigger.reserve_tokens)),
              "a tokens trigger needs tokens, fraction or reserve_tokens"),
         ]
+        checks += self._flush_checks()
         for ok, msg in checks:
             if not ok:
                 raise PolicyError(f"policy {self.name!r}: {msg}")
+
+    def _flush_checks(self) -> list[tuple[bool, str]]:
+        f, t = self.flush, self.trigger
+        if not f.enabled:
+            return []
+        return [
+            (t.kind != "none" and self.compaction.kind != "none",
+             "flush.enabled needs a compaction: the flush fires flush.soft_threshold_tokens below the "
+             "compaction threshold, and this policy never compacts"),
+            (t.kind in ("none", "tokens"), f"flush.enabled needs a tokens trigger: the flush fires "
+                                           f"flush.soft_threshold_tokens below the compaction threshold, "
+                                           f"and a {t.kind} trigger has no token threshold"),
+            (t.scope == "total", "flush.enabled needs trigger.scope total: the flush compares the whole "
+                                 "prompt with the compaction threshold"),
+            (f.reserve_tokens in (Flush.reserve_tokens, t.reserve_tokens),
+             f"flush.reserve_tokens ({f.reserve_tokens:,}) is not the compaction's reserve "
+             f"(trigger.reserve_tokens {t.reserve_tokens:,}): the flush fires "
+             f"flush.soft_threshold_tokens below the compaction threshold; set the trigger instead"),
+            (f.soft_threshold_tokens >= 0, "flush.soft_threshold_tokens must be >= 0"),
+        ]
+
+    def flush_threshold(self, window: int) -> int:
+        """Context tokens at which the flush fires: ``soft_threshold_tokens`` below the
+        compaction threshold (and, with ``flush.fraction``, no later than that share of the
+        window); never below 0. Moving the trigger moves the flush with it."""
+        at = self.trigger.threshold(window) - self.flush.soft_threshold_tokens
+        if self.flush.fraction:
+            at = min(at, int(self.flush.fraction * window))
+        return max(0, int(at))
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -331,7 +362,7 @@ class Policy:
         params[E.P_SUMMARY_CAP] = c.cap
         params[E.P_SUMMARY_FLOOR] = c.floor
         params[E.P_SUMMARY_PROMPT] = c.prompt_tokens
-        params[E.P_FLUSH_THRESHOLD] = f.threshold(window) if f.enabled else 0
+        params[E.P_FLUSH_THRESHOLD] = self.flush_threshold(window) if f.enabled else 0
         params[E.P_FLUSH_PROMPT] = f.prompt_tokens
         params[E.P_FLUSH_OUTPUT] = f.output_tokens
         params[E.P_MASK_PLACEHOLDER] = m.placeholder_tokens

@@ -226,9 +226,9 @@ def check_window(policy, window: int, *, where: str = "") -> None:
             raise PolicyError(f"{_where(where)}policy {policy.name!r}: {field} puts the compaction threshold at "
                               f"{threshold:,} tokens, outside the {window:,}-token context window (it must be "
                               f"above 0 and at most the window)")
-    f = policy.flush
-    if f.enabled:
-        threshold = f.threshold(window)
+    if policy.flush.enabled:
+        threshold = policy.flush_threshold(window)
         if not 0 < threshold <= window:
-            raise PolicyError(f"{_where(where)}policy {policy.name!r}: the flush threshold ({threshold:,} tokens) "
-                              f"lies outside the {window:,}-token context window")
+            raise PolicyError(f"{_where(where)}policy {policy.name!r}: the flush threshold ({threshold:,} tokens: "
+                              f"flush.soft_threshold_tokens below the compaction threshold) lies outside the "
+                              f"{window:,}-token context window")

@@ -12,7 +12,8 @@ For each request ``r`` (whose first output event is row ``p``), in order:
    events after the cut and before ``p``. Tool results older than ``mask_after_turns``
    requests are placeholders (masking); cleared tool uses are placeholders (clearing);
    a ``recent_messages_limit`` shows only the tail from the L-th last message on.
-2. **Flush** when context >= flush threshold and no flush ran at this compaction count:
+2. **Flush** when context >= flush threshold (``Policy.flush_threshold``: a margin below the
+   compaction threshold) and no flush ran at this compaction count:
    a call with the context plus the flush instruction; its output never enters the context.
    Only the policy's compactions advance that count; an overflow truncation does not.
 3. **Compact** when the cut-point rule fires: choose the latest allowed cut (rule, then

@@ -167,19 +167,15 @@ def openclaw(policy, window: int) -> HarnessSnippet:
     flush: dict[str, Any] = {"enabled": bool(policy.flush.enabled)}
     s.keys.append(Key("agents.defaults.compaction.memoryFlush.enabled", bool(policy.flush.enabled),
                       "documented", "OpenClaw config (session management: memory flush)"))
-    if policy.flush.enabled:
-        reserve = compaction.get("reserveTokensFloor", int(policy.flush.reserve_tokens))
-        soft = int(window - reserve - policy.flush.threshold(window))
-        if soft < 0:
-            s.notes.append(f"the tuned flush threshold lies above the compaction threshold; "
-                           f"softThresholdTokens clamped to 0 (was {soft:,})")
-            soft = 0
+    if policy.flush.enabled and threshold is not None:
+        # the flush fires softThresholdTokens below the compaction threshold, in OpenClaw as here
+        soft = int(threshold - policy.flush_threshold(window))
         flush["softThresholdTokens"] = soft
         s.keys.append(Key("agents.defaults.compaction.memoryFlush.softThresholdTokens", soft, "documented",
                           "OpenClaw config (session management: memory flush)"))
-        if policy.flush.reserve_tokens != reserve and not policy.flush.fraction:
-            s.notes.append("OpenClaw uses one reserve for compaction and flush; softThresholdTokens was "
-                           "computed so the flush fires at the tuned flush threshold")
+        if soft != policy.flush.soft_threshold_tokens:
+            s.notes.append(f"flush.fraction {policy.flush.fraction} puts the flush {soft:,} tokens below the "
+                           f"compaction threshold: softThresholdTokens is that distance")
     compaction["memoryFlush"] = flush
     doc = {"agents": {"defaults": {"compaction": compaction}}}
     s.blocks.append(Block("json", "OpenClaw config (JSON)", json.dumps(doc, indent=2)))

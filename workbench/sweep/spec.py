@@ -13,7 +13,7 @@ swept; ``seeds`` is its own axis; ``mode`` combines the swept lists as a Cartesi
     base: openclaw-flush                 # a preset, a .yaml/.toml policy file, or a mapping
     parameters:
       flush.soft_threshold_tokens: [2000, 4000, 8000]
-      trigger.reserve_tokens,flush.reserve_tokens: [13000, 20000, 33000]   # tied: same values
+      trigger.reserve_tokens,flush.reserve_tokens: [13000, 20000, 33000]   # tied: same values (the flush's must be the trigger's)
       provider.model: claude-sonnet-4-5  # fixed
     mode: product
     seeds: [0, 1]
