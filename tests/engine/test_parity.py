@@ -100,11 +100,14 @@ def policies(draw, window: int):
         placeholder_tokens=draw(st.sampled_from([0, 8, 40])),
         probe_prompt_tokens=draw(st.sampled_from([0, 0, 300])),
     )
-    by_tokens = draw(st.sampled_from([False, False, True]))
-    masking = Masking(after_turns=0 if by_tokens else draw(st.sampled_from([0, 0, 1, 2, 3, 6])),
+    by = draw(st.sampled_from(["turns", "turns", "tokens", "count"]))
+    bound = by != "turns"
+    masking = Masking(after_turns=0 if bound else draw(st.sampled_from([0, 0, 1, 2, 3, 6])),
                       placeholder_tokens=draw(st.sampled_from([0, 8, 12, 40])),
-                      keep_tokens=draw(st.sampled_from([1, 200, 2000, window // 4])) if by_tokens else 0,
-                      at_least_tokens=draw(st.sampled_from([0, 0, 100, 3000])) if by_tokens else 0)
+                      keep_tokens=draw(st.sampled_from([1, 200, 2000, window // 4])) if by == "tokens" else 0,
+                      keep_results=draw(st.sampled_from([1, 2, 5])) if by == "count" else 0,
+                      at_least_tokens=draw(st.sampled_from([0, 0, 100, 3000])) if bound else 0,
+                      idle_s=draw(st.sampled_from([0.0, 0.0, 2.0, 30.0, 999.5])) if bound else 0.0)
     # a flush fires below the compaction threshold: only a policy that compacts on tokens has one
     flushable = kind == "tokens" and trigger.scope == "total" and compaction.kind != "none"
     flush = Flush(

@@ -123,3 +123,43 @@ def test_each_new_preset_first_compacts_where_its_rule_says(engine, preset, roun
     if preset == "gemini-cli":  # the probe follows the summary call
         calls = [r for r in ledger if r["request"] == first and r["call_kind"] == E.CallKind.COMPACTION]
         assert len(calls) == 2 and calls[1]["output_tokens"] == calls[0]["output_tokens"]
+
+
+# S, U, then three tool calls each answered (2 s apart), then a reply ~66 minutes later
+IDLE = [("S", 100, 0), ("U", 50, 1), ("C", 10, 2, "c1"), ("R", 200, 3, "c1"), ("C", 10, 4, "c2"),
+        ("R", 200, 5, "c2"), ("C", 10, 6, "c3"), ("R", 200, 7, "c3"), ("A", 10, 4_000)]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_masking_by_count_keeps_the_newest_outputs(engine):
+    """keep the newest tool output, placeholders of 10: request 1 sees R1 alone (kept), 360;
+    request 2 masks R1: 100+50+10+10+10+200 = 380; request 3 masks R2 too: 400."""
+    pol = Policy("m", masking=Masking(keep_results=1, placeholder_tokens=10))
+    main = _main(run(engine, replay_input(IDLE), pol)[0])
+    assert [r["prompt_tokens"] for r in main] == [150, 360, 380, 400]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_masking_after_an_idle_gap_only(engine):
+    """The same gated at 3,600 s: requests 1 and 2 come 2 s after the one before (no
+    masking: 360, 570); request 3 comes 3,994 s later: R1 and R2 masked at once,
+    100+50+10+10+10+10+10+200 = 400."""
+    pol = Policy("m", masking=Masking(keep_results=1, idle_s=3_600.0, placeholder_tokens=10))
+    main = _main(run(engine, replay_input(IDLE), pol)[0])
+    assert [r["prompt_tokens"] for r in main] == [150, 360, 570, 400]
+    assert [bool(r["flags"] & E.LedgerFlag.EDITED) for r in main] == [False, False, False, True]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_claude_code_microcompact_clears_all_but_five_after_an_hour(engine):
+    """Seven tool outputs of 200 (2 s apart), then a reply 66 min later: the preset keeps the
+    newest 5 and clears the two oldest to 8-token placeholders: 150 + 7 x 10 + 5 x 200 +
+    2 x 8 = 1,236 (1,620 without the gap rule)."""
+    events = [("S", 100, 0), ("U", 50, 1)]
+    for k in range(7):
+        events += [("C", 10, 2 + 2 * k, f"c{k}"), ("R", 200, 3 + 2 * k, f"c{k}")]
+    events.append(("A", 10, 4_000))
+    main = _main(run(engine, replay_input(events), get_policy("claude-code-microcompact"))[0])
+    assert main[-1]["prompt_tokens"] == 1_236
+    assert main[-2]["prompt_tokens"] == 150 + 6 * 10 + 6 * 200  # 2 s after the one before: nothing cleared
+    assert _main(run(engine, replay_input(events), get_policy("claude-code"))[0])[-1]["prompt_tokens"] == 1_620

@@ -164,6 +164,9 @@ def test_claude_code_snippet():
     s = render("claude-code", get_policy("claude-code", {"trigger.reserve_tokens": 20_000}), window=200_000)
     (settings,) = parse_blocks(s)
     assert "env" not in settings and any("only lower" in n for n in s.notes)
+    # the microcompact variant: the same settings, and a note that its gap rule has no key
+    s = render("claude-code", get_policy("claude-code-microcompact"), window=200_000)
+    assert any("60-minute gap" in n and "not expressible" in n for n in s.notes), s.notes
 
 
 def test_codex_snippet():

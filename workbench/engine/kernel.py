@@ -121,7 +121,8 @@ def lowered_config(kinds: np.ndarray, params: np.ndarray, pos: Positions) -> np.
     mp = int(params[E.P_MASK_PLACEHOLDER])
     cp = int(params[E.P_CLEAR_PLACEHOLDER])
     mask_tokens = int(params[E.P_MASK_KEEP_TOKENS])
-    mask_on = int(k[E.K_MASK_AFTER_TURNS]) > 0 or mask_tokens > 0
+    mask_results = int(params[E.P_MASK_KEEP_RESULTS])
+    mask_on = int(k[E.K_MASK_AFTER_TURNS]) > 0 or mask_tokens > 0 or mask_results > 0
     clear_on = strategy == E.Strategy.CLEAR_TOOL_USES
     has1 = pos.has_output_results
     cfg[nb.C_K] = int(params[E.P_KEEP_FIRST])
@@ -156,6 +157,8 @@ def lowered_config(kinds: np.ndarray, params: np.ndarray, pos: Positions) -> np.
     cfg[nb.C_TURN_KEEP] = int(params[E.P_TRIGGER_KEEP_TURNS])
     cfg[nb.C_NEED_MESSAGE] = int(bool(k[E.K_MESSAGE_BOUNDARY]))
     cfg[nb.C_MASK_TOKENS] = mask_tokens
+    cfg[nb.C_MASK_RESULTS] = mask_results
+    cfg[nb.C_MASK_IDLE] = int(np.ceil(params[E.P_MASK_IDLE_MS]))
     cfg[nb.C_MASK_AT_LEAST] = int(params[E.P_MASK_AT_LEAST])
     cfg[nb.C_PROBE] = int(params[E.P_PROBE_PROMPT])
     cfg[nb.C_SCOPE] = int(k[E.K_TRIGGER_SCOPE])
@@ -165,7 +168,7 @@ def lowered_config(kinds: np.ndarray, params: np.ndarray, pos: Positions) -> np.
         rows += [nb.C_R_DM0] + ([nb.C_R_DM1] if has1 else [])
     if clear_on:
         rows += [nb.C_R_DC] + ([nb.C_R_DCM0] if mask_on else []) + ([nb.C_R_DCM1] if mask_on and has1 else [])
-    if mask_tokens > 0:
+    if mask_tokens > 0 or mask_results > 0:
         rows.append(nb.C_R_RTOK)  # tool-output token sums: where the masking bound falls
     cfg[nb.C_R_DM0: nb.C_R_DCM1 + 1] = -1
     cfg[nb.C_R_RTOK] = -1

@@ -112,7 +112,10 @@ B_ROW, B_VPOS, B_SUM = range(3)  # boundary row, visible rows before it, recorde
  C_MASK_TOKENS, C_MASK_AT_LEAST, C_R_RTOK,
  # a probe call after each summary (its instruction's tokens; 0: none); tokens-trigger scope
  # (0: the whole prompt, 1: less the prefix and the pinned head)
- C_PROBE, C_SCOPE) = range(42)
+ C_PROBE, C_SCOPE,
+ # masking by count: the newest C_MASK_RESULTS tool outputs stay (0: by tokens or turns); the
+ # by-tokens/by-count step runs only after a gap of C_MASK_IDLE ms since the previous request
+ C_MASK_RESULTS, C_MASK_IDLE) = range(44)
 N_CFG = 48
 
 # ---- replay state slots ---------------------------------------------------------------------
@@ -1070,23 +1073,40 @@ def _cut_nb(r, nvp, tb, chosen, before, st, ptok, PRE, vrow, msg_ordinal, vmsg, 
 
 
 @leaf
-def _mask_by_tokens_nb(nvp, st, PRE):
-    """Masking by tokens: every tool output of the tail but the newest ``C_MASK_TOKENS`` of
-    them becomes a placeholder, once that frees at least ``C_MASK_AT_LEAST`` (the bound only
-    moves forward). Returns True when outputs were masked now."""
+def _mask_by_bound_nb(r, nvp, st, PRE, vflag, Q):
+    """Masking by tokens or count: every tool output of the tail but the newest
+    ``C_MASK_TOKENS`` tokens (or ``C_MASK_RESULTS`` outputs) of them becomes a placeholder,
+    once that frees at least ``C_MASK_AT_LEAST`` (the bound only moves forward); with
+    ``C_MASK_IDLE`` only when request ``r`` follows ``r - 1`` by that many ms. Returns True
+    when outputs were masked now."""
+    if st[C_MASK_IDLE] > 0 and not (r > 0 and Q[Q_TS, r] - Q[Q_TS, r - 1] >= st[C_MASK_IDLE]):
+        return False
     tb = _tail_start_nb(nvp, st[C_K], st[S_CUT])
     R = st[C_R_RTOK]
-    total = PRE[R, nvp]
-    keep = st[C_MASK_TOKENS]
-    lo = tb
-    hi = nvp
-    while lo < hi:  # the first position whose outputs up to nvp fit the budget
-        mid = (lo + hi) // 2
-        if total - PRE[R, mid] <= keep:
-            hi = mid
-        else:
-            lo = mid + 1
-    c = lo
+    keep_results = st[C_MASK_RESULTS]
+    if keep_results > 0:
+        c = tb  # the position of the keep_results-th newest tool output (none: keep all)
+        seen = 0
+        for v in range(nvp - 1, tb - 1, -1):
+            if (vflag[v] & F_RESULT) != 0:
+                seen += 1
+                if seen == keep_results:
+                    c = v
+                    break
+        if seen < keep_results:
+            c = tb
+    else:
+        total = PRE[R, nvp]
+        keep = st[C_MASK_TOKENS]
+        lo = tb
+        hi = nvp
+        while lo < hi:  # the first position whose outputs up to nvp fit the budget
+            mid = (lo + hi) // 2
+            if total - PRE[R, mid] <= keep:
+                hi = mid
+            else:
+                lo = mid + 1
+        c = lo
     a = st[S_B0] if st[S_B0] > tb else tb
     if c <= a or PRE[R, c] - PRE[R, a] <= 0:
         return False
@@ -1139,8 +1159,8 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
         p = Q[Q_FIRST, r]
         nvp = Q[Q_NVP, r]
         flags = 0
-        if mask_on and st[C_MASK_TOKENS] > 0:
-            if _mask_by_tokens_nb(nvp, st, PRE):
+        if mask_on and (st[C_MASK_TOKENS] > 0 or st[C_MASK_RESULTS] > 0):
+            if _mask_by_bound_nb(r, nvp, st, PRE, vflag, Q):
                 _mark_nb(st, False, True)
                 flags |= LedgerFlag.EDITED
         elif mask_on and r >= m:

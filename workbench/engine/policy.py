@@ -119,13 +119,18 @@ class Compaction:
 class Masking:
     """Observation masking: tool outputs older than ``after_turns`` become placeholders;
     or, by tokens, every tool output but the newest ``keep_tokens`` of them, once that
-    frees at least ``at_least_tokens`` (Gemini CLI's tool-output masking, opencode's prune).
+    frees at least ``at_least_tokens`` (Gemini CLI's tool-output masking, opencode's prune);
+    or, by count, every tool output but the newest ``keep_results``. ``idle_s`` > 0 runs
+    the by-tokens/by-count step only on a request that follows the previous one by at least
+    that long (the cache has expired anyway: Claude Code's time-based microcompact).
     Masked outputs stay masked."""
 
     after_turns: int = 0  # 0: off
     placeholder_tokens: int = 8
     keep_tokens: int = 0  # > 0: mask by tokens (the newest this many tool-output tokens stay)
     at_least_tokens: int = 0  # ... only when masking frees at least this many tokens
+    keep_results: int = 0  # > 0: mask by count (the newest this many tool outputs stay)
+    idle_s: float = 0.0  # > 0: mask (by tokens or count) only after a gap this long
 
 
 @dataclass(frozen=True)
@@ -220,6 +225,10 @@ class Policy:
             (not (self.trigger.kind == "tokens" and not (self.trigger.tokens or self.trigger.fraction
                                                           or self.trigger.reserve_tokens)),
              "a tokens trigger needs tokens, fraction or reserve_tokens"),
+            (not (self.masking.keep_tokens > 0 and self.masking.keep_results > 0),
+             "masking keeps by tokens (keep_tokens) or by count (keep_results), not both"),
+            (not (self.masking.idle_s > 0 and not (self.masking.keep_tokens or self.masking.keep_results)),
+             "masking.idle_s gates masking by tokens or by count: set keep_tokens or keep_results"),
         ]
         checks += self._flush_checks()
         for ok, msg in checks:
@@ -374,6 +383,8 @@ class Policy:
         params[E.P_CACHE_GRANULARITY] = granularity
         params[E.P_TTL_MS] = ttl_ms
         params[E.P_MASK_KEEP_TOKENS] = m.keep_tokens
+        params[E.P_MASK_KEEP_RESULTS] = m.keep_results
+        params[E.P_MASK_IDLE_MS] = m.idle_s * 1000.0
         params[E.P_MASK_AT_LEAST] = m.at_least_tokens
         params[E.P_PROBE_PROMPT] = c.probe_prompt_tokens if c.kind == "summary" else 0
         return kinds, params
@@ -382,7 +393,7 @@ class Policy:
 # fields added after runs were made: at their defaults they stay out of the digest, so the
 # ids of every earlier policy (and of the runs and artifacts built on them) do not change
 _ADDED_FIELDS = {"trigger": {"scope": "total"}, "compaction": {"probe_prompt_tokens": 0},
-                 "masking": {"keep_tokens": 0, "at_least_tokens": 0}}
+                 "masking": {"keep_tokens": 0, "at_least_tokens": 0, "keep_results": 0, "idle_s": 0.0}}
 
 #: section name -> its dataclass: the one list of policy sections
 SECTIONS: dict[str, type] = {"trigger": CutRule, "compaction": Compaction, "masking": Masking,

@@ -131,6 +131,15 @@ PRESETS: dict[str, Policy] = {p.name: p for p in (
            "pre-pass pruning of old tool results in the span is not modelled]",
            trigger=CutRule(kind="tokens", fraction=0.5, keep_first=3, keep_last_fraction=0.1),
            compaction=Compaction(kind="summary", ratio=0.2, floor=2_000, cap=10_000, prompt_tokens=900)),
+    Policy("claude-code-microcompact", "claude-code (2.1 rule) plus its time-based microcompact: a request "
+           ">= 60 min after the previous one (the 1-hour prompt cache has expired) first turns every tool "
+           "output but the newest 5 into '[Old tool result content cleared]' [source: third-party readings of "
+           "Claude Code's services/compact/microCompact.ts (gap 60 min, keepRecent 5); gated by a remote flag, "
+           "so whether an install runs it is unknown; here every tool output is compactable (Claude Code: "
+           "Read, shell, Grep, Glob, web, Edit, Write and MCP tools); its cache-editing variant is not modelled]",
+           trigger=CutRule(kind="tokens", reserve_tokens=33_000, keep_first=1),
+           compaction=_CLAUDE_SUMMARY,
+           masking=Masking(keep_results=5, idle_s=3_600.0, placeholder_tokens=8)),
     Policy("rip-adr0011", "message-count stride (every N=10,000 messages, anchored to the N-th message) + summary_ref + recent messages",
            trigger=CutRule(kind="stride", every_messages=10_000, keep_first=1),
            compaction=_SUMMARY,
@@ -143,7 +152,7 @@ def preset_names() -> list[str]:
 
 
 # The harness (or API, or study) each preset mirrors: `workbench policies --harness NAME`.
-HARNESS = {"claude-code": "claude-code", "codex-local": "codex", "codex-remote": "codex",
+HARNESS = {"claude-code": "claude-code", "claude-code-microcompact": "claude-code", "codex-local": "codex", "codex-remote": "codex",
            "openhands-default": "openhands", "openhands-sdk": "openhands", "openclaw-flush": "openclaw",
            "letta": "letta", "langchain-summarization": "langchain", "anthropic-clear-tool-uses": "anthropic-api",
            "anthropic-compact": "anthropic-api", "openai-responses-compact": "openai-api",
@@ -155,7 +164,8 @@ HARNESS = {"claude-code": "claude-code", "codex-local": "codex", "codex-remote":
 # generated continuities takes that format's calibration profile
 LOG_FORMAT = {"claude-code": "claude_code", "codex-local": "codex", "codex-remote": "codex",
               "openhands-default": "openhands", "openhands-sdk": "openhands_sdk", "gemini-cli": "gemini_cli",
-              "cline": "cline", "roo-code": "roo_code", "opencode": "opencode", "aider": "aider"}
+              "cline": "cline", "roo-code": "roo_code", "opencode": "opencode", "aider": "aider",
+              "claude-code-microcompact": "claude_code"}
 # ... and back: the preset that mirrors the harness of each log format (the first listed)
 PRESET_OF_FORMAT = {fmt: name for name, fmt in reversed(LOG_FORMAT.items())}
 

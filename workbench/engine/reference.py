@@ -10,7 +10,8 @@ For each request ``r`` (whose first output event is row ``p``), in order:
    (raw items carried across a cut, e.g. Codex's recent user messages), the summary or
    opaque items (one when folded, several when accumulated), then the raw tail: visible
    events after the cut and before ``p``. Tool results older than ``mask_after_turns``
-   requests are placeholders (masking); cleared tool uses are placeholders (clearing);
+   requests are placeholders (masking; or every one but the newest by tokens or by count,
+   :func:`mask_step`, optionally only after an idle gap); cleared tool uses are placeholders (clearing);
    a ``recent_messages_limit`` shows only the tail from the L-th last message on.
 2. **Flush** when context >= flush threshold (``Policy.flush_threshold``: a margin below the
    compaction threshold) and no flush ran at this compaction count:
@@ -41,6 +42,8 @@ Compaction and flush calls are accounted the same way, with their own prompts.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from workbench.engine import enums as E
@@ -65,8 +68,9 @@ class _Replay:
         self.visible_rows = np.flatnonzero(self.visible)
         self.keep_first = int(params[E.P_KEEP_FIRST])
         self.prefix = int(inp.prefix_tokens)
-        self.mask_tokens = int(params[E.P_MASK_KEEP_TOKENS])
-        self.mask_bound = 0  # masking by tokens: outputs at visible positions below it are masked
+        self.mask_rule = MaskRule.from_params(params)
+        self.mask_tokens = self.mask_rule.keep_tokens + self.mask_rule.keep_results  # > 0: bound masking
+        self.mask_bound = 0  # masking by tokens/count: outputs at visible positions below it are masked
         self.cut = -1
         self.segments: list[tuple[int, int]] = []
         self.retained: list[int] = []
@@ -102,7 +106,7 @@ class _Replay:
     def masked(self, i: int, r: int) -> bool:
         if not self.inp.is_tool_result[i]:
             return False
-        if self.mask_tokens > 0:  # by tokens: every output before the bound (visible positions)
+        if self.mask_tokens > 0:  # by tokens/count: every output before the bound (visible positions)
             return self.position(i) < self.mask_bound
         m = int(self.k[E.K_MASK_AFTER_TURNS])
         req = int(self.inp.row_request[i])
@@ -112,11 +116,9 @@ class _Replay:
         """The visible position of row ``i`` (how many visible rows come before it)."""
         return int(np.searchsorted(self.visible_rows, i))
 
-    def mask_by_tokens(self, p: int) -> bool:
-        """Masking by tokens (:func:`token_mask_bound`); True when outputs were masked now."""
-        bound = token_mask_bound(self.inp, self.visible_rows, self.tail(p), p, self.mask_bound,
-                                 self.mask_tokens, int(self.p[E.P_MASK_AT_LEAST]),
-                                 int(self.p[E.P_MASK_PLACEHOLDER]))
+    def mask_by_bound(self, r: int, p: int) -> bool:
+        """Masking by tokens or count (:func:`mask_step`); True when outputs were masked now."""
+        bound = mask_step(self.inp, self.visible_rows, self.tail(p), p, r, self.mask_bound, self.mask_rule)
         moved, self.mask_bound = bound != self.mask_bound, bound
         return moved
 
@@ -463,7 +465,7 @@ class _Replay:
             p = int(inp.req_first_row[r])
             flags = 0
             if self.mask_tokens > 0:
-                if self.mask_by_tokens(p):
+                if self.mask_by_bound(r, p):
                     self.mark(edited=True)
                     flags |= E.LedgerFlag.EDITED
             elif mask_after > 0 and r >= mask_after:
@@ -523,24 +525,58 @@ class _Replay:
         return ledger, events
 
 
-def token_mask_bound(inp: ReplayInput, visible_rows: np.ndarray, tail: list[int], p: int, bound: int,
-                     keep: int, at_least: int, placeholder: int) -> int:
-    """Masking by tokens at the request whose first output is row ``p``: every tool output of
-    the ``tail`` but the newest ``keep`` tokens of them becomes a placeholder, once that frees
-    at least ``at_least``. Returns the new bound (visible positions below it are masked); it
-    only moves forward, and stays ``bound`` when nothing is masked now. The context tracker
-    (:mod:`workbench.evaluate.context`) replays the same step."""
+class MaskRule(NamedTuple):
+    """Masking by a bound: keep the newest ``keep_tokens`` tool-output tokens or the newest
+    ``keep_results`` tool outputs, mask only when that frees ``at_least`` tokens, and (with
+    ``idle_ms`` > 0) only on a request that follows the previous one by that long."""
+
+    keep_tokens: int
+    keep_results: int
+    at_least: int
+    placeholder: int
+    idle_ms: float
+
+    @classmethod
+    def from_params(cls, params: np.ndarray) -> MaskRule:
+        return cls(int(params[E.P_MASK_KEEP_TOKENS]), int(params[E.P_MASK_KEEP_RESULTS]),
+                   int(params[E.P_MASK_AT_LEAST]), int(params[E.P_MASK_PLACEHOLDER]), float(params[E.P_MASK_IDLE_MS]))
+
+    @classmethod
+    def of(cls, masking) -> MaskRule:
+        """From a policy's :class:`~workbench.engine.policy.Masking` (as ``Policy.lower`` does)."""
+        return cls(masking.keep_tokens, masking.keep_results, masking.at_least_tokens,
+                   masking.placeholder_tokens, masking.idle_s * 1000.0)
+
+
+def mask_step(inp: ReplayInput, visible_rows: np.ndarray, tail: list[int], p: int, r: int, bound: int,
+              rule: MaskRule) -> int:
+    """The masking step of request ``r`` (first output row ``p``): every tool output of the
+    ``tail`` but the newest ``rule.keep_tokens`` tokens (or ``rule.keep_results`` outputs) of
+    them becomes a placeholder, once that frees at least ``rule.at_least``; with
+    ``rule.idle_ms`` only when request ``r`` comes that long after request ``r - 1``. Returns
+    the new bound (visible positions below it are masked); it only moves forward, and stays
+    ``bound`` when nothing is masked now. The context tracker (:mod:`workbench.evaluate.context`)
+    replays the same step."""
+    if rule.idle_ms > 0 and not (r > 0 and inp.req_ts[r] - inp.req_ts[r - 1] >= rule.idle_ms):
+        return bound
+
     def position(i: int) -> int:
         return int(np.searchsorted(visible_rows, i))
 
     results = [i for i in tail if inp.is_tool_result[i]]
-    acc, bound_row = 0, (tail[0] if tail else p)  # the first row whose outputs up to p fit the budget
-    for i in reversed(results):
-        if acc + int(inp.tokens[i]) > keep:
-            bound_row = i + 1
-            break
-        acc += int(inp.tokens[i])
+    bound_row = tail[0] if tail else p  # the first row whose outputs up to p are kept
+    if rule.keep_results > 0:
+        if len(results) >= rule.keep_results:
+            bound_row = results[-rule.keep_results]
+    else:
+        acc = 0
+        for i in reversed(results):
+            if acc + int(inp.tokens[i]) > rule.keep_tokens:
+                bound_row = i + 1
+                break
+            acc += int(inp.tokens[i])
     c = position(bound_row)
+    at_least, placeholder = rule.at_least, rule.placeholder
     a = max(bound, position(tail[0]) if tail else position(p))
     fresh = [i for i in results if a <= position(i) < c]
     if c <= a or sum(int(inp.tokens[i]) for i in fresh) <= 0:

@@ -22,6 +22,7 @@ import numpy as np
 from workbench.engine import enums as E
 from workbench.engine.policy import Policy
 from workbench.engine.prepare import ReplayInput
+from workbench.engine.reference import MaskRule, mask_step
 
 CHECKPOINT = "continuity_compaction_checkpoint_created"
 TRUNCATION = "context.truncated"  # overflow handling: not a checkpoint frame
@@ -53,10 +54,10 @@ class ContextTracker:
         self.visible_rows = np.flatnonzero(self.visible)
         self.keep_first = policy.trigger.keep_first
         self.mask_after = policy.masking.after_turns
-        # masking by tokens: tool outputs at visible positions below the bound are masked; the
-        # bound moves as the engines move it (workbench.engine.reference.mask_by_tokens)
-        self.mask_keep = policy.masking.keep_tokens
-        self.mask_at_least = policy.masking.at_least_tokens
+        # masking by tokens or count: tool outputs at visible positions below the bound are
+        # masked; the bound moves as the engines move it (workbench.engine.reference.mask_step)
+        self.mask_rule = MaskRule.of(policy.masking)
+        self.mask_keep = policy.masking.keep_tokens + policy.masking.keep_results  # > 0: bound masking
         self.mask_bound = 0
         self._masked_through = -1  # the last request whose masking step was applied
         self.limit = policy.compile.recent_messages_limit
@@ -91,21 +92,19 @@ class ContextTracker:
                 while self._next < len(self.actions) and self.actions[self._next][0] < q:
                     self.apply(self.actions[self._next][2])
                     self._next += 1
-                self._mask_by_tokens(q)
+                self._mask_by_bound(q)
         while self._next < len(self.actions) and self.actions[self._next][0] <= r:
             self.apply(self.actions[self._next][2])
             self._next += 1
         self.request = r
         return self.state
 
-    def _mask_by_tokens(self, q: int) -> None:
-        """The engines' masking step of request ``q`` (reference.token_mask_bound)."""
-        from workbench.engine.reference import token_mask_bound
-
+    def _mask_by_bound(self, q: int) -> None:
+        """The engines' masking step of request ``q`` (reference.mask_step)."""
         self._masked_through = q
         p = int(self.inp.req_first_row[q])
-        self.mask_bound = token_mask_bound(self.inp, self.visible_rows, self.tail(p), p, self.mask_bound,
-                                           self.mask_keep, self.mask_at_least, self.mask_tokens)
+        self.mask_bound = mask_step(self.inp, self.visible_rows, self.tail(p), p, q, self.mask_bound,
+                                    self.mask_rule)
 
     def pending(self, r: int) -> list[dict]:
         """Actions of request ``r`` not applied yet (apply them one by one with :meth:`apply`)."""

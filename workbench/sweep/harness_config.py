@@ -106,7 +106,12 @@ def claude_code(policy, window: int) -> HarnessSnippet:
                        "the reliable route (inferred from those reports)")
     if policy.flush.enabled:
         s.notes.append("Claude Code has no pre-compaction flush key; the flush settings are not expressible")
-    if policy.masking.after_turns or policy.trigger.keep_last_events or policy.compaction.retain != "none":
+    m = policy.masking
+    if m.keep_results or m.idle_s:
+        s.notes.append(f"the time-based microcompact (keep the newest {m.keep_results} tool outputs after a "
+                       f"{m.idle_s / 60:g}-minute gap) is switched by a remote flag, not a setting: not "
+                       "expressible (inferred from third-party readings of services/compact/microCompact.ts)")
+    if m.after_turns or m.keep_tokens or policy.trigger.keep_last_events or policy.compaction.retain != "none":
         s.notes.append("keep/masking parameters have no Claude Code key (microcompact is internal)")
     s.notes.append("CLAUDE_CODE_AUTO_COMPACT_WINDOW / autoCompactWindow (the window the percentage "
                    "applies to) appear in newer versions; not emitted (inferred, semantics unverified)")
