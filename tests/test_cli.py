@@ -53,7 +53,7 @@ def test_policies_of_one_harness_with_its_release_lines():
     res = CliRunner().invoke(app, ["policies", "--harness", "claude-code", "--format", "csv"])
     assert res.exit_code == 0, res.output
     names = [line.split(",", 1)[0] for line in res.output.strip().splitlines()[1:]]
-    assert names == ["claude-code", "claude-code@2.0", "claude-code@2.1"]
+    assert names == ["claude-code", "claude-code@2.0", "claude-code@2.1", "claude-code-microcompact"]
     res = CliRunner().invoke(app, ["policies", "--harness", "codex", "--format", "csv"])
     assert [line.split(",", 1)[0] for line in res.output.strip().splitlines()[1:]] == ["codex-local", "codex-remote"]
     res = CliRunner().invoke(app, ["policies", "--harness", "vim"])

@@ -227,7 +227,7 @@ def test_http_summarizer_from_the_cli_reads_its_key_from_the_environment(run_dir
         assert stub.auth and all(a == f"Bearer {key}" for a in stub.auth)
         ev = orjson.loads((run_dir / "evaluation.json").read_bytes())
         assert ev["summarizer"] == "http" and ev["summarizer_settings"]["model"] == "stub-model"
-        for path in [*run_dir.iterdir(), cassette]:
+        for path in [*(p for p in run_dir.rglob("*") if p.is_file()), cassette]:
             assert key.encode() not in path.read_bytes(), path
         # offline replay from the cassette: the server is gone, the answers are not
         stub.server.shutdown()

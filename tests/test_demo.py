@@ -20,6 +20,7 @@ from workbench.report.html import fmt
 
 POLICIES = ["claude-code", "llm-summary", "observation-masking"]
 LONG_EVENTS = 50_000  # enough for 6+ compactions of every summarizing policy (5 generations)
+STRIDE_EVENTS, STRIDE_EVERY = 1_500, 400  # ~1,400 messages: three cuts at every 400
 
 
 @pytest.fixture(scope="module")
@@ -27,13 +28,13 @@ def demo(tmp_path_factory):
     root = tmp_path_factory.mktemp("demo")
     said: list[str] = []
     out = run_demo(root, events=3_000, audit_events=1_200, long_events=LONG_EVENTS, policies=POLICIES,
-                   say=said.append)
+                   stride_events=STRIDE_EVENTS, stride_every=STRIDE_EVERY, say=said.append)
     return root, out, said
 
 
 def test_every_step_writes_what_it_announces(demo):
     root, out, said = demo
-    runs = 4 if recorded_logs() is not None else 3
+    runs = 5 if recorded_logs() is not None else 4
     steps = [line.split(" ", 1)[0] for line in said if re.match(r"\d/6 ", line)]
     assert steps == ["1/6", "2/6"] + ["3/6"] * runs + ["4/6"] + ["5/6"] * runs + ["6/6"]
     for name in ("synthetic", "audit"):
@@ -56,9 +57,27 @@ def test_every_step_writes_what_it_announces(demo):
         assert (out["recorded"] / "manifest.json").is_file() and out["report-recorded"].is_file()
 
 
+def test_the_stride_run_cuts_at_adr0011s_own_stride_and_its_audits_count_them(demo):
+    """The chat continuity is long enough for three cuts of rip-adr0011's stride; its
+    conformance and determinism audits pass on those checkpoints and the demo prints how many."""
+    _, out, said = demo
+    run = out["run-stride"]
+    conformance = json.loads((run / "conformance.json").read_text())
+    assert conformance["passed"] and conformance["checked"]["checkpoints_by_policy"]["rip-adr0011"] >= 3
+    events = pl.read_parquet(run / "events.parquet")
+    messages = pl.read_parquet(out["stride"] / "events.parquet").filter(pl.col("kind") == 1).height
+    cuts = events.filter((pl.col("policy") == "rip-adr0011")
+                         & (pl.col("event_type") == "continuity_compaction_checkpoint_created")).height
+    assert cuts == messages // STRIDE_EVERY >= 3
+    determinism = json.loads((run / "determinism.json").read_text())
+    assert determinism["passed"] and determinism["checked"]["checkpoints_raced"] >= 3
+    assert any(line.startswith("   stride conformance: PASS (") and f"rip-adr0011 {cuts}" in line for line in said)
+    assert any(line.startswith("   stride determinism: PASS (") for line in said)
+
+
 def test_ends_with_the_html_paths(demo):
     root, out, said = demo
-    runs = 4 if recorded_logs() is not None else 3
+    runs = 5 if recorded_logs() is not None else 4
     html = [Path(line.strip()) for line in said[-runs:]]
     assert all(p.suffix == ".html" and p.is_file() for p in html), said[-runs - 1:]
     assert html[0] == out["report-audit"], "the fully audited report comes first"

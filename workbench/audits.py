@@ -124,11 +124,18 @@ def conformance_audit(run_dir: str | Path) -> AuditResult:
     from workbench.conformance.capability import degraded_matrix
     from workbench.conformance.invariants import check_result
     from workbench.conformance.scenarios import run_scenarios, scenarios_frame
+    import polars as pl
+
+    from workbench.rundir.artifacts import has_store, read_store
     from workbench.rundir.read import load_run
 
     result, ds = load_run(run_dir)
     report = check_result(result, ds)
-    scenarios = scenarios_frame(run_scenarios(result))
+    # the run's own artifact store; a run written before there was one: rebuilt from its events
+    store = read_store(run_dir) if has_store(run_dir) else None
+    texts_file = Path(run_dir) / N.TEXTS  # the redaction audit's derived texts, when it ran
+    texts = pl.read_parquet(texts_file) if texts_file.is_file() else None
+    scenarios = scenarios_frame(run_scenarios(result, artifacts=store, texts=texts))
     failed_scenarios = scenarios.filter(scenarios["status"] == "fail").height
     checked = conformance_checked(result.events, scenarios)
     # a run with no checkpoint exercised none of the ADR-0011 invariants: that is no pass
@@ -136,7 +143,8 @@ def conformance_audit(run_dir: str | Path) -> AuditResult:
     return AuditResult("conformance", {N.CONFORMANCE: report.findings, N.SCENARIOS: scenarios,
                                        N.CAPABILITY: degraded_matrix()},
                        {N.CONFORMANCE_JSON: {"passed": passed, "invariants_passed": report.passed,
-                                             "scenario_failures": failed_scenarios, "checked": checked}},
+                                             "scenario_failures": failed_scenarios, "checked": checked,
+                                             "artifact_store": "run" if store else "rebuilt from events"}},
                        passed=passed, details={"invariants_passed": report.passed, "checked": checked})
 
 
@@ -146,8 +154,10 @@ def conformance_checked(events, scenarios) -> dict[str, int]:
     from workbench.conformance.schemas import CHECKPOINT_EVENT
 
     kinds = events["event_type"]
+    per = events.filter(kinds == CHECKPOINT_EVENT)["policy"].value_counts(sort=True) if events.height else None
     return {"policies": events["policy"].n_unique() if events.height else 0,
             "checkpoints": int((kinds == CHECKPOINT_EVENT).sum()),
+            "checkpoints_by_policy": dict(per.iter_rows()) if per is not None else {},
             "memory_compacted": int((kinds == "memory.compacted").sum()),
             "scenarios_run": int((scenarios["status"] != "skip").sum()) if scenarios.height else 0,
             "scenarios_skipped": int((scenarios["status"] == "skip").sum()) if scenarios.height else 0}

@@ -2,15 +2,18 @@
 ending with the policy comparison reports a reviewer reads.
 
 Steps: generate a seeded synthetic coding continuity (and a smaller one for the
-text-level audit, and a long-running one whose summaries are summarized again and again),
-import the bundled real agent logs (``datasets/bundled``, else the workplace's
+text-level audit, a long-running one whose summaries are summarized again and again, and a
+message-dense chat one long enough for ADR-0011's own stride of 10,000 messages to cut three
+times), import the bundled real agent logs (``datasets/bundled``, else the workplace's
 ``../shared/datasets/recorded``), inspect them, replay every preset on each
 (``runs/demo-*``; the long-running one through the summarizing presets and an anchored
-summary), run the redaction (with summary samples), conformance and determinism audits on
-the smaller synthetic run and the redaction audit on the long-running one, and render a
-policy comparison report per run (``reports/demo-*/policy-comparison.html``) and the
-compaction inspector of the long-running run. Each step prints what it did and where it
-wrote; the HTML paths come last.
+summary, the chat one through ``rip-adr0011`` and ``claude-code``), run the redaction (with
+summary samples), conformance and determinism audits on the smaller synthetic run, the
+conformance and determinism audits on the stride run, and the redaction audit on the
+long-running one, and render a policy comparison report per run
+(``reports/demo-*/policy-comparison.html``) and the compaction inspector of the long-running
+run. Each step prints what it did and where it wrote, audits with how much they checked;
+the HTML paths come last.
 """
 
 from __future__ import annotations
@@ -36,6 +39,10 @@ ANCHORED = ("claude-code", {"compaction.accumulate": True, "compaction.ratio": 0
 # the modelled summarizer of the audits: its defaults, and a share of the facts it does not
 # keep written in another form (paraphrased: the inspector tells them apart)
 SUMMARIZER_OPTIONS = {"p_paraphrase_fact": 0.1}
+# a chat continuity is ~94 % messages: 34,000 events hold ~31,900, three cuts of ADR-0011's
+# stride (every 10,000 messages)
+STRIDE_EVENTS = 34_000
+STRIDE_EVERY = 10_000
 AUDIT_SAMPLES = 5  # summary samples of the audit run (the verdict's "within the spread")
 LONG_SAMPLES = 3
 RECORDED_CANDIDATES = (
@@ -58,8 +65,18 @@ def drift_policies() -> list:
     return [*DRIFT_PRESETS, get_policy(preset, overrides, rename=name)]
 
 
+def stride_policies(every: int = STRIDE_EVERY) -> list:
+    """``rip-adr0011`` (at ``every`` messages) and ``claude-code``: the stride against a threshold."""
+    from workbench.engine.presets import get_policy
+
+    adr = get_policy("rip-adr0011") if every == STRIDE_EVERY else get_policy(
+        "rip-adr0011", {"trigger.every_messages": every})
+    return [adr, get_policy("claude-code")]
+
+
 def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print, audit_events: int = AUDIT_EVENTS,
-             long_events: int = LONG_EVENTS, reports: bool = True,
+             long_events: int = LONG_EVENTS, stride_events: int = STRIDE_EVENTS,
+             stride_every: int = STRIDE_EVERY, reports: bool = True,
              policies: list[str] | None = None) -> dict[str, Path]:
     """Run the demo under ``root`` (datasets/, runs/, reports/); ``policies`` defaults to
     every preset (the long-running run always replays :func:`drift_policies`). Returns the
@@ -84,6 +101,10 @@ def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print, audit_eve
         f"{LONG_FACTS} planted facts, seed 3) -> {long}")
     out["long-running"] = generate_dataset(GeneratorConfig(profile="long-running", events=long_events, seed=3,
                                                            facts=LONG_FACTS), long).path
+    stride = root / "datasets" / "demo-stride"
+    say(f"   and a message-dense chat one for ADR-0011's own stride of {stride_every:,} messages "
+        f"({stride_events:,} events, seed 4) -> {stride}")
+    out["stride"] = generate_dataset(GeneratorConfig(profile="chat", events=stride_events, seed=4), stride).path
 
     logs = recorded_logs()
     if logs is not None:
@@ -99,13 +120,14 @@ def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print, audit_eve
 
     policies = list(PRESETS) if policies is None else list(policies)
     runs: dict[str, Path] = {}
-    for name in ("synthetic", "audit", "recorded", "long-running"):
+    replays = {"long-running": (drift_policies(), "the summarizing presets and an anchored summary"),
+               "stride": (stride_policies(stride_every), f"rip-adr0011 (every {stride_every:,} messages) "
+                                                          "and claude-code")}
+    for name in ("synthetic", "audit", "recorded", "long-running", "stride"):
         if name not in out:
             continue
         run_dir = root / "runs" / f"demo-{name}"
-        replayed = drift_policies() if name == "long-running" else policies
-        what = ("the summarizing presets and an anchored summary" if name == "long-running"
-                else f"{len(policies)} presets")
+        replayed, what = replays.get(name, (policies, f"{len(policies)} presets"))
         say(f"3/6 replaying {what} on the {name} dataset -> {run_dir}")
         result = simulate(out[name], replayed, progress=True)
         result.write(run_dir)
@@ -118,6 +140,8 @@ def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print, audit_eve
         f"counts; tokenizer drift); and {runs['long-running']}: what each compaction kept and its drift over "
         f"repeated summaries ({LONG_SAMPLES} summary samples)")
     audit_run(runs["audit"], out["audit"], policies, say=say)
+    say(f"   and {runs['stride']}: conformance and determinism at ADR-0011's own stride")
+    audit_stride(runs["stride"], out["stride"], stride_policies(stride_every), say=say)
     long_result, long_ds = _load(runs["long-running"])
     redaction_audit_of(long_result, long_ds, LONG_SAMPLES).write(runs["long-running"])
 
@@ -138,7 +162,7 @@ def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print, audit_eve
     if html:
         say("Reports (open in a browser; the audited one carries the full verdict, the long-running one "
             "shows inside the compactions):")
-        for name in ("audit", "synthetic", "recorded", "long-running"):
+        for name in ("audit", "synthetic", "recorded", "long-running", "stride"):
             if name in html:
                 say(f"  {html[name]}")
     return out
@@ -176,5 +200,33 @@ def audit_run(run_dir: Path, dataset: Path, policies: list[str], say=print) -> d
         res.write(run_dir)
         verdicts[name] = res.passed
         if res.passed is not None:
-            say(f"   {name}: {'PASS' if res.passed else 'FAIL'}")
+            say(f"   {name}: {'PASS' if res.passed else 'FAIL'}{checked_text(res)}")
     return verdicts
+
+
+def audit_stride(run_dir: Path, dataset: Path, policies: list, say=print) -> dict[str, bool | None]:
+    """Conformance and determinism of the stride run."""
+    from workbench.audits import conformance_audit, determinism_audit
+    from workbench.continuity.dataset import load_dataset
+
+    verdicts: dict[str, bool | None] = {}
+    for name, audit in (("conformance", lambda: conformance_audit(run_dir)),
+                        ("determinism", lambda: determinism_audit(load_dataset(dataset), policies))):
+        res = audit()
+        res.write(run_dir)
+        verdicts[name] = res.passed
+        say(f"   stride {name}: {'PASS' if res.passed else 'FAIL'}{checked_text(res)}")
+    return verdicts
+
+
+def checked_text(res) -> str:
+    """`` (checked ...)``: how much an audit checked, as its details say."""
+    c = res.details.get("checked")
+    if not c:
+        return ""
+    if "checkpoints_raced" in c:
+        return f" ({c['checks']} checks over {c['policies']} policies, {c['checkpoints_raced']:,} checkpoints raced)"
+    by = c.get("checkpoints_by_policy") or {}
+    each = ", ".join(f"{p} {n:,}" for p, n in by.items())
+    return (f" ({c['checkpoints']:,} checkpoints{f': {each}' if each else ''}; "
+            f"{c['memory_compacted']:,} memory.compacted; {c['scenarios_run']} scenarios run)")

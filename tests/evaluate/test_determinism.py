@@ -62,3 +62,41 @@ def test_a_determinism_audit_with_no_checkpoint_to_race_fails(tmp_path):
     race = checks.filter(checks["check"] == "shuffled_background_jobs")
     assert race["status"].to_list() == ["skip"]
     assert out["checked"]["checkpoints_raced"] == 0 and out["passed"] is False  # ... and nothing was raced
+
+
+def _cut_points(n: int):
+    import polars as pl
+
+    return pl.DataFrame({"continuity_id": ["c"] * n, "frame_seq": [100 * (k + 1) for k in range(n)],
+                         "from_seq": [0] * n, "to_seq": [10 * (k + 1) for k in range(n)],
+                         "summary_artifact_id": [f"art{k}" for k in range(n)]})
+
+
+def test_racing_writers_really_interleave():
+    """Three writers per cut point, released together: their frames land in the order of
+    their seeded delays, not in the order they were started."""
+    import random
+
+    from workbench.evaluate.determinism import race
+
+    frames = race(_cut_points(12), 3, random.Random(7))["c"]
+    assert len(frames) == 36 and [f.frame_seq for f in frames] == sorted(f.frame_seq for f in frames)
+    orders = [tuple(f.artifact_id.rsplit("#job", 1)[1] for f in frames[3 * k:3 * k + 3]) for k in range(12)]
+    assert any(o != ("0", "1", "2") for o in orders), orders
+
+
+def test_the_race_check_fails_when_ties_are_not_broken_by_stream_order():
+    """The tie-break holds with select_checkpoint; a selection that keeps the first frame of a
+    cut point (the completion-order winner a cache would keep) is caught."""
+    import random
+
+    from workbench.evaluate.determinism import check_race
+
+    assert check_race(_cut_points(4), 3, random.Random(1)) == []
+
+    def first_frame_wins(frames, from_seq):
+        allowed = [f for f in frames if f.to_seq <= from_seq]
+        return min(allowed, key=lambda f: (-f.to_seq, f.frame_seq), default=None)
+
+    problems = check_race(_cut_points(4), 3, random.Random(1), select=first_frame_wins)
+    assert len(problems) == 4 and "appended last" in problems[0]

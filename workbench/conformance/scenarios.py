@@ -3,9 +3,11 @@
 * :func:`scenario_event_emitted` (``memory-compaction-event-emitted``): every compaction
   that produced an artifact emitted exactly one ``memory.compacted`` event of valid shape,
   and its ``outputId`` resolves in an artifact store (a ``dict[artifact_id, document]`` or
-  a callable ``read_artifact(id)``; by default :func:`modelled_artifact_store` — the
-  ``rip.compaction_summary.v1`` documents of the modelled summaries, which have a size but
-  no text). A resolved checkpoint artifact must validate and cover what its frame says.
+  a callable ``read_artifact(id)``: the audit reads the run's own store,
+  :mod:`workbench.rundir.artifacts`, where a missing or rewritten blob fails; without a
+  store, :func:`modelled_artifact_store` — the ``rip.compaction_summary.v1`` documents of
+  the modelled summaries, which have a size but no text, rebuilt from the events). A
+  resolved checkpoint artifact must validate and cover what its frame says.
 * :func:`scenario_sr1_carry_forward` (``memory-compaction-sr1-carry-forward``): planted
   source entries (post-redaction ``<REDACTED:…>`` markers, adversarial near-secret
   strings, an in-context ``[BYOK:…]`` example) go through the compaction path
@@ -69,13 +71,22 @@ def _policy_events(events, policy):
     return events
 
 
-def _resolver(artifacts: ArtifactStore) -> Callable[[str], Mapping[str, Any] | None]:
+class Unreadable(str):
+    """What a store said when an artifact it indexes cannot be trusted (a missing or
+    rewritten blob: :class:`workbench.rundir.artifacts.ArtifactError`)."""
+
+
+def _resolver(artifacts: ArtifactStore) -> Callable[[str], Mapping[str, Any] | Unreadable | None]:
+    from workbench.errors import WorkbenchError
+
     if callable(artifacts) and not isinstance(artifacts, Mapping):
         def read(aid: str):
             try:
                 return artifacts(aid)
             except (KeyError, LookupError, FileNotFoundError):
                 return None
+            except WorkbenchError as e:
+                return Unreadable(str(e))
         return read
     return lambda aid: artifacts.get(aid)  # type: ignore[union-attr]
 
@@ -216,8 +227,9 @@ def scenario_event_emitted(events, policy=None, *, host_caps: Mapping[str, Any] 
             if trig == "both":
                 warnings.append(f"{where}: trigger 'both' names a capability, not a run's path")
         doc = read(art)
-        if doc is None:
-            problems.append(f"{where}: outputId is not readable from the artifact store")
+        if doc is None or isinstance(doc, Unreadable):
+            problems.append(f"{where}: outputId is not readable from the artifact store"
+                            + (f" ({doc})" if doc else ""))
             continue
         readable += 1
         if p["event_type"] == CHECKPOINT_EVENT:
@@ -269,6 +281,9 @@ def scenario_provenance_tag(events, policy=None, *, host_caps: Mapping[str, Any]
         tags = r.get("tags")
         if read is not None and oid is not None:
             doc = read(oid)
+            if isinstance(doc, Unreadable):
+                problems.append(f"{oid}: {doc}")
+                continue
             if isinstance(doc, Mapping) and isinstance(doc.get("tags"), list):
                 tags = doc["tags"]
         status, msgs = provenance_tag_problems(tags, run_id if run_id is not None else r.get("run_id"))
@@ -289,12 +304,15 @@ def run_scenarios(result=None, policies: Sequence[Any] | None = None, *, events=
                   host_caps: Mapping[str, Any] | Callable[[Any], Mapping[str, Any]] | None = None,
                   artifacts: ArtifactStore | None = None, redact: Callable[[str], Any] | None = None,
                   summarize: Callable[[Sequence[str]], str] | None = None, run_id: str | None = None,
-                  config: Mapping[str, Any] | None = None, seed: int = 0) -> list[ScenarioResult]:
+                  config: Mapping[str, Any] | None = None, seed: int = 0,
+                  texts=None) -> list[ScenarioResult]:
     """All three scenarios for every policy of a run.
 
     ``result``: a :class:`~workbench.engine.run.SimulationResult` (or pass ``events`` and
     optionally ``config``). ``host_caps``: one document for every policy, a mapping
     ``policy -> document``, or a callable ``policy -> document``; default derived per policy.
+    ``texts``: the run's derived texts (``texts.parquet``: policy, sr1, text), whose SR-1
+    ones the SR-1 scenario checks besides its planted sources.
     """
     import polars as pl
 
@@ -320,8 +338,10 @@ def run_scenarios(result=None, policies: Sequence[Any] | None = None, *, events=
         pev = events.filter(pl.col("policy") == name) if events is not None and events.height else events
         store = artifacts if artifacts is not None else modelled_artifact_store(pev)
         out.append(scenario_event_emitted(pev, pol, host_caps=caps, artifacts=store, config=config))
+        run_texts = (None if texts is None else
+                     texts.filter((pl.col("policy") == name) & pl.col("sr1"))["text"].drop_nulls().to_list())
         out.append(scenario_sr1_carry_forward(pol, host_caps=caps, redact=redact, summarize=summarize,
-                                              config=config, seed=seed))
+                                              config=config, seed=seed, run_texts=run_texts))
         out.append(scenario_provenance_tag(pev, pol, host_caps=caps, artifacts=store, run_id=run_id,
                                            config=config))
     return out

@@ -196,7 +196,8 @@ def scenario_sr1_carry_forward(policy=None, *, host_caps: Mapping[str, Any] | No
                                summarize: Callable[[Sequence[str]], str] | None = None,
                                sources: Sequence[str] | PlantedSources | None = None,
                                secrets: Sequence[str] = (), sr1_carry_forward: bool | None = None,
-                               seed: int = 0, config: Mapping[str, Any] | None = None) -> ScenarioResult:
+                               seed: int = 0, config: Mapping[str, Any] | None = None,
+                               run_texts: Sequence[str] | None = None) -> ScenarioResult:
     """RFC 0012 ``memory-compaction-sr1-carry-forward``.
 
     ``redact``: ``str -> str`` (or a result with ``.text``); default the workbench
@@ -204,7 +205,9 @@ def scenario_sr1_carry_forward(policy=None, *, host_caps: Mapping[str, Any] | No
     default :class:`AdversarialSummarizer`. ``sources``: default :func:`planted_sources`.
     ``secrets``: plaintext secrets to look for in addition to what the summarizer reports
     in ``.injected`` (fragment criterion) and ``.completed`` (exact). ``sr1_carry_forward``: the path the host runs (default: the policy's
-    ``redaction.sr1_carry_forward``, True without a policy).
+    ``redaction.sr1_carry_forward``, True without a policy). ``run_texts``: the summaries and
+    memory entries the run itself derived under SR-1 (``texts.parquet`` of its redaction
+    audit): with SR-1 on, none may hold anything the redactor would still change.
     """
     host_caps, skip = _gate(SR1_CARRY_FORWARD, policy, host_caps, config)
     if skip:
@@ -232,6 +235,13 @@ def scenario_sr1_carry_forward(policy=None, *, host_caps: Mapping[str, Any] | No
         results[flag] = assess_output(out, redact, known, exact) | {"injected": len(known) + len(exact),
                                                                       "bytes": len(out.encode())}
     on, off = results[True], results[False]
+    run = None  # no derived texts (the redaction audit has not run): the planted sources only
+    if run_texts is not None:
+        dirty_run = sum(1 for t in run_texts if _as_text(redact(t)) != t)
+        run = {"texts": len(run_texts), "with_redactor_findings": dirty_run}
+        if sr1_carry_forward and dirty_run:
+            problems.append(f"{dirty_run} of the run's {len(run_texts)} SR-1 texts still hold what the "
+                            "redactor removes")
     if on["leaks"]:
         problems.append(f"SR-1 on still leaks: {on['redactor_findings']} redactor finding(s), "
                         f"{on['leaked_secrets']} secret(s), {on['byok_form_leaks']} [BYOK:…] form-leak(s)")
@@ -240,5 +250,5 @@ def scenario_sr1_carry_forward(policy=None, *, host_caps: Mapping[str, Any] | No
     if not off["leaks"]:
         warnings.append("SR-1 off did not leak: the summarizer injected nothing (vacuous measurement)")
     details = {"policy_sr1_carry_forward": sr1_carry_forward, "sr1_on": on, "sr1_off": off,
-               "sr1_off_leaks": off["leaks"], "sources": len(texts), "problems": problems}
+               "sr1_off_leaks": off["leaks"], "sources": len(texts), "run": run, "problems": problems}
     return ScenarioResult(SR1_CARRY_FORWARD, FAIL if problems else PASS, details, pname, warnings)

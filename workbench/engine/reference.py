@@ -97,11 +97,16 @@ class _Replay:
         return [int(i) for i in self.visible_rows[: self.keep_first] if i < p]
 
     def tail(self, p: int) -> list[int]:
+        """Visible rows after the cut (and the pinned head) and before ``p``: found by
+        bisection, so compiling a request costs the events since the last cut, not the
+        continuity (ADR-0011: compile is O(k))."""
         head = self.head(p)
         base = max(self.cut, head[-1] if len(head) == self.keep_first and head else -1)
         if len(head) < self.keep_first:  # all visible rows so far are pinned
             return []
-        return [int(i) for i in self.visible_rows if base < i < p]
+        lo = int(np.searchsorted(self.visible_rows, base, side="right"))
+        hi = int(np.searchsorted(self.visible_rows, p, side="left"))
+        return self.visible_rows[lo:hi].tolist()
 
     def masked(self, i: int, r: int) -> bool:
         if not self.inp.is_tool_result[i]:

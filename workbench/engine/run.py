@@ -41,6 +41,7 @@ from workbench.engine.lean import read_columns as _read_columns
 from workbench.engine.policy import Policy
 from workbench.engine.records import EVENT_COLUMNS, LEDGER
 from workbench.errors import WorkbenchError
+from workbench.rundir.artifacts import artifact_id
 
 ENGINES = ("kernel", "reference")
 SUMMARY_ENGINES = (*ENGINES, "batch")  # batch: many policies per compiled call, summary rows only
@@ -64,16 +65,15 @@ def _events_schema():
 
     return {
         "run_id": pl.String, "policy": pl.String, "continuity_id": pl.String, "event_type": pl.String,
-        "request": pl.Int64, "source_request": pl.Int64, "ts": pl.String,
-        "tokens_before": pl.Int64, "tokens_after": pl.Int64, "item_tokens": pl.Int64,
-        "span_events": pl.Int64, "span_tokens": pl.Int64,
+        "request": pl.Int64, "source_request": pl.Int64, "ts": pl.String, "tokens_before": pl.Int64,
+        "tokens_after": pl.Int64, "item_tokens": pl.Int64, "span_events": pl.Int64, "span_tokens": pl.Int64,
         # ADR-0011 checkpoint frame
         "frame_seq": pl.Int64, "from_seq": pl.Int64, "to_seq": pl.Int64, "from_message_id": pl.String,
         "to_message_id": pl.String, "to_is_message": pl.Boolean, "summary_artifact_id": pl.String,
         "cut_rule_id": pl.String, "summary_kind": pl.String, "actor_id": pl.String, "origin": pl.String,
         # RFC 0012 memory.compacted
-        "memoryRef": pl.String, "outputId": pl.String, "sourceIds": pl.List(pl.String),
-        "sourceCount": pl.Int64, "trigger": pl.String, "byteSize": pl.Int64, "tags": pl.List(pl.String),
+        "memoryRef": pl.String, "outputId": pl.String, "sourceIds": pl.List(pl.String), "sourceCount": pl.Int64,
+        "trigger": pl.String, "byteSize": pl.Int64, "tags": pl.List(pl.String),
     }
 
 
@@ -91,16 +91,19 @@ class SimulationResult:
     inputs: dict[str, Any] = field(default_factory=dict, repr=False)  # ReplayInput by continuity
 
     def write(self, out: str | Path, *, force: bool = False) -> Path:
-        """Write ledger/events/summary Parquet + config.json atomically into ``out`` (new,
-        empty, or a run directory the workbench wrote: :mod:`workbench.rundir`)."""
+        """Write ledger/events/summary Parquet + config.json and the summary artifacts
+        (:mod:`workbench.rundir.artifacts`) atomically into ``out`` (new, empty, or a run
+        directory the workbench wrote: :mod:`workbench.rundir`)."""
         import orjson
 
         from workbench.rundir import Kind, names, replace_dir
+        from workbench.rundir.artifacts import write_run_store
 
         out = Path(out)
         with replace_dir(out, Kind.RUN, force=force) as tmp:
             self.ledger.write_parquet(tmp / names.LEDGER, compression="zstd")
             self.events.write_parquet(tmp / names.RUN_EVENTS, compression="zstd")
+            write_run_store(tmp, self.events)
             self.summary.write_parquet(tmp / names.SUMMARY, compression="zstd")
             (tmp / names.CONFIG).write_bytes(orjson.dumps(self.config, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
         return out
@@ -156,12 +159,6 @@ def accounted(acct, inp, pol: Policy):
     rule = replayed_rule(pol, inp)
     view, line = acct.view(inp, rule)
     return rule, view, line
-
-
-def artifact_id(continuity_id: str, policy_digest: str, artifact_no: int, from_seq: int, to_seq: int) -> str:
-    """A summary artifact's stable id (``policy_digest``: :meth:`Policy.digest`)."""
-    key = f"{continuity_id}|{policy_digest}|{artifact_no}|{from_seq}|{to_seq}"
-    return "art_" + hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
 def replay(inp, policy: Policy, provider, engine: str = "kernel"):
