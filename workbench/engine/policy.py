@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from workbench.engine import enums as E
+from workbench.engine.thresholds import compaction_threshold, flush_problems, flush_threshold
 from workbench.errors import PolicyError
 
 TRIGGERS = {name: code for code, name in E.names(E.Trigger).items()}
@@ -61,13 +62,7 @@ class CutRule:
     scope: str = "total"
 
     def threshold(self, window: int) -> int:
-        if self.tokens:
-            return int(self.tokens)
-        if self.fraction:
-            return int(self.fraction * window)
-        if self.reserve_tokens:
-            return int(window - self.reserve_tokens)
-        return 0
+        return compaction_threshold(self.tokens, self.fraction, self.reserve_tokens, window)
 
     def trigger_value(self, window: int) -> float:
         k = TRIGGERS[self.kind]
@@ -239,30 +234,16 @@ class Policy:
         f, t = self.flush, self.trigger
         if not f.enabled:
             return []
-        return [
-            (t.kind != "none" and self.compaction.kind != "none",
-             "flush.enabled needs a compaction: the flush fires flush.soft_threshold_tokens below the "
-             "compaction threshold, and this policy never compacts"),
-            (t.kind in ("none", "tokens"), f"flush.enabled needs a tokens trigger: the flush fires "
-                                           f"flush.soft_threshold_tokens below the compaction threshold, "
-                                           f"and a {t.kind} trigger has no token threshold"),
-            (t.scope == "total", "flush.enabled needs trigger.scope total: the flush compares the whole "
-                                 "prompt with the compaction threshold"),
-            (f.reserve_tokens in (Flush.reserve_tokens, t.reserve_tokens),
-             f"flush.reserve_tokens ({f.reserve_tokens:,}) is not the compaction's reserve "
-             f"(trigger.reserve_tokens {t.reserve_tokens:,}): the flush fires "
-             f"flush.soft_threshold_tokens below the compaction threshold; set the trigger instead"),
-            (f.soft_threshold_tokens >= 0, "flush.soft_threshold_tokens must be >= 0"),
-        ]
+        return [(False, m) for m in flush_problems(t.kind, t.scope, self.compaction.kind, f.reserve_tokens,
+                                                   Flush.reserve_tokens, t.reserve_tokens,
+                                                   f.soft_threshold_tokens)]
 
     def flush_threshold(self, window: int) -> int:
         """Context tokens at which the flush fires: ``soft_threshold_tokens`` below the
         compaction threshold (and, with ``flush.fraction``, no later than that share of the
         window); never below 0. Moving the trigger moves the flush with it."""
-        at = self.trigger.threshold(window) - self.flush.soft_threshold_tokens
-        if self.flush.fraction:
-            at = min(at, int(self.flush.fraction * window))
-        return max(0, int(at))
+        return flush_threshold(self.trigger.threshold(window), self.flush.soft_threshold_tokens,
+                               self.flush.fraction, window)
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)

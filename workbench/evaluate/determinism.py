@@ -140,7 +140,12 @@ def audit_determinism(dataset, policies: Sequence[str | Policy], *, engine: str 
 
         env = {**os.environ, "WORKBENCH_NUMBA_CACHE": cache}
         out = subprocess.run([sys.executable, "-c", code], input=json.dumps([str(ds.path), dicts, engine, tokenizer]),
-                             capture_output=True, text=True, env=env, check=True)
+                             capture_output=True, text=True, env=env)
+        if out.returncode != 0:
+            from workbench.errors import WorkbenchError
+
+            raise WorkbenchError("the cold-process replay of the determinism audit failed "
+                                 f"(exit {out.returncode}):\n{out.stderr[-2000:]}")
         _compare("process_restart_cold_cache", base, json.loads(out.stdout), rows,
                  "new interpreter, empty numba cache directory")
 
