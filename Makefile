@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 DEMO_DIR ?= datasets/demo-coding
 
-.PHONY: venv test test-deps demo lab bench lint clean
+.PHONY: venv test test-deps demo lab bench mutate lint clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,13 @@ demo: $(STAMP)
 # needs --allow-root; LAB_ARGS adds more (e.g. LAB_ARGS="--no-browser --ip=0.0.0.0")
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_ARGS)
+
+# mutation testing of the seed-rule modules (not in CI: minutes); benchmarks/mutation.md
+mutate: $(STAMP)
+	$(VENV)/bin/pip install --quiet -e '.[dev,mutate]'
+	rm -rf mutants
+	$(VENV)/bin/mutmut run --max-children 2
+	$(PY) benchmarks/mutation_report.py
 
 bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

@@ -121,11 +121,11 @@ def determinism_audit(dataset, policies: Sequence, *, engine: str = "kernel",
 
 def conformance_audit(run_dir: str | Path) -> AuditResult:
     """JSON Schemas, ADR-0011 invariants, RFC 0012 scenarios, RFC 0080 degraded projection."""
+    import polars as pl
+
     from workbench.conformance.capability import degraded_matrix
     from workbench.conformance.invariants import check_result
     from workbench.conformance.scenarios import run_scenarios, scenarios_frame
-    import polars as pl
-
     from workbench.rundir.artifacts import has_store, read_store
     from workbench.rundir.read import load_run
 

@@ -337,3 +337,22 @@ def test_folding_summaries_keep_source_ids_within_source_count(run):
     later = mc.row(1, named=True)
     assert later["sourceIds"][0] == mc.row(0, named=True)["outputId"]  # the previous summary
     assert later["sourceCount"] == len(later["sourceIds"])
+
+
+def test_wire_shape_findings_name_the_frame_or_output_and_where(run):
+    """A checkpoint frame and a memory.compacted event off their schemas: each finding names
+    the event kind, the frame seq or outputId, the schema's complaint, the continuity and the policy."""
+    _, res = run
+    cp = nth(res.events, "cc30k")
+    mc = nth(res.events, "cc30k", MC)
+    ev = edit(res.events, lambda r: r["policy"] == "cc30k" and r["frame_seq"] == cp["frame_seq"]
+              and r["event_type"] == CP, cut_rule_id=None)
+    ev = edit(ev, lambda r: r["policy"] == "cc30k" and r["event_type"] == MC and r["outputId"] == mc["outputId"],
+              trigger="sometimes")
+    found = fails(check_invariants(ev, config=res.config), "wire_shape").sort("detail")
+    assert found.height == 2
+    details = found["detail"].to_list()
+    assert details[0].startswith(f"{CP} (frame seq {cp['frame_seq']}): ") and "cut_rule_id" in details[0]
+    assert details[1].startswith(f"{MC} (outputId {mc['outputId']}): ") and "sometimes" in details[1]
+    assert found["continuity_id"].to_list() == [cp["continuity_id"], mc["continuity_id"]]
+    assert found["policy"].to_list() == ["cc30k", "cc30k"]

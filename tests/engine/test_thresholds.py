@@ -30,16 +30,26 @@ def test_flush_threshold(at, soft, fraction, window, want):
 
 
 def test_flush_problems_name_each_rule():
+    """Each rule's message, whole: a user reads it as the reason a policy is refused."""
     ok = ("tokens", "total", "summary", 20_000, 20_000, 33_000, 4_000)
     assert flush_problems(*ok) == []
     assert flush_problems("tokens", "total", "summary", 33_000, 20_000, 33_000, 4_000) == []  # tied reserves
-    cases = {("none", "total", "summary", 20_000, 20_000, 0, 4_000): "never compacts",
-             ("tokens", "total", "none", 20_000, 20_000, 0, 4_000): "never compacts",
-             ("events", "total", "summary", 20_000, 20_000, 0, 4_000): "a events trigger has no token threshold",
-             ("tokens", "body", "summary", 20_000, 20_000, 0, 4_000): "trigger.scope total",
-             ("tokens", "total", "summary", 30_000, 20_000, 33_000, 4_000): "(30,000) is not the compaction's "
-                                                                            "reserve (trigger.reserve_tokens 33,000)",
-             ("tokens", "total", "summary", 20_000, 20_000, 0, -1): "must be >= 0"}
+    assert flush_problems("tokens", "total", "summary", 20_000, 20_000, 0, 0) == []  # no margin: allowed
+    never = ("flush.enabled needs a compaction: the flush fires flush.soft_threshold_tokens below the "
+             "compaction threshold, and this policy never compacts")
+    cases = {
+        ("none", "total", "summary", 20_000, 20_000, 0, 4_000): never,
+        ("tokens", "total", "none", 20_000, 20_000, 0, 4_000): never,
+        ("events", "total", "summary", 20_000, 20_000, 0, 4_000):
+            "flush.enabled needs a tokens trigger: the flush fires flush.soft_threshold_tokens below the "
+            "compaction threshold, and a events trigger has no token threshold",
+        ("tokens", "body", "summary", 20_000, 20_000, 0, 4_000):
+            "flush.enabled needs trigger.scope total: the flush compares the whole prompt with the "
+            "compaction threshold",
+        ("tokens", "total", "summary", 30_000, 20_000, 33_000, 4_000):
+            "flush.reserve_tokens (30,000) is not the compaction's reserve (trigger.reserve_tokens 33,000): "
+            "the flush fires flush.soft_threshold_tokens below the compaction threshold; set the trigger instead",
+        ("tokens", "total", "summary", 20_000, 20_000, 0, -1): "flush.soft_threshold_tokens must be >= 0",
+    }
     for args, says in cases.items():
-        (problem,) = flush_problems(*args)
-        assert says in problem, (args, problem)
+        assert flush_problems(*args) == [says], args

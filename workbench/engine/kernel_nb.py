@@ -1093,8 +1093,6 @@ def _mask_by_bound_nb(r, nvp, st, PRE, vflag, Q):
                 if seen == keep_results:
                     c = v
                     break
-        if seen < keep_results:
-            c = tb
     else:
         total = PRE[R, nvp]
         keep = st[C_MASK_TOKENS]
