@@ -190,18 +190,11 @@ def audit_run(run_dir: Path, dataset: Path, policies: list[str], say=print) -> d
     from workbench.rundir.read import load_run
 
     result, ds = load_run(run_dir)
-    verdicts: dict[str, bool | None] = {}
-    for name, audit in (
+    return _run_audits(run_dir, (
         ("redaction", lambda: redaction_audit_of(result, ds, AUDIT_SAMPLES, baseline=True)),
         ("conformance", lambda: conformance_audit(run_dir)),
         ("determinism", lambda: determinism_audit(load_dataset(dataset), policies)),
-    ):
-        res = audit()
-        res.write(run_dir)
-        verdicts[name] = res.passed
-        if res.passed is not None:
-            say(f"   {name}: {'PASS' if res.passed else 'FAIL'}{checked_text(res)}")
-    return verdicts
+    ), say)
 
 
 def audit_stride(run_dir: Path, dataset: Path, policies: list, say=print) -> dict[str, bool | None]:
@@ -209,13 +202,22 @@ def audit_stride(run_dir: Path, dataset: Path, policies: list, say=print) -> dic
     from workbench.audits import conformance_audit, determinism_audit
     from workbench.continuity.dataset import load_dataset
 
+    return _run_audits(run_dir, (
+        ("conformance", lambda: conformance_audit(run_dir)),
+        ("determinism", lambda: determinism_audit(load_dataset(dataset), policies)),
+    ), say, label="stride ")
+
+
+def _run_audits(run_dir: Path, audits, say, label: str = "") -> dict[str, bool | None]:
+    """Run each ``(name, audit)``, write its files into ``run_dir`` and say its verdict with
+    how much it checked (a failed audit is a finding the report shows, not a crash)."""
     verdicts: dict[str, bool | None] = {}
-    for name, audit in (("conformance", lambda: conformance_audit(run_dir)),
-                        ("determinism", lambda: determinism_audit(load_dataset(dataset), policies))):
+    for name, audit in audits:
         res = audit()
         res.write(run_dir)
         verdicts[name] = res.passed
-        say(f"   stride {name}: {'PASS' if res.passed else 'FAIL'}{checked_text(res)}")
+        if res.passed is not None:
+            say(f"   {label}{name}: {'PASS' if res.passed else 'FAIL'}{checked_text(res)}")
     return verdicts
 
 
