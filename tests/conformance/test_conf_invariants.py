@@ -356,3 +356,17 @@ def test_wire_shape_findings_name_the_frame_or_output_and_where(run):
     assert details[1].startswith(f"{MC} (outputId {mc['outputId']}): ") and "sometimes" in details[1]
     assert found["continuity_id"].to_list() == [cp["continuity_id"], mc["continuity_id"]]
     assert found["policy"].to_list() == ["cc30k", "cc30k"]
+
+
+def test_report_counts_and_failures_by_check_and_severity():
+    from workbench.conformance.invariants import InvariantReport
+
+    findings = pl.DataFrame({"check": ["wire_shape", "provenance_tag", "wire_shape", "provenance_tag"],
+                             "continuity_id": ["c"] * 4, "policy": ["p"] * 4,
+                             "severity": ["fail", "warn", "fail", "fail"], "detail": ["a", "b", "c", "d"]})
+    report = InvariantReport(findings, False)
+    assert report.counts().rows() == [("provenance_tag", "fail", 1), ("provenance_tag", "warn", 1),
+                                      ("wire_shape", "fail", 2)]
+    assert report.failures()["detail"].to_list() == ["a", "c", "d"]
+    empty = InvariantReport(findings.head(0), True).counts()
+    assert empty.height == 0 and empty.schema == {"check": pl.String, "severity": pl.String, "n": pl.UInt32}
