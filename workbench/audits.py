@@ -151,14 +151,14 @@ def conformance_audit(run_dir: str | Path) -> AuditResult:
 def conformance_checked(events, scenarios) -> dict[str, int]:
     """What a conformance audit had to check: checkpoint frames, RFC 0012 ``memory.compacted``
     events, and scenarios run (not skipped) over the policies of the run."""
-    from workbench.conformance.schemas import CHECKPOINT_EVENT
+    from workbench.conformance.schemas import CHECKPOINT_EVENT, COMPACTED_EVENT
 
     kinds = events["event_type"]
     per = events.filter(kinds == CHECKPOINT_EVENT)["policy"].value_counts(sort=True) if events.height else None
     return {"policies": events["policy"].n_unique() if events.height else 0,
             "checkpoints": int((kinds == CHECKPOINT_EVENT).sum()),
             "checkpoints_by_policy": dict(per.iter_rows()) if per is not None else {},
-            "memory_compacted": int((kinds == "memory.compacted").sum()),
+            "memory_compacted": int((kinds == COMPACTED_EVENT).sum()),
             "scenarios_run": int((scenarios["status"] != "skip").sum()) if scenarios.height else 0,
             "scenarios_skipped": int((scenarios["status"] == "skip").sum()) if scenarios.height else 0}
 
@@ -190,7 +190,7 @@ def fidelity_audit(dataset, *, engine: str = "kernel", price_as: str | None = No
     profiles = fit_profiles(ds)
     inputs = prepare_dataset(ds, "cl100k")
     preset = preset_compactions(ds, inputs, profiles, engine=engine, price_as=price_as)
-    totals = totals_table(ds, inputs, profiles, engine=engine, price_as=price_as)
+    totals = totals_table(inputs, profiles, engine=engine, price_as=price_as)
     config = {**res["config"], "profiles_fitted_on": profiles["fitted_from"]}
     return AuditResult("fidelity", {N.FIDELITY_REQUESTS: res["requests"], N.FIDELITY: res["summary"],
                                     N.FIDELITY_COMPACTIONS: res["compactions"],

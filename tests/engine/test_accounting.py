@@ -33,21 +33,27 @@ def test_spread_keeps_the_total_and_the_proportions(weights, total):
     assert np.abs(out - exact).max() < 1.0 + 1e-9
 
 
-def test_the_prefix_is_in_every_prompt_and_read_from_the_cache():
-    """Hand-computed: two requests, 100 then 100 + 50 visible tokens, a 1,000-token prefix,
-    explicit caching: prompts 1,100 and 1,150; the second reads the first prompt back."""
-    from workbench.engine.kernel import replay_kernel
+def _two_requests_with_a_prefix():
+    """Two requests, 100 then 100 + 50 visible tokens, behind a 1,000-token prefix."""
     from workbench.engine.prepare import prepare_continuity
-    from workbench.engine.records import LEDGER
-    from workbench.engine.reference import replay_reference
 
     frame = pl.DataFrame({
         "seq": [0, 1, 2, 3], "kind": [1, 1, 1, 1], "role": [1, 2, 1, 2], "flags": [0, 2, 0, 2],
         "request": [0, 0, 1, 1], "ts_ms": [0, 1000, 2000, 3000], "pair_seq": [-1] * 4,
         "name": [None] * 4, "message_id": ["a", "b", "c", "d"], "tokens_cl100k": [100, 20, 30, 5],
     }, schema_overrides={"name": pl.String})
-    inp = replace(prepare_continuity(frame, continuity=0, continuity_id="t", tokenizer="cl100k"),
-                  prefix_tokens=1_000)
+    return replace(prepare_continuity(frame, continuity=0, continuity_id="t", tokenizer="cl100k"),
+                   prefix_tokens=1_000)
+
+
+def test_the_prefix_is_in_every_prompt_and_read_from_the_cache():
+    """Hand-computed: two requests, 100 then 100 + 50 visible tokens, a 1,000-token prefix,
+    explicit caching: prompts 1,100 and 1,150; the second reads the first prompt back."""
+    from workbench.engine.kernel import replay_kernel
+    from workbench.engine.records import LEDGER
+    from workbench.engine.reference import replay_reference
+
+    inp = _two_requests_with_a_prefix()
     kinds, params = Policy("raw").lower(200_000, 1, 300_000.0, 1)
     for engine in (replay_kernel, replay_reference):
         led, _ = engine(inp, kinds, params)
@@ -63,17 +69,10 @@ def test_the_recorded_cache_split_bills_the_very_prompt_it_was_recorded_for():
     replay does not send (1,149: the policy changed the context), the model's split stays."""
     from workbench.engine import enums as E
     from workbench.engine.kernel import replay_kernel
-    from workbench.engine.prepare import prepare_continuity
     from workbench.engine.records import LEDGER
     from workbench.engine.reference import replay_reference
 
-    frame = pl.DataFrame({
-        "seq": [0, 1, 2, 3], "kind": [1, 1, 1, 1], "role": [1, 2, 1, 2], "flags": [0, 2, 0, 2],
-        "request": [0, 0, 1, 1], "ts_ms": [0, 1000, 2000, 3000], "pair_seq": [-1] * 4,
-        "name": [None] * 4, "message_id": ["a", "b", "c", "d"], "tokens_cl100k": [100, 20, 30, 5],
-    }, schema_overrides={"name": pl.String})
-    base = replace(prepare_continuity(frame, continuity=0, continuity_id="t", tokenizer="cl100k"),
-                   prefix_tokens=1_000)
+    base = _two_requests_with_a_prefix()
     kinds, params = Policy("raw").lower(200_000, 1, 300_000.0, 1)
     cases = {1_150: ([0, 0], [1_100, 1_140], [E.CacheLoss.COLD, E.CacheLoss.RECORDED_MISS]),
              1_149: ([0, 1_100], [1_100, 50], [E.CacheLoss.COLD, E.CacheLoss.NONE])}

@@ -20,7 +20,7 @@ def tables(imported_bundle):
     profiles = fit_profiles(imported_bundle)
     inputs = prepare_dataset(imported_bundle, "cl100k")
     return (preset_compactions(imported_bundle, inputs, profiles),
-            totals_table(imported_bundle, inputs, profiles), profiles)
+            totals_table(inputs, profiles), profiles)
 
 
 def test_the_preset_compacts_where_the_harness_did_in_and_out_of_sample(tables):

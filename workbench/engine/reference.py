@@ -69,7 +69,6 @@ class _Replay:
         self.keep_first = int(params[E.P_KEEP_FIRST])
         self.prefix = int(inp.prefix_tokens)
         self.mask_rule = MaskRule.from_params(params)
-        self.mask_tokens = self.mask_rule.keep_tokens + self.mask_rule.keep_results  # > 0: bound masking
         self.mask_bound = 0  # masking by tokens/count: outputs at visible positions below it are masked
         self.cut = -1
         self.segments: list[tuple[int, int]] = []
@@ -111,7 +110,7 @@ class _Replay:
     def masked(self, i: int, r: int) -> bool:
         if not self.inp.is_tool_result[i]:
             return False
-        if self.mask_tokens > 0:  # by tokens/count: every output before the bound (visible positions)
+        if self.mask_rule.bounded:  # by tokens/count: every output before the bound (visible positions)
             return self.position(i) < self.mask_bound
         m = int(self.k[E.K_MASK_AFTER_TURNS])
         req = int(self.inp.row_request[i])
@@ -469,7 +468,7 @@ class _Replay:
         for r in range(inp.n_requests):
             p = int(inp.req_first_row[r])
             flags = 0
-            if self.mask_tokens > 0:
+            if self.mask_rule.bounded:
                 if self.mask_by_bound(r, p):
                     self.mark(edited=True)
                     flags |= E.LedgerFlag.EDITED
@@ -540,6 +539,11 @@ class MaskRule(NamedTuple):
     at_least: int
     placeholder: int
     idle_ms: float
+
+    @property
+    def bounded(self) -> bool:
+        """Masking by a bound at all (by tokens or by count), rather than by turns or none."""
+        return self.keep_tokens > 0 or self.keep_results > 0
 
     @classmethod
     def from_params(cls, params: np.ndarray) -> MaskRule:

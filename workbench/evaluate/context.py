@@ -57,7 +57,6 @@ class ContextTracker:
         # masking by tokens or count: tool outputs at visible positions below the bound are
         # masked; the bound moves as the engines move it (workbench.engine.reference.mask_step)
         self.mask_rule = MaskRule.of(policy.masking)
-        self.mask_keep = policy.masking.keep_tokens + policy.masking.keep_results  # > 0: bound masking
         self.mask_bound = 0
         self._masked_through = -1  # the last request whose masking step was applied
         self.limit = policy.compile.recent_messages_limit
@@ -87,7 +86,7 @@ class ContextTracker:
 
     def advance(self, r: int) -> ContextState:
         """Apply every action taken up to and including request ``r``."""
-        if self.mask_keep > 0:  # request by request: a masking step comes before its actions
+        if self.mask_rule.bounded:  # request by request: a masking step comes before its actions
             for q in range(self._masked_through + 1, r + 1):
                 while self._next < len(self.actions) and self.actions[self._next][0] < q:
                     self.apply(self.actions[self._next][2])
@@ -188,7 +187,7 @@ class ContextTracker:
         return [i for i in tail if i >= start]
 
     def masked(self, i: int, r: int) -> bool:
-        if self.mask_keep > 0:
+        if self.mask_rule.bounded:
             return bool(self.inp.is_tool_result[i]) and int(np.searchsorted(self.visible_rows, i)) < self.mask_bound
         req = int(self.inp.row_request[i])
         return self.mask_after > 0 and bool(self.inp.is_tool_result[i]) and req >= 0 and r - req >= self.mask_after

@@ -128,7 +128,7 @@ def preset_compactions(ds, inputs, profiles: dict[str, Any], *, engine: str = "k
     return pl.DataFrame(rows, schema=schema)
 
 
-def totals_table(ds, inputs, profiles: dict[str, Any], *, engine: str = "kernel", price_as: str | None = None):
+def totals_table(inputs, profiles: dict[str, Any], *, engine: str = "kernel", price_as: str | None = None):
     """One row per continuity with recorded usage × line: the as-recorded replay's totals
     against the recorded ones (main calls of requests the log has usage for)."""
     import polars as pl
@@ -138,7 +138,6 @@ def totals_table(ds, inputs, profiles: dict[str, Any], *, engine: str = "kernel"
 
     pol = get_policy("as-recorded")
     wanted = [inp for inp in inputs if inp.recorded_prompt is not None and (inp.recorded_prompt >= 0).any()]
-    frames = _usage_frames(ds)
     rows = []
     for name, view, _rule, line, prov, led, _ev in _replays(wanted, lambda i: pol, _lines(profiles),
                                                            engine, price_as):
@@ -146,7 +145,7 @@ def totals_table(ds, inputs, profiles: dict[str, Any], *, engine: str = "kernel"
         req = main[:, LEDGER.request]
         has = view.recorded_prompt[req] >= 0
         main = main[has]
-        rec_prompt, rec_read, rec_write, rec_out = _recorded_usage(frames, view)
+        rec_prompt, rec_read, rec_write, rec_out = _recorded_usage(view)
         sim = {k: int(main[:, getattr(LEDGER, c)].sum()) for k, c in
                (("prompt", "prompt_tokens"), ("cache_read", "cache_read_tokens"),
                 ("cache_write", "cache_write_tokens"), ("output", "output_tokens"))}
@@ -177,33 +176,13 @@ def totals_table(ds, inputs, profiles: dict[str, Any], *, engine: str = "kernel"
         schema={"continuity_id": pl.String, "harness": pl.String, "line": pl.String})
 
 
-def _usage_frames(ds) -> dict[str, Any]:
-    """Per continuity id: its usage rows (request, input, cache read/write, output) that
-    are not a background call, the first per request (as the replay's anchors)."""
-    import polars as pl
-
-    from workbench.continuity.enums import Origin
-
-    ids = dict(ds.continuities().select("continuity", "continuity_id").iter_rows())
-    ev = ds.events(columns=["continuity", "request", "origin", "usage_input", "usage_cache_read",
-                            "usage_cache_write", "usage_output"]).filter(
-        (pl.col("usage_input") >= 0) & (pl.col("origin") != int(Origin.BACKGROUND)))
-    return {ids[c]: part.unique("request", keep="first", maintain_order=True)
-            for (c,), part in ev.group_by(["continuity"], maintain_order=True)}
-
-
-def _recorded_usage(frames: dict[str, Any], view):
+def _recorded_usage(view):
     """The log's prompt, cache read, cache write and output per request the replay anchored
-    (arrays in request order)."""
-    import polars as pl
-
-    wanted = view.req_source[view.recorded_prompt >= 0].tolist()
-    part = frames[view.continuity_id].filter(pl.col("request").is_in(wanted)).sort("request")
-    read = part["usage_cache_read"].clip(lower_bound=0).to_numpy().astype(np.int64)
-    write = part["usage_cache_write"].clip(lower_bound=0).to_numpy().astype(np.int64)
-    prompt = part["usage_input"].to_numpy().astype(np.int64) + read + write
-    out = part["usage_output"].clip(lower_bound=0).to_numpy().astype(np.int64)
-    return prompt, read, write, out
+    (arrays in request order; what :class:`~workbench.engine.accounting.Recorded` read, a
+    value the log does not give counted as 0)."""
+    has = view.recorded_prompt >= 0
+    read, write = (np.maximum(a[has], 0) for a in view.recorded_cache)
+    return view.recorded_prompt[has], read, write, np.maximum(view.recorded_output[has], 0)
 
 
 def _pct(sim, rec):
