@@ -11,7 +11,7 @@ For each request ``r`` (whose first output event is row ``p``), in order:
    opaque items (one when folded, several when accumulated), then the raw tail: visible
    events after the cut and before ``p``. Tool results older than ``mask_after_turns``
    requests are placeholders (masking; or every one but the newest by tokens or by count,
-   :func:`mask_step`, optionally only after an idle gap); cleared tool uses are placeholders (clearing);
+   :func:`~workbench.engine.masking.mask_step`, optionally only after an idle gap); cleared tool uses are placeholders (clearing);
    a ``recent_messages_limit`` shows only the tail from the L-th last message on.
 2. **Flush** when context >= flush threshold (``Policy.flush_threshold``: a margin below the
    compaction threshold) and no flush ran at this compaction count:
@@ -42,11 +42,10 @@ Compaction and flush calls are accounted the same way, with their own prompts.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 
 from workbench.engine import enums as E
+from workbench.engine.masking import MaskRule, mask_step
 from workbench.engine.prepare import ReplayInput
 from workbench.engine.records import N_EVENT, N_LEDGER, event_row, ledger_row
 
@@ -121,7 +120,7 @@ class _Replay:
         return int(np.searchsorted(self.visible_rows, i))
 
     def mask_by_bound(self, r: int, p: int) -> bool:
-        """Masking by tokens or count (:func:`mask_step`); True when outputs were masked now."""
+        """Masking by tokens or count (:func:`~workbench.engine.masking.mask_step`); True when outputs were masked now."""
         bound = mask_step(self.inp, self.visible_rows, self.tail(p), p, r, self.mask_bound, self.mask_rule)
         moved, self.mask_bound = bound != self.mask_bound, bound
         return moved
@@ -527,72 +526,6 @@ class _Replay:
         ledger = np.array(self.ledger, dtype=np.int64).reshape(-1, N_LEDGER)
         events = np.array(self.events, dtype=np.int64).reshape(-1, N_EVENT)
         return ledger, events
-
-
-class MaskRule(NamedTuple):
-    """Masking by a bound: keep the newest ``keep_tokens`` tool-output tokens or the newest
-    ``keep_results`` tool outputs, mask only when that frees ``at_least`` tokens, and (with
-    ``idle_ms`` > 0) only on a request that follows the previous one by that long."""
-
-    keep_tokens: int
-    keep_results: int
-    at_least: int
-    placeholder: int
-    idle_ms: float
-
-    @property
-    def bounded(self) -> bool:
-        """Masking by a bound at all (by tokens or by count), rather than by turns or none."""
-        return self.keep_tokens > 0 or self.keep_results > 0
-
-    @classmethod
-    def from_params(cls, params: np.ndarray) -> MaskRule:
-        return cls(int(params[E.P_MASK_KEEP_TOKENS]), int(params[E.P_MASK_KEEP_RESULTS]),
-                   int(params[E.P_MASK_AT_LEAST]), int(params[E.P_MASK_PLACEHOLDER]), float(params[E.P_MASK_IDLE_MS]))
-
-    @classmethod
-    def of(cls, masking) -> MaskRule:
-        """From a policy's :class:`~workbench.engine.policy.Masking` (as ``Policy.lower`` does)."""
-        return cls(masking.keep_tokens, masking.keep_results, masking.at_least_tokens,
-                   masking.placeholder_tokens, masking.idle_s * 1000.0)
-
-
-def mask_step(inp: ReplayInput, visible_rows: np.ndarray, tail: list[int], p: int, r: int, bound: int,
-              rule: MaskRule) -> int:
-    """The masking step of request ``r`` (first output row ``p``): every tool output of the
-    ``tail`` but the newest ``rule.keep_tokens`` tokens (or ``rule.keep_results`` outputs) of
-    them becomes a placeholder, once that frees at least ``rule.at_least``; with
-    ``rule.idle_ms`` only when request ``r`` comes that long after request ``r - 1``. Returns
-    the new bound (visible positions below it are masked); it only moves forward, and stays
-    ``bound`` when nothing is masked now. The context tracker (:mod:`workbench.evaluate.context`)
-    replays the same step."""
-    if rule.idle_ms > 0 and not (r > 0 and inp.req_ts[r] - inp.req_ts[r - 1] >= rule.idle_ms):
-        return bound
-
-    def position(i: int) -> int:
-        return int(np.searchsorted(visible_rows, i))
-
-    results = [i for i in tail if inp.is_tool_result[i]]
-    bound_row = tail[0] if tail else p  # the first row whose outputs up to p are kept
-    if rule.keep_results > 0:
-        if len(results) >= rule.keep_results:
-            bound_row = results[-rule.keep_results]
-    else:
-        acc = 0
-        for i in reversed(results):
-            if acc + int(inp.tokens[i]) > rule.keep_tokens:
-                bound_row = i + 1
-                break
-            acc += int(inp.tokens[i])
-    c = position(bound_row)
-    at_least, placeholder = rule.at_least, rule.placeholder
-    a = max(bound, position(tail[0]) if tail else position(p))
-    fresh = [i for i in results if a <= position(i) < c]
-    if c <= a or sum(int(inp.tokens[i]) for i in fresh) <= 0:
-        return bound
-    if sum(int(inp.tokens[i]) - placeholder for i in fresh) < at_least:
-        return bound
-    return c
 
 
 def replay_reference(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray,

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from workbench.engine import enums as E
+from workbench.engine.masking import MaskRule, mask_step
 from workbench.engine.policy import Policy
 from workbench.engine.prepare import ReplayInput
-from workbench.engine.reference import MaskRule, mask_step
 
 CHECKPOINT = "continuity_compaction_checkpoint_created"
 TRUNCATION = "context.truncated"  # overflow handling: not a checkpoint frame
@@ -55,7 +55,7 @@ class ContextTracker:
         self.keep_first = policy.trigger.keep_first
         self.mask_after = policy.masking.after_turns
         # masking by tokens or count: tool outputs at visible positions below the bound are
-        # masked; the bound moves as the engines move it (workbench.engine.reference.mask_step)
+        # masked; the bound moves as the engines move it (workbench.engine.masking.mask_step)
         self.mask_rule = MaskRule.of(policy.masking)
         self.mask_bound = 0
         self._masked_through = -1  # the last request whose masking step was applied
@@ -99,7 +99,7 @@ class ContextTracker:
         return self.state
 
     def _mask_by_bound(self, q: int) -> None:
-        """The engines' masking step of request ``q`` (reference.mask_step)."""
+        """The engines' masking step of request ``q`` (masking.mask_step)."""
         self._masked_through = q
         p = int(self.inp.req_first_row[q])
         self.mask_bound = mask_step(self.inp, self.visible_rows, self.tail(p), p, q, self.mask_bound,
