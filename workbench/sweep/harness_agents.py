@@ -124,9 +124,9 @@ def cline(policy, window: int) -> HarnessSnippet:
     t = policy.trigger
     if t.keep_last_tokens:
         compaction["preserveRecentTokens"] = int(t.keep_last_tokens)
-    elif t.keep_last_events or t.keep_last_fraction:
+    elif t.keep_last_events or t.keep_last_fraction or t.keep_last_share:
         s.notes.append("Cline keeps a raw tail by tokens (preserveRecentTokens, default 20,000); the policy's "
-                       "tail in events or as a share of the window has no key")
+                       "tail in events or as a share of the window or history has no key")
     s.blocks.append(Block("json", "Cline SDK session config (CoreSessionConfig)",
                           json.dumps({"compaction": compaction}, indent=2)))
     for k, v in compaction.items():
