@@ -22,7 +22,16 @@ from hypothesis import strategies as st
 from workbench.continuity.enums import EventFlag, EventKind, Role
 from workbench.engine import enums as E
 from workbench.engine.kernel import replay_kernel
-from workbench.engine.policy import Compaction, Compile, CutRule, Flush, Masking, Policy, Provider
+from workbench.engine.policy import (
+    Compaction,
+    Compile,
+    CutRule,
+    Flush,
+    Masking,
+    Policy,
+    Provider,
+    Pruning,
+)
 from workbench.engine.prepare import prepare_continuity
 from workbench.engine.records import EVENT_COLUMNS, LEDGER_COLUMNS
 from workbench.engine.reference import replay_reference
@@ -122,8 +131,19 @@ def policies(draw, window: int):
     compile_ = Compile(strategy=draw(st.sampled_from(["summaries_recent_messages_v1", "recent_messages_v1"])),
                        recent_messages_limit=draw(st.sampled_from([0, 0, 1, 3, 8])))
     provider = Provider(min_cacheable=draw(st.sampled_from([0, 1, 256, 1024])))
+    pruning = Pruning(mode=draw(st.sampled_from(["off", "cache-ttl", "cache-ttl"])),
+                      ttl_s=draw(st.sampled_from([0.0, 1.0, 30.0, 300.0, 999.5])),
+                      keep_last_assistants=draw(st.integers(0, 4)),
+                      soft_trim_ratio=draw(st.sampled_from([0.0, 0.05, 0.3, 0.9])),
+                      hard_clear_ratio=draw(st.sampled_from([0.0, 0.1, 0.5, 1.0])),
+                      min_prunable_tool_chars=draw(st.sampled_from([0, 400, 8000, 50_000])),
+                      soft_trim_max_chars=draw(st.sampled_from([0, 40, 400, 4000])),
+                      soft_trim_head_chars=draw(st.sampled_from([0, 20, 150, 1500])),
+                      soft_trim_tail_chars=draw(st.sampled_from([0, 20, 150, 1500])),
+                      hard_clear=draw(st.booleans()),
+                      placeholder_tokens=draw(st.sampled_from([0, 8, 40])))
     return Policy("random", trigger=trigger, compaction=compaction, masking=masking, flush=flush,
-                  compile=compile_, provider=provider,
+                  compile=compile_, provider=provider, pruning=pruning,
                   emergency=draw(st.sampled_from(["compact", "truncate", "truncate_half"])))
 
 

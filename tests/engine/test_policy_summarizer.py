@@ -17,12 +17,14 @@ from workbench.sweep.spec import SpecError, SweepSpec
 
 
 def _digest_without_section(p: Policy) -> str:
-    """The digest as it was before the summarizer section and the fields added since
-    (``policy._ADDED_FIELDS``, at their defaults) existed."""
-    from workbench.engine.policy import _ADDED_FIELDS
+    """The digest as it was before the summarizer section, the pruning section (unset) and the
+    fields added since (``policy._ADDED_FIELDS``, at their defaults) existed."""
+    from workbench.engine.policy import _ADDED_FIELDS, Pruning
 
     d = p.to_dict()
     del d["summarizer"]
+    if p.pruning == Pruning():  # a preset that prunes keeps the section in its digest
+        del d["pruning"]
     for section, fields in _ADDED_FIELDS.items():
         for name, default in fields.items():
             if d[section][name] == default:  # a preset that sets one keeps it in its digest

@@ -79,6 +79,9 @@ class LedgerFlagT(NamedTuple):
     SKIPPED_NO_PROGRESS: int = 32  # the rule fired but the cut would not make enough progress
     SKIPPED_NO_SAFE_CUT: int = 64  # the rule fired but no safe cut point existed
     TRUNCATED: int = 128  # the overflow's last resort dropped the oldest raw events (not a compaction)
+    # the main request was sent session-pruned (OpenClaw contextPruning): old tool results
+    # trimmed or cleared in that request's prompt only; the context itself is unchanged
+    PRUNED: int = 256
 
 
 class EventTypeT(NamedTuple):
@@ -110,6 +113,14 @@ class EmergencyT(NamedTuple):
     TRUNCATE_HALF: int = 2
 
 
+class PruneStateT(NamedTuple):
+    """What session pruning did to one tool result of a request's prompt."""
+
+    NONE: int = 0
+    TRIMMED: int = 1  # head and tail kept, with a note (OpenClaw's soft trim)
+    CLEARED: int = 2  # replaced by a placeholder (OpenClaw's hard clear)
+
+
 Trigger = TriggerT()
 Strategy = StrategyT()
 CacheMode = CacheModeT()
@@ -119,6 +130,7 @@ LedgerFlag = LedgerFlagT()
 EventType = EventTypeT()
 Retain = RetainT()
 Emergency = EmergencyT()
+PruneState = PruneStateT()
 
 
 def names(codes: NamedTuple) -> dict[int, str]:
@@ -137,8 +149,13 @@ N_KINDS = 14
  P_SUMMARY_PROMPT, P_FLUSH_THRESHOLD, P_FLUSH_PROMPT, P_FLUSH_OUTPUT, P_MASK_PLACEHOLDER,
  P_CLEAR_KEEP, P_CLEAR_AT_LEAST, P_CLEAR_PLACEHOLDER, P_WINDOW, P_MIN_CACHEABLE,
  P_CACHE_GRANULARITY, P_TTL_MS, P_MASK_KEEP_TOKENS, P_MASK_AT_LEAST, P_PROBE_PROMPT,
- P_MASK_KEEP_RESULTS, P_MASK_IDLE_MS, P_KEEP_LAST_SHARE) = range(28)
-N_PARAMS = 28
+ P_MASK_KEEP_RESULTS, P_MASK_IDLE_MS, P_KEEP_LAST_SHARE,
+ # session pruning (workbench.engine.pruning.PruneRule): ttl (0: off), protected assistant
+ # turns, soft/hard ratios of the window, hard clear on, prunable minimum, soft-trim size
+ # bound and trimmed size, cleared placeholder (tokens)
+ P_PRUNE_TTL_MS, P_PRUNE_KEEP, P_PRUNE_SOFT_RATIO, P_PRUNE_HARD_RATIO, P_PRUNE_HARD_ON, P_PRUNE_MIN,
+ P_PRUNE_SOFT_OVER, P_PRUNE_SOFT_KEEP, P_PRUNE_PLACEHOLDER) = range(37)
+N_PARAMS = 37
 
 # a share (of the tail's tokens) as an integer in parts per million: both engines compute the
 # kept tokens as ``ppm * tokens // SHARE_SCALE`` so that they agree to the token

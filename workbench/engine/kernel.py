@@ -164,6 +164,11 @@ def lowered_config(kinds: np.ndarray, params: np.ndarray, pos: Positions) -> np.
     cfg[nb.C_MASK_AT_LEAST] = int(params[E.P_MASK_AT_LEAST])
     cfg[nb.C_PROBE] = int(params[E.P_PROBE_PROMPT])
     cfg[nb.C_SCOPE] = int(k[E.K_TRIGGER_SCOPE])
+    prune_on = params[E.P_PRUNE_TTL_MS] > 0
+    cfg[nb.C_PRUNE_ON] = int(prune_on)
+    cfg[nb.C_PRUNE_KEEP] = int(params[E.P_PRUNE_KEEP])
+    users = np.flatnonzero(pos.vflag & nb.F_USER) if prune_on else ()
+    cfg[nb.C_FIRST_USER] = int(users[0]) if len(users) else -1
     # rows of the placeholder prefix-sum table, only those this policy reads
     rows = []
     if mask_on:
@@ -207,6 +212,7 @@ def buffer_plan(cfg: np.ndarray, pos: Positions, n_requests: int, *, records: bo
     retain = int(cfg[nb.C_RETAIN_KIND])
     plan[nb.PLAN.retained] = (0 if retain == E.Retain.NONE
                               else pos.n_user if retain == E.Retain.USER_MESSAGES else pos.n_msg)
+    plan[nb.PLAN.pruned] = int(np.count_nonzero(pos.vflag & nb.F_RESULT)) + 1 if cfg[nb.C_PRUNE_ON] else 1
     plan[nb.PLAN.placeholder_rows] = int((cfg[nb.C_R_DM0: nb.C_R_DCM1 + 1] >= 0).sum()) + int(cfg[nb.C_R_RTOK] >= 0)
     return plan
 

@@ -55,6 +55,14 @@ from workbench.engine.enums import (
     P_CLEAR_AT_LEAST,
     P_FLUSH_THRESHOLD,
     P_MIN_PROGRESS,
+    P_PRUNE_HARD_ON,
+    P_PRUNE_HARD_RATIO,
+    P_PRUNE_MIN,
+    P_PRUNE_PLACEHOLDER,
+    P_PRUNE_SOFT_KEEP,
+    P_PRUNE_SOFT_OVER,
+    P_PRUNE_SOFT_RATIO,
+    P_PRUNE_TTL_MS,
     P_SUMMARY_CAP,
     P_SUMMARY_FLOOR,
     P_SUMMARY_RATIO,
@@ -68,6 +76,7 @@ from workbench.engine.enums import (
     Emergency,
     EventType,
     LedgerFlag,
+    PruneState,
     Retain,
     Strategy,
     Trigger,
@@ -118,7 +127,9 @@ B_ROW, B_VPOS, B_SUM = range(3)  # boundary row, visible rows before it, recorde
  # by-tokens/by-count step runs only after a gap of C_MASK_IDLE ms since the previous request
  C_MASK_RESULTS, C_MASK_IDLE,
  # the share (parts per million) of the tail's tokens that stays raw at a cut, if above C_KEEP_TOKENS
- C_KEEP_SHARE) = range(45)
+ C_KEEP_SHARE,
+ # session pruning: on; protected assistant turns; the position of the first user message (-1)
+ C_PRUNE_ON, C_PRUNE_KEEP, C_FIRST_USER) = range(48)
 N_CFG = 48
 
 # ---- replay state slots ---------------------------------------------------------------------
@@ -129,12 +140,16 @@ N_CFG = 48
  S_CALLS_SEEN, S_CALL_SCAN,
  # ... and sliding sums over the clearable rows in [S_WA, S_WB): count and gain, and for
  # each mask class the same over its masked part [S_WA, S_WBc)
- S_WA, S_WB, S_WN, S_WG, S_WB0, S_WN0, S_WG0, S_WB1, S_WN1, S_WG1) = range(N_CFG, N_CFG + 36)
+ S_WA, S_WB, S_WN, S_WG, S_WB0, S_WN0, S_WG0, S_WB1, S_WN1, S_WG1,
+ # session pruning: entries of the main prompt being sent (PRN rows 2-3; 0: not pruned)
+ S_PRUNE_N) = range(N_CFG, N_CFG + 37)
 KEY_BASE = 96
-KEY_SIZE = 16
+KEY_SIZE = 18
 # fields of the previous-prompt descriptor of one cache key (at KEY_BASE + key * KEY_SIZE)
 (PK_EXISTS, PK_TOTAL, PK_H, PK_RH, PK_RT, PK_SH, PK_ST, PK_SS, PK_TE, PK_B0, PK_B1, PK_CLR,
- PK_TS, PK_COMPACTED, PK_EDITED, PK_TRUNCATED) = range(16)
+ PK_TS, PK_COMPACTED, PK_EDITED, PK_TRUNCATED,
+ # the previous prompt was pruned: its entries (PRN rows 0-1, key 0 only) and first position
+ PK_PRUNED, PK_PFIRST) = range(18)
 N_STATE = KEY_BASE + 2 * KEY_SIZE
 
 NOFIRE = -(1 << 62)  # the cut-point rule did not fire
@@ -515,8 +530,63 @@ def _first_diff_nb(b, ss, lim, st, ptok, vflag):
     return d
 
 
+@leaf
+def _prev_eff_nb(b, v, st, ptok, vflag):
+    """Tokens of tail position ``v`` in the previous prompt of the key at ``b`` (before any
+    prune of it): its masking and clearing bounds of that time."""
+    f = vflag[v]
+    c = f & MASK_CLASS
+    if st[C_MASK_ON] != 0 and ((c == F_RESULT and v < st[b + PK_B0]) or (c == MASK_CLASS and v < st[b + PK_B1])):
+        return st[C_MP]
+    if st[C_CLEAR_ON] != 0 and (f & F_CLEAR) != 0 and v <= st[b + PK_CLR]:
+        return st[C_CP]
+    return ptok[v + 1] - ptok[v]
+
+
+@leaf
+def _lcp_pruned_nb(b, ss, lim, st, params, ptok, PRE, vflag, PRN):
+    """Common tail tokens in [ss, lim) of two prompts of which one or both were pruned (the
+    previous one's entries in PRN rows 0-1, the current one's in rows 2-3): before the first
+    pruned position the persistent placeholders decide; from there on (the current prompt
+    pruned) a position matches when both pruned it alike, or neither did and its tokens agree."""
+    pn = st[b + PK_PRUNED]
+    cn = st[S_PRUNE_N]
+    fp = lim
+    if pn > 0 and st[b + PK_PFIRST] < fp:
+        fp = st[b + PK_PFIRST]
+    if cn > 0 and PRN[2, 0] < fp:
+        fp = PRN[2, 0]
+    d = fp
+    if st[C_MASK_ON] != 0 or st[C_CLEAR_ON] != 0:
+        d = _first_diff_nb(b, ss, fp, st, ptok, vflag)
+    s = _effsum_nb(ss, d, ptok, PRE, st)
+    if d < fp or cn == 0:
+        return s
+    i = 0
+    j = 0
+    for v in range(fp, lim):
+        while i < pn and PRN[0, i] < v:
+            i += 1
+        while j < cn and PRN[2, j] < v:
+            j += 1
+        ps = PRN[1, i] if i < pn and PRN[0, i] == v else PruneState.NONE
+        cs = PRN[3, j] if j < cn and PRN[2, j] == v else PruneState.NONE
+        if ps != cs:
+            break
+        if cs == PruneState.NONE:
+            e = _effsum_nb(v, v + 1, ptok, PRE, st)
+            if _prev_eff_nb(b, v, st, ptok, vflag) != e:
+                break
+            s += e
+        elif cs == PruneState.TRIMMED:
+            s += np.int64(params[P_PRUNE_SOFT_KEEP])
+        else:
+            s += np.int64(params[P_PRUNE_PLACEHOLDER])
+    return s
+
+
 @hot
-def _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, ptok, PRE, vflag, RET, SEG):
+def _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, params, ptok, PRE, vflag, RET, SEG, PRN):
     """Longest common prefix (tokens) of the previous prompt of the key at ``b`` and the
     prompt described by (h, retained [rh, rt), segments [sh, sq), tail [ss, te))."""
     ph = st[b + PK_H]
@@ -548,6 +618,8 @@ def _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, ptok, PRE, vflag, RET, SEG):
     if pss >= pte or ss >= te or pss != ss:
         return lcp
     lim = pte if pte < te else te
+    if st[b + PK_PRUNED] != 0 or st[S_PRUNE_N] != 0:
+        return lcp + _lcp_pruned_nb(b, ss, lim, st, params, ptok, PRE, vflag, PRN)
     if st[C_MASK_ON] == 0 and st[C_CLEAR_ON] == 0:  # no placeholders: rows never change
         return lcp + ptok[lim] - ptok[ss]
     d = _first_diff_nb(b, ss, lim, st, ptok, vflag)
@@ -555,9 +627,10 @@ def _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, ptok, PRE, vflag, RET, SEG):
 
 
 def _account_impl(key, full, items, trailer, r, call, output, before, after, flags, nvp, st, params, ptok,
-             PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger):
+             PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN):
     """One ledger row; the prompt is the compiled context (``full``, ``items`` tokens, the
-    prefix included) or the prefix and the segments only (``items``: their tokens)."""
+    prefix included) or the prefix and the segments only (``items``: their tokens); a main
+    prompt pruned by ``_prune_nb`` has ``S_PRUNE_N`` entries in PRN rows 2-3."""
     K = st[C_K]
     sh = st[S_SH]
     sq = st[S_ST]
@@ -594,7 +667,7 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
             loss = CacheLoss.TTL
             lcp = 0
         else:
-            lcp = st[C_PREFIX] + _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, ptok, PRE, vflag, RET, SEG)
+            lcp = st[C_PREFIX] + _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, params, ptok, PRE, vflag, RET, SEG, PRN)
             if lcp < st[b + PK_TOTAL]:
                 if st[b + PK_COMPACTED] != 0:
                     loss = CacheLoss.COMPACTION
@@ -640,6 +713,14 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
     st[b + PK_COMPACTED] = 0
     st[b + PK_EDITED] = 0
     st[b + PK_TRUNCATED] = 0
+    cn = st[S_PRUNE_N]
+    st[b + PK_PRUNED] = cn
+    if cn > 0:  # the entries of this prompt become the previous prompt's
+        st[b + PK_PFIRST] = PRN[2, 0]
+        for j in range(cn):
+            PRN[0, j] = PRN[2, j]
+            PRN[1, j] = PRN[3, j]
+        st[S_PRUNE_N] = 0
     k = st[S_NL]
     ledger[k, LEDGER.request] = r
     ledger[k, LEDGER.call_kind] = call
@@ -659,7 +740,7 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
 
 # flush, compaction and merge calls
 _account_nb = leaf_sig("void", _I, "boolean", *[_I] * 9, _A1, _F1, _A1, _A2, _U1, _P1, _A1, _P1, _A2, _A2, _A2,
-                       _A2)(_account_impl)
+                       _A2, _A2)(_account_impl)
 _account_main_nb = hot(_account_impl)  # the main request's call, inlined into the request loop
 
 
@@ -853,7 +934,7 @@ def _seg_push_nb(st, SEG, no, tok, replace):
 
 @leaf
 def _merge_if_needed_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG,
-                        ledger, events):
+                        ledger, events, PRN):
     limit = st[C_MAXSEG]
     nseg = st[S_ST] - st[S_SH]
     if not (st[C_ACCUM] != 0 and limit > 0 and nseg > limit):
@@ -864,7 +945,7 @@ def _merge_if_needed_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
     _account_nb(1, False, st[C_PREFIX] + total, st[C_SUM_PROMPT], r, CallKind.MERGE, merged, before, before, 0,
                 nvp, st, params,
-             ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)
+             ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
     artifact = st[S_NEXT_ART]
     st[S_NEXT_ART] = artifact + 1
     _seg_push_nb(st, SEG, artifact, merged, True)
@@ -873,9 +954,9 @@ def _merge_if_needed_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
     _event_nb(events, st, EventType.MERGE, r, -1, -1, artifact, before, after, merged, nseg, total, Strategy.SUMMARY)
 
 
-@leaf_sig(_I, _I, _I, _I, "boolean", _A1, _F1, _A1, _A2, _U1, _P1, _P1, _A1, _P1, _A2, _A2, _A2, _A2, _A2)
+@leaf_sig(_I, _I, _I, _I, "boolean", _A1, _F1, _A1, _A2, _U1, _P1, _P1, _A1, _P1, _A2, _A2, _A2, _A2, _A2, _A2)
 def _compact_nb(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal,
-                vmsg, Q, RET, SEG, ledger, events):
+                vmsg, Q, RET, SEG, ledger, events, PRN):
     """Try to compact; returns LedgerFlag bits describing what happened."""
     K = st[C_K]
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
@@ -908,7 +989,7 @@ def _compact_nb(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev
         st[S_NEXT_ART] = artifact + 1
         key = 0 if st[C_SHARES] != 0 else 1
         _account_nb(key, True, before, st[C_SUM_PROMPT], r, CallKind.COMPACTION, item_tokens, before, before, 0,
-                 nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)
+                 nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
         if s != Strategy.RECORDED:
             _seg_push_nb(st, SEG, artifact, item_tokens, not accumulate)
         if st[C_PROBE] > 0 and s == Strategy.SUMMARY:
@@ -916,7 +997,7 @@ def _compact_nb(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev
             # a prompt of its own shape (the summarizer's cache key)
             _account_nb(1, False, st[C_PREFIX] + st[S_STOK], st[C_PROBE], r, CallKind.COMPACTION, item_tokens,
                         before, before, 0, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET,
-                        SEG, ledger)
+                        SEG, ledger, PRN)
     _retain_nb(tb, cutp, st, ptok, vflag, RET)
     if st[S_COV_FROM] < 0 or accumulate or s == Strategy.TRUNCATE:
         st[S_COV_FROM] = vrow[tb]
@@ -929,7 +1010,7 @@ def _compact_nb(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev
     _event_nb(events, st, EventType.CHECKPOINT, r, st[S_COV_FROM], vrow[cutp], artifact, before, after,
            item_tokens, span_n, span_tokens, s)
     _merge_if_needed_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG,
-                     ledger, events)
+                     ledger, events, PRN)
     return LedgerFlag.COMPACTED
 
 
@@ -1142,8 +1223,69 @@ def _truncate_half_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg
 
 # ================================== the loop ==================================
 @leaf
+def _prune_nb(r, nvp, context, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, PRN):
+    """Session pruning of request ``r``'s prompt (``pruning.prune_step``): returns the tokens
+    it sends; its entries (position, PruneState) in PRN rows 2-3, their count in S_PRUNE_N
+    (0: sent unpruned). The context itself is not changed. Costs O(tail) when it runs, which
+    is only after an idle gap of the ttl."""
+    st[S_PRUNE_N] = 0
+    if r == 0 or Q[Q_TS, r] - Q[Q_TS, r - 1] < params[P_PRUNE_TTL_MS]:
+        return context
+    keep = st[C_PRUNE_KEEP]
+    if keep > 0 and r < keep:
+        return context
+    window = params[P_WINDOW]
+    total = context - st[C_PREFIX]
+    if total / window < params[P_PRUNE_SOFT_RATIO]:
+        return context
+    K = st[C_K]
+    fu = st[C_FIRST_USER]
+    if fu < 0 or nvp < K:
+        return context
+    tb = _tail_start_nb(nvp, K, st[S_CUT])
+    lo = _shown_start_nb(tb, nvp, st[C_L], vrow, msg_ordinal, vmsg)
+    if lo < fu + 1:
+        lo = fu + 1
+    hi = nvp
+    if keep > 0 and Q[Q_NVP, r - keep] < hi:
+        hi = Q[Q_NVP, r - keep]
+    over = params[P_PRUNE_SOFT_OVER]
+    kept = np.int64(params[P_PRUNE_SOFT_KEEP])
+    placeholder = np.int64(params[P_PRUNE_PLACEHOLDER])
+    hard = params[P_PRUNE_HARD_RATIO]
+    prunable = 0
+    for v in range(lo, hi):  # the soft trim
+        if (vflag[v] & F_RESULT) != 0:
+            e = _effsum_nb(v, v + 1, ptok, PRE, st)
+            if e > over:
+                total += kept - e
+                prunable += kept
+            else:
+                prunable += e
+    clearing = params[P_PRUNE_HARD_ON] != 0 and total / window >= hard and prunable >= params[P_PRUNE_MIN]
+    n = 0
+    for v in range(lo, hi):  # the hard clear, oldest first, while the ratio stays >= hard
+        if (vflag[v] & F_RESULT) == 0:
+            continue
+        e = _effsum_nb(v, v + 1, ptok, PRE, st)
+        if clearing and total / window < hard:
+            clearing = False
+        if clearing:
+            PRN[2, n] = v
+            PRN[3, n] = PruneState.CLEARED
+            total += placeholder - (kept if e > over else e)
+            n += 1
+        elif e > over:
+            PRN[2, n] = v
+            PRN[3, n] = PruneState.TRIMMED
+            n += 1
+    st[S_PRUNE_N] = n
+    return total + st[C_PREFIX]
+
+
+@leaf
 def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, Q, B, PRE, RET, SEG,
-                 RING, ledger, events):
+                 RING, ledger, events, PRN):
     """Replay requests from ``r0`` on; returns the first request not replayed (the number of
     requests, or earlier when an output buffer might not hold one more request)."""
     nr = Q.shape[1]
@@ -1206,7 +1348,7 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
                 and st[S_FLUSHED_AT] != st[S_COMPACTIONS]):
             output = st[C_FLUSH_OUTPUT]
             _account_nb(0, True, before, st[C_FLUSH_PROMPT], r, CallKind.FLUSH, output, before, before, 0, nvp, st,
-                     params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)
+                     params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
             st[S_FLUSHED_AT] = st[S_COMPACTIONS]
             flags |= LedgerFlag.FLUSHED
             _event_nb(events, st, EventType.FLUSH, r, -1, p - 1, -1, before, before, output, 0, 0, 0)
@@ -1223,7 +1365,7 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
                                             vmsg, Q, RING, events)
                 else:
                     done = _compact_nb(r, nvp, latest, False, st, params, ptok, PRE, vflag, vrow,
-                                    prev_safe, msg_ordinal, vmsg, Q, RET, SEG, ledger, events)
+                                    prev_safe, msg_ordinal, vmsg, Q, RET, SEG, ledger, events, PRN)
                 flags |= done
                 if done & (LedgerFlag.COMPACTED | LedgerFlag.EDITED):
                     context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
@@ -1232,7 +1374,7 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
             _event_nb(events, st, EventType.OVERFLOW, r, -1, -1, -1, context, context, 0, 0, 0, 0)
             if st[C_EMERGENCY] == Emergency.COMPACT and strategy in (Strategy.SUMMARY, Strategy.OPAQUE):
                 flags |= _compact_nb(r, nvp, nvp - 1, True, st, params, ptok, PRE, vflag, vrow, prev_safe,
-                                  msg_ordinal, vmsg, Q, RET, SEG, ledger, events) & LedgerFlag.COMPACTED
+                                  msg_ordinal, vmsg, Q, RET, SEG, ledger, events, PRN) & LedgerFlag.COMPACTED
                 context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
             if context > window and st[C_EMERGENCY] == Emergency.TRUNCATE_HALF:
                 flags |= _truncate_half_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe,
@@ -1242,8 +1384,16 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
                 flags |= _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe,
                                              msg_ordinal, vmsg, events)
                 context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-        _account_main_nb(0, True, context, 0, r, CallKind.MAIN, Q[Q_OUT, r], before, context, flags, nvp, st, params, ptok,
-                 PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)
+        sent = context
+        if st[C_PRUNE_ON] != 0:
+            sent = _prune_nb(r, nvp, context, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, PRN)
+            if st[S_PRUNE_N] > 0:
+                flags |= LedgerFlag.PRUNED
+                st[KEY_BASE + PK_EDITED] = 1
+        _account_main_nb(0, True, sent, 0, r, CallKind.MAIN, Q[Q_OUT, r], before, sent, flags, nvp, st, params, ptok,
+                 PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
+        if flags & LedgerFlag.PRUNED:  # the next prompt sends the pruned results in full again
+            st[KEY_BASE + PK_EDITED] = 1
     return nr
 
 
@@ -1258,6 +1408,7 @@ class BufferPlan(NamedTuple):
     ring: int = 4  # recent tool calls kept by clear_tool_uses
     retained: int = 5  # raw items a compaction can retain
     placeholder_rows: int = 6  # rows of the placeholder prefix-sum table PRE
+    pruned: int = 7  # entries of a pruned prompt (session pruning: the tool results; else 1)
 
 
 PLAN = BufferPlan()
@@ -1322,12 +1473,13 @@ def simulate_nb(cfg, params, prices, plan, ptok, vrow, vflag, prev_safe, vmsg, m
     RET = np.zeros((2, plan[PLAN.retained] + 1), np.int64)  # retained positions, cumulative tokens
     SEG = np.zeros((3, plan[PLAN.segments]), np.int64)  # artifact number, tokens, cumulative tokens
     RING = np.zeros(plan[PLAN.ring], np.int64)
+    PRN = np.zeros((4, plan[PLAN.pruned]), np.int64)  # pruned entries: previous prompt's, this one's
     records = plan[PLAN.records] != 0
     nr = Q.shape[1]
     r = np.int64(0)  # not a literal 0: numba would compile _requests_nb once more for Literal[int](0)
     while r < nr:
         r = _requests_nb(r, st, params, ptok, vrow, vf, prev_safe, vmsg, msg_ordinal, Q, B, PRE, RET, SEG,
-                      RING, ledger, events)
+                      RING, ledger, events, PRN)
         if not records:
             add_totals_nb(ledger, st[S_NL], events, st[S_NE], prices, totals, costs)
             st[S_NL] = 0

@@ -34,6 +34,7 @@ CACHE_MODES = {name: code for code, name in E.names(E.CacheMode).items()}
 RETAIN = {name: code for code, name in E.names(E.Retain).items()}
 EMERGENCY = {name: code for code, name in E.names(E.Emergency).items()}
 COMPILES = ("summaries_recent_messages_v1", "recent_messages_v1")
+PRUNING_MODES = ("off", "cache-ttl")
 SCOPES = ("total", "body")  # what a tokens trigger measures (CutRule.scope)
 
 
@@ -132,6 +133,29 @@ class Masking:
 
 
 @dataclass(frozen=True)
+class Pruning:
+    """Session pruning (OpenClaw ``agents.defaults.contextPruning``; the rule is
+    :mod:`workbench.engine.pruning`): in mode ``cache-ttl``, a request coming ``ttl_s`` or
+    more after the previous one is sent with old tool results trimmed (messages at
+    ``soft_trim_ratio`` of the window) or cleared (at ``hard_clear_ratio``, when at least
+    ``min_prunable_tool_chars`` are prunable), the last ``keep_last_assistants`` assistant
+    turns protected. Transient: the context keeps every result; only that request's prompt
+    (and what the cache holds of it) is pruned. Sizes in characters, as OpenClaw's keys."""
+
+    mode: str = "off"  # off | cache-ttl
+    ttl_s: float = 300.0
+    keep_last_assistants: int = 3
+    soft_trim_ratio: float = 0.3
+    hard_clear_ratio: float = 0.5
+    min_prunable_tool_chars: int = 50_000
+    soft_trim_max_chars: int = 4_000
+    soft_trim_head_chars: int = 1_500
+    soft_trim_tail_chars: int = 1_500
+    hard_clear: bool = True
+    placeholder_tokens: int = 8  # "[Old tool result content cleared]"
+
+
+@dataclass(frozen=True)
 class Flush:
     """Pre-compaction memory flush (Signet §6.4 / OpenClaw): a silent turn that fires
     ``soft_threshold_tokens`` below the policy's *compaction* threshold (the Signet
@@ -197,6 +221,7 @@ class Policy:
     provider: Provider = field(default_factory=Provider)
     redaction: Redaction = field(default_factory=Redaction)
     summarizer: Summarizer = field(default_factory=Summarizer)
+    pruning: Pruning = field(default_factory=Pruning)
     emergency: str = "compact"  # compact | truncate | truncate_half
 
     # ---- construction ---------------------------------------------------------------
@@ -207,6 +232,7 @@ class Policy:
             (self.compaction.retain in RETAIN, f"compaction.retain must be one of {sorted(RETAIN)}"),
             (self.emergency in EMERGENCY, f"emergency must be one of {sorted(EMERGENCY)}"),
             (self.compile.strategy in COMPILES, f"compile.strategy must be one of {COMPILES}"),
+            (self.pruning.mode in PRUNING_MODES, f"pruning.mode must be one of {PRUNING_MODES}"),
             (self.provider.cache is None or self.provider.cache in CACHE_MODES,
              f"provider.cache must be one of {sorted(CACHE_MODES)}"),
             (0.0 <= self.compaction.ratio <= 1.0, "compaction.ratio must be within [0, 1]"),
@@ -296,14 +322,15 @@ class Policy:
         return Policy.from_dict(d)
 
     def digest(self) -> str:
-        """A stable 12-hex id of every parameter. An unset summarizer section is left out, so
-        a policy's digest (and the run and artifact ids built from it) is the one it had
-        before policies had that section."""
+        """A stable 12-hex id of every parameter. A section added later (summarizer, pruning)
+        is left out while unset, so a policy's digest (and the run and artifact ids built from
+        it) is the one it had before policies had that section."""
         import orjson
 
         d = self.to_dict()
-        if self.summarizer == Summarizer():
-            del d["summarizer"]
+        for section in _ADDED_SECTIONS:
+            if getattr(self, section) == SECTIONS[section]():
+                del d[section]
         for section, fields in _ADDED_FIELDS.items():
             for name, default in fields.items():
                 if d[section][name] == default:
@@ -372,7 +399,28 @@ class Policy:
         params[E.P_MASK_IDLE_MS] = m.idle_s * 1000.0
         params[E.P_MASK_AT_LEAST] = m.at_least_tokens
         params[E.P_PROBE_PROMPT] = c.probe_prompt_tokens if c.kind == "summary" else 0
+        self._lower_pruning(params)
         return kinds, params
+
+    def _lower_pruning(self, params: np.ndarray) -> None:
+        from workbench.engine.pruning import lowered
+
+        pr = self.pruning
+        if pr.mode == "off":
+            return  # every P_PRUNE_* slot 0: the ttl slot says off
+        over, kept, least = lowered(soft_trim_max_chars=pr.soft_trim_max_chars,
+                                    soft_trim_head_chars=pr.soft_trim_head_chars,
+                                    soft_trim_tail_chars=pr.soft_trim_tail_chars,
+                                    min_prunable_tool_chars=pr.min_prunable_tool_chars)
+        params[E.P_PRUNE_TTL_MS] = pr.ttl_s * 1000.0
+        params[E.P_PRUNE_KEEP] = pr.keep_last_assistants
+        params[E.P_PRUNE_SOFT_RATIO] = pr.soft_trim_ratio
+        params[E.P_PRUNE_HARD_RATIO] = pr.hard_clear_ratio
+        params[E.P_PRUNE_HARD_ON] = int(pr.hard_clear)
+        params[E.P_PRUNE_MIN] = least
+        params[E.P_PRUNE_SOFT_OVER] = over
+        params[E.P_PRUNE_SOFT_KEEP] = kept
+        params[E.P_PRUNE_PLACEHOLDER] = pr.placeholder_tokens
 
 
 # fields added after runs were made: at their defaults they stay out of the digest, so the
@@ -383,4 +431,6 @@ _ADDED_FIELDS = {"trigger": {"scope": "total", "keep_last_share": 0.0}, "compact
 #: section name -> its dataclass: the one list of policy sections
 SECTIONS: dict[str, type] = {"trigger": CutRule, "compaction": Compaction, "masking": Masking,
                              "flush": Flush, "compile": Compile, "provider": Provider,
-                             "redaction": Redaction, "summarizer": Summarizer}
+                             "redaction": Redaction, "summarizer": Summarizer, "pruning": Pruning}
+# sections added after runs were made: left out of the digest while at their defaults
+_ADDED_SECTIONS = ("summarizer", "pruning")

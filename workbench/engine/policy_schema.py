@@ -47,6 +47,9 @@ RULES: dict[str, dict[str, Any]] = {
     "emergency": {"enum": "EMERGENCY"},
     "summarizer.prompt": {"minLength": 1},
     "summarizer.model": {"minLength": 1},
+    "pruning.mode": {"enum": "PRUNING_MODES"},
+    "pruning.soft_trim_ratio": {"minimum": 0.0, "maximum": 1.0},  # OpenClaw clamps to [0, 1]
+    "pruning.hard_clear_ratio": {"minimum": 0.0, "maximum": 1.0},
 }
 # numbers are counts, sizes, durations: never negative unless a rule says otherwise
 DEFAULT_MINIMUM = 0

@@ -18,6 +18,7 @@ from workbench.engine.policy import (
     Flush,
     Masking,
     Policy,
+    Pruning,
 )
 from workbench.engine.policy_schema import check_field, check_policy, check_relations, coerce_field
 from workbench.errors import PolicyError
@@ -149,6 +150,28 @@ PRESETS: dict[str, Policy] = {p.name: p for p in (
 )}
 
 
+# OpenClaw session pruning (issue 16), alone and with the memory flush: compaction as in
+# openclaw-flush (Pi's auto-compaction at window - reserveTokensFloor)
+_OPENCLAW_PRUNING = ("session pruning in cache-ttl mode: a request >= 5 min (ttl) after the previous one is sent "
+                     "with old tool results soft-trimmed (messages >= 0.3 of the window: results > 4,000 chars "
+                     "keep their first and last 1,500 chars) or hard-cleared oldest first (>= 0.5, when >= "
+                     "50,000 chars are prunable) until under 0.5, the last 3 assistant turns and everything "
+                     "before the first user message protected; transient: the context keeps every result and "
+                     "the next request sends them again [documented: docs/concepts/session-pruning.md; source: "
+                     "src/agents/pi-extensions/context-pruning/pruner.ts, settings.ts, extension.ts; inferred: "
+                     "chars = 4 x tokens (OpenClaw's own estimate), the previous model call as the last cache "
+                     "touch (OpenClaw's marker is written once per agent run), only raw-tail results prunable]")
+PRESETS.update({p.name: p for p in (
+    Policy("openclaw-pruning", _OPENCLAW_PRUNING + "; compaction at window - reserveTokensFloor (20k), no flush",
+           trigger=CutRule(kind="tokens", reserve_tokens=20_000, keep_first=1),
+           compaction=_SUMMARY, pruning=Pruning(mode="cache-ttl")),
+    Policy("openclaw-pruning-flush", "openclaw-flush plus " + _OPENCLAW_PRUNING,
+           trigger=CutRule(kind="tokens", reserve_tokens=20_000, keep_first=1),
+           compaction=_SUMMARY, flush=Flush(enabled=True, reserve_tokens=20_000, soft_threshold_tokens=4_000),
+           pruning=Pruning(mode="cache-ttl")),
+)})
+
+
 def preset_names() -> list[str]:
     return list(PRESETS)
 
@@ -161,7 +184,8 @@ HARNESS = {"claude-code": "claude-code", "claude-code-microcompact": "claude-cod
            "observation-masking": "complexity-trap", "llm-summary": "complexity-trap",
            "hybrid": "complexity-trap", "rip-adr0011": "rip", "no-compaction": "baseline",
            "as-recorded": "baseline", "gemini-cli": "gemini-cli", "cline": "cline", "roo-code": "roo-code",
-           "opencode": "opencode", "aider": "aider", "hermes": "hermes"}
+           "opencode": "opencode", "aider": "aider", "hermes": "hermes",
+           "openclaw-pruning": "openclaw", "openclaw-pruning-flush": "openclaw"}
 # ... and the log format its importer gives that harness's logs: provider-token accounting of
 # generated continuities takes that format's calibration profile
 LOG_FORMAT = {"claude-code": "claude_code", "codex-local": "codex", "codex-remote": "codex",

@@ -44,6 +44,11 @@ class ResolvedProvider:
                 "prices_model_id": self.prices.model, "note": self.note}
 
 
+def context_window_of(policy: Policy, continuity_window: int) -> int:
+    """The window ``policy`` is replayed on: its own, else the continuity's, else the default."""
+    return int(policy.provider.context_window or (continuity_window if continuity_window > 0 else DEFAULT_WINDOW))
+
+
 def resolve_provider(policy: Policy, *, continuity_model: str | None, continuity_window: int,
                      model_override: str | None = None, price_as: str | None = None) -> ResolvedProvider:
     """The model, window, cache rules and prices of ``policy`` on one continuity.
@@ -64,8 +69,8 @@ def resolve_provider(policy: Policy, *, continuity_model: str | None, continuity
             raise
         prices = price_table(price_as, infer_provider(price_as))
         note = f"{model} is not in genai-prices; priced as {price_as} (--model-price-as)"
-    window = pv.context_window or (continuity_window if continuity_window > 0 else DEFAULT_WINDOW)
-    check_window(policy, int(window))
+    window = context_window_of(policy, continuity_window)
+    check_window(policy, window)
     mode, ttl_s, gran = CACHE_RULES.get(provider, (E.CacheMode.AUTOMATIC, 300.0, 1))
     if mode == E.CacheMode.AUTOMATIC and prices.bills_cache_writes:
         mode = E.CacheMode.AUTOMATIC_WRITES  # e.g. OpenAI from GPT-5.6: writes are billed

@@ -28,7 +28,11 @@ For each request ``r`` (whose first output event is row ``p``), in order:
    A truncation is not a compaction: it writes a ``TRUNCATION`` event (no checkpoint frame,
    no summary, no ``memory.compacted``), sets the ``TRUNCATED`` ledger flag, and a cache it
    breaks is lost to ``truncation``.
-5. **Account** the main request: the cached prefix is the longest common prefix (in items,
+5. **Prune** (session pruning, :func:`~workbench.engine.pruning.prune_step`): after an idle
+   gap, the main request's prompt may carry old tool results trimmed or cleared; the context
+   keeps them, and the next request sends them again. Pruned results are items of their own
+   (``trimmed``/``pruned``), so two prompts share them only where both pruned them alike.
+6. **Account** the main request: the cached prefix is the longest common prefix (in items,
    counted in tokens) with the previous prompt of the same cache key, if used within the
    TTL and at least the minimum cacheable size, rounded down to the provider's granularity.
    Explicit caches (Anthropic) write everything after the read prefix; automatic caches
@@ -48,6 +52,7 @@ from workbench.engine import enums as E
 from workbench.engine.enums import SHARE_SCALE, share_ppm
 from workbench.engine.masking import MaskRule, mask_step
 from workbench.engine.prepare import ReplayInput
+from workbench.engine.pruning import TRIMMED, PruneRule, prune_step
 from workbench.engine.records import N_EVENT, N_LEDGER, event_row, ledger_row
 
 Item = tuple[str, int, int]
@@ -70,6 +75,7 @@ class _Replay:
         self.prefix = int(inp.prefix_tokens)
         self.mask_rule = MaskRule.from_params(params)
         self.mask_bound = 0  # masking by tokens/count: outputs at visible positions below it are masked
+        self.prune_rule = PruneRule.from_params(params)
         self.cut = -1
         self.segments: list[tuple[int, int]] = []
         self.retained: list[int] = []
@@ -159,6 +165,17 @@ class _Replay:
         items += [("seg", no, t) for no, t in self.segments]
         items += [("row", i, self.eff(i, r)) for i in self.shown_tail(self.tail(p))]
         return items
+
+    def prune(self, r: int, p: int, items: list[Item]) -> list[Item]:
+        """The prompt request ``r`` sends: ``items`` with its session prune applied (the
+        context itself keeps every result)."""
+        if not self.prune_rule.on:
+            return items
+        tail = self.shown_tail(self.tail(p))
+        state = prune_step(self.inp, tail, [self.eff(i, r) for i in tail], self.size(items) - self.prefix, r,
+                           self.prune_rule)
+        return [("trimmed" if state[i] == TRIMMED else "pruned", i, self.prune_rule.size(state[i], t))
+                if tag == "row" and i in state else (tag, i, t) for tag, i, t in items]
 
     # ---- accounting ---------------------------------------------------------------
     def account(self, key: int, items: list[Item], trailer: int, r: int, call: int, output: int,
@@ -525,8 +542,15 @@ class _Replay:
                     flags |= self.truncate_to_fit(r, p)
                     items = self.compile(r, p)
                     context = self.size(items)
-            self.account(0, items, 0, r, E.CallKind.MAIN, int(inp.req_output_tokens[r]), before,
-                         context, flags)
+            sent = self.prune(r, p, items)
+            pruned = sent != items
+            if pruned:
+                flags |= E.LedgerFlag.PRUNED
+                self.edited_since[0] = True
+            self.account(0, sent, 0, r, E.CallKind.MAIN, int(inp.req_output_tokens[r]), before,
+                         self.size(sent), flags)
+            if pruned:  # the next prompt sends the pruned results in full again
+                self.edited_since[0] = True
         ledger = np.array(self.ledger, dtype=np.int64).reshape(-1, N_LEDGER)
         events = np.array(self.events, dtype=np.int64).reshape(-1, N_EVENT)
         return ledger, events

@@ -1,5 +1,7 @@
 """Which raw events are in the compiled context at each request, rebuilt from a run's
-events (checkpoints, merges, clearing edits, overflow truncations) and its resolved policy.
+events (checkpoints, merges, clearing edits, overflow truncations) and its resolved policy,
+and which of them a request's session prune left out of the prompt it sent (re-derived with
+the engines' own step, :func:`workbench.engine.pruning.prune_step`: a prune leaves no event).
 
 The engines account tokens but do not emit the compiled context itself; text-level
 evaluations (retention, leakage through the compiled context) need it at a few requests
@@ -23,6 +25,8 @@ from workbench.engine import enums as E
 from workbench.engine.masking import MaskRule, mask_step
 from workbench.engine.policy import Policy
 from workbench.engine.prepare import ReplayInput
+from workbench.engine.provider import context_window_of
+from workbench.engine.pruning import PruneRule, prune_step
 
 CHECKPOINT = "continuity_compaction_checkpoint_created"
 TRUNCATION = "context.truncated"  # overflow handling: not a checkpoint frame
@@ -59,6 +63,9 @@ class ContextTracker:
         self.mask_rule = MaskRule.of(policy.masking)
         self.mask_bound = 0
         self._masked_through = -1  # the last request whose masking step was applied
+        # session pruning trims or clears tool results in one request's prompt only
+        self.prune_rule = PruneRule.of(policy, context_window_of(policy, inp.context_window))
+        self._pruned: tuple[int, dict[int, int]] = (-1, {})
         self.limit = policy.compile.recent_messages_limit
         self.accumulate = policy.compaction.accumulate
         self.strategy = strategy
@@ -196,11 +203,30 @@ class ContextTracker:
         clearable = self.inp.is_tool_result[i] or (self.policy.compaction.clear_inputs and self.inp.is_tool_call[i])
         return i <= self.state.cleared_upto and bool(clearable) and not bool(self.excluded[i])
 
+    def eff(self, i: int, r: int) -> int:
+        """Tokens of tail row ``i`` as it stands in the context at request ``r``."""
+        return self.mask_tokens if self.masked(i, r) else self.clear_tokens if self.cleared(i) else int(self.inp.tokens[i])
+
+    def pruned(self, r: int) -> dict[int, int]:
+        """The session prune of request ``r``'s prompt (the state must be at ``r``): ``{row:
+        PruneState}``, empty when it was sent unpruned."""
+        if not self.prune_rule.on:
+            return {}
+        if self._pruned[0] != r:
+            tail = self.shown_tail(self.tail(int(self.inp.req_first_row[r])))
+            messages = self.unpruned_tokens(r) - int(self.inp.prefix_tokens)
+            self._pruned = (r, prune_step(self.inp, tail, [self.eff(i, r) for i in tail], messages, r,
+                                          self.prune_rule))
+        return self._pruned[1]
+
     def raw_rows(self, r: int) -> list[int]:
-        """Rows whose full text is in the compiled context of request ``r``."""
+        """Rows whose full text is in the prompt of request ``r`` (a trimmed or cleared tool
+        result is not)."""
         p = int(self.inp.req_first_row[r])
+        pruned = self.pruned(r)
         rows = self.head(p) + list(self.state.retained)
-        rows += [i for i in self.shown_tail(self.tail(p)) if not self.masked(i, r) and not self.cleared(i)]
+        rows += [i for i in self.shown_tail(self.tail(p))
+                 if not self.masked(i, r) and not self.cleared(i) and i not in pruned]
         return rows
 
     def shows(self, i: int, r: int) -> bool:
@@ -230,21 +256,23 @@ class ContextTracker:
                 start_pos = int(np.searchsorted(msgs, msgs[hi] - self.limit, side="right")) - 1
                 if k < start_pos:
                     return False
-        return not self.masked(i, r) and not self.cleared(i)
+        return not self.masked(i, r) and not self.cleared(i) and i not in self.pruned(r)
 
     def tokens(self, r: int) -> int:
+        """Tokens of the prompt request ``r`` sent (the ledger's ``context_after``)."""
+        total = self.unpruned_tokens(r)
+        for i, state in self.pruned(r).items():
+            total += self.prune_rule.size(state, self.eff(i, r)) - self.eff(i, r)
+        return total
+
+    def unpruned_tokens(self, r: int) -> int:
+        """Tokens of the compiled context at request ``r`` (before a session prune)."""
         p = int(self.inp.req_first_row[r])
         total = int(self.inp.prefix_tokens)  # the harness's fixed prefix (provider tokens)
         total += sum(int(self.inp.tokens[i]) for i in self.head(p))
         total += sum(int(self.inp.tokens[i]) for i in self.state.retained)
         total += sum(t for _, t in self.state.segments)
-        for i in self.shown_tail(self.tail(p)):
-            if self.masked(i, r):
-                total += self.mask_tokens
-            elif self.cleared(i):
-                total += self.clear_tokens
-            else:
-                total += int(self.inp.tokens[i])
+        total += sum(self.eff(i, r) for i in self.shown_tail(self.tail(p)))
         return total
 
 

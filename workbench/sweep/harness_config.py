@@ -15,7 +15,10 @@ claude-code    ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`` (env, documented; can only *l
                threshold of effective window - 13k), ``autoCompactEnabled`` (settings, documented)
 codex          ``model_auto_compact_token_limit``, ``model_context_window`` (config.toml, documented)
 openclaw       ``agents.defaults.compaction.reserveTokensFloor`` (source),
-               ``...memoryFlush.enabled`` / ``...memoryFlush.softThresholdTokens`` (documented)
+               ``...memoryFlush.enabled`` / ``...memoryFlush.softThresholdTokens`` (documented),
+               ``agents.defaults.contextPruning.mode`` / ``ttl`` / ``keepLastAssistants`` /
+               ``softTrimRatio`` / ``hardClearRatio`` / ``minPrunableToolChars`` / ``softTrim.*`` /
+               ``hardClear.enabled`` (documented), when the policy prunes
 openhands      v0 ``config.toml`` ``[condenser] type="llm" keep_first max_size`` (source: shipped
                template); SDK ``LLMSummarizingCondenser(max_size, keep_first, max_tokens)`` (documented)
 anthropic      ``context_management.edits``: ``clear_tool_uses_20250919`` (trigger, keep,
@@ -183,9 +186,30 @@ def openclaw(policy, window: int) -> HarnessSnippet:
                            f"compaction threshold: softThresholdTokens is that distance")
     compaction["memoryFlush"] = flush
     doc = {"agents": {"defaults": {"compaction": compaction}}}
+    if policy.pruning.mode != "off":
+        doc["agents"]["defaults"]["contextPruning"] = _openclaw_pruning(policy.pruning, s)
     s.blocks.append(Block("json", "OpenClaw config (JSON)", json.dumps(doc, indent=2)))
     s.blocks.append(Block("yaml", "OpenClaw config (YAML)", yaml.safe_dump(doc, sort_keys=False)))
     return s
+
+
+def _openclaw_pruning(pr, s: HarnessSnippet) -> dict[str, Any]:
+    """OpenClaw's ``contextPruning`` keys of a pruning policy (docs/concepts/session-pruning.md;
+    read by src/agents/pi-extensions/context-pruning/settings.ts)."""
+    ttl = f"{int(pr.ttl_s // 60)}m" if pr.ttl_s % 60 == 0 else f"{pr.ttl_s:g}s"  # settings.ts: parseDurationMs
+    doc = {"mode": pr.mode, "ttl": ttl, "keepLastAssistants": pr.keep_last_assistants,
+           "softTrimRatio": pr.soft_trim_ratio, "hardClearRatio": pr.hard_clear_ratio,
+           "minPrunableToolChars": pr.min_prunable_tool_chars,
+           "softTrim": {"maxChars": pr.soft_trim_max_chars, "headChars": pr.soft_trim_head_chars,
+                        "tailChars": pr.soft_trim_tail_chars},
+           "hardClear": {"enabled": pr.hard_clear}}
+    for key, value in doc.items():
+        for sub, v in (value.items() if isinstance(value, dict) else [(None, value)]):
+            name = f"agents.defaults.contextPruning.{key}" + (f".{sub}" if sub else "")
+            s.keys.append(Key(name, v, "documented", "OpenClaw docs: concepts/session-pruning"))
+    s.notes.append("OpenClaw prunes only for Anthropic models (direct, or anthropic/* through OpenRouter); "
+                   "set the model's cacheControlTtl to the same ttl")
+    return doc
 
 
 def openhands(policy, window: int) -> HarnessSnippet:

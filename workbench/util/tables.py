@@ -80,11 +80,12 @@ def emit(rows: Sequence[dict[str, Any]], columns: Sequence[str], *, fmt: str = "
             cells = [display.get(c, _display)(r.get(c)).replace("|", "\\|") for c in columns]
             out.write("| " + " | ".join(cells) + " |\n")
     elif fmt == "table":
+        from rich.markup import escape
         from rich.table import Table
 
         table = Table(*[headers.get(c, c) for c in columns], title=title)
-        for r in rows:
-            table.add_row(*[display.get(c, _display)(r.get(c)) for c in columns])
+        for r in rows:  # cells are text: a "[source: ...]" in a description is not rich markup
+            table.add_row(*[escape(display.get(c, _display)(r.get(c))) for c in columns])
         print_table(table, file=file)
     else:
         from workbench.errors import WorkbenchError
