@@ -66,6 +66,9 @@ class CacheLossT(NamedTuple):
     # the log recorded the provider reading back less than the model's common prefix for the
     # very prompt the replay sent (a miss of the provider's own, e.g. another cache replica)
     RECORDED_MISS: int = 8
+    # the policy rebuilt the provider window from its local checkpoint and reset the provider
+    # continuation (Holon §5.4): nothing is read back, by intent
+    RESET: int = 9
 
 
 class LedgerFlagT(NamedTuple):
@@ -90,6 +93,11 @@ class EventTypeT(NamedTuple):
     TRUNCATION: int = 6  # overflow handling dropped the oldest raw events: no checkpoint frame,
     #                      no summary, not a compaction (a policy whose strategy is truncation
     #                      compacts with CHECKPOINT frames of kind truncation_v1 instead)
+    # two-layer policies (workbench.engine.provider_window): the local layer's readable
+    # checkpoint, which leaves the provider window as it is (Holon §4.1, §5.3) ...
+    LOCAL_CHECKPOINT: int = 7
+    # ... and the explicit rebuild of the provider window from it, a continuation reset (§5.4)
+    REBUILD: int = 8
 
 
 class RetainT(NamedTuple):
@@ -120,6 +128,11 @@ EventType = EventTypeT()
 Retain = RetainT()
 Emergency = EmergencyT()
 
+# the causes of cache loss the policy chose (Holon §5.5: intentional compaction, as against
+# request-shape drift, CacheLoss.DRIFT): its compactions, its edits of older context, a
+# rebuild's reset. The summary's two cache-loss columns count by it (both reducers)
+INTENTIONAL_LOSSES = (CacheLoss.COMPACTION, CacheLoss.EDIT, CacheLoss.RESET)
+
 
 def names(codes: NamedTuple) -> dict[int, str]:
     """``{code: lower-case name}`` of one code family, e.g. ``names(CallKind)[0] == "main"``."""
@@ -137,5 +150,5 @@ N_KINDS = 14
  P_SUMMARY_PROMPT, P_FLUSH_THRESHOLD, P_FLUSH_PROMPT, P_FLUSH_OUTPUT, P_MASK_PLACEHOLDER,
  P_CLEAR_KEEP, P_CLEAR_AT_LEAST, P_CLEAR_PLACEHOLDER, P_WINDOW, P_MIN_CACHEABLE,
  P_CACHE_GRANULARITY, P_TTL_MS, P_MASK_KEEP_TOKENS, P_MASK_AT_LEAST, P_PROBE_PROMPT,
- P_MASK_KEEP_RESULTS, P_MASK_IDLE_MS) = range(27)
-N_PARAMS = 27
+ P_MASK_KEEP_RESULTS, P_MASK_IDLE_MS, P_LOCAL_TOKENS, P_LOCAL_PROMPT) = range(29)
+N_PARAMS = 29

@@ -162,6 +162,8 @@ def lowered_config(kinds: np.ndarray, params: np.ndarray, pos: Positions) -> np.
     cfg[nb.C_MASK_AT_LEAST] = int(params[E.P_MASK_AT_LEAST])
     cfg[nb.C_PROBE] = int(params[E.P_PROBE_PROMPT])
     cfg[nb.C_SCOPE] = int(k[E.K_TRIGGER_SCOPE])
+    cfg[nb.C_LOCAL_TOKENS] = int(params[E.P_LOCAL_TOKENS])
+    cfg[nb.C_LOCAL_PROMPT] = int(params[E.P_LOCAL_PROMPT])
     # rows of the placeholder prefix-sum table, only those this policy reads
     rows = []
     if mask_on:

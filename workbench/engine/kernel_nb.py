@@ -74,8 +74,11 @@ from workbench.engine.enums import (
 from workbench.engine.metrics_nb import add_totals_nb
 from workbench.engine.records import EVENT, LEDGER, N_COSTS, N_EVENT, N_LEDGER, N_TOTALS
 
-MAX_LEDGER_PER_REQUEST = 8  # flush, compaction + probe + merge, forced compaction + probe + merge, main
-MAX_EVENTS_PER_REQUEST = 8  # flush, checkpoint/edit + merge, overflow, checkpoint + merge, 2 truncations
+# flush, compaction + probe + merge, forced compaction + probe + merge, local checkpoint, main
+MAX_LEDGER_PER_REQUEST = 9
+# flush, checkpoint/edit + merge (or rebuild), overflow, checkpoint + merge (or rebuild), 2
+# truncations, local checkpoint
+MAX_EVENTS_PER_REQUEST = 9
 MAX_SEGMENTS_PER_REQUEST = 4  # compaction + merge, forced compaction + merge
 
 # ---- per-position flag bits (uint8); all but F_CLEAR are policy-independent ---------------
@@ -115,7 +118,10 @@ B_ROW, B_VPOS, B_SUM = range(3)  # boundary row, visible rows before it, recorde
  C_PROBE, C_SCOPE,
  # masking by count: the newest C_MASK_RESULTS tool outputs stay (0: by tokens or turns); the
  # by-tokens/by-count step runs only after a gap of C_MASK_IDLE ms since the previous request
- C_MASK_RESULTS, C_MASK_IDLE) = range(44)
+ C_MASK_RESULTS, C_MASK_IDLE,
+ # two layers (workbench.engine.provider_window): a local checkpoint once C_LOCAL_TOKENS raw
+ # tokens followed the last one (0: no local layer), asked with C_LOCAL_PROMPT tokens
+ C_LOCAL_TOKENS, C_LOCAL_PROMPT) = range(46)
 N_CFG = 48
 
 # ---- replay state slots ---------------------------------------------------------------------
@@ -126,7 +132,10 @@ N_CFG = 48
  S_CALLS_SEEN, S_CALL_SCAN,
  # ... and sliding sums over the clearable rows in [S_WA, S_WB): count and gain, and for
  # each mask class the same over its masked part [S_WA, S_WBc)
- S_WA, S_WB, S_WN, S_WG, S_WB0, S_WN0, S_WG0, S_WB1, S_WN1, S_WG1) = range(N_CFG, N_CFG + 36)
+ S_WA, S_WB, S_WN, S_WG, S_WB0, S_WN0, S_WG0, S_WB1, S_WN1, S_WG1,
+ # the local layer: its cut (a position, -1: none yet), its checkpoint's tokens and artifact;
+ # and a pending continuation reset of the session's key (a rebuild, Holon §5.4)
+ S_LCUT, S_LTOK, S_LART, S_RESET) = range(N_CFG, N_CFG + 40)
 KEY_BASE = 96
 KEY_SIZE = 16
 # fields of the previous-prompt descriptor of one cache key (at KEY_BASE + key * KEY_SIZE)
@@ -587,6 +596,9 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
         if st[b + PK_EXISTS] == 0:
             loss = CacheLoss.COLD
             lcp = 0
+        elif key == 0 and st[S_RESET] != 0:
+            loss = CacheLoss.RESET
+            lcp = 0
         elif ts - st[b + PK_TS] > params[P_TTL_MS]:
             loss = CacheLoss.TTL
             lcp = 0
@@ -637,6 +649,8 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
     st[b + PK_COMPACTED] = 0
     st[b + PK_EDITED] = 0
     st[b + PK_TRUNCATED] = 0
+    if key == 0:
+        st[S_RESET] = 0
     k = st[S_NL]
     ledger[k, LEDGER.request] = r
     ledger[k, LEDGER.call_kind] = call
@@ -845,11 +859,57 @@ def _seg_push_nb(st, SEG, no, tok, replace):
 
 
 @leaf
+def _rebuild_nb(r, nvp, nseg, st, ptok, PRE, vrow, msg_ordinal, vmsg, SEG, events):
+    """reference.py's ``provider_window.rebuild``: the provider window becomes the local
+    checkpoint and the raw events after the local cut; the session's continuation is reset."""
+    if st[S_LART] < 0:
+        return
+    before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    dropped = st[S_STOK]
+    _seg_push_nb(st, SEG, st[S_LART], st[S_LTOK], True)
+    st[S_CUT] = st[S_LCUT]
+    _mark_nb(st, True, False)
+    st[S_RESET] = 1
+    after = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    _event_nb(events, st, EventType.REBUILD, r, -1, vrow[st[S_LCUT]], st[S_LART], before, after, st[S_LTOK],
+              nseg, dropped, Strategy.SUMMARY)
+
+
+@leaf
+def _local_checkpoint_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal, vmsg, Q, RET,
+                         SEG, ledger, events):
+    """reference.py's ``provider_window.local_checkpoint``: a readable checkpoint of the
+    raw events after the local cut, folded into the previous one; the window is unchanged."""
+    lcut = st[S_LCUT]
+    if nvp <= 0 or ptok[nvp] - ptok[lcut + 1] < st[C_LOCAL_TOKENS]:
+        return
+    cutp = prev_safe[nvp - 1]
+    if cutp <= lcut:
+        return
+    span_tokens = ptok[cutp + 1] - ptok[lcut + 1]
+    out = clamp_summary_nb(st[S_LTOK] + span_tokens, params[P_SUMMARY_RATIO], params[P_SUMMARY_CAP],
+                           params[P_SUMMARY_FLOOR])
+    context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    _account_nb(1, True, context, st[C_LOCAL_PROMPT], r, CallKind.COMPACTION, out, context, context, 0,
+                nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)
+    artifact = st[S_NEXT_ART]
+    st[S_NEXT_ART] = artifact + 1
+    _event_nb(events, st, EventType.LOCAL_CHECKPOINT, r, vrow[lcut + 1], vrow[cutp], artifact, context, context,
+              out, cutp - lcut, span_tokens, Strategy.SUMMARY)
+    st[S_LCUT] = cutp
+    st[S_LTOK] = out
+    st[S_LART] = artifact
+
+
+@leaf
 def _merge_if_needed_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG,
                         ledger, events):
     limit = st[C_MAXSEG]
     nseg = st[S_ST] - st[S_SH]
     if not (st[C_ACCUM] != 0 and limit > 0 and nseg > limit):
+        return
+    if st[C_LOCAL_TOKENS] > 0:  # opaque items are not merged: rebuilt from the local checkpoint
+        _rebuild_nb(r, nvp, nseg, st, ptok, PRE, vrow, msg_ordinal, vmsg, SEG, events)
         return
     total = st[S_STOK]
     merged = clamp_summary_nb(total, params[P_SUMMARY_RATIO], params[P_SUMMARY_CAP],
@@ -1235,6 +1295,9 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
                 flags |= _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe,
                                              msg_ordinal, vmsg, events)
                 context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+        if st[C_LOCAL_TOKENS] > 0 and (flags & LedgerFlag.COMPACTED) == 0:
+            _local_checkpoint_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal, vmsg, Q,
+                                 RET, SEG, ledger, events)
         _account_main_nb(0, True, context, 0, r, CallKind.MAIN, Q[Q_OUT, r], before, context, flags, nvp, st, params, ptok,
                  PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)
     return nr
@@ -1271,6 +1334,8 @@ def init_state_nb(cfg, Q):
     st[S_NEXT_STRIDE] = 1
     st[S_COV_FROM] = -1
     st[S_WIN_START] = -1
+    st[S_LCUT] = -1
+    st[S_LART] = -1
     return st
 
 
