@@ -152,7 +152,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                         continuity_id=cid, artifact_id=f"flush_{name}_{cid}_{r}", from_seq=int(inp.seq[ctx_rows[0]]) if ctx_rows else 0,
                         to_seq=int(inp.seq[ctx_rows[-1]]) if ctx_rows else 0, events=dt.span_events(cont, ctx_rows),
                         previous_summary=None, target_tokens=int(fl["item_tokens"]),
-                        labels=dt.labels(cont, ctx_rows), purpose="flush")
+                        labels=dt.labels(cont, ctx_rows), purpose="flush", session=f"{name}/{cid}")
                     rows.append(_row(result, name, cid, r, "memory", req, derive.summarize(req, cont, ctx_rows),
                                      on, redact))
                 for a in tracker.pending(r):
@@ -174,7 +174,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                                 continuity_id=cid, artifact_id=a["summary_artifact_id"], from_seq=int(a["from_seq"]),
                                 to_seq=int(a["to_seq"]), events=dt.span_events(cont, span),
                                 previous_summary=previous, target_tokens=max(1, int(a["item_tokens"])),
-                                labels=dt.labels(cont, span), purpose="compaction")
+                                labels=dt.labels(cont, span), purpose="compaction", session=f"{name}/{cid}")
                             if kind == "recorded_summary_v1":
                                 result_ = _recorded(dt, inp, a)
                             else:
@@ -189,7 +189,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                         req = SummaryRequest(
                             continuity_id=cid, artifact_id=a["summary_artifact_id"], from_seq=0, to_seq=0,
                             events=(), previous_summary="\n\n".join(segments.values()) or None,
-                            target_tokens=max(1, int(a["item_tokens"])), purpose="merge")
+                            target_tokens=max(1, int(a["item_tokens"])), purpose="merge", session=f"{name}/{cid}")
                         row = _row(result, name, cid, r, "merge", req, derive.summarize(req, cont, ()), on, redact)
                         rows.append(row)
                         segments = {a["summary_artifact_id"]: row["text"]}
