@@ -45,6 +45,12 @@ def test_context_tracker_rebuilds_the_ledger_context_for_every_preset(all_preset
             assert tracker.tokens(r) == expected, (name, r)
 
 
+def test_the_tracker_run_has_two_layer_rebuilds(all_presets_run):
+    """The run above exercises the tracker on holon-openai's rebuilds from its local checkpoint."""
+    ev = all_presets_run.events.filter(pl.col("policy") == "holon-openai")
+    assert ev.filter(pl.col("event_type") == "provider_window.rebuilt").height > 0
+
+
 @pytest.mark.parametrize("which", ["presets", "bounded-window"])
 def test_shows_is_membership_of_raw_rows(all_presets_run, dataset, which):
     """``shows(i, r)`` (binary searches) is ``i in raw_rows(r)`` (the list), every preset and

@@ -106,8 +106,9 @@ def modelled_artifact_store(events, *, summary_text: Callable[[Mapping[str, Any]
                             actor_id: str | None = None) -> dict[str, dict[str, Any]]:
     """``{artifact_id: rip.compaction_summary.v1 document}`` for every produced artifact.
 
-    One document per checkpoint frame with an artifact (coverage and provenance from the
-    frame) and per ``summary.merged`` row (coverage: every checkpoint of the scope up to the
+    One document per checkpoint frame with a readable artifact (coverage and provenance from
+    the frame; a provider item's frame has none: its item is metadata) and per local checkpoint
+    and ``summary.merged`` row (coverage: every checkpoint of the scope up to the
     merge). ``summary.text`` comes from ``summary_text(row)`` when given, else a modelled
     placeholder; ``tags`` are the matching ``memory.compacted`` row's tags (the engine tags
     the output ``compacted-from:<runId>``).
@@ -131,7 +132,7 @@ def modelled_artifact_store(events, *, summary_text: Callable[[Mapping[str, Any]
         if r["event_type"] in (CHECKPOINT_EVENT, LOCAL_EVENT):  # a local checkpoint: a readable summary
             if r.get("from_seq") is not None and r["event_type"] == CHECKPOINT_EVENT:
                 covered.setdefault(scope, []).append(r)
-            if art is None:
+            if art is None or r.get("summary_kind") == OPAQUE_KIND:  # a provider item is no memory document
                 continue
             cov = {"thread_id": r.get("continuity_id"), "from_seq": r.get("from_seq"),
                    "from_message_id": r.get("from_message_id"), "to_seq": r.get("to_seq"),

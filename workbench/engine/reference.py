@@ -37,7 +37,10 @@ For each request ``r`` (whose first output event is row ``p``), in order:
    shortfall is attributed to compaction, an edit (masking or clearing), a truncation,
    drift (anything else), the TTL, or a cold start.
 
-Compaction and flush calls are accounted the same way, with their own prompts.
+Compaction and flush calls are accounted the same way, with their own prompts. A two-layer
+policy (``compaction.local_tokens``) also rebuilds its window from its local checkpoint where
+a single layer would merge, and makes local checkpoints after step 4 (a continuation reset is
+cache loss ``reset``): :mod:`workbench.engine.provider_window`.
 """
 
 from __future__ import annotations

@@ -23,11 +23,12 @@ from workbench.engine import enums as E
 from workbench.engine.masking import MaskRule, mask_step
 from workbench.engine.policy import Policy
 from workbench.engine.prepare import ReplayInput
+from workbench.engine.provider_window import REBUILD_EVENT
 
 CHECKPOINT = "continuity_compaction_checkpoint_created"
 TRUNCATION = "context.truncated"  # overflow handling: not a checkpoint frame
 #: the events that change what the compiled context holds
-ACTIONS = (CHECKPOINT, "summary.merged", "context.edited", "context.overflow", TRUNCATION)
+ACTIONS = (CHECKPOINT, "summary.merged", "context.edited", "context.overflow", TRUNCATION, REBUILD_EVENT)
 
 
 @dataclass
@@ -136,6 +137,10 @@ class ContextTracker:
             s.segments = [(a["summary_artifact_id"], int(a["item_tokens"]))]
             return
         if a["event_type"] == TRUNCATION:  # the overflow's last resort: a cut that retains nothing
+            s.cut = int(np.searchsorted(self.inp.seq, a["to_seq"]))
+            return
+        if a["event_type"] == REBUILD_EVENT:  # the local checkpoint and the raw events after its cut
+            s.segments = [(a["summary_artifact_id"], int(a["item_tokens"]))]
             s.cut = int(np.searchsorted(self.inp.seq, a["to_seq"]))
             return
         to_row = int(np.searchsorted(self.inp.seq, a["to_seq"]))
