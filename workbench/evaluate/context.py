@@ -23,12 +23,14 @@ from workbench.engine import enums as E
 from workbench.engine.masking import MaskRule, mask_step
 from workbench.engine.policy import Policy
 from workbench.engine.prepare import ReplayInput
-from workbench.engine.provider_window import REBUILD_EVENT
+from workbench.engine.provider_window import LOCAL_EVENT, REBUILD_EVENT
 
 CHECKPOINT = "continuity_compaction_checkpoint_created"
 TRUNCATION = "context.truncated"  # overflow handling: not a checkpoint frame
-#: the events that change what the compiled context holds
-ACTIONS = (CHECKPOINT, "summary.merged", "context.edited", "context.overflow", TRUNCATION, REBUILD_EVENT)
+#: the events that change what the compiled context holds (and a two-layer policy's local
+#: checkpoints, which do not but whose text a later rebuild puts there)
+ACTIONS = (CHECKPOINT, "summary.merged", "context.edited", "context.overflow", TRUNCATION, REBUILD_EVENT,
+           LOCAL_EVENT)
 
 
 @dataclass
@@ -127,6 +129,8 @@ class ContextTracker:
     def apply(self, a: dict, span: list[int] | None = None) -> None:
         """Apply one action; ``span``: :meth:`span_of` the action when the caller has it."""
         s = self.state
+        if a["event_type"] == LOCAL_EVENT:  # the provider window is left as it is
+            return
         if a["event_type"] == "context.overflow":
             self._overflow_request = int(a["request"])
             return
