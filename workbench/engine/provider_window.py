@@ -85,10 +85,7 @@ def local_checkpoint(rp, r: int, p: int) -> None:
         return
     span = [i for i in rows if i <= safe[-1]]
     span_tokens = sum(int(inp.tokens[i]) for i in span)
-    from workbench.engine.reference import clamp_summary
-
-    out = clamp_summary(rp.local_tokens + span_tokens, rp.p[E.P_SUMMARY_RATIO], rp.p[E.P_SUMMARY_CAP],
-                        rp.p[E.P_SUMMARY_FLOOR])
+    out = rp.summary_size(rp.local_tokens + span_tokens)
     items = rp.compile(r, p)
     context = rp.size(items)
     rp.account(1, items, int(rp.p[E.P_LOCAL_PROMPT]), r, E.CallKind.COMPACTION, out, context, context, 0)

@@ -98,6 +98,10 @@ class _Replay:
         self.ledger: list[tuple[int, ...]] = []
         self.events: list[tuple[int, ...]] = []
 
+    def summary_size(self, source: int) -> int:
+        """The modelled size of a summary of ``source`` tokens under this policy."""
+        return clamp_summary(source, self.p[E.P_SUMMARY_RATIO], self.p[E.P_SUMMARY_CAP], self.p[E.P_SUMMARY_FLOOR])
+
     # ---- compile ------------------------------------------------------------------
     def head(self, p: int) -> list[int]:
         return [int(i) for i in self.visible_rows[: self.keep_first] if i < p]
