@@ -17,7 +17,8 @@ def on_window(policy, window: int):
     over = {"provider.context_window": window}
     t, f = policy.trigger, policy.flush
     for key, value in (("trigger.tokens", t.tokens), ("trigger.reserve_tokens", t.reserve_tokens),
-                       ("flush.soft_threshold_tokens", f.soft_threshold_tokens if f.enabled else 0)):
+                       ("flush.soft_threshold_tokens", f.soft_threshold_tokens if f.enabled else 0),
+                       ("compaction.local_tokens", policy.compaction.local_tokens)):
         if value:
             over[key] = max(1, int(value * scale))
     return policy.with_overrides(over)

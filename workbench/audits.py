@@ -120,32 +120,38 @@ def determinism_audit(dataset, policies: Sequence, *, engine: str = "kernel",
 
 
 def conformance_audit(run_dir: str | Path) -> AuditResult:
-    """JSON Schemas, ADR-0011 invariants, RFC 0012 scenarios, RFC 0080 degraded projection."""
+    """JSON Schemas, ADR-0011 invariants, the two compaction layers' rules
+    (:mod:`workbench.conformance.two_layer`; ``checked["two_layer"]``: what each examined), RFC
+    0012 scenarios, RFC 0080 degraded projection."""
     import polars as pl
 
     from workbench.conformance.capability import degraded_matrix
     from workbench.conformance.invariants import check_result
     from workbench.conformance.scenarios import run_scenarios, scenarios_frame
+    from workbench.conformance.two_layer import check_two_layers
     from workbench.rundir.artifacts import has_store, read_store
     from workbench.rundir.read import load_run
 
     result, ds = load_run(run_dir)
     report = check_result(result, ds)
+    layers = check_two_layers(result.events, result.ledger, result.summary, result.config)
+    findings = pl.concat([report.findings, layers.findings], how="vertical")
     # the run's own artifact store; a run written before there was one: rebuilt from its events
     store = read_store(run_dir) if has_store(run_dir) else None
     texts_file = Path(run_dir) / N.TEXTS  # the redaction audit's derived texts, when it ran
     texts = pl.read_parquet(texts_file) if texts_file.is_file() else None
     scenarios = scenarios_frame(run_scenarios(result, artifacts=store, texts=texts))
     failed_scenarios = scenarios.filter(scenarios["status"] == "fail").height
-    checked = conformance_checked(result.events, scenarios)
+    checked = {**conformance_checked(result.events, scenarios), "two_layer": layers.examined}
     # a run with no checkpoint exercised none of the ADR-0011 invariants: that is no pass
-    passed = bool(report.passed and failed_scenarios == 0 and checked["checkpoints"] > 0)
-    return AuditResult("conformance", {N.CONFORMANCE: report.findings, N.SCENARIOS: scenarios,
+    invariants_passed = report.passed and layers.passed
+    passed = bool(invariants_passed and failed_scenarios == 0 and checked["checkpoints"] > 0)
+    return AuditResult("conformance", {N.CONFORMANCE: findings, N.SCENARIOS: scenarios,
                                        N.CAPABILITY: degraded_matrix()},
-                       {N.CONFORMANCE_JSON: {"passed": passed, "invariants_passed": report.passed,
+                       {N.CONFORMANCE_JSON: {"passed": passed, "invariants_passed": invariants_passed,
                                              "scenario_failures": failed_scenarios, "checked": checked,
                                              "artifact_store": "run" if store else "rebuilt from events"}},
-                       passed=passed, details={"invariants_passed": report.passed, "checked": checked})
+                       passed=passed, details={"invariants_passed": invariants_passed, "checked": checked})
 
 
 def conformance_checked(events, scenarios) -> dict[str, int]:

@@ -135,8 +135,9 @@ def test_modelled_store_documents_validate(run):
     _, res = run
     store = SC.modelled_artifact_store(res.events)
     produced = res.events.filter(pl.col("summary_artifact_id").is_not_null()
+                                 & pl.col("summary_kind").ne_missing("provider_opaque_v1")
                                  & pl.col("event_type").is_in(["continuity_compaction_checkpoint_created",
-                                                               "summary.merged"]))
+                                                               "summary.merged", "local.checkpoint"]))
     assert set(store) == set(produced["summary_artifact_id"])
     for doc in store.values():
         assert validate("rip.compaction_summary.v1", doc) == []

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.engine import metrics
-from workbench.engine.enums import CallKind, EventType
+from workbench.engine.enums import CacheLoss, CallKind, EventType
 from workbench.engine.metrics_nb import add_totals_nb
 from workbench.engine.pricing import price_table
 from workbench.engine.records import (
@@ -38,8 +38,9 @@ def random_records(seed: int, n_ledger: int, n_events: int) -> tuple[np.ndarray,
                                            LEDGER.uncached_tokens]].sum(axis=1)
     led[:, LEDGER.output_tokens] = rng.integers(0, 8_000, n_ledger)
     led[:, LEDGER.context_after] = rng.integers(0, 300_000, n_ledger)
+    led[:, LEDGER.cache_loss] = rng.integers(0, len(CacheLoss), n_ledger)
     ev = np.zeros((n_events, N_EVENT), np.int64)
-    ev[:, EVENT.type] = rng.integers(1, 6, n_events)
+    ev[:, EVENT.type] = rng.integers(1, len(EventType) + 1, n_events)
     return led, ev
 
 
@@ -74,6 +75,8 @@ def test_totals_of_a_hand_built_ledger():
         led[k, [LEDGER.call_kind, LEDGER.cache_read_tokens, LEDGER.cache_write_tokens, LEDGER.uncached_tokens,
                 LEDGER.output_tokens, LEDGER.context_after]] = (call, read, write, uncached, out, after)
         led[k, LEDGER.prompt_tokens] = read + write + uncached
+    # a cold start, a loss the rebuild's reset caused (intentional), a request-shape drift
+    led[:, LEDGER.cache_loss] = [CacheLoss.COLD, CacheLoss.RESET, CacheLoss.DRIFT]
     ev = np.zeros((5, N_EVENT), np.int64)
     ev[:, EVENT.type] = [EventType.CHECKPOINT, EventType.OVERFLOW, EventType.TRUNCATION, EventType.CHECKPOINT,
                          EventType.MERGE]
@@ -82,7 +85,7 @@ def test_totals_of_a_hand_built_ledger():
     assert got == {"requests": 2, "calls": 3, "prompt_tokens": 1_200 + 1_300 + 1_110, "input_tokens": 510,
                    "cached_input_tokens": 2_000, "cache_write_tokens": 1_100, "output_tokens": 170,
                    "compactions": 2, "flushes": 0, "overflows": 1, "edits": 0, "peak_context_tokens": 1_200,
-                   "full_requests": 1, "truncations": 1}
+                   "full_requests": 1, "truncations": 1, "cache_loss_intentional": 1, "cache_loss_drift": 1}
     # $3 / $0.30 / $3.75 / $15 per million input / read / write / output tokens (no call over 200k)
     main = (210 * 3 + 1_000 * 0.3 + 1_100 * 3.75 + 70 * 15) / 1e6
     compaction = (300 * 3 + 1_000 * 0.3 + 100 * 15) / 1e6

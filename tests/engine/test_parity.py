@@ -110,6 +110,10 @@ def policies(draw, window: int):
         placeholder_tokens=draw(st.sampled_from([0, 8, 40])),
         probe_prompt_tokens=draw(st.sampled_from([0, 0, 300])),
     )
+    if compaction.kind == "opaque" and compaction.accumulate and compaction.retain == "none":
+        # the local layer of a two-layer policy (engine.provider_window)
+        compaction = replace(compaction, local_tokens=draw(st.sampled_from([0, 1, 300, 3000])),
+                             local_prompt_tokens=draw(st.sampled_from([0, 900])))
     by = draw(st.sampled_from(["turns", "turns", "tokens", "count"]))
     bound = by != "turns"
     masking = Masking(after_turns=0 if bound else draw(st.sampled_from([0, 0, 1, 2, 3, 6])),
@@ -327,6 +331,25 @@ def test_parity_of_every_preset(profile, events, seed, prefix, window):
         cache = policy.provider.cache or "explicit"
         assert_same(inp, policy, policy.provider.context_window or window, cache,
                     policy.provider.ttl_s or 300.0, policy.provider.granularity or 1)
+
+
+@pytest.mark.parametrize("profile,events,seed,prefix", [("coding", 600, 1, 0), ("long-running", 2000, 2, 0),
+                                                        ("chat", 400, 3, 0), ("coding", 600, 1, 9_000)])
+@pytest.mark.parametrize("local,items,rebuilds", [(3_000, 1, True), (8_000, 2, None), (1, 0, False)])
+def test_parity_of_the_two_layers(profile, events, seed, prefix, local, items, rebuilds):
+    """holon-openai with a local layer and an item bound small enough that local checkpoints
+    and rebuilds (and, with no bound, accumulation alone) happen on these continuities."""
+    from workbench.engine.presets import get_policy
+
+    inp = replace(generated(profile, events, seed), prefix_tokens=prefix)
+    policy = get_policy("holon-openai", {"compaction.local_tokens": local, "compaction.max_segments": items})
+    assert_same(inp, policy, 20_000, "automatic", 300.0, 128)
+    kinds, params = policy.lower(20_000, int(CACHE["automatic"]), 300_000.0, 128)
+    _, events_ = replay_reference(inp, kinds, params)
+    happened = set(events_[:, 0].tolist())
+    assert E.EventType.LOCAL_CHECKPOINT in happened
+    if rebuilds is not None:  # (None: on some of these continuities, too few items to rebuild)
+        assert (E.EventType.REBUILD in happened) == rebuilds
 
 
 def test_empty_and_request_free_continuities():

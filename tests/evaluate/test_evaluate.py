@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 
 import polars as pl
@@ -43,6 +44,30 @@ def test_context_tracker_rebuilds_the_ledger_context_for_every_preset(all_preset
         for r, expected in zip(led["request"].to_list(), led["context_after"].to_list(), strict=True):
             tracker.advance(r)
             assert tracker.tokens(r) == expected, (name, r)
+
+
+def test_the_tracker_run_has_two_layer_rebuilds(all_presets_run):
+    """The run above exercises the tracker on holon-openai's rebuilds from its local checkpoint."""
+    ev = all_presets_run.events.filter(pl.col("policy") == "holon-openai")
+    assert ev.filter(pl.col("event_type") == "provider_window.rebuilt").height > 0
+
+
+def test_every_local_checkpoint_gets_a_readable_text_and_no_provider_item_does(all_presets_run, dataset):
+    """holon-openai's readable memory is its local checkpoints: each gets a summary text (the
+    leakage and retention evaluations read it), its provider items only an opaque row."""
+    from workbench.evaluate.texts import materialize_texts
+
+    res = all_presets_run
+    one = dataclasses.replace(res, events=res.events.filter(pl.col("policy") == "holon-openai"),
+                              config={**res.config, "policies": {"holon-openai": res.config["policies"]["holon-openai"]}})
+    texts = materialize_texts(one, dataset)
+    ev = one.events
+    local = ev.filter(pl.col("event_type") == "local.checkpoint")["summary_artifact_id"].to_list()
+    opaque = ev.filter(pl.col("event_type") == "provider.compacted")["compaction_id"].to_list()
+    summaries = texts.filter(pl.col("kind") == "summary")
+    assert local and sorted(summaries["artifact_id"].to_list()) == sorted(local)
+    assert summaries["text"].str.len_chars().min() > 0
+    assert sorted(texts.filter(pl.col("kind") == "opaque")["artifact_id"].to_list()) == sorted(opaque)
 
 
 @pytest.mark.parametrize("which", ["presets", "bounded-window"])

@@ -279,11 +279,27 @@ def test_unsupported_compact_endpoint_is_negative_cached_for_the_session(stub, s
         assert later.diagnostics["status"] == "skipped_unsupported_endpoint"
         assert later.opaque and later.text == ""
     assert stub.count("/responses/compact") == 1          # no request after the first
-    assert s.unsupported_endpoints == {"/responses/compact": status}
+    assert s.unsupported_endpoints == {"cont-h": {"/responses/compact": status}}
     assert s.stats["skipped"] == 2
     # the negative cache belongs to the session: a new instance asks again
     HttpSummarizer(stub.base_url, "m", mode="compact").summarize(request(0))
     assert stub.count("/responses/compact") == 2
+
+
+def test_the_negative_cache_is_per_provider_session_not_per_summarizer(stub):
+    """One summarizer serves an audit's many sessions (continuity x policy): a 404 in one
+    session skips that session's later calls only; another session asks the endpoint."""
+    stub.script["/responses/compact"] = [(404, {"error": {"message": "Not Found"}}), (200, compact_reply("ok"))]
+    s = HttpSummarizer(stub.base_url, "m", mode="compact", sleep=Sleeps())
+    a, b = (dataclasses.replace(request(0), session=name) for name in ("codex-remote/c1", "holon-openai/c1"))
+    assert s.summarize(a).diagnostics["status"] == "unsupported_endpoint"
+    assert s.summarize(a).diagnostics["status"] == "skipped_unsupported_endpoint"
+    other = s.summarize(b)
+    assert other.ok and other.diagnostics["compaction_items"] == 1
+    assert stub.count("/responses/compact") == 2
+    assert s.unsupported_endpoints == {"codex-remote/c1": {"/responses/compact": 404}}
+    # without a session, a request's session is its continuity
+    assert dataclasses.replace(request(0), session="").provider_session == "cont-h"
 
 
 def test_items_not_persisted_is_invalid_input_and_not_negative_cached(stub):

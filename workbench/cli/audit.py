@@ -111,6 +111,7 @@ def conformance(run: RunDir, fmt: Format = "table") -> None:
     c = audit.details["checked"]
     say(f"checked {c['checkpoints']:,} checkpoints and {c['memory_compacted']:,} memory.compacted events of "
         f"{c['policies']} policies; {c['scenarios_run']} scenarios run, {c['scenarios_skipped']} skipped")
+    say("two compaction layers (items examined): " + ", ".join(f"{k} {n:,}" for k, n in c["two_layer"].items()))
     if not c["checkpoints"]:
         say("no checkpoint to check: the run made no compaction, so no ADR-0011 invariant was exercised")
     say(f"{'PASS' if audit.passed else 'FAIL'}: wrote conformance/scenarios/capability Parquet to {run}")

@@ -5,6 +5,8 @@ points) and RFC 0080 (memory capability model) over the workbench's simulated ru
   ``validate(kind, obj)``, ``to_wire(row)`` for ``events.parquet`` rows;
 * :mod:`~workbench.conformance.invariants` — ADR-0011 / RFC 0012 invariants on every run:
   ``check_invariants(events, dataset_events)`` -> findings frame + pass/fail;
+* :mod:`~workbench.conformance.two_layer` — the two compaction layers' rules (Holon's
+  provider window vs local checkpoint), each with the items it examined;
 * :mod:`~workbench.conformance.scenarios` — the three RFC 0012 conformance scenarios
   (event emitted + outputId readable, SR-1 carry-forward, provenance tag);
 * :mod:`~workbench.conformance.capability` — RFC 0080's eight dimensions, the degraded

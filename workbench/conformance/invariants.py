@@ -84,6 +84,7 @@ from workbench.conformance.schemas import (
     schema_errors,
     to_wire,
 )
+from workbench.engine.provider_window import LOCAL_EVENT, OPAQUE_KIND
 
 FAIL, WARN = "fail", "warn"
 SOURCE_IDS_LIMIT = 100
@@ -225,7 +226,8 @@ def check_invariants(events, dataset_events=None, *, continuities=None, run_id: 
     ev = events.with_row_index("__row")
     cps = ev.filter(pl.col("event_type") == CHECKPOINT_EVENT)
     mcs = ev.filter(pl.col("event_type") == COMPACTED_EVENT)
-    merges = ev.filter(pl.col("event_type") == MERGE_EVENT)
+    # what produces a readable artifact besides checkpoint frames: merges, local checkpoints
+    merges = ev.filter(pl.col("event_type").is_in([MERGE_EVENT, LOCAL_EVENT]))
 
     _check_wire(cps, mcs, out)
     _check_frames(ev, cps, ds, out, message_boundary, config)
@@ -390,7 +392,8 @@ def _check_artifacts(cps, merges, mcs, out: _Findings) -> None:
             scopes[art].add(key)
             if r["event_type"] == CHECKPOINT_EVENT:
                 coverage[art].add(_coverage(r))
-                produced[key].append(art)
+                if r.get("summary_kind") != OPAQUE_KIND:  # a provider item is metadata, not memory
+                    produced[key].append(art)
             elif art not in produced[key]:
                 produced[key].append(art)
     for art, covs in coverage.items():

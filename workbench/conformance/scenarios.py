@@ -56,6 +56,7 @@ from workbench.conformance.schemas import (
     validate,
 )
 from workbench.conformance.sr1 import scenario_sr1_carry_forward
+from workbench.engine.provider_window import LOCAL_EVENT, OPAQUE_KIND
 
 ArtifactStore = Mapping[str, Mapping[str, Any]] | Callable[[str], Mapping[str, Any] | None]
 
@@ -105,8 +106,9 @@ def modelled_artifact_store(events, *, summary_text: Callable[[Mapping[str, Any]
                             actor_id: str | None = None) -> dict[str, dict[str, Any]]:
     """``{artifact_id: rip.compaction_summary.v1 document}`` for every produced artifact.
 
-    One document per checkpoint frame with an artifact (coverage and provenance from the
-    frame) and per ``summary.merged`` row (coverage: every checkpoint of the scope up to the
+    One document per checkpoint frame with a readable artifact (coverage and provenance from
+    the frame; a provider item's frame has none: its item is metadata) and per local checkpoint
+    and ``summary.merged`` row (coverage: every checkpoint of the scope up to the
     merge). ``summary.text`` comes from ``summary_text(row)`` when given, else a modelled
     placeholder; ``tags`` are the matching ``memory.compacted`` row's tags (the engine tags
     the output ``compacted-from:<runId>``).
@@ -122,15 +124,15 @@ def modelled_artifact_store(events, *, summary_text: Callable[[Mapping[str, Any]
             if oid is not None and tg is not None:
                 tags[oid] = list(tg)
     text_of = summary_text or _modelled_text
-    rows = events.filter(pl.col("event_type").is_in([CHECKPOINT_EVENT, MERGE_EVENT]))
+    rows = events.filter(pl.col("event_type").is_in([CHECKPOINT_EVENT, MERGE_EVENT, LOCAL_EVENT]))
     covered: dict[tuple, list[dict[str, Any]]] = {}
     for r in rows.iter_rows(named=True):
         art = r.get("summary_artifact_id")
         scope = (r.get("continuity_id"), r.get("policy"))
-        if r["event_type"] == CHECKPOINT_EVENT:
-            if r.get("from_seq") is not None:
+        if r["event_type"] in (CHECKPOINT_EVENT, LOCAL_EVENT):  # a local checkpoint: a readable summary
+            if r.get("from_seq") is not None and r["event_type"] == CHECKPOINT_EVENT:
                 covered.setdefault(scope, []).append(r)
-            if art is None:
+            if art is None or r.get("summary_kind") == OPAQUE_KIND:  # a provider item is no memory document
                 continue
             cov = {"thread_id": r.get("continuity_id"), "from_seq": r.get("from_seq"),
                    "from_message_id": r.get("from_message_id"), "to_seq": r.get("to_seq"),
@@ -160,13 +162,15 @@ def modelled_artifact_store(events, *, summary_text: Callable[[Mapping[str, Any]
 
 
 def _produced(events) -> list[dict[str, Any]]:
-    """Rows (checkpoint frames and merges) that produced an artifact, in stream order."""
+    """Rows (checkpoint frames, merges, local checkpoints) that produced a readable artifact
+    (a provider item's frame did not: its item is metadata), in stream order."""
     import polars as pl
 
     if events is None or events.height == 0 or "summary_artifact_id" not in events.columns:
         return []
-    part = events.filter(pl.col("event_type").is_in([CHECKPOINT_EVENT, MERGE_EVENT])
-                         & pl.col("summary_artifact_id").is_not_null())
+    part = events.filter(pl.col("event_type").is_in([CHECKPOINT_EVENT, MERGE_EVENT, LOCAL_EVENT])
+                         & pl.col("summary_artifact_id").is_not_null()
+                         & pl.col("summary_kind").ne_missing(OPAQUE_KIND))
     return list(part.iter_rows(named=True))
 
 
@@ -232,7 +236,7 @@ def scenario_event_emitted(events, policy=None, *, host_caps: Mapping[str, Any] 
                             + (f" ({doc})" if doc else ""))
             continue
         readable += 1
-        if p["event_type"] == CHECKPOINT_EVENT:
+        if p["event_type"] in (CHECKPOINT_EVENT, LOCAL_EVENT):
             errs = validate(SUMMARY_SCHEMA, doc)
             problems += [f"{where}: artifact {m}" for m in errs]
             cov = doc.get("coverage") if isinstance(doc, Mapping) else None

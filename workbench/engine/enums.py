@@ -66,6 +66,9 @@ class CacheLossT(NamedTuple):
     # the log recorded the provider reading back less than the model's common prefix for the
     # very prompt the replay sent (a miss of the provider's own, e.g. another cache replica)
     RECORDED_MISS: int = 8
+    # the policy rebuilt the provider window from its local checkpoint and reset the provider
+    # continuation (Holon §5.4): nothing is read back, by intent
+    RESET: int = 9
 
 
 class LedgerFlagT(NamedTuple):
@@ -93,6 +96,11 @@ class EventTypeT(NamedTuple):
     TRUNCATION: int = 6  # overflow handling dropped the oldest raw events: no checkpoint frame,
     #                      no summary, not a compaction (a policy whose strategy is truncation
     #                      compacts with CHECKPOINT frames of kind truncation_v1 instead)
+    # two-layer policies (workbench.engine.provider_window): the local layer's readable
+    # checkpoint, which leaves the provider window as it is (Holon §4.1, §5.3) ...
+    LOCAL_CHECKPOINT: int = 7
+    # ... and the explicit rebuild of the provider window from it, a continuation reset (§5.4)
+    REBUILD: int = 8
 
 
 class RetainT(NamedTuple):
@@ -132,6 +140,11 @@ Retain = RetainT()
 Emergency = EmergencyT()
 PruneState = PruneStateT()
 
+# the causes of cache loss the policy chose (Holon §5.5: intentional compaction, as against
+# request-shape drift, CacheLoss.DRIFT): its compactions, its edits of older context, a
+# rebuild's reset. The summary's two cache-loss columns count by it (both reducers)
+INTENTIONAL_LOSSES = (CacheLoss.COMPACTION, CacheLoss.EDIT, CacheLoss.RESET)
+
 
 def names(codes: NamedTuple) -> dict[int, str]:
     """``{code: lower-case name}`` of one code family, e.g. ``names(CallKind)[0] == "main"``."""
@@ -154,8 +167,10 @@ N_KINDS = 14
  # turns, soft/hard ratios of the window, hard clear on, prunable minimum, soft-trim size
  # bound and trimmed size, cleared placeholder (tokens)
  P_PRUNE_TTL_MS, P_PRUNE_KEEP, P_PRUNE_SOFT_RATIO, P_PRUNE_HARD_RATIO, P_PRUNE_HARD_ON, P_PRUNE_MIN,
- P_PRUNE_SOFT_OVER, P_PRUNE_SOFT_KEEP, P_PRUNE_PLACEHOLDER) = range(37)
-N_PARAMS = 37
+ P_PRUNE_SOFT_OVER, P_PRUNE_SOFT_KEEP, P_PRUNE_PLACEHOLDER,
+ # two layers (workbench.engine.provider_window): the local checkpoint's trigger and prompt
+ P_LOCAL_TOKENS, P_LOCAL_PROMPT) = range(39)
+N_PARAMS = 39
 
 # a share (of the tail's tokens) as an integer in parts per million: both engines compute the
 # kept tokens as ``ppm * tokens // SHARE_SCALE`` so that they agree to the token

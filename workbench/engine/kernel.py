@@ -169,6 +169,8 @@ def lowered_config(kinds: np.ndarray, params: np.ndarray, pos: Positions) -> np.
     cfg[nb.C_PRUNE_KEEP] = int(params[E.P_PRUNE_KEEP])
     users = np.flatnonzero(pos.vflag & nb.F_USER) if prune_on else ()
     cfg[nb.C_FIRST_USER] = int(users[0]) if len(users) else -1
+    cfg[nb.C_LOCAL_TOKENS] = int(params[E.P_LOCAL_TOKENS])
+    cfg[nb.C_LOCAL_PROMPT] = int(params[E.P_LOCAL_PROMPT])
     # rows of the placeholder prefix-sum table, only those this policy reads
     rows = []
     if mask_on:

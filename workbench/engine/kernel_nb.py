@@ -84,8 +84,11 @@ from workbench.engine.enums import (
 from workbench.engine.metrics_nb import add_totals_nb
 from workbench.engine.records import EVENT, LEDGER, N_COSTS, N_EVENT, N_LEDGER, N_TOTALS
 
-MAX_LEDGER_PER_REQUEST = 8  # flush, compaction + probe + merge, forced compaction + probe + merge, main
-MAX_EVENTS_PER_REQUEST = 8  # flush, checkpoint/edit + merge, overflow, checkpoint + merge, 2 truncations
+# flush, compaction + probe + merge, forced compaction + probe + merge, local checkpoint, main
+MAX_LEDGER_PER_REQUEST = 9
+# flush, checkpoint/edit + merge (or rebuild), overflow, checkpoint + merge (or rebuild), 2
+# truncations, local checkpoint
+MAX_EVENTS_PER_REQUEST = 9
 MAX_SEGMENTS_PER_REQUEST = 4  # compaction + merge, forced compaction + merge
 
 # ---- per-position flag bits (uint8); all but F_CLEAR are policy-independent ---------------
@@ -129,8 +132,11 @@ B_ROW, B_VPOS, B_SUM = range(3)  # boundary row, visible rows before it, recorde
  # the share (parts per million) of the tail's tokens that stays raw at a cut, if above C_KEEP_TOKENS
  C_KEEP_SHARE,
  # session pruning: on; protected assistant turns; the position of the first user message (-1)
- C_PRUNE_ON, C_PRUNE_KEEP, C_FIRST_USER) = range(48)
-N_CFG = 48
+ C_PRUNE_ON, C_PRUNE_KEEP, C_FIRST_USER,
+ # two layers (workbench.engine.provider_window): a local checkpoint once C_LOCAL_TOKENS raw
+ # tokens followed the last one (0: no local layer), asked with C_LOCAL_PROMPT tokens
+ C_LOCAL_TOKENS, C_LOCAL_PROMPT) = range(50)
+N_CFG = 52
 
 # ---- replay state slots ---------------------------------------------------------------------
 (S_CUT, S_CLR, S_CLR_ROW, S_NEXT_ART, S_COMPACTIONS, S_FLUSHED_AT, S_LAST_CREQ, S_LAST_CTS,
@@ -142,7 +148,10 @@ N_CFG = 48
  # each mask class the same over its masked part [S_WA, S_WBc)
  S_WA, S_WB, S_WN, S_WG, S_WB0, S_WN0, S_WG0, S_WB1, S_WN1, S_WG1,
  # session pruning: entries of the main prompt being sent (PRN rows 2-3; 0: not pruned)
- S_PRUNE_N) = range(N_CFG, N_CFG + 37)
+ S_PRUNE_N,
+ # the local layer: its cut (a position, -1: none yet), its checkpoint's tokens and artifact;
+ # and a pending continuation reset of the session's key (a rebuild, Holon §5.4)
+ S_LCUT, S_LTOK, S_LART, S_RESET) = range(N_CFG, N_CFG + 41)
 KEY_BASE = 96
 KEY_SIZE = 18
 # fields of the previous-prompt descriptor of one cache key (at KEY_BASE + key * KEY_SIZE)
@@ -663,6 +672,9 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
         if st[b + PK_EXISTS] == 0:
             loss = CacheLoss.COLD
             lcp = 0
+        elif key == 0 and st[S_RESET] != 0:
+            loss = CacheLoss.RESET
+            lcp = 0
         elif ts - st[b + PK_TS] > params[P_TTL_MS]:
             loss = CacheLoss.TTL
             lcp = 0
@@ -721,6 +733,8 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
             PRN[0, j] = PRN[2, j]
             PRN[1, j] = PRN[3, j]
         st[S_PRUNE_N] = 0
+    if key == 0:
+        st[S_RESET] = 0
     k = st[S_NL]
     ledger[k, LEDGER.request] = r
     ledger[k, LEDGER.call_kind] = call
@@ -933,11 +947,57 @@ def _seg_push_nb(st, SEG, no, tok, replace):
 
 
 @leaf
+def _rebuild_nb(r, nvp, nseg, st, ptok, PRE, vrow, msg_ordinal, vmsg, SEG, events):
+    """reference.py's ``provider_window.rebuild``: the provider window becomes the local
+    checkpoint and the raw events after the local cut; the session's continuation is reset."""
+    if st[S_LART] < 0:
+        return
+    before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    dropped = st[S_STOK]
+    _seg_push_nb(st, SEG, st[S_LART], st[S_LTOK], True)
+    st[S_CUT] = st[S_LCUT]
+    _mark_nb(st, True, False)
+    st[S_RESET] = 1
+    after = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    _event_nb(events, st, EventType.REBUILD, r, -1, vrow[st[S_LCUT]], st[S_LART], before, after, st[S_LTOK],
+              nseg, dropped, Strategy.SUMMARY)
+
+
+@leaf
+def _local_checkpoint_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal, vmsg, Q, RET,
+                         SEG, ledger, events):
+    """reference.py's ``provider_window.local_checkpoint``: a readable checkpoint of the
+    raw events after the local cut, folded into the previous one; the window is unchanged."""
+    lcut = st[S_LCUT]
+    if nvp <= 0 or ptok[nvp] - ptok[lcut + 1] < st[C_LOCAL_TOKENS]:
+        return
+    cutp = prev_safe[nvp - 1]
+    if cutp <= lcut:
+        return
+    span_tokens = ptok[cutp + 1] - ptok[lcut + 1]
+    out = clamp_summary_nb(st[S_LTOK] + span_tokens, params[P_SUMMARY_RATIO], params[P_SUMMARY_CAP],
+                           params[P_SUMMARY_FLOOR])
+    context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+    _account_nb(1, True, context, st[C_LOCAL_PROMPT], r, CallKind.COMPACTION, out, context, context, 0,
+                nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)
+    artifact = st[S_NEXT_ART]
+    st[S_NEXT_ART] = artifact + 1
+    _event_nb(events, st, EventType.LOCAL_CHECKPOINT, r, vrow[lcut + 1], vrow[cutp], artifact, context, context,
+              out, cutp - lcut, span_tokens, Strategy.SUMMARY)
+    st[S_LCUT] = cutp
+    st[S_LTOK] = out
+    st[S_LART] = artifact
+
+
+@leaf
 def _merge_if_needed_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG,
                         ledger, events, PRN):
     limit = st[C_MAXSEG]
     nseg = st[S_ST] - st[S_SH]
     if not (st[C_ACCUM] != 0 and limit > 0 and nseg > limit):
+        return
+    if st[C_LOCAL_TOKENS] > 0:  # opaque items are not merged: rebuilt from the local checkpoint
+        _rebuild_nb(r, nvp, nseg, st, ptok, PRE, vrow, msg_ordinal, vmsg, SEG, events)
         return
     total = st[S_STOK]
     merged = clamp_summary_nb(total, params[P_SUMMARY_RATIO], params[P_SUMMARY_CAP],
@@ -1394,6 +1454,11 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
                  PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
         if flags & LedgerFlag.PRUNED:  # the next prompt sends the pruned results in full again
             st[KEY_BASE + PK_EDITED] = 1
+        if st[C_LOCAL_TOKENS] > 0 and (flags & LedgerFlag.COMPACTED) == 0:
+            _local_checkpoint_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal, vmsg, Q,
+                                 RET, SEG, ledger, events)
+        _account_main_nb(0, True, context, 0, r, CallKind.MAIN, Q[Q_OUT, r], before, context, flags, nvp, st, params, ptok,
+                 PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)
     return nr
 
 
@@ -1429,6 +1494,8 @@ def init_state_nb(cfg, Q):
     st[S_NEXT_STRIDE] = 1
     st[S_COV_FROM] = -1
     st[S_WIN_START] = -1
+    st[S_LCUT] = -1
+    st[S_LART] = -1
     return st
 
 

@@ -9,6 +9,9 @@ what a policy totals to over continuities. The one module that computes them.
   continuity x policy, columns :data:`SUMMARY_COLUMNS`; ``cache_hit_rate`` derived here).
   ``compactions`` counts the policy's compactions (checkpoint frames) only; the overflow's
   last resort, dropping the oldest raw events, is counted apart as ``truncations``.
+  Cache loss is split in two columns (Holon §5.5): ``cache_loss_intentional``, calls that
+  read back less because the policy rewrote the context (:data:`~workbench.engine.enums.INTENTIONAL_LOSSES`), and
+  ``cache_loss_drift``, calls that did because the request shape changed without a rewrite.
 * :func:`policy_totals` sums a summary frame over continuities (one row per policy, or per
   any grouping): additive columns summed, ``peak_context_tokens`` the largest, and
   ``cache_hit_rate`` recomputed from the summed tokens (never a mean of rates).
@@ -27,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.engine.enums import CallKind, EventType
+from workbench.engine.enums import INTENTIONAL_LOSSES, CacheLoss, CallKind, EventType
 from workbench.engine.records import (
     COST_COLUMNS,
     COSTS,
@@ -45,7 +48,8 @@ SUMMARY_KEYS = ("run_id", "policy", "continuity_id", "model", "context_window")
 MEASURES = ("requests", "calls", "prompt_tokens", "input_tokens", "cached_input_tokens",
             "cache_write_tokens", "output_tokens", "cost_usd", "compaction_cost_usd",
             "flush_cost_usd", "compactions", "flushes", "overflows", "truncations", "edits",
-            "peak_context_tokens", "full_requests", "cache_hit_rate")
+            "peak_context_tokens", "full_requests", "cache_loss_intentional", "cache_loss_drift",
+            "cache_hit_rate")
 SUMMARY_COLUMNS = (*SUMMARY_KEYS, *MEASURES)
 # summed over continuities (and over anything else rows are grouped by)
 ADDITIVE = tuple(c for c in MEASURES if c in TOTAL_COLUMNS + COST_COLUMNS and c != "peak_context_tokens")
@@ -78,6 +82,9 @@ def replay_totals(ledger: np.ndarray, events: np.ndarray, prices) -> tuple[np.nd
     totals[TOTALS.truncations] = np.count_nonzero(etype == EventType.TRUNCATION)
     totals[TOTALS.peak_context_tokens] = ledger[main, LEDGER.context_after].max() if main.any() else 0
     totals[TOTALS.full_requests] = np.count_nonzero(read[main] == 0)
+    loss = ledger[:, LEDGER.cache_loss]
+    totals[TOTALS.cache_loss_intentional] = np.count_nonzero(np.isin(loss, INTENTIONAL_LOSSES))
+    totals[TOTALS.cache_loss_drift] = np.count_nonzero(loss == CacheLoss.DRIFT)
     costs[COSTS.cost_usd] = cost.sum()
     costs[COSTS.compaction_cost_usd] = cost[(call == CallKind.COMPACTION) | (call == CallKind.MERGE)].sum()
     costs[COSTS.flush_cost_usd] = cost[call == CallKind.FLUSH].sum()

@@ -9,7 +9,7 @@ Arrays and scalars in; adds to the totals vectors (layouts in :mod:`workbench.en
 from __future__ import annotations
 
 from workbench._numba import njit
-from workbench.engine.enums import CallKind, EventType
+from workbench.engine.enums import INTENTIONAL_LOSSES, CacheLoss, CallKind, EventType
 from workbench.engine.pricing_nb import call_cost_nb
 from workbench.engine.records import COSTS, EVENT, LEDGER, TOTALS
 
@@ -32,6 +32,12 @@ def add_totals_nb(ledger, n_ledger, events, n_events, prices, totals, costs):
         totals[TOTALS.cache_write_tokens] += write
         totals[TOTALS.output_tokens] += output
         cost = call_cost_nb(prices, prompt, read, write, uncached, output)
+        loss = ledger[k, LEDGER.cache_loss]
+        if loss == CacheLoss.DRIFT:
+            totals[TOTALS.cache_loss_drift] += 1
+        for cause in INTENTIONAL_LOSSES:
+            if loss == cause:
+                totals[TOTALS.cache_loss_intentional] += 1
         costs[COSTS.cost_usd] += cost
         if call == CallKind.MAIN:
             totals[TOTALS.requests] += 1

@@ -112,6 +112,10 @@ class Compaction:
     # summary: a second call after each summary that checks it against the summary alone
     # (Gemini CLI's "probe"): this instruction's tokens (0: none)
     probe_prompt_tokens: int = 0
+    # opaque + accumulate: a second, local layer (workbench.engine.provider_window): a readable
+    # checkpoint once this many raw tokens followed the last one (0: none) ...
+    local_tokens: int = 0
+    local_prompt_tokens: int = 0  # ... asked with this instruction
 
 
 @dataclass(frozen=True)
@@ -253,6 +257,9 @@ class Policy:
              "masking keeps by tokens (keep_tokens) or by count (keep_results), not both"),
             (not (self.masking.idle_s > 0 and not (self.masking.keep_tokens or self.masking.keep_results)),
              "masking.idle_s gates masking by tokens or by count: set keep_tokens or keep_results"),
+            (self.compaction.local_tokens == 0 or (self.compaction.kind == "opaque" and self.compaction.accumulate
+                                                   and self.compaction.retain == "none"),
+             "compaction.local_tokens (a local checkpoint layer) needs kind opaque, accumulate, retain none"),
         ]
         checks += self._flush_checks()
         for ok, msg in checks:
@@ -399,6 +406,8 @@ class Policy:
         params[E.P_MASK_IDLE_MS] = m.idle_s * 1000.0
         params[E.P_MASK_AT_LEAST] = m.at_least_tokens
         params[E.P_PROBE_PROMPT] = c.probe_prompt_tokens if c.kind == "summary" else 0
+        params[E.P_LOCAL_TOKENS] = c.local_tokens
+        params[E.P_LOCAL_PROMPT] = c.local_prompt_tokens
         self._lower_pruning(params)
         return kinds, params
 
@@ -425,7 +434,8 @@ class Policy:
 
 # fields added after runs were made: at their defaults they stay out of the digest, so the
 # ids of every earlier policy (and of the runs and artifacts built on them) do not change
-_ADDED_FIELDS = {"trigger": {"scope": "total", "keep_last_share": 0.0}, "compaction": {"probe_prompt_tokens": 0},
+_ADDED_FIELDS = {"trigger": {"scope": "total", "keep_last_share": 0.0},
+                 "compaction": {"probe_prompt_tokens": 0, "local_tokens": 0, "local_prompt_tokens": 0},
                  "masking": {"keep_tokens": 0, "at_least_tokens": 0, "keep_results": 0, "idle_s": 0.0}}
 
 #: section name -> its dataclass: the one list of policy sections

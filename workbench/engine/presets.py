@@ -82,6 +82,16 @@ PRESETS: dict[str, Policy] = {p.name: p for p in (
            trigger=CutRule(kind="tokens", fraction=0.8, keep_first=1),
            compaction=Compaction(kind="opaque", ratio=0.05, floor=1_000, cap=10_000, prompt_tokens=0,
                                  accumulate=True)),
+    Policy("holon-openai", "Holon's two layers (seed holon-openai-remote-compaction-boundary §4-§8): the provider "
+           "window compacts at 80 % into opaque items that accumulate (metadata only, no memory.compacted; "
+           "§4.2, §6); a local readable checkpoint every 32k raw tokens, on its own call, leaves the window as "
+           "it is and never shares a request with a provider compaction (§4.1, §5.1, §5.3); past 4 opaque items "
+           "the window is rebuilt from the local checkpoint + the raw tail, a continuation reset (§5.4) "
+           "[local threshold, item bound and summary sizes inferred]",
+           trigger=CutRule(kind="tokens", fraction=0.8, keep_first=1),
+           compaction=Compaction(kind="opaque", ratio=0.05, floor=1_000, cap=10_000, prompt_tokens=0,
+                                 accumulate=True, max_segments=4, local_tokens=32_000,
+                                 local_prompt_tokens=900)),
     Policy("openclaw-flush", "memory flush at window - reserveTokensFloor (20k) - softThresholdTokens (4k), once per compaction; compaction at window - 20k",
            trigger=CutRule(kind="tokens", reserve_tokens=20_000, keep_first=1),
            compaction=_SUMMARY,
@@ -185,7 +195,8 @@ HARNESS = {"claude-code": "claude-code", "claude-code-microcompact": "claude-cod
            "hybrid": "complexity-trap", "rip-adr0011": "rip", "no-compaction": "baseline",
            "as-recorded": "baseline", "gemini-cli": "gemini-cli", "cline": "cline", "roo-code": "roo-code",
            "opencode": "opencode", "aider": "aider", "hermes": "hermes",
-           "openclaw-pruning": "openclaw", "openclaw-pruning-flush": "openclaw"}
+           "openclaw-pruning": "openclaw", "openclaw-pruning-flush": "openclaw",
+           "holon-openai": "holon"}
 # ... and the log format its importer gives that harness's logs: provider-token accounting of
 # generated continuities takes that format's calibration profile
 LOG_FORMAT = {"claude-code": "claude_code", "codex-local": "codex", "codex-remote": "codex",

@@ -64,6 +64,11 @@ class TotalColumns(NamedTuple):
     peak_context_tokens: int = 11  # largest context sent with a main call
     full_requests: int = 12  # main calls that read nothing from the cache
     truncations: int = 13  # overflow truncations: the oldest raw events dropped to fit the window
+    # calls that read back less than the previous prompt of their key, by cause (Holon §5.5):
+    # the policy's own rewrite (compaction, edit, rebuild reset) ...
+    cache_loss_intentional: int = 14
+    # ... or a request shape that changed without one
+    cache_loss_drift: int = 15
 
 
 class CostColumns(NamedTuple):

@@ -41,7 +41,10 @@ For each request ``r`` (whose first output event is row ``p``), in order:
    shortfall is attributed to compaction, an edit (masking or clearing), a truncation,
    drift (anything else), the TTL, or a cold start.
 
-Compaction and flush calls are accounted the same way, with their own prompts.
+Compaction and flush calls are accounted the same way, with their own prompts. A two-layer
+policy (``compaction.local_tokens``) also rebuilds its window from its local checkpoint where
+a single layer would merge, and makes local checkpoints after step 4 (a continuation reset is
+cache loss ``reset``): :mod:`workbench.engine.provider_window`.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from __future__ import annotations
 import numpy as np
 
 from workbench.engine import enums as E
+from workbench.engine import provider_window
 from workbench.engine.enums import SHARE_SCALE, share_ppm
 from workbench.engine.masking import MaskRule, mask_step
 from workbench.engine.prepare import ReplayInput
@@ -94,8 +98,16 @@ class _Replay:
         self.truncated_since = [False, False]
         self.edited_since = [False, False]
         self.window_start = -1  # first tail row shown under a recent-messages limit
+        # the local layer of a two-layer policy (provider_window): its cut row, checkpoint
+        # tokens and artifact; a rebuild's pending continuation reset, by cache key
+        self.local_cut, self.local_tokens, self.local_artifact = -1, 0, -1
+        self.reset_since = [False, False]
         self.ledger: list[tuple[int, ...]] = []
         self.events: list[tuple[int, ...]] = []
+
+    def summary_size(self, source: int) -> int:
+        """The modelled size of a summary of ``source`` tokens under this policy."""
+        return clamp_summary(source, self.p[E.P_SUMMARY_RATIO], self.p[E.P_SUMMARY_CAP], self.p[E.P_SUMMARY_FLOOR])
 
     # ---- compile ------------------------------------------------------------------
     def head(self, p: int) -> list[int]:
@@ -192,6 +204,9 @@ class _Replay:
             if prev is None:
                 loss = E.CacheLoss.COLD
                 lcp = 0
+            elif self.reset_since[key]:
+                loss = E.CacheLoss.RESET
+                lcp = 0
             elif ts - self.prev_ts[key] > self.p[E.P_TTL_MS]:
                 loss = E.CacheLoss.TTL
                 lcp = 0
@@ -230,6 +245,7 @@ class _Replay:
         self.compacted_since[key] = False
         self.truncated_since[key] = False
         self.edited_since[key] = False
+        self.reset_since[key] = False
         self.ledger.append(ledger_row(
             request=r, call_kind=int(call), prompt_tokens=total, cache_read_tokens=read,
             cache_write_tokens=write, uncached_tokens=total - read - write, output_tokens=output,
@@ -401,6 +417,8 @@ class _Replay:
         limit = int(self.k[E.K_MAX_SEGMENTS])
         if not (self.k[E.K_ACCUMULATE] and limit > 0 and len(self.segments) > limit):
             return
+        if self.p[E.P_LOCAL_TOKENS] > 0:  # opaque items are not merged: rebuilt from the local checkpoint
+            return provider_window.rebuild(self, r, p)
         seg_items: list[Item] = [("seg", no, t) for no, t in self.segments]
         total = sum(t for _, t in self.segments)
         merged = clamp_summary(total, self.p[E.P_SUMMARY_RATIO], self.p[E.P_SUMMARY_CAP], self.p[E.P_SUMMARY_FLOOR])
@@ -542,6 +560,8 @@ class _Replay:
                     flags |= self.truncate_to_fit(r, p)
                     items = self.compile(r, p)
                     context = self.size(items)
+            if self.p[E.P_LOCAL_TOKENS] > 0 and not flags & E.LedgerFlag.COMPACTED:
+                provider_window.local_checkpoint(self, r, p)
             sent = self.prune(r, p, items)
             pruned = sent != items
             if pruned:

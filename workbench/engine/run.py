@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from workbench.engine import enums as E
+from workbench.engine import provider_window as PW
 from workbench.engine.lean import LEDGER_FRAME_INTS
 from workbench.engine.lean import output_view as _output_view
 from workbench.engine.lean import read_columns as _read_columns
@@ -48,7 +49,7 @@ SUMMARY_ENGINES = (*ENGINES, "batch")  # batch: many policies per compiled call,
 CALL_NAMES = E.names(E.CallKind)
 LOSS_NAMES = E.names(E.CacheLoss)
 STRATEGY_KIND_NAMES = {
-    E.Strategy.SUMMARY: "llm_summary_v1", E.Strategy.OPAQUE: "provider_opaque_v1",
+    E.Strategy.SUMMARY: "llm_summary_v1", E.Strategy.OPAQUE: PW.OPAQUE_KIND,
     E.Strategy.TRUNCATE: "truncation_v1", E.Strategy.RECORDED: "recorded_summary_v1",
     E.Strategy.CLEAR_TOOL_USES: "clear_tool_uses_v1", E.Strategy.NONE: "none",
 }
@@ -59,6 +60,7 @@ EVENT_TYPE_NAMES = {
     E.EventType.CONTEXT_EDIT: "context.edited",
     E.EventType.MERGE: "summary.merged",
     E.EventType.TRUNCATION: "context.truncated",  # overflow handling: not a checkpoint frame
+    **PW.EVENT_NAMES,  # a two-layer policy's local checkpoints and rebuilds
 }
 def _events_schema():
     import polars as pl
@@ -73,7 +75,7 @@ def _events_schema():
         "cut_rule_id": pl.String, "summary_kind": pl.String, "actor_id": pl.String, "origin": pl.String,
         # RFC 0012 memory.compacted
         "memoryRef": pl.String, "outputId": pl.String, "sourceIds": pl.List(pl.String), "sourceCount": pl.Int64,
-        "trigger": pl.String, "byteSize": pl.Int64, "tags": pl.List(pl.String),
+        "trigger": pl.String, "byteSize": pl.Int64, "tags": pl.List(pl.String), **PW.provider_columns(pl),
     }
 
 
@@ -471,17 +473,11 @@ def ledger_frame(led: np.ndarray, inp, pol: Policy, prov, run_id: str):
         constant(inp.continuity_id).alias("continuity_id"), pl.all(), constant(prov.model).alias("model"))
 
 
-def _msg_id(inp, row: int) -> str | None:
-    if row < 0:
-        return None
-    mid = inp.message_id[row]
-    return mid if mid else f"evt_{int(inp.seq[row])}"
-
-
 def events_frame(ev: np.ndarray, inp, pol: Policy, run_id: str):
     """ADR-0011 checkpoint frames, RFC 0012 memory.compacted events, flushes, overflows,
     truncations (``context.truncated``: the span an overflow dropped, ``from_seq``..``to_seq``;
-    no frame seq, no artifact, no memory.compacted: a truncation is not a compaction).
+    no frame seq, no artifact, no memory.compacted: a truncation is not a compaction). An opaque
+    provider item's frame is followed by ``provider.compacted`` metadata instead (:mod:`.provider_window`).
 
     Built by columns: some policies emit an overflow, a checkpoint or a context edit at
     almost every request (hundreds of thousands per continuity); only what chains from one
@@ -498,6 +494,7 @@ def events_frame(ev: np.ndarray, inp, pol: Policy, run_id: str):
     edit = etype == E.EventType.CONTEXT_EDIT
     merge = etype == E.EventType.MERGE
     truncation = etype == E.EventType.TRUNCATION
+    local, rebuilt = etype == E.EventType.LOCAL_CHECKPOINT, etype == E.EventType.REBUILD
 
     def at_rows(values: np.ndarray, rows: np.ndarray, where: np.ndarray) -> pl.Series:
         """values[rows] where ``where`` and the row exists, else null."""
@@ -506,8 +503,8 @@ def events_frame(ev: np.ndarray, inp, pol: Policy, run_id: str):
         return pl.Series(out).set(pl.Series(~ok), None) if m else pl.Series(out)
 
     def message_ids(rows: np.ndarray) -> pl.Series:
-        """The event's message id, or ``evt_<seq>`` when it has none (as ``_msg_id``)."""
-        ok = checkpoint & (rows >= 0)
+        """The event's message id, or ``evt_<seq>`` when it has none."""
+        ok = (checkpoint | local) & (rows >= 0)
         safe = np.where(ok, rows, 0)
         ids = (inp.message_id.gather(safe) if inp.n else pl.Series([None] * m, dtype=pl.String)).cast(pl.String)
         seqs = pl.Series(inp.seq[safe] if inp.n else np.zeros(m, np.int64)).cast(pl.String)
@@ -515,7 +512,7 @@ def events_frame(ev: np.ndarray, inp, pol: Policy, run_id: str):
         return filled.set(pl.Series(~ok), None) if m else filled
 
     frame_seq = (int(inp.seq[-1]) + 1 if inp.n else 0) + np.cumsum(checkpoint) - 1
-    seq_rows = checkpoint | edit | truncation
+    seq_rows = checkpoint | edit | truncation | local | rebuilt
     frame = pl.DataFrame({
         "event_type": pl.Series(etype).replace_strict({int(k): v for k, v in EVENT_TYPE_NAMES.items()},
                                                       return_dtype=pl.String),
@@ -532,13 +529,13 @@ def events_frame(ev: np.ndarray, inp, pol: Policy, run_id: str):
         "to_is_message": at_rows(inp.is_message, col["to_row"], checkpoint),
         "summary_kind": pl.Series(col["strategy"]).replace_strict(
             {int(k): v for k, v in STRATEGY_KIND_NAMES.items()}, default=None, return_dtype=pl.String)
-        .set(pl.Series(~(checkpoint | edit)), None) if m else pl.Series([], dtype=pl.String),
+        .set(pl.Series(~(checkpoint | edit | local)), None) if m else pl.Series([], dtype=pl.String),
         "_order": np.arange(m, dtype=np.int64) * 2,  # a memory.compacted row follows its checkpoint
     }).with_columns(
         run_id=pl.lit(run_id), policy=pl.lit(pol.name), continuity_id=pl.lit(inp.continuity_id),
         cut_rule_id=pl.when(pl.Series(checkpoint)).then(pl.lit(pol.trigger.rule_id())),
-        actor_id=pl.when(pl.Series(checkpoint)).then(pl.lit("workbench-compactor")),
-        origin=pl.when(pl.Series(checkpoint)).then(pl.lit("background")),
+        actor_id=pl.when(pl.Series(checkpoint | local)).then(pl.lit("workbench-compactor")),
+        origin=pl.when(pl.Series(checkpoint | local)).then(pl.lit("background")),
     )
 
     # what chains from one summary to the next: artifact ids, memory.compacted source
@@ -546,23 +543,26 @@ def events_frame(ev: np.ndarray, inp, pol: Policy, run_id: str):
     memory_ref = f"mem_{inp.continuity_id}_{pol.name}_context"
     recorded = pol.compaction.kind == "recorded"
     visible_rows = np.flatnonzero(inp.visible | inp.is_summary) if recorded else np.flatnonzero(inp.visible)
-    folds = not pol.compaction.accumulate
+    folds = PW.readable_folds(pol)
     digest = pol.digest()
     artifacts: list[str | None] = [None] * m
     memory_rows: list[dict[str, Any]] = []
     previous: str | None = None
     segments: list[str] = []  # artifact ids currently in the context, for merges
-    for k in np.flatnonzero((checkpoint & (col["artifact_no"] >= 0)) | merge).tolist():
+    for k in np.flatnonzero(((checkpoint | local) & (col["artifact_no"] >= 0)) | merge).tolist():
         e = {name: int(col[name][k]) for name in EVENT_COLUMNS}
         base = {c: frame[c][k] for c in ("run_id", "policy", "continuity_id", "request", "source_request", "ts",
                                           "tokens_before", "tokens_after", "item_tokens", "span_events",
                                           "span_tokens")}
         base["event_type"] = frame["event_type"][k]
         base["_order"] = 2 * k + 1
-        if checkpoint[k]:
+        if not merge[k]:
             from_seq = int(inp.seq[e["from_row"]]) if e["from_row"] >= 0 else 0
             to_seq = int(inp.seq[e["to_row"]]) if e["to_row"] >= 0 else 0
             art = artifact_id(inp.continuity_id, digest, e["artifact_no"], from_seq, to_seq)
+            if e["strategy"] == E.Strategy.OPAQUE:  # a provider-window item: metadata, not memory (Holon §4.2)
+                artifacts[k] = art
+                continue
             end = int(np.searchsorted(visible_rows, e["to_row"], side="right"))
             span = visible_rows[max(0, end - e["span_events"]):end] if e["span_events"] else visible_rows[:0]
             before = [previous] if folds and previous is not None else []
@@ -576,6 +576,7 @@ def events_frame(ev: np.ndarray, inp, pol: Policy, run_id: str):
             memory_rows.append(_memory_compacted(base, memory_ref, art, segments, e, run_id))
             segments = [art]
         artifacts[k] = previous = art
+    memory_rows += PW.provider_rows(frame, col, artifacts, pol, inp, BYTES_PER_TOKEN)
     frame = frame.with_columns(summary_artifact_id=pl.Series(artifacts, dtype=pl.String),
                                summary_kind=pl.when(pl.Series(merge)).then(pl.lit("hierarchical_merge_v1"))
                                .otherwise(pl.col("summary_kind")))

@@ -27,11 +27,14 @@ from workbench.engine.policy import Policy
 from workbench.engine.prepare import ReplayInput
 from workbench.engine.provider import context_window_of
 from workbench.engine.pruning import PruneRule, prune_step
+from workbench.engine.provider_window import LOCAL_EVENT, REBUILD_EVENT
 
 CHECKPOINT = "continuity_compaction_checkpoint_created"
 TRUNCATION = "context.truncated"  # overflow handling: not a checkpoint frame
-#: the events that change what the compiled context holds
-ACTIONS = (CHECKPOINT, "summary.merged", "context.edited", "context.overflow", TRUNCATION)
+#: the events that change what the compiled context holds (and a two-layer policy's local
+#: checkpoints, which do not but whose text a later rebuild puts there)
+ACTIONS = (CHECKPOINT, "summary.merged", "context.edited", "context.overflow", TRUNCATION, REBUILD_EVENT,
+           LOCAL_EVENT)
 
 
 @dataclass
@@ -133,6 +136,8 @@ class ContextTracker:
     def apply(self, a: dict, span: list[int] | None = None) -> None:
         """Apply one action; ``span``: :meth:`span_of` the action when the caller has it."""
         s = self.state
+        if a["event_type"] == LOCAL_EVENT:  # the provider window is left as it is
+            return
         if a["event_type"] == "context.overflow":
             self._overflow_request = int(a["request"])
             return
@@ -143,6 +148,10 @@ class ContextTracker:
             s.segments = [(a["summary_artifact_id"], int(a["item_tokens"]))]
             return
         if a["event_type"] == TRUNCATION:  # the overflow's last resort: a cut that retains nothing
+            s.cut = int(np.searchsorted(self.inp.seq, a["to_seq"]))
+            return
+        if a["event_type"] == REBUILD_EVENT:  # the local checkpoint and the raw events after its cut
+            s.segments = [(a["summary_artifact_id"], int(a["item_tokens"]))]
             s.cut = int(np.searchsorted(self.inp.seq, a["to_seq"]))
             return
         to_row = int(np.searchsorted(self.inp.seq, a["to_seq"]))

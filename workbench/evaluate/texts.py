@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from workbench.engine.policy import Policy
+from workbench.engine.provider_window import LOCAL_EVENT, REBUILD_EVENT
 from workbench.evaluate.context import ContextTracker
 from workbench.evaluate.dataset_text import DatasetText
 
@@ -141,6 +142,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
             cont = inp.continuity
             flushes = _flush_requests(result.events, name, cid)
             segments: dict[str, str] = {}  # artifact id -> stored text, in context order
+            local: dict[str, str] = {}  # a two-layer policy's local checkpoints: artifact id -> text
             done: list[Checkpoint] = []
             # nothing happens at the other requests
             for r in sorted(set(flushes) | set(tracker.action_requests)):
@@ -152,7 +154,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                         continuity_id=cid, artifact_id=f"flush_{name}_{cid}_{r}", from_seq=int(inp.seq[ctx_rows[0]]) if ctx_rows else 0,
                         to_seq=int(inp.seq[ctx_rows[-1]]) if ctx_rows else 0, events=dt.span_events(cont, ctx_rows),
                         previous_summary=None, target_tokens=int(fl["item_tokens"]),
-                        labels=dt.labels(cont, ctx_rows), purpose="flush")
+                        labels=dt.labels(cont, ctx_rows), purpose="flush", session=f"{name}/{cid}")
                     rows.append(_row(result, name, cid, r, "memory", req, derive.summarize(req, cont, ctx_rows),
                                      on, redact))
                 for a in tracker.pending(r):
@@ -174,7 +176,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                                 continuity_id=cid, artifact_id=a["summary_artifact_id"], from_seq=int(a["from_seq"]),
                                 to_seq=int(a["to_seq"]), events=dt.span_events(cont, span),
                                 previous_summary=previous, target_tokens=max(1, int(a["item_tokens"])),
-                                labels=dt.labels(cont, span), purpose="compaction")
+                                labels=dt.labels(cont, span), purpose="compaction", session=f"{name}/{cid}")
                             if kind == "recorded_summary_v1":
                                 result_ = _recorded(dt, inp, a)
                             else:
@@ -185,11 +187,25 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                                 if not policy.compaction.accumulate:
                                     segments = {}
                                 segments[a["summary_artifact_id"]] = row["text"]
+                    elif a["event_type"] == LOCAL_EVENT:  # readable, folded into the previous one
+                        span = _local_span(inp, a)
+                        req = SummaryRequest(
+                            continuity_id=cid, artifact_id=a["summary_artifact_id"], from_seq=int(a["from_seq"]),
+                            to_seq=int(a["to_seq"]), events=dt.span_events(cont, span),
+                            previous_summary=next(reversed(local.values()), None),
+                            target_tokens=max(1, int(a["item_tokens"])), labels=dt.labels(cont, span),
+                            purpose="compaction", session=f"{name}/{cid}")
+                        row = _row(result, name, cid, r, TEXT_KINDS[a["summary_kind"]], req,
+                                   derive.summarize(req, cont, span), on, redact)
+                        rows.append(row)
+                        local[a["summary_artifact_id"]] = row["text"]
+                    elif a["event_type"] == REBUILD_EVENT:  # the window holds the local checkpoint now
+                        segments = {a["summary_artifact_id"]: local.get(a["summary_artifact_id"]) or ""}
                     elif a["event_type"] == "summary.merged":
                         req = SummaryRequest(
                             continuity_id=cid, artifact_id=a["summary_artifact_id"], from_seq=0, to_seq=0,
                             events=(), previous_summary="\n\n".join(segments.values()) or None,
-                            target_tokens=max(1, int(a["item_tokens"])), purpose="merge")
+                            target_tokens=max(1, int(a["item_tokens"])), purpose="merge", session=f"{name}/{cid}")
                         row = _row(result, name, cid, r, "merge", req, derive.summarize(req, cont, ()), on, redact)
                         rows.append(row)
                         segments = {a["summary_artifact_id"]: row["text"]}
@@ -246,6 +262,14 @@ def _flush_requests(events, policy: str, cid: str) -> dict[int, list[dict]]:
     for r in fl.iter_rows(named=True):
         out.setdefault(int(r["request"]), []).append(r)
     return out
+
+
+def _local_span(inp, a) -> list[int]:
+    """The visible rows a local checkpoint covers (``from_seq``..``to_seq``: every event since
+    the previous local cut, whatever the provider window held)."""
+    lo, hi = np.searchsorted(inp.seq, [a["from_seq"], a["to_seq"]])
+    rows = np.flatnonzero(inp.visible[lo:hi + 1]) + lo
+    return rows.tolist()
 
 
 def _recorded(dt: DatasetText, inp, a):

@@ -139,6 +139,13 @@ class SummaryRequest:
     target_tokens: int
     labels: tuple[SpanLabel, ...] = ()
     purpose: str = "compaction"  # "compaction" | "flush" | "merge"
+    # the provider session the call belongs to (one continuity replayed under one policy;
+    # "": the continuity's own): the scope of an endpoint's negative cache (Holon §5)
+    session: str = ""
+
+    @property
+    def provider_session(self) -> str:
+        return self.session or self.continuity_id
 
 
 @dataclass(frozen=True)

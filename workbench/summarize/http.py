@@ -13,11 +13,14 @@ Two modes:
   ``diagnostics["window"]``. To chain, pass ``json.dumps(result.diagnostics["window"])``
   as the next request's ``previous_summary``.
 
-Endpoint failures follow Holon §5. The summarizer instance is the provider session:
+Endpoint failures follow Holon §5. A provider session is the request's
+(``SummaryRequest.provider_session``: one continuity under one policy), not the instance
+(one audit summarizes many sessions):
 
-* 404/405/410/501 from the compact route negative-cache it; the call gets a result with
-  ``diagnostics["status"] == "unsupported_endpoint"`` and every later call returns
-  ``"skipped_unsupported_endpoint"`` without a request;
+* 404/405/410/501 from the compact route negative-cache it for that session; the call gets a
+  result with ``diagnostics["status"] == "unsupported_endpoint"`` and every later call of
+  the session returns ``"skipped_unsupported_endpoint"`` without a request (another session
+  asks again);
 * a 4xx whose body says the request items are not persisted raises
   :class:`InvalidProviderInputError` and caches nothing;
 * transient failures (connection reset/refused, timeouts, 408/409/429/500/502/503/504) are
@@ -289,7 +292,7 @@ def _not_persisted(body: str) -> bool:
 
 
 class HttpSummarizer:
-    """OpenAI-compatible summarizer; the instance is one provider session."""
+    """OpenAI-compatible summarizer; its negative cache is kept per provider session."""
 
     name = "http"
 
@@ -339,7 +342,7 @@ class HttpSummarizer:
             proxies = {}
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler(proxies))
         self._lock = threading.Lock()
-        self._unsupported: dict[str, int] = {}   # negative cache: path -> status
+        self._unsupported: dict[tuple[str, str], int] = {}   # negative cache: (session, path) -> status
         self.stats = {"requests": 0, "retries": 0, "cassette_hits": 0, "recorded": 0,
                       "skipped": 0}
 
@@ -347,10 +350,13 @@ class HttpSummarizer:
         return f"HttpSummarizer({self.base_url!r}, model={self.model!r}, mode={self.mode!r})"
 
     @property
-    def unsupported_endpoints(self) -> dict[str, int]:
-        """The session's negative cache: endpoint path -> status that put it there."""
+    def unsupported_endpoints(self) -> dict[str, dict[str, int]]:
+        """The negative cache: provider session -> {endpoint path -> status that put it there}."""
+        out: dict[str, dict[str, int]] = {}
         with self._lock:
-            return dict(self._unsupported)
+            for (session, path), status in self._unsupported.items():
+                out.setdefault(session, {})[path] = status
+        return out
 
     # ------------------------------------------------------------------ api
 
@@ -426,14 +432,15 @@ class HttpSummarizer:
         return _as_text(content), choice, data, key
 
     def _compact(self, req: SummaryRequest) -> SummaryResult:
+        session = req.provider_session
         with self._lock:
-            cached = self._unsupported.get(COMPACT_PATH)
+            cached = self._unsupported.get((session, COMPACT_PATH))
             if cached is not None:
                 self.stats["skipped"] += 1
         if cached is not None:
             return SummaryResult(text="", backend=self.name, opaque=True, diagnostics={
                 "status": STATUS_SKIPPED_UNSUPPORTED, "endpoint": COMPACT_PATH,
-                "http_status": cached})
+                "http_status": cached, "session": session})
         body, stats = self.compact_body(req)
         status, text, key = self._exchange(COMPACT_PATH, body)
         if 400 <= status < 500 and _not_persisted(text):
@@ -443,9 +450,9 @@ class HttpSummarizer:
                 f"{text[:300]}", status=status, endpoint=COMPACT_PATH, body=text[:2000])
         if status in UNSUPPORTED_STATUSES:
             with self._lock:
-                self._unsupported[COMPACT_PATH] = status
+                self._unsupported[(session, COMPACT_PATH)] = status
             return SummaryResult(text="", backend=self.name, opaque=True, diagnostics={
-                "status": STATUS_UNSUPPORTED, "endpoint": COMPACT_PATH, "http_status": status,
+                "status": STATUS_UNSUPPORTED, "endpoint": COMPACT_PATH, "http_status": status, "session": session,
                 "request_key": key, "body": text[:500]})
         if not 200 <= status < 300:
             raise EndpointError(f"POST {COMPACT_PATH} returned {status}: {text[:300]}",
