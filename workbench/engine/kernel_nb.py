@@ -965,7 +965,7 @@ def _rebuild_nb(r, nvp, nseg, st, ptok, PRE, vrow, msg_ordinal, vmsg, SEG, event
 
 @leaf
 def _local_checkpoint_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal, vmsg, Q, RET,
-                         SEG, ledger, events):
+                         SEG, ledger, events, PRN):
     """reference.py's ``provider_window.local_checkpoint``: a readable checkpoint of the
     raw events after the local cut, folded into the previous one; the window is unchanged."""
     lcut = st[S_LCUT]
@@ -979,7 +979,7 @@ def _local_checkpoint_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, 
                            params[P_SUMMARY_FLOOR])
     context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
     _account_nb(1, True, context, st[C_LOCAL_PROMPT], r, CallKind.COMPACTION, out, context, context, 0,
-                nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)
+                nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
     artifact = st[S_NEXT_ART]
     st[S_NEXT_ART] = artifact + 1
     _event_nb(events, st, EventType.LOCAL_CHECKPOINT, r, vrow[lcut + 1], vrow[cutp], artifact, context, context,
@@ -1444,6 +1444,9 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
                 flags |= _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe,
                                              msg_ordinal, vmsg, events)
                 context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
+        if st[C_LOCAL_TOKENS] > 0 and (flags & LedgerFlag.COMPACTED) == 0:
+            _local_checkpoint_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal, vmsg, Q,
+                                 RET, SEG, ledger, events, PRN)
         sent = context
         if st[C_PRUNE_ON] != 0:
             sent = _prune_nb(r, nvp, context, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, PRN)
@@ -1454,11 +1457,6 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
                  PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
         if flags & LedgerFlag.PRUNED:  # the next prompt sends the pruned results in full again
             st[KEY_BASE + PK_EDITED] = 1
-        if st[C_LOCAL_TOKENS] > 0 and (flags & LedgerFlag.COMPACTED) == 0:
-            _local_checkpoint_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal, vmsg, Q,
-                                 RET, SEG, ledger, events)
-        _account_main_nb(0, True, context, 0, r, CallKind.MAIN, Q[Q_OUT, r], before, context, flags, nvp, st, params, ptok,
-                 PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger)
     return nr
 
 
