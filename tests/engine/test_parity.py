@@ -79,6 +79,7 @@ def policies(draw, window: int):
         keep_first=draw(st.integers(0, 5)),
         keep_last_events=draw(st.sampled_from([0, 0, 1, 2, 5, 12])),
         keep_last_tokens=draw(st.sampled_from([0, 0, 50, 400, 3000, window])),
+        keep_last_share=draw(st.sampled_from([0.0, 0.0, 0.0, 0.1, 0.3, 0.777, 1.0])),
         min_progress=draw(st.sampled_from([0.0, 0.0, 0.1, 0.3, 0.9])),
         scope=draw(st.sampled_from(["total", "total", "body"])),
     )

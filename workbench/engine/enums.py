@@ -150,5 +150,13 @@ N_KINDS = 14
  P_SUMMARY_PROMPT, P_FLUSH_THRESHOLD, P_FLUSH_PROMPT, P_FLUSH_OUTPUT, P_MASK_PLACEHOLDER,
  P_CLEAR_KEEP, P_CLEAR_AT_LEAST, P_CLEAR_PLACEHOLDER, P_WINDOW, P_MIN_CACHEABLE,
  P_CACHE_GRANULARITY, P_TTL_MS, P_MASK_KEEP_TOKENS, P_MASK_AT_LEAST, P_PROBE_PROMPT,
- P_MASK_KEEP_RESULTS, P_MASK_IDLE_MS, P_LOCAL_TOKENS, P_LOCAL_PROMPT) = range(29)
-N_PARAMS = 29
+ P_MASK_KEEP_RESULTS, P_MASK_IDLE_MS, P_KEEP_LAST_SHARE, P_LOCAL_TOKENS, P_LOCAL_PROMPT) = range(30)
+N_PARAMS = 30
+
+# a share (of the tail's tokens) as an integer in parts per million: both engines compute the
+# kept tokens as ``ppm * tokens // SHARE_SCALE`` so that they agree to the token
+SHARE_SCALE = 1_000_000
+
+
+def share_ppm(share: float) -> int:
+    return int(round(float(share) * SHARE_SCALE))

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.engine import enums as E
+from workbench.engine.enums import share_ppm
 from workbench.engine.prepare import ReplayInput
 
 
@@ -150,6 +151,7 @@ def lowered_config(kinds: np.ndarray, params: np.ndarray, pos: Positions) -> np.
     cfg[nb.C_FLUSH] = int(bool(k[E.K_FLUSH]))
     cfg[nb.C_KEEP_EVENTS] = int(params[E.P_KEEP_LAST_EVENTS])
     cfg[nb.C_KEEP_TOKENS] = int(params[E.P_KEEP_LAST_TOKENS])
+    cfg[nb.C_KEEP_SHARE] = share_ppm(params[E.P_KEEP_LAST_SHARE])
     cfg[nb.C_SUM_PROMPT] = int(params[E.P_SUMMARY_PROMPT])
     cfg[nb.C_FLUSH_PROMPT] = int(params[E.P_FLUSH_PROMPT])
     cfg[nb.C_FLUSH_OUTPUT] = int(params[E.P_FLUSH_OUTPUT])

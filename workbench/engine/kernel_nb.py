@@ -61,6 +61,7 @@ from workbench.engine.enums import (
     P_TRIGGER_VALUE,
     P_TTL_MS,
     P_WINDOW,
+    SHARE_SCALE,
     CacheLoss,
     CacheMode,
     CallKind,
@@ -119,9 +120,11 @@ B_ROW, B_VPOS, B_SUM = range(3)  # boundary row, visible rows before it, recorde
  # masking by count: the newest C_MASK_RESULTS tool outputs stay (0: by tokens or turns); the
  # by-tokens/by-count step runs only after a gap of C_MASK_IDLE ms since the previous request
  C_MASK_RESULTS, C_MASK_IDLE,
+ # the share (parts per million) of the tail's tokens that stays raw at a cut, if above C_KEEP_TOKENS
+ C_KEEP_SHARE,
  # two layers (workbench.engine.provider_window): a local checkpoint once C_LOCAL_TOKENS raw
  # tokens followed the last one (0: no local layer), asked with C_LOCAL_PROMPT tokens
- C_LOCAL_TOKENS, C_LOCAL_PROMPT) = range(46)
+ C_LOCAL_TOKENS, C_LOCAL_PROMPT) = range(47)
 N_CFG = 48
 
 # ---- replay state slots ---------------------------------------------------------------------
@@ -777,6 +780,10 @@ def _choose_cut_nb(latest, tb, nvp, respect_keep, st, ptok, PRE, prev_safe):
             if nvp - ke - 1 < latest:
                 latest = nvp - ke - 1
         kt = st[C_KEEP_TOKENS]
+        if st[C_KEEP_SHARE] > 0:
+            share = st[C_KEEP_SHARE] * _effsum_nb(tb, nvp, ptok, PRE, st) // SHARE_SCALE
+            if share > kt:
+                kt = share
         if kt > 0:
             kept = _kept_tokens_nb(tb, nvp, kt, st, ptok, PRE)
             if kept >= nvp - tb:

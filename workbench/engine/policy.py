@@ -55,6 +55,9 @@ class CutRule:
     keep_last_events: int = 0  # at least this many recent events stay raw
     keep_last_tokens: int = 0  # at most this many recent tokens stay raw (0: no bound)
     keep_last_fraction: float = 0.0  # ... or that share of the window (Letta: 0.3)
+    # ... or that share of the tokens the history holds since the last cut, whichever keeps more
+    # (Gemini CLI keeps the newest 30 % of its history, not of the window)
+    keep_last_share: float = 0.0
     min_progress: float = 0.0  # skip if fewer than this share of the view's events go
     # tokens: what the threshold is compared with: ``total`` (the whole prompt) or ``body``
     # (the prompt less the fixed prefix and the pinned head: Codex's
@@ -353,6 +356,7 @@ class Policy:
         params[E.P_KEEP_FIRST] = t.keep_first
         params[E.P_KEEP_LAST_EVENTS] = t.keep_last_events
         params[E.P_KEEP_LAST_TOKENS] = max(t.keep_last_tokens, int(t.keep_last_fraction * window))
+        params[E.P_KEEP_LAST_SHARE] = t.keep_last_share
         params[E.P_MIN_PROGRESS] = t.min_progress
         params[E.P_RETAIN_TOKENS] = c.retain_tokens
         params[E.P_SUMMARY_RATIO] = c.ratio
@@ -382,7 +386,7 @@ class Policy:
 
 # fields added after runs were made: at their defaults they stay out of the digest, so the
 # ids of every earlier policy (and of the runs and artifacts built on them) do not change
-_ADDED_FIELDS = {"trigger": {"scope": "total"},
+_ADDED_FIELDS = {"trigger": {"scope": "total", "keep_last_share": 0.0},
                  "compaction": {"probe_prompt_tokens": 0, "local_tokens": 0, "local_prompt_tokens": 0},
                  "masking": {"keep_tokens": 0, "at_least_tokens": 0, "keep_results": 0, "idle_s": 0.0}}
 

@@ -32,6 +32,7 @@ RULES: dict[str, dict[str, Any]] = {
     "trigger.kind": {"enum": "TRIGGERS"},
     "trigger.fraction": {"minimum": 0.0, "maximum": 1.0},
     "trigger.keep_last_fraction": {"minimum": 0.0, "maximum": 1.0},
+    "trigger.keep_last_share": {"minimum": 0.0, "maximum": 1.0},
     "trigger.min_progress": {"minimum": 0.0, "maximum": 1.0},
     "trigger.scope": {"enum": "SCOPES"},
     "compaction.kind": {"enum": "STRATEGIES"},

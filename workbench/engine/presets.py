@@ -7,6 +7,7 @@ Presets leave the model unset: it comes from ``--model``, the spec, or the conti
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -103,12 +104,13 @@ PRESETS: dict[str, Policy] = {p.name: p for p in (
            compaction=Compaction(kind="summary", ratio=0.1, floor=300, cap=1_000, prompt_tokens=400)),
     # ---- harnesses added for issue 16; [documented] from the harness's docs, [source] read in
     # its code (file named), [inferred] a number the sources do not give (a parameter)
-    Policy("gemini-cli", "chat compression at model.compressionThreshold = 0.5 of the window (history "
-           "0.7 -> 0.2 -> 0.7 -> 0.5) keeping the newest 30 %, then a probe call checks the summary; tool "
+    Policy("gemini-cli", "chat compression at model.compressionThreshold = 0.5 of the window (0.95, 0.7, 0.2 "
+           "in earlier releases: gemini-cli@LINE) keeping the newest 30 % of the history, then a probe call "
+           "checks the summary; tool "
            "outputs but the newest 50k tokens masked once >= 30k are prunable [source: packages/core/src/"
            "context/chatCompressionService.ts, toolOutputMaskingService.ts; summary size and probe prompt "
            "inferred; the 50k tool-response budget inside the kept 30 % is not modelled]",
-           trigger=CutRule(kind="tokens", fraction=0.5, keep_first=1, keep_last_fraction=0.3),
+           trigger=CutRule(kind="tokens", fraction=0.5, keep_first=1, keep_last_share=0.3),
            compaction=Compaction(kind="summary", ratio=0.1, floor=500, cap=8_000, prompt_tokens=900,
                                  probe_prompt_tokens=300),
            masking=Masking(keep_tokens=50_000, at_least_tokens=30_000, placeholder_tokens=12)),
@@ -203,6 +205,58 @@ VERSIONS["claude-code"] = {
 }
 
 
+def _gemini_cli_line(line: str, note: str, **changes: Any) -> Policy:
+    import dataclasses
+
+    base = PRESETS["gemini-cli"]
+    parts = {"trigger": base.trigger, "compaction": base.compaction, "masking": base.masking}
+    for key, value in changes.items():
+        section, _, field = key.partition(".")
+        parts[section] = dataclasses.replace(parts[section], **{field: value}) if field else value
+    return dataclasses.replace(base, name=f"gemini-cli@{line}", description=note, **parts)
+
+
+# google-gemini/gemini-cli, the default read at each stable tag (git tags v0.1.9 ... v0.29.0):
+# packages/core/src/core/client.ts (tryCompressChat) up to 0.10, then
+# packages/core/src/services/chatCompressionService.ts, then packages/core/src/context/.
+# A line holds from its version up to the next line's; the masking service arrived in 0.29.0.
+_NO_MASKING = Masking()
+VERSIONS["gemini-cli"] = {
+    "0.1": _gemini_cli_line(
+        "0.1", "Gemini CLI 0.1.0-0.1.9: compress at 0.95 of tokenLimit(model), the whole history -> one "
+        "summary [source: packages/core/src/core/client.ts tryCompressChat]; no setting, no masking",
+        **{"trigger.fraction": 0.95, "trigger.keep_last_share": 0.0, "compaction.probe_prompt_tokens": 0,
+           "masking": _NO_MASKING}),
+    "0.1.10": _gemini_cli_line(
+        "0.1.10", "Gemini CLI 0.1.10-0.11.2: compress at 0.7 keeping the newest 30 % (#3049; setting "
+        "chatCompression.contextPercentageThreshold from 0.1.19, under model. from 0.3.0) [source]; no probe, "
+        "no masking", **{"trigger.fraction": 0.7, "compaction.probe_prompt_tokens": 0, "masking": _NO_MASKING}),
+    "0.11.3": _gemini_cli_line(
+        "0.11.3", "Gemini CLI 0.11.3-0.16.x: model.compressionThreshold default 0.2 (#12306, cherry-picked to "
+        "0.11.3) keeping the newest 30 % [source]; no probe, no masking",
+        **{"trigger.fraction": 0.2, "compaction.probe_prompt_tokens": 0, "masking": _NO_MASKING}),
+    "0.17": _gemini_cli_line(
+        "0.17", "Gemini CLI 0.17-0.25: model.compressionThreshold default 0.5 (#13079 0.7, then #13517 0.5, "
+        "both in 0.17.0) keeping the newest 30 % [source]; no probe, no masking",
+        **{"compaction.probe_prompt_tokens": 0, "masking": _NO_MASKING}),
+    "0.26": _gemini_cli_line(
+        "0.26", "Gemini CLI 0.26-0.28: 0.5, newest 30 %, then a probe call checks the summary (#15710) "
+        "[source]; no tool-output masking yet", **{"masking": _NO_MASKING}),
+    "0.29": _gemini_cli_line(
+        "0.29", "Gemini CLI 0.29 on: 0.5, newest 30 %, probe call, and per-turn tool-output masking (newest 50k "
+        "tool tokens protected, masked once >= 30k are prunable; #18389) [source]"),
+}
+
+
+def release_key(version: str) -> tuple[int, ...] | None:
+    """"0.11.3" -> (0, 11, 3); None for what is not a release number ("nightly", "")."""
+    head = version.split("-", 1)[0].split("+", 1)[0]
+    try:
+        return tuple(int(x) for x in head.split("."))
+    except ValueError:
+        return None
+
+
 def harness_of(policy: Policy) -> str | None:
     """The harness a policy mirrors (a preset or one of its release lines; a spec renamed
     from neither: None)."""
@@ -243,10 +297,17 @@ def for_harness_version(policy: Policy, version: str | None) -> Policy:
     ("2.0.76" -> ``claude-code@2.0``); any other policy (an explicit ``@line``, a spec with
     overrides) as it is. An unknown or missing version keeps the newest line."""
     lines = VERSIONS.get(policy.name)
-    if not lines or policy != PRESETS[policy.name] or not version:
+    key = release_key(version) if version else None
+    if not lines or policy != PRESETS[policy.name] or key is None:
         return policy
-    for line in sorted(lines, key=lambda v: [int(x) for x in v.split(".")], reverse=True):
-        if version == line or version.startswith(line + "."):
+    ordered = sorted(lines, key=release_key)
+    newest = ordered[-1]
+    if version == newest or version.startswith(newest + "."):
+        return lines[newest]
+    # a line holds from its own version up to the next line's; past the newest line's
+    # releases (a version we do not know yet) the preset itself, and so before the oldest
+    for line, following in itertools.pairwise(ordered):
+        if release_key(line) <= key < release_key(following):
             return lines[line]
     return policy
 

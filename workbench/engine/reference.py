@@ -49,6 +49,7 @@ import numpy as np
 
 from workbench.engine import enums as E
 from workbench.engine import provider_window
+from workbench.engine.enums import SHARE_SCALE, share_ppm
 from workbench.engine.masking import MaskRule, mask_step
 from workbench.engine.prepare import ReplayInput
 from workbench.engine.records import N_EVENT, N_LEDGER, event_row, ledger_row
@@ -302,6 +303,9 @@ class _Replay:
                     return None
                 latest = min(latest, tail[-keep_events - 1])
             keep_tokens = int(self.p[E.P_KEEP_LAST_TOKENS])
+            ppm = share_ppm(self.p[E.P_KEEP_LAST_SHARE])
+            if ppm > 0:
+                keep_tokens = max(keep_tokens, ppm * sum(self.eff(i, r) for i in tail) // SHARE_SCALE)
             if keep_tokens > 0:
                 acc, kept = 0, 0
                 for i in reversed(tail):

@@ -31,15 +31,34 @@ def gemini_cli(policy, window: int) -> HarnessSnippet:
                        "packages/cli/src/config/settingsSchema.ts); a never-compacting policy is not expressible")
         return s
     frac = threshold_fraction(policy, threshold, window)
-    # google-gemini/gemini-cli docs/reference/configuration.md and packages/cli/src/config/
-    # settingsSchema.ts: model.compressionThreshold, "the fraction of context usage at which to
-    # trigger context compression", default 0.5; compared with the last prompt's token count
-    # against tokenLimit(model) in packages/core/src/context/chatCompressionService.ts
-    settings: dict[str, Any] = {"model": {"compressionThreshold": frac}}
-    s.keys.append(Key("model.compressionThreshold", frac, "documented",
-                      "~/.gemini/settings.json (docs/reference/configuration.md)"))
+    release = _gemini_release(policy)
+    if release is not None and release < (0, 1, 10):
+        s.notes.append("Gemini CLI before 0.1.19 has no compression setting (a constant in "
+                       "packages/core/src/core/client.ts); upgrade to set the threshold")
+        return s
+    if release is not None and release < (0, 11, 3):
+        # same repository at v0.3.0 ... v0.11.2, packages/cli/src/config/settingsSchema.ts:
+        # model.chatCompression {contextPercentageThreshold}, read by core/client.ts
+        settings: dict[str, Any] = {"model": {"chatCompression": {"contextPercentageThreshold": frac}}}
+        s.keys.append(Key("model.chatCompression.contextPercentageThreshold", frac, "source",
+                          "~/.gemini/settings.json (packages/cli/src/config/settingsSchema.ts at v0.3.0-v0.11.2)"))
+        s.notes.append("0.1.19-0.2.x read the same object at the top level of settings.json "
+                       "(chatCompression.contextPercentageThreshold), releases before 0.1.19 have no setting; "
+                       "0.11.3 renamed it model.compressionThreshold")
+    else:
+        # google-gemini/gemini-cli docs/reference/configuration.md and packages/cli/src/config/
+        # settingsSchema.ts: model.compressionThreshold, "the fraction of context usage at which to
+        # trigger context compression", default 0.5; compared with the last prompt's token count
+        # against tokenLimit(model) in packages/core/src/context/chatCompressionService.ts
+        settings = {"model": {"compressionThreshold": frac}}
+        s.keys.append(Key("model.compressionThreshold", frac, "documented",
+                          "~/.gemini/settings.json (docs/reference/configuration.md)"))
     m = policy.masking
-    if m.keep_tokens:
+    if release is not None and release < (0, 29):
+        if m.keep_tokens:
+            s.notes.append("tool-output masking arrived in Gemini CLI 0.29.0 (#18389); this release line has no "
+                           "masking and no key for it")
+    elif m.keep_tokens:
         # same files: contextManagement.tools.outputMasking.protectionThresholdTokens (default 50,000)
         # and .minPrunableThresholdTokens (default 30,000), read by
         # packages/core/src/context/toolOutputMaskingService.ts
@@ -59,8 +78,8 @@ def gemini_cli(policy, window: int) -> HarnessSnippet:
     if m.after_turns:
         s.notes.append(f"masking by turn age (after {m.after_turns} turns) has no Gemini CLI key; its masking "
                        "counts tool-output tokens")
-    keep = policy.trigger.keep_last_fraction
-    if keep != 0.3:
+    keep = policy.trigger.keep_last_share
+    if keep != 0.3 or policy.trigger.keep_last_fraction or policy.trigger.keep_last_tokens:
         s.notes.append(f"Gemini CLI keeps the newest 30 % of the history raw (COMPRESSION_PRESERVE_THRESHOLD, "
                        f"a constant in chatCompressionService.ts); the policy's {keep or 0:g} has no key")
     s.notes.append(f"the fraction applies to Gemini CLI's own token limit for the model (tokenLimit(model)); "
@@ -70,6 +89,15 @@ def gemini_cli(policy, window: int) -> HarnessSnippet:
     s.notes += whole_prompt_notes(policy, "Gemini CLI")
     s.blocks.append(Block("json", "~/.gemini/settings.json", json.dumps(settings, indent=2)))
     return s
+
+
+def _gemini_release(policy) -> tuple[int, ...] | None:
+    """The release a ``gemini-cli@LINE`` policy was made for (its keys changed with it);
+    None for the preset itself and any other policy (today's keys)."""
+    from workbench.engine.presets import release_key
+
+    name, _, line = policy.name.partition("@")
+    return release_key(line) if name == "gemini-cli" and line else None
 
 
 def cline(policy, window: int) -> HarnessSnippet:
@@ -96,9 +124,9 @@ def cline(policy, window: int) -> HarnessSnippet:
     t = policy.trigger
     if t.keep_last_tokens:
         compaction["preserveRecentTokens"] = int(t.keep_last_tokens)
-    elif t.keep_last_events or t.keep_last_fraction:
+    elif t.keep_last_events or t.keep_last_fraction or t.keep_last_share:
         s.notes.append("Cline keeps a raw tail by tokens (preserveRecentTokens, default 20,000); the policy's "
-                       "tail in events or as a share of the window has no key")
+                       "tail in events or as a share of the window or history has no key")
     s.blocks.append(Block("json", "Cline SDK session config (CoreSessionConfig)",
                           json.dumps({"compaction": compaction}, indent=2)))
     for k, v in compaction.items():

@@ -288,6 +288,9 @@ def langchain(policy, window: int) -> HarnessSnippet:
         kwargs["keep"] = ("fraction", float(t.keep_last_fraction))
     elif t.keep_last_events:
         kwargs["keep"] = ("messages", int(t.keep_last_events))
+    elif t.keep_last_share:
+        s.notes.append(f"the policy keeps {t.keep_last_share:g} of the history raw; SummarizationMiddleware keeps "
+                       "tokens, a fraction of the window or messages, so keep is left at its default")
     else:
         s.notes.append("the policy keeps no minimum raw tail; keep is left at its default ('messages', 20)")
     model = policy.provider.model or "MODEL"

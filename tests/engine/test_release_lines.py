@@ -1,0 +1,100 @@
+"""Release lines of versioned presets: which line a log's harness version replays, where each
+Gemini CLI line first compacts (hand-computed, both engines), and the keys its tune snippet uses."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from _tiny import replay_input
+from test_semantics import ENGINES, run
+from test_semantics_harnesses import _main, _rounds
+
+from workbench.engine import enums as E
+from workbench.engine.presets import PRESETS, VERSIONS, for_harness_version, get_policy, release_key
+from workbench.sweep.harness_config import render
+
+
+@pytest.mark.parametrize("version,line", [
+    ("0.1.9", "gemini-cli@0.1"), ("0.1.10", "gemini-cli@0.1.10"), ("0.11.2", "gemini-cli@0.1.10"),
+    ("0.11.3", "gemini-cli@0.11.3"), ("0.16.0", "gemini-cli@0.11.3"), ("0.17.0", "gemini-cli@0.17"),
+    ("0.25.1", "gemini-cli@0.17"), ("0.26.0", "gemini-cli@0.26"), ("0.29.0", "gemini-cli@0.29"),
+    ("0.29.0-nightly.20260205", "gemini-cli@0.29"),
+    ("0.40.0", "gemini-cli"), ("0.0.5", "gemini-cli"), ("nightly", "gemini-cli"), (None, "gemini-cli"),
+])
+def test_a_gemini_cli_version_replays_the_line_that_held_at_that_release(version, line):
+    # a line holds from its own release up to the next line's; a release past the newest known
+    # line, before the oldest, or no release number at all replays the preset itself (the newest rule)
+    assert for_harness_version(PRESETS["gemini-cli"], version).name == line
+
+
+def test_claude_code_lines_are_unchanged_by_range_matching():
+    base = PRESETS["claude-code"]
+    assert [for_harness_version(base, v).name for v in ("1.0.30", "2.0.76", "2.1.3", "2.2.0")] == [
+        "claude-code", "claude-code@2.0", "claude-code@2.1", "claude-code"]
+
+
+def test_release_numbers_order_numerically():
+    assert release_key("0.11.3") > release_key("0.2.9") and release_key("0.1") < release_key("0.1.10")
+    assert release_key("0.29.0-preview.1") == (0, 29, 0) and release_key("latest") is None
+
+
+def test_the_newest_gemini_line_is_the_preset():
+    newest = VERSIONS["gemini-cli"]["0.29"]
+    for field in ("trigger", "compaction", "masking", "compile", "flush", "emergency"):
+        assert getattr(newest, field) == getattr(PRESETS["gemini-cli"], field), field
+
+
+# rounds of 9,000 + 1,000 after a 1,000-token system prompt: request k's context is 10,000 (k + 1);
+# a 200k window
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("line,first,probe", [
+    ("0.1", 18, False),      # 0.95 x 200k = 190,000
+    ("0.1.10", 13, False),   # 0.7 x 200k = 140,000
+    ("0.11.3", 3, False),    # 0.2 x 200k = 40,000 (the newest 30 % of the history kept: 12,000)
+    ("0.17", 9, False),      # 0.5 x 200k = 100,000
+    ("0.26", 9, True),       # 0.5, then the probe call checks the summary
+])
+def test_each_gemini_cli_line_first_compacts_where_its_release_did(engine, line, first, probe):
+    pol = get_policy(f"gemini-cli@{line}", {"provider.context_window": 200_000})
+    ledger, events = run(engine, replay_input(_rounds(1_000, 9_000, 1_000, n=20)), pol)
+    comps = [e["request"] for e in events if e["type"] == E.EventType.CHECKPOINT]
+    assert comps and comps[0] == first, comps
+    assert _main(ledger)[first]["context_before"] == 10_000 * (first + 1)
+    calls = [r for r in ledger if r["request"] == first and r["call_kind"] == E.CallKind.COMPACTION]
+    assert len(calls) == (2 if probe else 1)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_first_line_summarizes_the_whole_history_later_lines_keep_the_newest_30_percent(engine):
+    inp = replay_input(_rounds(1_000, 9_000, 1_000, n=20))
+    spans = {}
+    for line in ("0.1", "0.1.10"):
+        _, events = run(engine, inp, get_policy(f"gemini-cli@{line}", {"provider.context_window": 200_000}))
+        first = next(e for e in events if e["type"] == E.EventType.CHECKPOINT)
+        spans[line] = first["span_events"]
+    # 0.1 at request 18: every message but the system prompt (18 rounds + the 19th user message);
+    # 0.1.10 at request 13 keeps the newest 30 % of the history's 139,000 tokens (41,700): the newest
+    # 4 rounds and the 14th user message would be 49,000, so 4 rounds (8 messages) stay of 27
+    assert spans["0.1"] == 2 * 18 + 1
+    assert spans["0.1.10"] == 27 - 8
+
+
+def _keys(policy_name: str, window: int = 1_000_000) -> dict:
+    return {k.name: k.value for k in render("gemini-cli", get_policy(policy_name), window=window).keys}
+
+
+def test_the_tune_snippet_uses_the_keys_of_the_line_s_release():
+    assert _keys("gemini-cli") == {"model.compressionThreshold": 0.5,
+                                   "contextManagement.tools.outputMasking.protectionThresholdTokens": 50_000,
+                                   "contextManagement.tools.outputMasking.minPrunableThresholdTokens": 30_000}
+    assert _keys("gemini-cli@0.11.3") == {"model.compressionThreshold": 0.2}   # no masking before 0.29
+    assert _keys("gemini-cli@0.1.10") == {"model.chatCompression.contextPercentageThreshold": 0.7}
+    old = render("gemini-cli", get_policy("gemini-cli@0.1.10"), window=1_000_000)
+    assert json.loads(old.blocks[0].text) == {"model": {"chatCompression": {"contextPercentageThreshold": 0.7}}}
+    assert any("top level" in n for n in old.notes)
+    none = render("gemini-cli", get_policy("gemini-cli@0.1"), window=1_000_000)
+    assert not none.keys and not none.blocks and "no compression setting" in none.notes[0]
+    masked = render("gemini-cli", get_policy("gemini-cli@0.26", {"masking.keep_tokens": 40_000}), window=1_000_000)
+    assert "contextManagement.tools.outputMasking.protectionThresholdTokens" not in {k.name for k in masked.keys}
+    assert any("arrived in Gemini CLI 0.29.0" in n for n in masked.notes)
