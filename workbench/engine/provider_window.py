@@ -140,7 +140,10 @@ def provider_rows(frame, col: dict[str, np.ndarray], artifacts: list[str | None]
     by_no: dict[int, str | None] = {}
     items = 0
     rows: list[dict[str, Any]] = []
-    for k in range(etype.size):
+    # row by row only where the provider window's items change (a policy may have an overflow
+    # or an edit at nearly every request)
+    moves = np.isin(etype, [E.EventType.LOCAL_CHECKPOINT, E.EventType.REBUILD, E.EventType.MERGE])
+    for k in np.flatnonzero(moves | ((etype == E.EventType.CHECKPOINT) & (strategy == E.Strategy.OPAQUE))).tolist():
         t = int(etype[k])
         if t == E.EventType.LOCAL_CHECKPOINT:
             by_no[int(col["artifact_no"][k])] = artifacts[k]
