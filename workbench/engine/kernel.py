@@ -162,6 +162,7 @@ def lowered_config(kinds: np.ndarray, params: np.ndarray, pos: Positions) -> np.
     cfg[nb.C_MASK_AT_LEAST] = int(params[E.P_MASK_AT_LEAST])
     cfg[nb.C_PROBE] = int(params[E.P_PROBE_PROMPT])
     cfg[nb.C_SCOPE] = int(k[E.K_TRIGGER_SCOPE])
+    cfg[nb.C_NO_SUMMARIES] = int(int(k[E.K_COMPILE]) == E.Compile.RECENT_MESSAGES_V1)
     # rows of the placeholder prefix-sum table, only those this policy reads
     rows = []
     if mask_on:
@@ -214,8 +215,7 @@ def _configure(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray) -> tuple
     with the continuity's fixed prefix)."""
     from workbench.engine import kernel_nb as nb
 
-    strategy = int(kinds[E.K_STRATEGY])
-    summaries_visible = strategy == E.Strategy.RECORDED
+    summaries_visible = E.recorded_summaries_visible(int(kinds[E.K_STRATEGY]), int(kinds[E.K_COMPILE]))
     pos = positions(inp, summaries_visible)
     mask_on = int(kinds[E.K_MASK_AFTER_TURNS]) > 0  # masking by turns reads row_request
     if (mask_on and pos.bad_result_requests) or (int(kinds[E.K_TRIGGER]) == E.Trigger.TURNS

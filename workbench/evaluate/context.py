@@ -21,7 +21,7 @@ import numpy as np
 
 from workbench.engine import enums as E
 from workbench.engine.masking import MaskRule, mask_step
-from workbench.engine.policy import Policy
+from workbench.engine.policy import COMPILES, STRATEGIES, Policy
 from workbench.engine.prepare import ReplayInput
 
 CHECKPOINT = "continuity_compaction_checkpoint_created"
@@ -50,7 +50,9 @@ class ContextTracker:
         policy = replayed_rule(policy, inp)  # ... the rule is what was replayed on this continuity
         self.inp, self.policy = inp, policy
         strategy = policy.compaction.kind
-        self.visible = inp.visible | (inp.is_summary if strategy == "recorded" else False)
+        self.shows_summaries = policy.compile.shows_summaries
+        recorded_rows = E.recorded_summaries_visible(STRATEGIES[strategy], COMPILES.index(policy.compile.strategy))
+        self.visible = inp.visible | (inp.is_summary if recorded_rows else False)
         self.visible_rows = np.flatnonzero(self.visible)
         self.keep_first = policy.trigger.keep_first
         self.mask_after = policy.masking.after_turns
@@ -165,6 +167,12 @@ class ContextTracker:
         self._retained_set = set(kept)
 
     # ---- the compiled context at the current request --------------------------------
+    @property
+    def shown_segments(self) -> list[tuple[str, int]]:
+        """The summary items compiled into the context: ``state.segments`` (what the next
+        fold reads) unless the compile strategy shows no summaries (``recent_messages_v1``)."""
+        return self.state.segments if self.shows_summaries else []
+
     def head(self, p: int) -> list[int]:
         return [int(i) for i in self.visible_rows[: self.keep_first] if i < p]
 
@@ -237,7 +245,7 @@ class ContextTracker:
         total = int(self.inp.prefix_tokens)  # the harness's fixed prefix (provider tokens)
         total += sum(int(self.inp.tokens[i]) for i in self.head(p))
         total += sum(int(self.inp.tokens[i]) for i in self.state.retained)
-        total += sum(t for _, t in self.state.segments)
+        total += sum(t for _, t in self.shown_segments)
         for i in self.shown_tail(self.tail(p)):
             if self.masked(i, r):
                 total += self.mask_tokens

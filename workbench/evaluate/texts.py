@@ -195,7 +195,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                         segments = {a["summary_artifact_id"]: row["text"]}
                     emergency = checkpoint and tracker.overflowed(int(a["request"]))
                     tracker.apply(a, span)
-                    after = tuple(aid for aid, _ in tracker.state.segments)
+                    after = tuple(aid for aid, _ in tracker.shown_segments)
                     if checkpoint:
                         done.append(Checkpoint(
                             policy=name, continuity_id=cid, index=len(done), request=int(a["request"]),
