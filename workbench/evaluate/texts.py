@@ -83,7 +83,7 @@ class _Derive:
 
     def summarize(self, req, cont: int, rows) -> Any:
         span = hashlib.blake2b(np.asarray(rows, dtype=np.int64).tobytes(), digest_size=16).digest()
-        ids = (req.continuity_id, req.artifact_id) if self.by_artifact else ()
+        ids = (req.continuity_id, req.draw) if self.by_artifact else ()
         key = (self.fingerprint, cont, span, ids, req.purpose, req.from_seq, req.to_seq,
                req.target_tokens, req.previous_summary)
         hit = self.memo.get(key)
@@ -124,6 +124,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
     (:func:`workbench.summarize.settings.sample_options`)."""
     import polars as pl
 
+    from workbench.rundir.summary_docs import position_key
     from workbench.summarize.base import SummaryRequest
 
     dt = dataset_text or DatasetText.of(dataset)
@@ -142,6 +143,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
             flushes = _flush_requests(result.events, name, cid)
             segments: dict[str, str] = {}  # artifact id -> stored text, in context order
             done: list[Checkpoint] = []
+            digest, produced = policy.digest(), 0  # the engine numbers the artifacts it produces
             # nothing happens at the other requests
             for r in sorted(set(flushes) | set(tracker.action_requests)):
                 if r >= inp.n_requests:
@@ -156,6 +158,10 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                     rows.append(_row(result, name, cid, r, "memory", req, derive.summarize(req, cont, ctx_rows),
                                      on, redact))
                 for a in tracker.pending(r):
+                    draw = None
+                    if a.get("summary_artifact_id") is not None:
+                        draw = position_key(cid, digest, produced, a["from_seq"], a["to_seq"])
+                        produced += 1
                     kind = a.get("summary_kind")
                     checkpoint = a["event_type"] == "continuity_compaction_checkpoint_created"
                     span = tracker.span_of(a) if checkpoint else None
@@ -174,7 +180,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                                 continuity_id=cid, artifact_id=a["summary_artifact_id"], from_seq=int(a["from_seq"]),
                                 to_seq=int(a["to_seq"]), events=dt.span_events(cont, span),
                                 previous_summary=previous, target_tokens=max(1, int(a["item_tokens"])),
-                                labels=dt.labels(cont, span), purpose="compaction")
+                                labels=dt.labels(cont, span), purpose="compaction", draw_key=draw)
                             if kind == "recorded_summary_v1":
                                 result_ = _recorded(dt, inp, a)
                             else:
@@ -189,7 +195,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                         req = SummaryRequest(
                             continuity_id=cid, artifact_id=a["summary_artifact_id"], from_seq=0, to_seq=0,
                             events=(), previous_summary="\n\n".join(segments.values()) or None,
-                            target_tokens=max(1, int(a["item_tokens"])), purpose="merge")
+                            target_tokens=max(1, int(a["item_tokens"])), purpose="merge", draw_key=draw)
                         row = _row(result, name, cid, r, "merge", req, derive.summarize(req, cont, ()), on, redact)
                         rows.append(row)
                         segments = {a["summary_artifact_id"]: row["text"]}

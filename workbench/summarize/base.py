@@ -139,6 +139,14 @@ class SummaryRequest:
     target_tokens: int
     labels: tuple[SpanLabel, ...] = ()
     purpose: str = "compaction"  # "compaction" | "flush" | "merge"
+    # what a seeded summarizer draws its randomness from (None: the artifact id): the
+    # compaction's position in its run, since an artifact id is the hash of the artifact's
+    # document and a summary cannot be drawn from the name of what it produces
+    draw_key: str | None = None
+
+    @property
+    def draw(self) -> str:
+        return self.artifact_id if self.draw_key is None else self.draw_key
 
 
 @dataclass(frozen=True)
