@@ -38,6 +38,14 @@ class ContextState:
     cleared_upto: int = -1
 
 
+def visible_mask(inp: ReplayInput, policy: Policy) -> np.ndarray:
+    """The rows the policy's compiled contexts are made of: the model-visible events, and
+    the log's own summaries when the policy keeps them and its compile strategy shows them."""
+    recorded_rows = E.recorded_summaries_visible(STRATEGIES[policy.compaction.kind],
+                                                 COMPILES.index(policy.compile.strategy))
+    return inp.visible | (inp.is_summary if recorded_rows else False)
+
+
 class ContextTracker:
     """Walk requests in order; ``state`` and :meth:`raw_rows` describe request ``r``."""
 
@@ -51,8 +59,7 @@ class ContextTracker:
         self.inp, self.policy = inp, policy
         strategy = policy.compaction.kind
         self.shows_summaries = policy.compile.shows_summaries
-        recorded_rows = E.recorded_summaries_visible(STRATEGIES[strategy], COMPILES.index(policy.compile.strategy))
-        self.visible = inp.visible | (inp.is_summary if recorded_rows else False)
+        self.visible = visible_mask(inp, policy)
         self.visible_rows = np.flatnonzero(self.visible)
         self.keep_first = policy.trigger.keep_first
         self.mask_after = policy.masking.after_turns
@@ -193,6 +200,21 @@ class ContextTracker:
             return tail
         start = msgs[-self.limit]
         return [i for i in tail if i >= start]
+
+    def shown_window(self, p: int) -> tuple[int, int]:
+        """``(lo, hi)``: the shown raw tail of the request whose first output row is ``p``,
+        as visible positions ``[lo, hi)`` (``visible_rows[lo:hi]``), without listing it."""
+        vis = self.visible_rows
+        hi = int(np.searchsorted(vis, p, side="left"))
+        n_head = min(self.keep_first, hi)
+        if n_head < self.keep_first:
+            return hi, hi  # the head is not full yet: no tail
+        base = max(self.state.cut, int(vis[n_head - 1]) if n_head else -1)
+        lo = int(np.searchsorted(vis, base, side="right"))
+        msgs = self._visible_msgs
+        if self.limit > 0 and lo < hi and msgs[hi] - msgs[lo] > self.limit:
+            lo = int(np.searchsorted(msgs, msgs[hi] - self.limit, side="right")) - 1
+        return lo, hi
 
     def masked(self, i: int, r: int) -> bool:
         if self.mask_rule.bounded:
