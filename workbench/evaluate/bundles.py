@@ -37,32 +37,36 @@ def _schema():
             "raw_to_seq": pl.Int64, "placeholder_seqs": seqs}
 
 
-def continuity_bundles(tracker, run_id: str, name: str) -> list[dict[str, Any]]:
-    """The bundle row of every request of one continuity x policy (``tracker`` fresh)."""
+def bundle_row(tracker, r: int, run_id: str, name: str) -> dict[str, Any]:
+    """The bundle row of request ``r`` (the tracker advanced to it)."""
     inp, policy = tracker.inp, tracker.policy
     seq = inp.seq
-    vis = tracker.visible_rows
+    p = int(inp.req_first_row[r])
+    lo, hi = tracker.shown_window(p)
+    window = tracker.visible_rows[lo:hi]
     # only policies that mask or clear show placeholders: the others skip the scan
     edits = (policy.masking.after_turns > 0 or tracker.mask_rule.bounded
              or policy.compaction.kind == "clear_tool_uses")
+    placeholders = ([int(seq[i]) for i in window.tolist() if tracker.masked(i, r) or tracker.cleared(i)]
+                    if edits else [])
+    return {
+        "run_id": run_id, "policy": name, "continuity_id": inp.continuity_id, "request": r,
+        "schema": BUNDLE_SCHEMA, "strategy": policy.compile.strategy,
+        "compile_from_seq": int(seq[p - 1]) if p > 0 else -1,
+        "head_seqs": [int(seq[i]) for i in tracker.head(p)],
+        "retained_seqs": [int(seq[i]) for i in tracker.state.retained],
+        "summary_refs": [a for a, _ in tracker.shown_segments],
+        "raw_from_seq": int(seq[window[0]]) if window.size else None,
+        "raw_to_seq": int(seq[window[-1]]) if window.size else None,
+        "placeholder_seqs": placeholders}
+
+
+def continuity_bundles(tracker, run_id: str, name: str) -> list[dict[str, Any]]:
+    """The bundle row of every request of one continuity x policy (``tracker`` fresh)."""
     rows = []
-    for r in range(inp.n_requests):
+    for r in range(tracker.inp.n_requests):
         tracker.advance(r)
-        p = int(inp.req_first_row[r])
-        lo, hi = tracker.shown_window(p)
-        window = vis[lo:hi]
-        placeholders = ([int(seq[i]) for i in window.tolist() if tracker.masked(i, r) or tracker.cleared(i)]
-                        if edits else [])
-        rows.append({
-            "run_id": run_id, "policy": name, "continuity_id": inp.continuity_id, "request": r,
-            "schema": BUNDLE_SCHEMA, "strategy": policy.compile.strategy,
-            "compile_from_seq": int(seq[p - 1]) if p > 0 else -1,
-            "head_seqs": [int(seq[i]) for i in tracker.head(p)],
-            "retained_seqs": [int(seq[i]) for i in tracker.state.retained],
-            "summary_refs": [a for a, _ in tracker.shown_segments],
-            "raw_from_seq": int(seq[window[0]]) if window.size else None,
-            "raw_to_seq": int(seq[window[-1]]) if window.size else None,
-            "placeholder_seqs": placeholders})
+        rows.append(bundle_row(tracker, r, run_id, name))
     return rows
 
 
