@@ -105,6 +105,18 @@ def inspect_compaction(run: str | Path, policy: str, continuity: str | None = No
     return compaction_view(run, policy, continuity, n, **options)
 
 
+def context_bundle(run: str | Path, policy: str, request: int, continuity: str | None = None) -> dict[str, Any]:
+    """The ADR-0011 context bundle (``rip.context_bundle.v1``) of one request of a written
+    run: its items in prompt order (raw events by seq, ``summary_ref`` items by artifact
+    id) and ``artifacts``, each referenced summary read from the run's store. When the
+    run's checkpoint frames or a referenced blob are missing or rewritten, it is compiled
+    from a replay of the policy over the continuity instead (``source``: ``run`` or
+    ``truth replay``, with ``fallback_reason``). ``continuity``: default the first."""
+    from workbench.evaluate.run_bundle import run_bundle
+
+    return run_bundle(run, policy, request, continuity)
+
+
 def sweep(spec, out: str | Path | None = None, *, executor: str = "process", workers: int | None = None,
           **options: Any):
     """Run a sweep spec (a path or a :class:`~workbench.sweep.spec.SweepSpec`); returns one

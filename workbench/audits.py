@@ -88,10 +88,13 @@ def redaction_audit(result, dataset, *, summarizer: str = "modelled",
         probes = judge.judge_probes(result, ev["compactions"], ev["texts"], DatasetText.of(dataset),
                                     summarizer=summarizer, summarizer_options=summarizer_options, root=root)
         report["judged_probes"] = judge.judged_share(probes)
+    from workbench.evaluate.bundles import context_bundles
+
     return AuditResult("redaction", {N.TEXTS: ev["texts"].drop("text_raw"), N.LEAKAGE: ev["leakage"],
                                      N.OVER_REDACTION: ev["over_redaction"], N.RETENTION: ev["retention"],
                                      N.COMPACTIONS: ev["compactions"], N.GENERATIONS: ev["generations"],
-                                     N.SUMMARY_SAMPLES: ev["samples"], N.PROBES: probes},
+                                     N.SUMMARY_SAMPLES: ev["samples"], N.PROBES: probes,
+                                     N.BUNDLES: context_bundles(result)},
                        {N.EVALUATION: report}, passed=None, details={"report": report, "evaluation": ev})
 
 
@@ -125,9 +128,14 @@ def conformance_audit(run_dir: str | Path) -> AuditResult:
     0012 scenarios, RFC 0080 degraded projection."""
     import polars as pl
 
+    from workbench.conformance.bundle_refs import check_summary_refs
     from workbench.conformance.capability import degraded_matrix
     from workbench.conformance.invariants import check_result
-    from workbench.conformance.scenarios import run_scenarios, scenarios_frame
+    from workbench.conformance.scenarios import (
+        modelled_artifact_store,
+        run_scenarios,
+        scenarios_frame,
+    )
     from workbench.conformance.two_layer import check_two_layers
     from workbench.rundir.artifacts import has_store, read_store
     from workbench.rundir.read import load_run
@@ -143,15 +151,22 @@ def conformance_audit(run_dir: str | Path) -> AuditResult:
     scenarios = scenarios_frame(run_scenarios(result, artifacts=store, texts=texts))
     failed_scenarios = scenarios.filter(scenarios["status"] == "fail").height
     checked = {**conformance_checked(result.events, scenarios), "two_layer": layers.examined}
+    # the redaction audit's context bundles, when it ran: every summary_ref resolves in the store
+    bundles_file = Path(run_dir) / N.BUNDLES
+    refs = (check_summary_refs(pl.read_parquet(bundles_file), store or modelled_artifact_store(result.events).get)
+            if bundles_file.is_file() else None)
     # a run with no checkpoint exercised none of the ADR-0011 invariants: that is no pass
     invariants_passed = report.passed and layers.passed
-    passed = bool(invariants_passed and failed_scenarios == 0 and checked["checkpoints"] > 0)
+    passed = bool(invariants_passed and failed_scenarios == 0 and checked["checkpoints"] > 0
+                  and not (refs and refs["unresolved"]))
     return AuditResult("conformance", {N.CONFORMANCE: findings, N.SCENARIOS: scenarios,
                                        N.CAPABILITY: degraded_matrix()},
                        {N.CONFORMANCE_JSON: {"passed": passed, "invariants_passed": invariants_passed,
                                              "scenario_failures": failed_scenarios, "checked": checked,
-                                             "artifact_store": "run" if store else "rebuilt from events"}},
-                       passed=passed, details={"invariants_passed": invariants_passed, "checked": checked})
+                                             "artifact_store": "run" if store else "rebuilt from events",
+                                             "bundle_summary_refs": refs}},
+                       passed=passed, details={"invariants_passed": invariants_passed, "checked": checked,
+                                               "bundle_summary_refs": refs})
 
 
 def conformance_checked(events, scenarios) -> dict[str, int]:

@@ -70,6 +70,34 @@ def test_every_local_checkpoint_gets_a_readable_text_and_no_provider_item_does(a
     assert sorted(texts.filter(pl.col("kind") == "opaque")["artifact_id"].to_list()) == sorted(opaque)
 
 
+def test_context_tracker_follows_recent_messages_v1(dataset):
+    """Under ``recent_messages_v1`` the tracker shows no summary item (folded, accumulated or
+    opaque), and its context is the ledger's; the same compactions with summaries shown
+    give larger contexts."""
+    from workbench.evaluate.texts import policies_of
+
+    names = ["llm-summary", "openai-responses-compact", "rip-adr0011"]
+    variants = [on_window(get_policy(n, {"compile.strategy": s}, rename=f"{n}/{s}"), WINDOW["provider.context_window"])
+                for n in names for s in ("recent_messages_v1", "summaries_recent_messages_v1")]
+    res = simulate(dataset, variants, engine=ENGINE)
+    inp = next(iter(res.inputs.values()))
+    bigger = set()
+    for name, policy in policies_of(res).items():
+        led = res.ledger.filter((pl.col("policy") == name) & (pl.col("call_kind") == "main"))
+        tracker = ContextTracker(inp, policy, res.events, window=0)
+        for r, expected in zip(led["request"].to_list(), led["context_after"].to_list(), strict=True):
+            tracker.advance(r)
+            assert tracker.tokens(r) == expected, (name, r)
+            if name.endswith("/recent_messages_v1"):
+                assert tracker.shown_segments == []
+        if name.endswith("/recent_messages_v1"):
+            other = res.ledger.filter((pl.col("policy") == name.replace("/recent", "/summaries_recent"))
+                                      & (pl.col("call_kind") == "main"))
+            if (other["context_after"] > led["context_after"]).any():
+                bigger.add(name.split("/")[0])
+    assert bigger == set(names)  # every one of them compacted on this continuity
+
+
 @pytest.mark.parametrize("which", ["presets", "bounded-window"])
 def test_shows_is_membership_of_raw_rows(all_presets_run, dataset, which):
     """``shows(i, r)`` (binary searches) is ``i in raw_rows(r)`` (the list), every preset and

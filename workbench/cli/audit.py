@@ -114,6 +114,12 @@ def conformance(run: RunDir, fmt: Format = "table") -> None:
     say("two compaction layers (items examined): " + ", ".join(f"{k} {n:,}" for k, n in c["two_layer"].items()))
     if not c["checkpoints"]:
         say("no checkpoint to check: the run made no compaction, so no ADR-0011 invariant was exercised")
+    refs = audit.details["bundle_summary_refs"]
+    if refs is not None:
+        say(f"context bundles: {refs['summary_refs']:,} summary_ref items in {refs['bundles']:,} bundles, "
+            f"{refs['unresolved']:,} not resolved in the artifact store")
+        for problem in refs["problems"][:10]:
+            say(f"  {problem}")
     say(f"{'PASS' if audit.passed else 'FAIL'}: wrote conformance/scenarios/capability Parquet to {run}")
     if not audit.passed:
         raise typer.Exit(1)

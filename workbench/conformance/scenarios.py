@@ -57,6 +57,7 @@ from workbench.conformance.schemas import (
 )
 from workbench.conformance.sr1 import scenario_sr1_carry_forward
 from workbench.engine.provider_window import LOCAL_EVENT, OPAQUE_KIND
+from workbench.rundir.summary_docs import SummaryDocs
 
 ArtifactStore = Mapping[str, Mapping[str, Any]] | Callable[[str], Mapping[str, Any] | None]
 
@@ -92,72 +93,30 @@ def _resolver(artifacts: ArtifactStore) -> Callable[[str], Mapping[str, Any] | U
     return lambda aid: artifacts.get(aid)  # type: ignore[union-attr]
 
 
-def _modelled_text(r: Mapping[str, Any]) -> str:
-    kind = r.get("summary_kind") or "summary"
-    tokens = r.get("item_tokens")
-    if kind == "provider_opaque_v1":
-        return (f"_Opaque provider compaction item ({tokens} tokens); the provider's encrypted "
-                "content is not readable._\n")
-    return (f"_Modelled {kind} ({tokens} tokens) of events {r.get('from_seq')}..{r.get('to_seq')}; "
-            "the text is not materialised in a modelled run._\n")
-
-
 def modelled_artifact_store(events, *, summary_text: Callable[[Mapping[str, Any]], str] | None = None,
                             actor_id: str | None = None) -> dict[str, dict[str, Any]]:
     """``{artifact_id: rip.compaction_summary.v1 document}`` for every produced artifact.
 
-    One document per checkpoint frame with a readable artifact (coverage and provenance from
-    the frame; a provider item's frame has none: its item is metadata) and per local checkpoint
-    and ``summary.merged`` row (coverage: every checkpoint of the scope up to the
-    merge). ``summary.text`` comes from ``summary_text(row)`` when given, else a modelled
-    placeholder; ``tags`` are the matching ``memory.compacted`` row's tags (the engine tags
-    the output ``compacted-from:<runId>``).
+    One document per checkpoint frame with a readable artifact (a provider item's frame has
+    none: its item is metadata), per local checkpoint and per ``summary.merged`` row (coverage:
+    every checkpoint of the scope up to the merge), built by
+    :class:`~workbench.rundir.summary_docs.SummaryDocs`, the documents the engine named the
+    artifacts by. ``summary.text`` comes from ``summary_text(row)`` when given, else a modelled
+    placeholder. The run's ``compacted-from:<runId>`` tag is on the ``memory.compacted`` rows,
+    not in the document (which names nothing of the run).
     """
     import polars as pl
 
     store: dict[str, dict[str, Any]] = {}
     if events is None or events.height == 0 or "event_type" not in events.columns:
         return store
-    tags: dict[str, list[str]] = {}
-    if "outputId" in events.columns and "tags" in events.columns:
-        for oid, tg in events.filter(pl.col("event_type") == COMPACTED_EVENT).select("outputId", "tags").iter_rows():
-            if oid is not None and tg is not None:
-                tags[oid] = list(tg)
-    text_of = summary_text or _modelled_text
-    rows = events.filter(pl.col("event_type").is_in([CHECKPOINT_EVENT, MERGE_EVENT, LOCAL_EVENT]))
-    covered: dict[tuple, list[dict[str, Any]]] = {}
-    for r in rows.iter_rows(named=True):
+    docs = SummaryDocs(summary_text, actor_id)
+    producers = [CHECKPOINT_EVENT, MERGE_EVENT, LOCAL_EVENT]
+    for r in events.filter(pl.col("event_type").is_in(producers)).iter_rows(named=True):
         art = r.get("summary_artifact_id")
-        scope = (r.get("continuity_id"), r.get("policy"))
-        if r["event_type"] in (CHECKPOINT_EVENT, LOCAL_EVENT):  # a local checkpoint: a readable summary
-            if r.get("from_seq") is not None and r["event_type"] == CHECKPOINT_EVENT:
-                covered.setdefault(scope, []).append(r)
-            if art is None or r.get("summary_kind") == OPAQUE_KIND:  # a provider item is no memory document
-                continue
-            cov = {"thread_id": r.get("continuity_id"), "from_seq": r.get("from_seq"),
-                   "from_message_id": r.get("from_message_id"), "to_seq": r.get("to_seq"),
-                   "to_message_id": r.get("to_message_id")}
-            prov = {"actor_id": actor_id or r.get("actor_id"), "origin": r.get("origin"),
-                    "produced_by": f"workbench:{r.get('policy')}:{r.get('summary_kind')}"}
-        else:
-            if art is None:
-                continue
-            prior = [c for c in covered.get(scope, []) if c.get("summary_artifact_id") is not None]
-            if not prior:
-                continue
-            first = min(prior, key=lambda c: c["from_seq"])
-            last = max(prior, key=lambda c: c["to_seq"])
-            cov = {"thread_id": r.get("continuity_id"), "from_seq": first["from_seq"],
-                   "from_message_id": first["from_message_id"], "to_seq": last["to_seq"],
-                   "to_message_id": last["to_message_id"]}
-            prov = {"actor_id": actor_id or last.get("actor_id"), "origin": last.get("origin"),
-                    "produced_by": f"workbench:{r.get('policy')}:{r.get('summary_kind')}"}
-        doc = {"schema": SUMMARY_SCHEMA, "artifact_id": art, "coverage": cov, "provenance": prov,
-               "summary": {"format": "markdown",
-                           "text": text_of({**r, "from_seq": cov["from_seq"], "to_seq": cov["to_seq"]})}}
-        if art in tags:
-            doc["tags"] = tags[art]
-        store[art] = doc
+        doc = docs.add(r) if art is not None else None
+        if doc is not None and r.get("summary_kind") != OPAQUE_KIND:  # a provider item is no memory document
+            store[art] = doc
     return store
 
 

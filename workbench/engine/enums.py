@@ -103,6 +103,13 @@ class EventTypeT(NamedTuple):
     REBUILD: int = 8
 
 
+class CompileT(NamedTuple):
+    """How the context is compiled (ADR-0011 compile strategies)."""
+
+    SUMMARIES_RECENT_MESSAGES_V1: int = 0  # the latest summary items + the recent raw messages
+    RECENT_MESSAGES_V1: int = 1  # the recent raw messages only: summary items are never compiled in
+
+
 class RetainT(NamedTuple):
     """Raw items carried across a compaction (Codex keeps recent user messages)."""
 
@@ -137,6 +144,7 @@ CacheLoss = CacheLossT()
 LedgerFlag = LedgerFlagT()
 EventType = EventTypeT()
 Retain = RetainT()
+Compile = CompileT()
 Emergency = EmergencyT()
 PruneState = PruneStateT()
 
@@ -151,11 +159,17 @@ def names(codes: NamedTuple) -> dict[int, str]:
     return {value: name.lower() for name, value in codes._asdict().items()}
 
 
+def recorded_summaries_visible(strategy: int, compile_strategy: int) -> bool:
+    """Whether the log's own summary events are compiled in as rows: only when the policy
+    keeps them (``Strategy.RECORDED``) and its compile strategy shows summaries."""
+    return strategy == Strategy.RECORDED and compile_strategy != Compile.RECENT_MESSAGES_V1
+
+
 # ---- slots of the lowered policy -------------------------------------------------------
 K_TRIGGER, K_STRATEGY, K_CACHE_MODE, K_ACCUMULATE, K_MESSAGE_BOUNDARY, K_RETAIN_KIND, \
     K_FLUSH, K_SUMMARY_SHARES_CACHE, K_CLEAR_INPUTS, K_EMERGENCY, K_COMPILE_LIMIT_MESSAGES, \
-    K_MASK_AFTER_TURNS, K_MAX_SEGMENTS, K_TRIGGER_SCOPE = range(14)
-N_KINDS = 14
+    K_MASK_AFTER_TURNS, K_MAX_SEGMENTS, K_TRIGGER_SCOPE, K_COMPILE = range(15)
+N_KINDS = 15
 
 (P_TRIGGER_VALUE, P_TRIGGER_KEEP_TURNS, P_KEEP_FIRST, P_KEEP_LAST_EVENTS, P_KEEP_LAST_TOKENS,
  P_MIN_PROGRESS, P_RETAIN_TOKENS, P_SUMMARY_RATIO, P_SUMMARY_CAP, P_SUMMARY_FLOOR,

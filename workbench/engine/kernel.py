@@ -171,6 +171,7 @@ def lowered_config(kinds: np.ndarray, params: np.ndarray, pos: Positions) -> np.
     cfg[nb.C_FIRST_USER] = int(users[0]) if len(users) else -1
     cfg[nb.C_LOCAL_TOKENS] = int(params[E.P_LOCAL_TOKENS])
     cfg[nb.C_LOCAL_PROMPT] = int(params[E.P_LOCAL_PROMPT])
+    cfg[nb.C_NO_SUMMARIES] = int(int(k[E.K_COMPILE]) == E.Compile.RECENT_MESSAGES_V1)
     # rows of the placeholder prefix-sum table, only those this policy reads
     rows = []
     if mask_on:
@@ -224,8 +225,7 @@ def _configure(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray) -> tuple
     with the continuity's fixed prefix)."""
     from workbench.engine import kernel_nb as nb
 
-    strategy = int(kinds[E.K_STRATEGY])
-    summaries_visible = strategy == E.Strategy.RECORDED
+    summaries_visible = E.recorded_summaries_visible(int(kinds[E.K_STRATEGY]), int(kinds[E.K_COMPILE]))
     pos = positions(inp, summaries_visible)
     mask_on = int(kinds[E.K_MASK_AFTER_TURNS]) > 0  # masking by turns reads row_request
     if (mask_on and pos.bad_result_requests) or (int(kinds[E.K_TRIGGER]) == E.Trigger.TURNS

@@ -135,7 +135,10 @@ B_ROW, B_VPOS, B_SUM = range(3)  # boundary row, visible rows before it, recorde
  C_PRUNE_ON, C_PRUNE_KEEP, C_FIRST_USER,
  # two layers (workbench.engine.provider_window): a local checkpoint once C_LOCAL_TOKENS raw
  # tokens followed the last one (0: no local layer), asked with C_LOCAL_PROMPT tokens
- C_LOCAL_TOKENS, C_LOCAL_PROMPT) = range(50)
+ C_LOCAL_TOKENS, C_LOCAL_PROMPT,
+ # 1: the compile strategy shows no summary item (recent_messages_v1): the segments are still
+ # kept (a folded summary's size reads them, merges and probes send them) but never compiled in
+ C_NO_SUMMARIES) = range(51)
 N_CFG = 52
 
 # ---- replay state slots ---------------------------------------------------------------------
@@ -443,13 +446,20 @@ def _masked_now_nb(v, f, st):
 
 
 @leaf
+def _shown_stok_nb(st):
+    """Tokens of the summary items compiled into the context."""
+    return 0 if st[C_NO_SUMMARIES] != 0 else st[S_STOK]
+
+
+@leaf
 def _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg):
     K = st[C_K]
     if nvp < K:
         return st[C_PREFIX] + ptok[nvp]
     tb = _tail_start_nb(nvp, K, st[S_CUT])
     ss = _shown_start_nb(tb, nvp, st[C_L], vrow, msg_ordinal, vmsg)
-    return st[C_PREFIX] + ptok[K] + st[S_RTOK] + st[S_STOK] + _effsum_nb(ss, nvp, ptok, PRE, st)
+    return st[C_PREFIX] + ptok[K] + st[S_RTOK] + _shown_stok_nb(st) + _effsum_nb(ss, nvp, ptok, PRE, st)
+
 
 
 @leaf
@@ -459,7 +469,8 @@ def _n_items_nb(nvp, st, vrow, msg_ordinal, vmsg):
         return nvp
     tb = _tail_start_nb(nvp, K, st[S_CUT])
     ss = _shown_start_nb(tb, nvp, st[C_L], vrow, msg_ordinal, vmsg)
-    return K + (st[S_RT] - st[S_RH]) + (st[S_ST] - st[S_SH]) + (nvp - ss)
+    shown_segments = 0 if st[C_NO_SUMMARIES] != 0 else st[S_ST] - st[S_SH]
+    return K + (st[S_RT] - st[S_RH]) + shown_segments + (nvp - ss)
 
 
 @leaf_sig("void", _A1, "boolean", "boolean")
@@ -654,6 +665,9 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
         te = nvp
         rh = st[S_RH]
         rt = st[S_RT]
+        if st[C_NO_SUMMARIES] != 0:  # the prompt's segment window is empty
+            sh = 0
+            sq = 0
     else:
         h = 0
         ss = 0
@@ -1193,7 +1207,7 @@ def _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, m
     chosen = prev_safe[nvp - 1]
     if chosen < tb:
         return 0
-    base = st[C_PREFIX] + ptok[K] + st[S_RTOK] + st[S_STOK]
+    base = st[C_PREFIX] + ptok[K] + st[S_RTOK] + _shown_stok_nb(st)
     L = st[C_L]
     need_message = st[C_NEED_MESSAGE] != 0
     for i in range(tb, nvp):

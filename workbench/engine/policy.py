@@ -33,7 +33,7 @@ STRATEGIES = {name: code for code, name in E.names(E.Strategy).items()}
 CACHE_MODES = {name: code for code, name in E.names(E.CacheMode).items()}
 RETAIN = {name: code for code, name in E.names(E.Retain).items()}
 EMERGENCY = {name: code for code, name in E.names(E.Emergency).items()}
-COMPILES = ("summaries_recent_messages_v1", "recent_messages_v1")
+COMPILES = tuple(E.names(E.Compile).values())  # compile strategy names, in code order
 PRUNING_MODES = ("off", "cache-ttl")
 SCOPES = ("total", "body")  # what a tokens trigger measures (CutRule.scope)
 
@@ -179,8 +179,21 @@ class Flush:
 
 @dataclass(frozen=True)
 class Compile:
+    """How each request's context is compiled (ADR-0011). ``summaries_recent_messages_v1``:
+    the pinned head, the retained block, the latest summary items, then the raw events after
+    the cut; with no checkpoint yet it is ``recent_messages_v1``. ``recent_messages_v1``: the
+    same without any summary item (the policy's summary and opaque items, and recorded
+    summaries): compactions still run, are paid for and write their checkpoints and
+    artifacts, but the span they cut leaves the prompt with nothing in its place. Both show
+    only the raw tail from its ``recent_messages_limit``-th last message on."""
+
     strategy: str = "summaries_recent_messages_v1"
     recent_messages_limit: int = 0  # RECENT_MESSAGES_V1_LIMIT (0: unbounded)
+
+    @property
+    def shows_summaries(self) -> bool:
+        """Whether summary items are compiled into the context."""
+        return COMPILES.index(self.strategy) != E.Compile.RECENT_MESSAGES_V1
 
 
 @dataclass(frozen=True)
@@ -373,8 +386,8 @@ class Policy:
         kinds[E.K_SUMMARY_SHARES_CACHE] = int(c.shares_cache)
         kinds[E.K_CLEAR_INPUTS] = int(c.clear_inputs)
         kinds[E.K_EMERGENCY] = EMERGENCY[self.emergency]
-        kinds[E.K_COMPILE_LIMIT_MESSAGES] = (self.compile.recent_messages_limit
-                                             if self.compile.strategy in COMPILES else 0)
+        kinds[E.K_COMPILE_LIMIT_MESSAGES] = self.compile.recent_messages_limit
+        kinds[E.K_COMPILE] = COMPILES.index(self.compile.strategy)
         kinds[E.K_MASK_AFTER_TURNS] = m.after_turns
         kinds[E.K_MAX_SEGMENTS] = c.max_segments
         kinds[E.K_TRIGGER_SCOPE] = SCOPES.index(t.scope)

@@ -73,7 +73,9 @@ class _Replay:
         self.excluded = excluded
         self.trigger = int(kinds[E.K_TRIGGER])
         self.strategy = int(kinds[E.K_STRATEGY])
-        self.visible = inp.visible | (inp.is_summary if self.strategy == E.Strategy.RECORDED else False)
+        self.shows_summaries = int(kinds[E.K_COMPILE]) != E.Compile.RECENT_MESSAGES_V1
+        self.visible = inp.visible | (inp.is_summary if E.recorded_summaries_visible(
+            self.strategy, int(kinds[E.K_COMPILE])) else False)
         self.visible_rows = np.flatnonzero(self.visible)
         self.keep_first = int(params[E.P_KEEP_FIRST])
         self.prefix = int(inp.prefix_tokens)
@@ -174,7 +176,8 @@ class _Replay:
     def compile(self, r: int, p: int) -> list[Item]:
         items: list[Item] = [("row", i, int(self.inp.tokens[i])) for i in self.head(p)]
         items += [("ret", i, int(self.inp.tokens[i])) for i in self.retained]
-        items += [("seg", no, t) for no, t in self.segments]
+        if self.shows_summaries:  # recent_messages_v1 keeps the segments (a fold reads them) but never shows them
+            items += [("seg", no, t) for no, t in self.segments]
         items += [("row", i, self.eff(i, r)) for i in self.shown_tail(self.tail(p))]
         return items
 

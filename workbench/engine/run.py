@@ -43,6 +43,7 @@ from workbench.engine.policy import Policy
 from workbench.engine.records import EVENT_COLUMNS, LEDGER
 from workbench.errors import WorkbenchError
 from workbench.rundir.artifacts import artifact_id
+from workbench.rundir.summary_docs import ROW_FIELDS, SummaryDocs
 
 ENGINES = ("kernel", "reference")
 SUMMARY_ENGINES = (*ENGINES, "batch")  # batch: many policies per compiled call, summary rows only
@@ -544,7 +545,7 @@ def events_frame(ev: np.ndarray, inp, pol: Policy, run_id: str):
     recorded = pol.compaction.kind == "recorded"
     visible_rows = np.flatnonzero(inp.visible | inp.is_summary) if recorded else np.flatnonzero(inp.visible)
     folds = PW.readable_folds(pol)
-    digest = pol.digest()
+    docs = SummaryDocs()
     artifacts: list[str | None] = [None] * m
     memory_rows: list[dict[str, Any]] = []
     previous: str | None = None
@@ -557,9 +558,7 @@ def events_frame(ev: np.ndarray, inp, pol: Policy, run_id: str):
         base["event_type"] = frame["event_type"][k]
         base["_order"] = 2 * k + 1
         if not merge[k]:
-            from_seq = int(inp.seq[e["from_row"]]) if e["from_row"] >= 0 else 0
-            to_seq = int(inp.seq[e["to_row"]]) if e["to_row"] >= 0 else 0
-            art = artifact_id(inp.continuity_id, digest, e["artifact_no"], from_seq, to_seq)
+            art = artifact_id(docs.add({c: frame[c][k] for c in ROW_FIELDS}))
             if e["strategy"] == E.Strategy.OPAQUE:  # a provider-window item: metadata, not memory (Holon §4.2)
                 artifacts[k] = art
                 continue
@@ -572,7 +571,7 @@ def events_frame(ev: np.ndarray, inp, pol: Policy, run_id: str):
             memory_rows.append(_memory_compacted(base, memory_ref, art, sources, e, run_id, count=count))
             segments = [*segments, art] if not folds else [art]
         else:
-            art = artifact_id(inp.continuity_id, digest, e["artifact_no"], -1, -1)
+            art = artifact_id(docs.add({c: frame[c][k] for c in ROW_FIELDS}))
             memory_rows.append(_memory_compacted(base, memory_ref, art, segments, e, run_id))
             segments = [art]
         artifacts[k] = previous = art

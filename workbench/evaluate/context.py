@@ -23,11 +23,11 @@ import numpy as np
 
 from workbench.engine import enums as E
 from workbench.engine.masking import MaskRule, mask_step
-from workbench.engine.policy import Policy
+from workbench.engine.policy import COMPILES, STRATEGIES, Policy
 from workbench.engine.prepare import ReplayInput
 from workbench.engine.provider import context_window_of
-from workbench.engine.pruning import PruneRule, prune_step
 from workbench.engine.provider_window import LOCAL_EVENT, REBUILD_EVENT
+from workbench.engine.pruning import PruneRule, prune_step
 
 CHECKPOINT = "continuity_compaction_checkpoint_created"
 TRUNCATION = "context.truncated"  # overflow handling: not a checkpoint frame
@@ -45,6 +45,14 @@ class ContextState:
     cleared_upto: int = -1
 
 
+def visible_mask(inp: ReplayInput, policy: Policy) -> np.ndarray:
+    """The rows the policy's compiled contexts are made of: the model-visible events, and
+    the log's own summaries when the policy keeps them and its compile strategy shows them."""
+    recorded_rows = E.recorded_summaries_visible(STRATEGIES[policy.compaction.kind],
+                                                 COMPILES.index(policy.compile.strategy))
+    return inp.visible | (inp.is_summary if recorded_rows else False)
+
+
 class ContextTracker:
     """Walk requests in order; ``state`` and :meth:`raw_rows` describe request ``r``."""
 
@@ -57,7 +65,8 @@ class ContextTracker:
         policy = replayed_rule(policy, inp)  # ... the rule is what was replayed on this continuity
         self.inp, self.policy = inp, policy
         strategy = policy.compaction.kind
-        self.visible = inp.visible | (inp.is_summary if strategy == "recorded" else False)
+        self.shows_summaries = policy.compile.shows_summaries
+        self.visible = visible_mask(inp, policy)
         self.visible_rows = np.flatnonzero(self.visible)
         self.keep_first = policy.trigger.keep_first
         self.mask_after = policy.masking.after_turns
@@ -181,6 +190,12 @@ class ContextTracker:
         self._retained_set = set(kept)
 
     # ---- the compiled context at the current request --------------------------------
+    @property
+    def shown_segments(self) -> list[tuple[str, int]]:
+        """The summary items compiled into the context: ``state.segments`` (what the next
+        fold reads) unless the compile strategy shows no summaries (``recent_messages_v1``)."""
+        return self.state.segments if self.shows_summaries else []
+
     def head(self, p: int) -> list[int]:
         return [int(i) for i in self.visible_rows[: self.keep_first] if i < p]
 
@@ -201,6 +216,21 @@ class ContextTracker:
             return tail
         start = msgs[-self.limit]
         return [i for i in tail if i >= start]
+
+    def shown_window(self, p: int) -> tuple[int, int]:
+        """``(lo, hi)``: the shown raw tail of the request whose first output row is ``p``,
+        as visible positions ``[lo, hi)`` (``visible_rows[lo:hi]``), without listing it."""
+        vis = self.visible_rows
+        hi = int(np.searchsorted(vis, p, side="left"))
+        n_head = min(self.keep_first, hi)
+        if n_head < self.keep_first:
+            return hi, hi  # the head is not full yet: no tail
+        base = max(self.state.cut, int(vis[n_head - 1]) if n_head else -1)
+        lo = int(np.searchsorted(vis, base, side="right"))
+        msgs = self._visible_msgs
+        if self.limit > 0 and lo < hi and msgs[hi] - msgs[lo] > self.limit:
+            lo = int(np.searchsorted(msgs, msgs[hi] - self.limit, side="right")) - 1
+        return lo, hi
 
     def masked(self, i: int, r: int) -> bool:
         if self.mask_rule.bounded:
@@ -280,7 +310,7 @@ class ContextTracker:
         total = int(self.inp.prefix_tokens)  # the harness's fixed prefix (provider tokens)
         total += sum(int(self.inp.tokens[i]) for i in self.head(p))
         total += sum(int(self.inp.tokens[i]) for i in self.state.retained)
-        total += sum(t for _, t in self.state.segments)
+        total += sum(t for _, t in self.shown_segments)
         total += sum(self.eff(i, r) for i in self.shown_tail(self.tail(p)))
         return total
 

@@ -83,7 +83,7 @@ def compiled_context_hash(result, policy_name: str) -> str:
             chosen = select_checkpoint(frames, compile_from)
             items = [("row", int(inp.seq[i])) for i in tracker.head(p)]
             items += [("ret", int(inp.seq[i])) for i in tracker.state.retained]
-            items += [("seg", a, t) for a, t in tracker.state.segments]
+            items += [("seg", a, t) for a, t in tracker.shown_segments]
             items += [("raw", int(inp.seq[i])) for i in tracker.raw_rows(r)]
             h.update(repr((cid, r, chosen.artifact_id if chosen else None, chosen.to_seq if chosen else None,
                            items)).encode())

@@ -118,7 +118,7 @@ def _context_after_compaction(result, inp, policy, dt: DatasetText, tx,
             done += 1
         if not done:
             continue
-        views = [stored.get(a, "") for a, _ in tracker.state.segments]
+        views = [stored.get(a, "") for a, _ in tracker.shown_segments]
         views += dt.row_texts(inp.continuity, tracker.raw_rows(r))
         views = [v for v in views if v]
         hit = (len(views), dt.leak_scanner.leaks_in(views))

@@ -67,7 +67,7 @@ def retention_table(result, dataset, texts, *, distances=DISTANCES,
             written = 0
             for r in sorted(probes):
                 tracker.advance(r)
-                segs = tuple(a for a, _ in tracker.state.segments)
+                segs = tuple(a for a, _ in tracker.shown_segments)
                 current = summary_keys.get(segs)
                 if current is None:
                     scan = JoinScan(index, " ", answers_in)

@@ -84,7 +84,7 @@ class _Derive:
 
     def summarize(self, req, cont: int, rows) -> Any:
         span = hashlib.blake2b(np.asarray(rows, dtype=np.int64).tobytes(), digest_size=16).digest()
-        ids = (req.continuity_id, req.artifact_id) if self.by_artifact else ()
+        ids = (req.continuity_id, req.draw) if self.by_artifact else ()
         key = (self.fingerprint, cont, span, ids, req.purpose, req.from_seq, req.to_seq,
                req.target_tokens, req.previous_summary)
         hit = self.memo.get(key)
@@ -125,6 +125,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
     (:func:`workbench.summarize.settings.sample_options`)."""
     import polars as pl
 
+    from workbench.rundir.summary_docs import position_key
     from workbench.summarize.base import SummaryRequest
 
     dt = dataset_text or DatasetText.of(dataset)
@@ -144,6 +145,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
             segments: dict[str, str] = {}  # artifact id -> stored text, in context order
             local: dict[str, str] = {}  # a two-layer policy's local checkpoints: artifact id -> text
             done: list[Checkpoint] = []
+            digest, produced = policy.digest(), 0  # the engine numbers the artifacts it produces
             # nothing happens at the other requests
             for r in sorted(set(flushes) | set(tracker.action_requests)):
                 if r >= inp.n_requests:
@@ -158,6 +160,10 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                     rows.append(_row(result, name, cid, r, "memory", req, derive.summarize(req, cont, ctx_rows),
                                      on, redact))
                 for a in tracker.pending(r):
+                    draw = None
+                    if a.get("summary_artifact_id") is not None and a["event_type"] != REBUILD_EVENT:
+                        draw = position_key(cid, digest, produced, a["from_seq"], a["to_seq"])
+                        produced += 1
                     kind = a.get("summary_kind")
                     checkpoint = a["event_type"] == "continuity_compaction_checkpoint_created"
                     span = tracker.span_of(a) if checkpoint else None
@@ -176,7 +182,8 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                                 continuity_id=cid, artifact_id=a["summary_artifact_id"], from_seq=int(a["from_seq"]),
                                 to_seq=int(a["to_seq"]), events=dt.span_events(cont, span),
                                 previous_summary=previous, target_tokens=max(1, int(a["item_tokens"])),
-                                labels=dt.labels(cont, span), purpose="compaction", session=f"{name}/{cid}")
+                                labels=dt.labels(cont, span), purpose="compaction", session=f"{name}/{cid}",
+                                draw_key=draw)
                             if kind == "recorded_summary_v1":
                                 result_ = _recorded(dt, inp, a)
                             else:
@@ -194,7 +201,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                             to_seq=int(a["to_seq"]), events=dt.span_events(cont, span),
                             previous_summary=next(reversed(local.values()), None),
                             target_tokens=max(1, int(a["item_tokens"])), labels=dt.labels(cont, span),
-                            purpose="compaction", session=f"{name}/{cid}")
+                            purpose="compaction", session=f"{name}/{cid}", draw_key=draw)
                         row = _row(result, name, cid, r, TEXT_KINDS[a["summary_kind"]], req,
                                    derive.summarize(req, cont, span), on, redact)
                         rows.append(row)
@@ -205,13 +212,14 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                         req = SummaryRequest(
                             continuity_id=cid, artifact_id=a["summary_artifact_id"], from_seq=0, to_seq=0,
                             events=(), previous_summary="\n\n".join(segments.values()) or None,
-                            target_tokens=max(1, int(a["item_tokens"])), purpose="merge", session=f"{name}/{cid}")
+                            target_tokens=max(1, int(a["item_tokens"])), purpose="merge", session=f"{name}/{cid}",
+                            draw_key=draw)
                         row = _row(result, name, cid, r, "merge", req, derive.summarize(req, cont, ()), on, redact)
                         rows.append(row)
                         segments = {a["summary_artifact_id"]: row["text"]}
                     emergency = checkpoint and tracker.overflowed(int(a["request"]))
                     tracker.apply(a, span)
-                    after = tuple(aid for aid, _ in tracker.state.segments)
+                    after = tuple(aid for aid, _ in tracker.shown_segments)
                     if checkpoint:
                         done.append(Checkpoint(
                             policy=name, continuity_id=cid, index=len(done), request=int(a["request"]),

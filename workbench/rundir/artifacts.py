@@ -44,12 +44,12 @@ class ArtifactError(WorkbenchError):
     """A blob of the store is missing, rewritten or not a document."""
 
 
-def artifact_id(continuity_id: str, policy_digest: str, artifact_no: int, from_seq: int, to_seq: int) -> str:
-    """A summary artifact's stable name in events (``summary_artifact_id``, ``outputId``):
-    the continuity, the policy (``policy_digest``: :meth:`Policy.digest`), the artifact's
-    number and its range; the store addresses its document by content (:func:`blob_id`)."""
-    key = f"{continuity_id}|{policy_digest}|{artifact_no}|{from_seq}|{to_seq}"
-    return "art_" + hashlib.sha256(key.encode()).hexdigest()[:16]
+def artifact_id(doc: Mapping[str, Any]) -> str:
+    """A summary artifact's id (``summary_artifact_id`` of the frames, ``outputId`` of
+    ``memory.compacted``): the hash of its canonical ``rip.compaction_summary.v1`` document
+    (:mod:`workbench.rundir.summary_docs`), so the id names the content, two different
+    summaries of one range get two ids, and the id is the blob's name in the store."""
+    return blob_id(canonical(doc))
 
 
 def canonical(doc: Mapping[str, Any]) -> bytes:

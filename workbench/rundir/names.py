@@ -51,7 +51,9 @@ FIDELITY_TOTALS = "fidelity_totals.parquet"  # totals and cost, in sample and le
 FIDELITY_JSON = "fidelity.json"
 FIDELITY_FILES = (FIDELITY, FIDELITY_REQUESTS, FIDELITY_COMPACTIONS, FIDELITY_CONTINUITIES, FIDELITY_RUN_LEVEL,
                   FIDELITY_JSON)
-AUDIT_FILES = (*EVALUATION_FILES, *CONFORMANCE_FILES, *DETERMINISM_FILES, *FIDELITY_FILES)
+# audit redaction: each request's context bundle (rip.context_bundle.v1) of the audited continuities
+BUNDLES = "bundles.parquet"
+AUDIT_FILES = (*EVALUATION_FILES, BUNDLES, *CONFORMANCE_FILES, *DETERMINISM_FILES, *FIDELITY_FILES)
 RUN_FILES = (*SIMULATION_FILES, *AUDIT_FILES)
 
 # ---- a sweep ----------------------------------------------------------------------------------

@@ -142,6 +142,14 @@ class SummaryRequest:
     # the provider session the call belongs to (one continuity replayed under one policy;
     # "": the continuity's own): the scope of an endpoint's negative cache (Holon §5)
     session: str = ""
+    # what a seeded summarizer draws its randomness from (None: the artifact id): the
+    # compaction's position in its run, since an artifact id is the hash of the artifact's
+    # document and a summary cannot be drawn from the name of what it produces
+    draw_key: str | None = None
+
+    @property
+    def draw(self) -> str:
+        return self.artifact_id if self.draw_key is None else self.draw_key
 
     @property
     def provider_session(self) -> str:

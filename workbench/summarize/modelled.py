@@ -33,7 +33,8 @@ but present anyway, e.g. via the previous summary), ``copied_secrets``, ``partia
 ``hallucinated`` (count) and ``hallucinated_secrets`` (format, text, value),
 ``marker_leaks`` (style, source, text), ``tokens``, ``over_budget``.
 
-Randomness comes from a hash of ``(seed, continuity_id, artifact_id)`` (and the label id
+Randomness comes from a hash of ``(seed, continuity_id, request.draw)`` (the compaction's
+position, else the artifact id) (and the label id
 for per-label draws), so a result never depends on call order, concurrency or on which
 other labels share the span.
 
@@ -206,7 +207,7 @@ class ModelledSummarizer:
 
         req = request
         rng = np.random.default_rng(stable_seed("modelled", self.seed, req.continuity_id,
-                                                req.artifact_id))
+                                                req.draw))
         texts = {ev.seq: ev.text for ev in req.events}
         kinds = {ev.seq: ev.kind for ev in req.events}
         labels = sorted(req.labels, key=lambda lb: (lb.seq, lb.start, lb.label_id))
@@ -229,7 +230,7 @@ class ModelledSummarizer:
         # ---- per-label decisions (each label has its own hash-derived generator)
         for lb in labels:
             lrng = random.Random(stable_seed("modelled-label", self.seed, req.continuity_id,
-                                             req.artifact_id, lb.label_id))
+                                             req.draw, lb.label_id))
             u = lrng.random()
             if lb.is_fact:
                 forms = alternate_forms(lb.kind, lb.value) if u >= self.p_retain_fact else ()

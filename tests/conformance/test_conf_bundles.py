@@ -1,0 +1,102 @@
+"""Per-request context bundles (``rip.context_bundle.v1``, ``bundles.parquet`` written by the
+redaction audit) and the conformance check that each ``summary_ref`` resolves in the run's
+artifact store (ADR-0011 §3: no hidden reads)."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from workbench.audits import conformance_audit, redaction_audit
+from workbench.cli import app
+from workbench.engine.presets import get_policy
+from workbench.engine.run import simulate
+from workbench.evaluate.bundles import bundle_document, context_bundles
+from workbench.evaluate.context import ContextTracker
+from workbench.rundir import names as N
+from workbench.rundir.artifacts import ARTIFACTS, BLOBS
+from workbench.rundir.read import load_run
+from workbench.synth.generate import GeneratorConfig, generate_dataset
+
+SMALL = {"provider.context_window": 25_000}
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("bundles")
+    ds = generate_dataset(GeneratorConfig(profile="coding", events=900, seed=5), tmp / "ds")
+    policies = [get_policy("llm-summary", SMALL), get_policy("observation-masking", SMALL),
+                get_policy("rip-adr0011", {**SMALL, "trigger.every_messages": 60,
+                                           "compile.recent_messages_limit": 12}),
+                get_policy("rip-adr0011", {**SMALL, "trigger.every_messages": 60, "compile.strategy":
+                                           "recent_messages_v1"}, rename="recent-only")]
+    run = simulate(ds, policies, engine="reference").write(tmp / "run")
+    result, ds = load_run(run)
+    redaction_audit(result, ds).write(run)
+    return run, result
+
+
+def test_a_bundle_is_the_compiled_context(audited):
+    """Expanded, each bundle's items are what the context tracker compiles (head, retained,
+    one summary_ref per summary shown, the raw window with its placeholders), request by
+    request; recent_messages_v1 bundles hold no summary_ref."""
+    run, result = audited
+    bundles = pl.read_parquet(run / N.BUNDLES)
+    assert bundles.equals(context_bundles(result))
+    n_requests = sum(inp.n_requests for inp in result.inputs.values())
+    assert bundles.height == 4 * n_requests
+    inp = next(iter(result.inputs.values()))
+    from workbench.evaluate.texts import policies_of
+
+    for name, policy in policies_of(result).items():
+        tracker = ContextTracker(inp, policy, result.events, window=0)
+        rows = bundles.filter(pl.col("policy") == name).sort("request").iter_rows(named=True)
+        for r, row in enumerate(rows):
+            tracker.advance(r)
+            doc = bundle_document(row, inp, policy)
+            assert doc["schema"] == "rip.context_bundle.v1"
+            p = int(inp.req_first_row[r])
+            want = [*tracker.head(p), *tracker.state.retained]
+            refs = [a for a, _ in tracker.shown_segments]
+            shown = tracker.shown_tail(tracker.tail(p))
+            events = [i for i in doc["items"] if i["type"] != "summary_ref"]
+            assert [e["seq"] for e in events] == [int(inp.seq[i]) for i in [*want, *shown]], (name, r)
+            assert [i["artifact_id"] for i in doc["items"] if i["type"] == "summary_ref"] == refs
+            masked = {int(inp.seq[i]) for i in shown if tracker.masked(i, r) or tracker.cleared(i)}
+            assert {e["seq"] for e in events if e["placeholder"]} == masked, (name, r)
+    per_policy = bundles.group_by("policy").agg(pl.col("summary_refs").list.len().sum().alias("refs"),
+                                                pl.col("placeholder_seqs").list.len().sum().alias("masked"))
+    got = dict(per_policy.select("policy", "refs").iter_rows())
+    assert got["recent-only"] == 0 and got["rip-adr0011"] > 0 and got["llm-summary"] > 0
+    assert dict(per_policy.select("policy", "masked").iter_rows())["observation-masking"] > 0
+
+
+def test_every_summary_ref_resolves_and_a_broken_one_fails_the_audit(audited, tmp_path):
+    import shutil
+
+    run, _ = audited
+    res = conformance_audit(run)
+    refs = res.details["bundle_summary_refs"]
+    assert res.passed and refs["summary_refs"] > 0 and refs["unresolved"] == 0
+
+    broken = shutil.copytree(run, tmp_path / "broken")
+    bundles = pl.read_parquet(broken / N.BUNDLES)
+    k = bundles["summary_refs"].list.len().arg_max()
+    bundles = bundles.with_columns(summary_refs=pl.when(pl.int_range(pl.len()) == k)
+                                   .then(pl.lit(["0" * 64], dtype=pl.List(pl.String)))
+                                   .otherwise(pl.col("summary_refs")))
+    bundles.write_parquet(broken / N.BUNDLES)
+    res = conformance_audit(broken)
+    refs = res.details["bundle_summary_refs"]
+    assert res.passed is False and refs["unresolved"] == 1
+    assert f"summary_ref {'0' * 64} is not in the artifact store" in refs["problems"][0]
+    r = CliRunner().invoke(app, ["audit", "conformance", "--run", str(broken)])
+    assert r.exit_code == 1 and "1 not resolved in the artifact store" in r.output, r.output
+
+    # a blob a bundle references removed: every bundle naming it fails
+    gone = shutil.copytree(run, tmp_path / "gone")
+    art = pl.read_parquet(gone / N.BUNDLES)["summary_refs"].explode().drop_nulls()[0]
+    (gone / ARTIFACTS / BLOBS / art).unlink()
+    refs = conformance_audit(gone).details["bundle_summary_refs"]
+    assert refs["unresolved"] >= 1 and "does not resolve" in refs["problems"][0]
