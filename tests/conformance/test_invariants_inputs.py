@@ -105,6 +105,7 @@ def test_wire_shape_names_the_output_and_every_schema_complaint():
     assert head == f"{MC} (outputId a100)"
     complaints = errors.split("; ")
     assert len(complaints) == 2 and any("sometimes" in c for c in complaints) and any("-1" in c for c in complaints)
+    assert all(c.startswith("$") for c in complaints), complaints  # each a JSON-path complaint, "; "-separated
 
 
 # ---- the report --------------------------------------------------------------------------------------
