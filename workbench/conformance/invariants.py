@@ -160,12 +160,10 @@ def empty_findings():
 
 
 def _dataset_events(dataset_events, continuities):
-    """Dataset events as (continuity_id, seq, kind, flags, pair_seq, message_id), or None."""
-    import polars as pl
-
+    """Dataset events as (continuity_id, seq, kind, flags, pair_seq[, message_id]), or None."""
     if dataset_events is None:
         return None
-    if hasattr(dataset_events, "continuities") and callable(getattr(dataset_events, "events", None)):
+    if callable(getattr(dataset_events, "continuities", None)):  # a Dataset, not a frame
         ds = dataset_events
         dataset_events = ds.events(columns=["continuity", "seq", "kind", "flags", "pair_seq", "message_id"])
         continuities = ds.continuities() if continuities is None else continuities
@@ -174,14 +172,11 @@ def _dataset_events(dataset_events, continuities):
         if continuities is None:
             raise ValueError("dataset events carry a continuity index only: pass continuities= "
                              "(the dataset's continuities frame) to map it to continuity_id")
-        ev = ev.join(continuities.select("continuity", "continuity_id"), on="continuity", how="left")
-    cols = ["continuity_id", "seq", "kind", "flags", "pair_seq"]
-    if "message_id" in ev.columns:
-        cols.append("message_id")
-    else:
-        ev = ev.with_columns(message_id=pl.lit(None, pl.String))
-        cols.append("message_id")
-    return ev.select(cols).with_columns(pl.col("seq").cast(pl.Int64), pl.col("pair_seq").cast(pl.Int64))
+        # an inner join: an event of a continuity the table does not list names no frame's continuity
+        ev = ev.join(continuities.select("continuity", "continuity_id"), on="continuity")
+    # without message ids the engine names every event evt_<seq> (_check_frames)
+    return ev.select(["continuity_id", "seq", "kind", "flags", "pair_seq"]
+                     + (["message_id"] if "message_id" in ev.columns else []))
 
 
 def _message_boundary(policy: str, cut_rule: str | None, message_boundary, config) -> bool:
@@ -291,20 +286,19 @@ def _check_frames(ev, cps, ds, out: _Findings, message_boundary, config) -> None
     by_cont: dict[str, dict[str, Any]] = {}
     if ds is not None:
         wanted = set(cps["continuity_id"].unique().to_list())
-        for (cid,), part in ds.filter(pl.col("continuity_id").is_in(list(wanted))).group_by(
-                "continuity_id", maintain_order=True):
+        for (cid,), part in ds.filter(pl.col("continuity_id").is_in(list(wanted))).group_by("continuity_id"):
             part = part.sort("seq")
             seq = part["seq"].to_numpy()
             kind = part["kind"].to_numpy()
             side = (part["flags"].to_numpy() & int(EventFlag.SIDECHAIN)) != 0
-            pair = part["pair_seq"].to_numpy()
-            mids = part["message_id"].to_list()
-            calls = (kind == int(EventKind.TOOL_CALL)) & ~side & (pair > seq)
+            mids = _col(part, "message_id")
+            # a call whose pair_seq is missing or not after it can never straddle a cut
+            calls = (kind == int(EventKind.TOOL_CALL)) & ~side
             by_cont[cid] = {
                 "index": {int(s): i for i, s in enumerate(seq)},
                 "is_message": (kind == int(EventKind.MESSAGE)) & ~side,
-                "mid": [m if m else f"evt_{int(s)}" for m, s in zip(mids, seq, strict=True)],
-                "call_seq": np.sort(seq[calls]), "result_seq": np.sort(pair[calls]),
+                "mid": [mids[i] or f"evt_{int(s)}" for i, s in enumerate(seq)],
+                "call_seq": seq[calls], "result_seq": part["pair_seq"].to_numpy()[calls],
             }
     has_flag = "to_is_message" in cps.columns
     for (cid, pol), part in cps.group_by("continuity_id", "policy", maintain_order=True):
@@ -342,9 +336,10 @@ def _check_frames(ev, cps, ds, out: _Findings, message_boundary, config) -> None
             # message boundary and ids
             is_msg: bool | None = None
             if cont is not None:
-                for name, s, mid in (("to", t, r.get("to_message_id")), ("from", f, r.get("from_message_id"))):
-                    if s is None:
-                        continue
+                ends = [("to", t, r.get("to_message_id"))]
+                if f is not None:
+                    ends.append(("from", f, r.get("from_message_id")))
+                for name, s, mid in ends:
                     i = cont["index"].get(int(s))
                     if i is None:
                         out.add("cut_exists", FAIL, f"{ref}: {name}_seq {s} is not an event of the continuity",
@@ -355,15 +350,14 @@ def _check_frames(ev, cps, ds, out: _Findings, message_boundary, config) -> None
                                 f"{s} ({cont['mid'][i]!r})", cid, pol)
                     if name == "to":
                         is_msg = bool(cont["is_message"][i])
-                opened = int(np.searchsorted(cont["call_seq"], t, side="right")
-                             - np.searchsorted(cont["result_seq"], t, side="right"))
+                opened = int(np.count_nonzero((cont["call_seq"] <= t) & (cont["result_seq"] > t)))
                 if opened > 0:
                     out.add("tool_pair_split", FAIL,
                             f"{ref}: cut at to_seq {t} leaves {opened} tool call(s) before it whose result "
                             "comes after it", cid, pol)
             elif has_flag and r.get("to_is_message") is not None:
                 is_msg = bool(r["to_is_message"])
-            if is_msg is False:
+            if is_msg is not None and not is_msg:
                 if need_msg:
                     out.add("cut_is_message", FAIL, f"{ref}: to_seq {t} is not a message event", cid, pol)
                 else:
@@ -382,8 +376,6 @@ def _check_artifacts(cps, merges, mcs, out: _Findings) -> None:
     scopes: dict[str, set] = defaultdict(set)
     produced: dict[tuple, list[str]] = defaultdict(list)  # (cid, pol) -> artifact ids
     for part in (cps, merges):
-        if part.height == 0 or "summary_artifact_id" not in part.columns:
-            continue
         for r in part.iter_rows(named=True):
             art = r.get("summary_artifact_id")
             if art is None:
