@@ -171,7 +171,6 @@ def test_artifact_document_shape_and_determinism():
     doc = artifact_document(req, res)
     assert doc == {
         "schema": ARTIFACT_SCHEMA,
-        "artifact_id": "art-x",
         "coverage": {"thread_id": "cont-x", "from_seq": 0, "to_seq": req.to_seq},
         "provenance": {"actor_id": "workbench", "origin": "background", "produced_by": "modelled"},
         "summary": {"format": "markdown", "text": res.text},

@@ -35,6 +35,17 @@ ROW_FIELDS = ("event_type", "continuity_id", "policy", "summary_kind", "item_tok
               "origin")
 
 
+def summary_document(coverage: Mapping[str, Any], provenance: Mapping[str, Any], text: str) -> dict[str, Any]:
+    """The ``rip.compaction_summary.v1`` document: the one shape of a run's artifacts and of a
+    summarizer's result (:func:`workbench.summarize.artifact_document`). It holds no id: its
+    id is its hash (:func:`workbench.rundir.artifacts.artifact_id`)."""
+    # imported here: workbench.conformance imports this module
+    from workbench.conformance.schemas import SUMMARY_SCHEMA
+
+    return {"schema": SUMMARY_SCHEMA, "coverage": dict(coverage), "provenance": dict(provenance),
+            "summary": {"format": "markdown", "text": text}}
+
+
 def modelled_text(summary_kind: str | None, item_tokens: Any, from_seq: Any, to_seq: Any) -> str:
     """The payload of a modelled summary: its kind, size and range (no text was produced)."""
     kind = summary_kind or "summary"
@@ -72,7 +83,7 @@ class SummaryDocs:
         """The document of row ``r``, a row that produced an artifact (a checkpoint frame
         with one, or a merge); None for a merge with no checkpoint before it to cover."""
         # imported here: workbench.conformance imports this module
-        from workbench.conformance.schemas import CHECKPOINT_EVENT, SUMMARY_SCHEMA
+        from workbench.conformance.schemas import CHECKPOINT_EVENT
         from workbench.engine.provider_window import LOCAL_EVENT
 
         scope = (r.get("continuity_id"), r.get("policy"))
@@ -93,7 +104,5 @@ class SummaryDocs:
         row = {**r, "summary_kind": kind, "from_seq": coverage["from_seq"], "to_seq": coverage["to_seq"]}
         text = self._text(row) if self._text else modelled_text(kind, r.get("item_tokens"), coverage["from_seq"],
                                                                  coverage["to_seq"])
-        return {"schema": SUMMARY_SCHEMA, "coverage": coverage,
-                "provenance": {"actor_id": self._actor or last.get("actor_id"), "origin": last.get("origin"),
-                               "produced_by": f"workbench:{r.get('policy')}:{kind}"},
-                "summary": {"format": "markdown", "text": text}}
+        return summary_document(coverage, {"actor_id": self._actor or last.get("actor_id"), "origin": last.get("origin"),
+                                           "produced_by": f"workbench:{r.get('policy')}:{kind}"}, text)

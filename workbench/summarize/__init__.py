@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
+from workbench.rundir.summary_docs import summary_document
 from workbench.summarize.base import (
     PURPOSES,
     STATUS_OK,
@@ -87,12 +88,15 @@ def artifact_document(request: SummaryRequest, result: SummaryResult, *,
                       thread_id: str | None = None, from_message_id: str | None = None,
                       to_message_id: str | None = None, actor_id: str = "workbench",
                       origin: str = "background", produced_by: str | None = None) -> dict:
-    """The ADR-0011 ``rip.compaction_summary.v1`` artifact for ``result``.
+    """The ADR-0011 ``rip.compaction_summary.v1`` artifact for ``result``, in the one shape
+    of a run's artifacts (:func:`workbench.rundir.summary_docs.summary_document`).
 
     Coverage is inclusive ``from_seq..to_seq`` of ``thread_id`` (default: the continuity
     id); message ids are included when given. ``produced_by`` defaults to the backend name
     (with the model for the HTTP backend). No timestamps: the same inputs give the same
-    document, byte for byte once serialised with sorted keys.
+    document, byte for byte once serialised with sorted keys. The document names no id: its
+    id is its hash (:func:`workbench.rundir.artifacts.artifact_id`), which is what
+    ``request.artifact_id`` should be once the document exists.
     """
     coverage: dict = {"thread_id": thread_id if thread_id is not None else request.continuity_id,
                       "from_seq": request.from_seq}
@@ -104,13 +108,8 @@ def artifact_document(request: SummaryRequest, result: SummaryResult, *,
     if produced_by is None:
         model = result.diagnostics.get("model") if isinstance(result.diagnostics, dict) else None
         produced_by = f"{result.backend}:{model}" if model else result.backend
-    return {
-        "schema": ARTIFACT_SCHEMA,
-        "artifact_id": request.artifact_id,
-        "coverage": coverage,
-        "provenance": {"actor_id": actor_id, "origin": origin, "produced_by": produced_by},
-        "summary": {"format": "markdown", "text": result.text},
-    }
+    return summary_document(coverage, {"actor_id": actor_id, "origin": origin, "produced_by": produced_by},
+                            result.text)
 
 
 __all__ = [
