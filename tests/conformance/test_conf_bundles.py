@@ -100,3 +100,24 @@ def test_every_summary_ref_resolves_and_a_broken_one_fails_the_audit(audited, tm
     (gone / ARTIFACTS / BLOBS / art).unlink()
     refs = conformance_audit(gone).details["bundle_summary_refs"]
     assert refs["unresolved"] >= 1 and "does not resolve" in refs["problems"][0]
+
+
+def test_provider_items_are_bundled_as_provider_items_not_summary_refs(tmp_path):
+    """An opaque provider-window item is in the context but is no readable memory (Holon
+    §4.2): the run's store holds no document of it, so a bundle names it as a
+    ``provider_item``, never as a ``summary_ref`` that would not resolve."""
+    ds = generate_dataset(GeneratorConfig(profile="coding", events=900, seed=5), tmp_path / "ds")
+    run = simulate(ds, [get_policy("codex-remote", SMALL), get_policy("openai-responses-compact", SMALL)],
+                   engine="reference").write(tmp_path / "run")
+    result, ds = load_run(run)
+    redaction_audit(result, ds).write(run)
+    bundles = pl.read_parquet(run / N.BUNDLES)
+    opaque = set(result.events.filter(pl.col("summary_kind") == "provider_opaque_v1")["summary_artifact_id"])
+    provider = set(bundles["provider_items"].explode().drop_nulls())
+    assert opaque and provider and provider <= opaque
+    assert bundles["summary_refs"].list.len().sum() == 0
+    res = conformance_audit(run)
+    assert res.passed and res.details["bundle_summary_refs"]["unresolved"] == 0
+    row = bundles.filter(pl.col("provider_items").list.len() > 0).row(0, named=True)
+    doc = bundle_document(row, result.inputs[row["continuity_id"]], get_policy(row["policy"], SMALL))
+    assert [i["compaction_id"] for i in doc["items"] if i["type"] == "provider_item"] == row["provider_items"]

@@ -4,7 +4,10 @@ context tracker (:class:`~workbench.evaluate.context.ContextTracker`).
 
 A bundle lists, in prompt order: the pinned head, the raw items retained across cuts, one
 ``summary_ref`` item per summary in the context (its artifact id: the provider adapter
-expands it by reading the immutable blob ``artifacts/blobs/<id>``; no hidden reads), then
+expands it by reading the immutable blob ``artifacts/blobs/<id>``; no hidden reads), one
+``provider_item`` per opaque provider-window item (its compaction id: the provider holds its
+content, the run's store does not, Holon §4.2; they follow the readable summaries, as in
+every policy that makes both), then
 the recent raw events after the cut (under ``recent_messages_limit``, from its L-th last
 message on), tool outputs shown as placeholders marked. ``recent_messages_v1`` bundles hold
 no ``summary_ref``.
@@ -25,6 +28,7 @@ import numpy as np
 
 BUNDLE_SCHEMA = "rip.context_bundle.v1"
 SUMMARY_REF = "summary_ref"
+PROVIDER_ITEM = "provider_item"
 
 
 def _schema():
@@ -33,7 +37,8 @@ def _schema():
     seqs = pl.List(pl.Int64)
     return {"run_id": pl.String, "policy": pl.String, "continuity_id": pl.String, "request": pl.Int64,
             "schema": pl.String, "strategy": pl.String, "compile_from_seq": pl.Int64, "head_seqs": seqs,
-            "retained_seqs": seqs, "summary_refs": pl.List(pl.String), "raw_from_seq": pl.Int64,
+            "retained_seqs": seqs, "summary_refs": pl.List(pl.String), "provider_items": pl.List(pl.String),
+            "raw_from_seq": pl.Int64,
             "raw_to_seq": pl.Int64, "placeholder_seqs": seqs}
 
 
@@ -55,7 +60,8 @@ def bundle_row(tracker, r: int, run_id: str, name: str) -> dict[str, Any]:
         "compile_from_seq": int(seq[p - 1]) if p > 0 else -1,
         "head_seqs": [int(seq[i]) for i in tracker.head(p)],
         "retained_seqs": [int(seq[i]) for i in tracker.state.retained],
-        "summary_refs": [a for a, _ in tracker.shown_segments],
+        "summary_refs": [a for a, _ in tracker.shown_segments if a not in tracker.opaque_ids],
+        "provider_items": [a for a, _ in tracker.shown_segments if a in tracker.opaque_ids],
         "raw_from_seq": int(seq[window[0]]) if window.size else None,
         "raw_to_seq": int(seq[window[-1]]) if window.size else None,
         "placeholder_seqs": placeholders}
@@ -90,8 +96,8 @@ def context_bundles(result, continuities=None):
 def bundle_document(row: Mapping[str, Any], inp, policy) -> dict[str, Any]:
     """The ``rip.context_bundle.v1`` document of one bundle row: ``items`` in prompt order,
     each a raw event (``type`` its kind: ``message``, ``tool_call`` ...; ``seq``,
-    ``message_id``; ``placeholder`` when a tool output stands as a placeholder) or a
-    ``summary_ref`` (``artifact_id``)."""
+    ``message_id``; ``placeholder`` when a tool output stands as a placeholder), a
+    ``summary_ref`` (``artifact_id``) or a ``provider_item`` (``compaction_id``)."""
     from workbench.continuity.enums import KIND_NAMES
     from workbench.evaluate.context import visible_mask
 
@@ -107,6 +113,7 @@ def bundle_document(row: Mapping[str, Any], inp, policy) -> dict[str, Any]:
     items = [event(s, "head") for s in row["head_seqs"] or ()]
     items += [event(s, "retained") for s in row["retained_seqs"] or ()]
     items += [{"type": SUMMARY_REF, "artifact_id": a} for a in row["summary_refs"] or ()]
+    items += [{"type": PROVIDER_ITEM, "compaction_id": a} for a in row.get("provider_items") or ()]
     if row["raw_from_seq"] is not None:
         rows = np.flatnonzero(visible_mask(inp, policy))
         lo, hi = np.searchsorted(seq[rows], [row["raw_from_seq"], row["raw_to_seq"]])

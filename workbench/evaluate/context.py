@@ -26,7 +26,7 @@ from workbench.engine.masking import MaskRule, mask_step
 from workbench.engine.policy import COMPILES, STRATEGIES, Policy
 from workbench.engine.prepare import ReplayInput
 from workbench.engine.provider import context_window_of
-from workbench.engine.provider_window import LOCAL_EVENT, REBUILD_EVENT
+from workbench.engine.provider_window import LOCAL_EVENT, OPAQUE_KIND, REBUILD_EVENT
 from workbench.engine.pruning import PruneRule, prune_step
 
 CHECKPOINT = "continuity_compaction_checkpoint_created"
@@ -92,6 +92,9 @@ class ContextTracker:
             ((int(r["request"]), i, r) for i, r in enumerate(ev.iter_rows(named=True))
              if r["event_type"] in ACTIONS),
             key=lambda t: (t[0], t[1]))
+        # provider-window items (Holon §4.2): opaque, in the context but no readable memory
+        self.opaque_ids = {r["summary_artifact_id"] for _, _, r in self.actions
+                           if r.get("summary_kind") == OPAQUE_KIND and r.get("summary_artifact_id") is not None}
         self._next = 0
         self._overflow_request = -1
         self.state = ContextState()
