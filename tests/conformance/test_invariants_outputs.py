@@ -270,3 +270,15 @@ def test_findings_frame_columns():
     f = check_invariants(events(cp(100, 5, 4))).findings
     assert f.schema == pl.Schema({"check": pl.String, "continuity_id": pl.String, "policy": pl.String,
                                   "severity": pl.String, "detail": pl.String})
+
+
+def test_a_provider_item_is_metadata_and_needs_no_memory_compacted_event():
+    """An opaque provider-window item's frame produces no memory (Holon §4.2): no
+    memory.compacted is expected of it, and one naming it was produced by nothing."""
+    ev = events(cp(100, 0, 4, kind="provider_opaque_v1"), cp(101, 0, 6), mc("a101"), compacted=False)
+    assert findings(ev) == []
+    ev = events(cp(100, 0, 4, kind="provider_opaque_v1"), cp(101, 0, 6), mc("a101"), mc("a100"), compacted=False)
+    assert findings(ev) == [
+        ("event_per_artifact", "c1", "p", "fail",
+         "memory.compacted outputId 'a100' (1 event(s)) was produced by no checkpoint or merge"),
+    ]

@@ -33,17 +33,24 @@ def all_presets_run(dataset):
                     engine=ENGINE)
 
 
-def test_context_tracker_rebuilds_the_ledger_context_for_every_preset(all_presets_run):
-    res = all_presets_run
+def _tracked_as_the_ledger(res, name, policy):
+    """Advance a tracker of ``policy`` request by request, asserting its context is the
+    ledger's at each main call; yields the tracker at each."""
     inp = next(iter(res.inputs.values()))
+    led = res.ledger.filter((pl.col("policy") == name) & (pl.col("call_kind") == "main"))
+    tracker = ContextTracker(inp, policy, res.events, window=0)
+    for r, expected in zip(led["request"].to_list(), led["context_after"].to_list(), strict=True):
+        tracker.advance(r)
+        assert tracker.tokens(r) == expected, (name, r)
+        yield tracker
+
+
+def test_context_tracker_rebuilds_the_ledger_context_for_every_preset(all_presets_run):
     from workbench.evaluate.texts import policies_of
 
-    for name, policy in policies_of(res).items():
-        led = res.ledger.filter((pl.col("policy") == name) & (pl.col("call_kind") == "main"))
-        tracker = ContextTracker(inp, policy, res.events, window=0)
-        for r, expected in zip(led["request"].to_list(), led["context_after"].to_list(), strict=True):
-            tracker.advance(r)
-            assert tracker.tokens(r) == expected, (name, r)
+    for name, policy in policies_of(all_presets_run).items():
+        for _ in _tracked_as_the_ledger(all_presets_run, name, policy):
+            pass
 
 
 def test_the_tracker_run_has_two_layer_rebuilds(all_presets_run):
@@ -80,21 +87,18 @@ def test_context_tracker_follows_recent_messages_v1(dataset):
     variants = [on_window(get_policy(n, {"compile.strategy": s}, rename=f"{n}/{s}"), WINDOW["provider.context_window"])
                 for n in names for s in ("recent_messages_v1", "summaries_recent_messages_v1")]
     res = simulate(dataset, variants, engine=ENGINE)
-    inp = next(iter(res.inputs.values()))
+
+    def contexts(name):
+        return res.ledger.filter((pl.col("policy") == name) & (pl.col("call_kind") == "main"))["context_after"]
+
     bigger = set()
     for name, policy in policies_of(res).items():
-        led = res.ledger.filter((pl.col("policy") == name) & (pl.col("call_kind") == "main"))
-        tracker = ContextTracker(inp, policy, res.events, window=0)
-        for r, expected in zip(led["request"].to_list(), led["context_after"].to_list(), strict=True):
-            tracker.advance(r)
-            assert tracker.tokens(r) == expected, (name, r)
+        for tracker in _tracked_as_the_ledger(res, name, policy):
             if name.endswith("/recent_messages_v1"):
                 assert tracker.shown_segments == []
-        if name.endswith("/recent_messages_v1"):
-            other = res.ledger.filter((pl.col("policy") == name.replace("/recent", "/summaries_recent"))
-                                      & (pl.col("call_kind") == "main"))
-            if (other["context_after"] > led["context_after"]).any():
-                bigger.add(name.split("/")[0])
+        summarized = name.replace("/recent", "/summaries_recent")
+        if name.endswith("/recent_messages_v1") and (contexts(summarized) > contexts(name)).any():
+            bigger.add(name.split("/")[0])
     assert bigger == set(names)  # every one of them compacted on this continuity
 
 
