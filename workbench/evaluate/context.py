@@ -283,21 +283,9 @@ class ContextTracker:
             return True
         if i in self._retained_set:
             return True
-        n_head = min(self.keep_first, int(np.searchsorted(vis, p, side="left")))
-        if n_head < self.keep_first:
-            return False  # the head is not full yet: no tail
-        base = max(self.state.cut, int(vis[n_head - 1]) if n_head else -1)
-        if not base < i < p:
+        lo, hi = self.shown_window(p)
+        if not lo <= k < hi:
             return False
-        if self.limit > 0:
-            lo = int(np.searchsorted(vis, base, side="right"))
-            hi = int(np.searchsorted(vis, p, side="left"))
-            msgs = self._visible_msgs
-            if msgs[hi] - msgs[lo] > self.limit:
-                # the tail starts at its limit-th message from the end
-                start_pos = int(np.searchsorted(msgs, msgs[hi] - self.limit, side="right")) - 1
-                if k < start_pos:
-                    return False
         return not self.masked(i, r) and not self.cleared(i) and i not in self.pruned(r)
 
     def tokens(self, r: int) -> int:

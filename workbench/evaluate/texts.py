@@ -146,6 +146,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
             local: dict[str, str] = {}  # a two-layer policy's local checkpoints: artifact id -> text
             done: list[Checkpoint] = []
             digest, produced = policy.digest(), 0  # the engine numbers the artifacts it produces
+            session = f"{name}/{cid}"  # one provider session: this continuity under this policy
             # nothing happens at the other requests
             for r in sorted(set(flushes) | set(tracker.action_requests)):
                 if r >= inp.n_requests:
@@ -156,7 +157,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                         continuity_id=cid, artifact_id=f"flush_{name}_{cid}_{r}", from_seq=int(inp.seq[ctx_rows[0]]) if ctx_rows else 0,
                         to_seq=int(inp.seq[ctx_rows[-1]]) if ctx_rows else 0, events=dt.span_events(cont, ctx_rows),
                         previous_summary=None, target_tokens=int(fl["item_tokens"]),
-                        labels=dt.labels(cont, ctx_rows), purpose="flush", session=f"{name}/{cid}")
+                        labels=dt.labels(cont, ctx_rows), purpose="flush", session=session)
                     rows.append(_row(result, name, cid, r, "memory", req, derive.summarize(req, cont, ctx_rows),
                                      on, redact))
                 for a in tracker.pending(r):
@@ -182,7 +183,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                                 continuity_id=cid, artifact_id=a["summary_artifact_id"], from_seq=int(a["from_seq"]),
                                 to_seq=int(a["to_seq"]), events=dt.span_events(cont, span),
                                 previous_summary=previous, target_tokens=max(1, int(a["item_tokens"])),
-                                labels=dt.labels(cont, span), purpose="compaction", session=f"{name}/{cid}",
+                                labels=dt.labels(cont, span), purpose="compaction", session=session,
                                 draw_key=draw)
                             if kind == "recorded_summary_v1":
                                 result_ = _recorded(dt, inp, a)
@@ -201,7 +202,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                             to_seq=int(a["to_seq"]), events=dt.span_events(cont, span),
                             previous_summary=next(reversed(local.values()), None),
                             target_tokens=max(1, int(a["item_tokens"])), labels=dt.labels(cont, span),
-                            purpose="compaction", session=f"{name}/{cid}", draw_key=draw)
+                            purpose="compaction", session=session, draw_key=draw)
                         row = _row(result, name, cid, r, TEXT_KINDS[a["summary_kind"]], req,
                                    derive.summarize(req, cont, span), on, redact)
                         rows.append(row)
@@ -212,7 +213,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                         req = SummaryRequest(
                             continuity_id=cid, artifact_id=a["summary_artifact_id"], from_seq=0, to_seq=0,
                             events=(), previous_summary="\n\n".join(segments.values()) or None,
-                            target_tokens=max(1, int(a["item_tokens"])), purpose="merge", session=f"{name}/{cid}",
+                            target_tokens=max(1, int(a["item_tokens"])), purpose="merge", session=session,
                             draw_key=draw)
                         row = _row(result, name, cid, r, "merge", req, derive.summarize(req, cont, ()), on, redact)
                         rows.append(row)
