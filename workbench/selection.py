@@ -165,11 +165,17 @@ def pareto_mask(values: np.ndarray) -> np.ndarray:
     return keep
 
 
-def pareto_front(frame, objective: str | None = None, direction: str = "min"):
-    """A boolean Series: the rows on the Pareto front (see the module docstring)."""
+def pareto_front(frame, objective: str | None = None, direction: str = "min", *, among: str = "feasible"):
+    """A boolean Series: the rows on the Pareto front (see the module docstring). ``among``
+    "all" takes it over every complete row whatever the constraints: the non-dominated rows
+    (no other row is at least as good on every objective and better on one), which a figure
+    marks beside the feasible ones."""
     import polars as pl
 
-    pool = pareto_pool(frame)
+    if among not in ("feasible", "all"):
+        raise SelectionError(f"among must be 'feasible' or 'all', not {among!r}")
+    pool = pareto_pool(frame) if among == "feasible" else (
+        frame["complete"].fill_null(False).to_numpy() if "complete" in frame.columns else np.ones(frame.height, bool))
     mask = np.zeros(frame.height, bool)
     objs = objectives(frame.filter(pl.Series(pool)), objective, direction) if pool.any() else []
     if objs and pool.any():

@@ -27,6 +27,13 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
            "#7b4173", "#3182bd", "#e6550d")
 
 
+# lines a reviewer compares: few, in colours told apart at a glance (Okabe-Ito, no yellow);
+# every other policy is drawn grey behind them
+HIGHLIGHT_MAX = 8
+HIGHLIGHT = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#882255")
+MUTED = "#c4c4c4"
+
+
 def _figure(w: float = 10.0, h: float = 4.5):
     from matplotlib.figure import Figure
 
@@ -36,6 +43,82 @@ def _figure(w: float = 10.0, h: float = 4.5):
 
 def colors(names: Sequence[str]) -> dict[str, str]:
     return {n: PALETTE[i % len(PALETTE)] for i, n in enumerate(names)}
+
+
+def highlighted(names: Sequence[str], highlight: Sequence[str] | None) -> list[str]:
+    """The policies drawn in colour: ``highlight`` (those of ``names``, at most
+    :data:`HIGHLIGHT_MAX`), or every policy when there are that few and none is named."""
+    if highlight is None:
+        return list(names) if len(names) <= HIGHLIGHT_MAX else []
+    return [n for n in dict.fromkeys(highlight) if n in set(names)][:HIGHLIGHT_MAX]
+
+
+def compared(table, chosen: Any = None, *, label: str = "policy", front: str = "pareto") -> list[Any]:
+    """The few rows of a verdict table a reviewer compares, drawn in colour by the line
+    figures: the chosen one, the selection rule's front (column ``front``), then the other
+    non-dominated rows (:func:`workbench.selection.pareto_front` over every row); at most
+    :data:`HIGHLIGHT_MAX`."""
+    from workbench.selection import pareto_front
+
+    names = table[label].to_list()
+    on_front = table[front].fill_null(False).to_list() if front in table.columns else [False] * len(names)
+    measured = [c for c in ("cost_usd", "retention", "leaks") if c in table.columns]
+    nd = pareto_front(table, among="all").to_list() if measured else [False] * len(names)
+    picked = [chosen] if chosen in names else []
+    picked += [n for n, f in zip(names, on_front, strict=True) if f]
+    picked += [n for n, d in zip(names, nd, strict=True) if d]
+    return list(dict.fromkeys(picked))[:HIGHLIGHT_MAX]
+
+
+def policy_lines(ax, lines: dict[str, tuple[Any, Any]], highlight: Sequence[str] | None, *,
+                 label=None, styles: dict[str, dict] | None = None, fontsize: float = 8) -> dict[str, str]:
+    """Draw one line per policy (``name -> (x, y)``): the :func:`highlighted` ones in
+    distinct colours and named at their last point (in the right margin, spread so no two
+    names overprint), the others thin and grey behind them, named once in the legend.
+    ``label(name)`` is the text of a name; ``styles`` extra plot keywords per policy.
+    Returns the highlighted names and their colours."""
+    import numpy as np
+
+    shown = highlighted(list(lines), highlight)
+    col = dict(zip(shown, HIGHLIGHT, strict=False))
+    styles = styles or {}
+    others = [n for n in lines if n not in col]
+    for n in others:
+        x, y = lines[n]
+        ax.plot(x, y, color=MUTED, lw=0.8, zorder=1, **styles.get(n, {}))
+    if others:
+        ax.plot([], [], color=MUTED, lw=0.8,
+                label=f"{len(others)} other polic{'y' if len(others) == 1 else 'ies'}"
+                      + ("" if highlight is not None else f" (more than {HIGHLIGHT_MAX}: none named)"))
+    ends = []
+    for n in shown:
+        x, y = (np.asarray(v, dtype=float) for v in lines[n])
+        ax.plot(x, y, color=col[n], lw=1.6, zorder=3, **{"marker": "o", "ms": 3, **styles.get(n, {})})
+        if x.size:
+            ends.append((n, x[-1], y[-1]))
+    if not ends:
+        return col
+    # where each last point sits in axes fraction (independent of the layout still to come)
+    ax.autoscale_view()  # the caller set scales and limits first: fix them before reading them
+    to_axes = ax.transScale + ax.transLimits
+    frac = [(n, to_axes.transform((x, y))[1]) for n, x, y in ends]
+    height_px = ax.figure.get_figheight() * ax.figure.dpi * 0.72  # the axes' share of the figure
+    gap = fontsize * 1.35 * ax.figure.dpi / 72.0 / height_px
+    order = sorted(range(len(frac)), key=lambda i: frac[i][1])
+    ys = [frac[i][1] for i in order]
+    for k in range(1, len(ys)):  # push up what would overprint the name below it
+        ys[k] = max(ys[k], ys[k - 1] + gap)
+    overshoot = ys[-1] - 1.02
+    if overshoot > 0:  # then down again, as a block, to stay beside the axes
+        ys = [y - overshoot for y in ys]
+        for k in range(len(ys) - 2, -1, -1):
+            ys[k] = min(ys[k], ys[k + 1] - gap)
+    for k, i in enumerate(order):
+        n, x, y = ends[i]
+        ax.annotate(label(n) if label else n, (x, y), xytext=(1.02, ys[k]), textcoords="axes fraction",
+                    xycoords="data", fontsize=fontsize, color=col[n], va="center", ha="left", annotation_clip=False,
+                    arrowprops={"arrowstyle": "-", "color": col[n], "lw": 0.5, "alpha": 0.6})
+    return col
 
 
 def png_bytes(fig) -> bytes:
@@ -202,30 +285,34 @@ def sawtooth(ledger, *, summary=None, continuity_id: str | None = None, policies
     return fig
 
 
-def cumulative_cost(ledger, *, continuity_id: str | None = None, policies: Sequence[str] | None = None):
+def cumulative_cost(ledger, *, continuity_id: str | None = None, policies: Sequence[str] | None = None,
+                    highlight: Sequence[str] | None = None):
     """Cumulative $ per policy over model calls (main, compaction, flush); all continuities
-    one after the other unless ``continuity_id`` is given."""
+    one after the other unless ``continuity_id`` is given. The ``highlight`` policies in
+    colour, named with their total at their line's end, every other one grey."""
+    import numpy as np
     import polars as pl
 
     led = ledger if continuity_id is None else ledger.filter(pl.col("continuity_id") == continuity_id)
     names = list(policies or led["policy"].unique(maintain_order=True).to_list())
-    col = colors(names)
-    fig = _figure(11, 4.5)
+    fig = _figure(11, 4.8)
     ax = fig.add_subplot()
+    lines = {}
     for name in names:
         lp = led.filter(pl.col("policy") == name).sort("continuity_id", "call")
-        if lp.height == 0:
-            continue
-        y = lp["cost_usd"].cum_sum().to_numpy()
-        ax.plot(range(len(y)), y, color=col[name], lw=1.4, label=f"{name} (${y[-1]:,.2f})")
-    finals = [ln.get_ydata()[-1] for ln in ax.get_lines() if len(ln.get_ydata())]
-    positive = [f for f in finals if f > 0]
+        if lp.height:
+            y = lp["cost_usd"].cum_sum().to_numpy()
+            lines[name] = (np.arange(len(y)), y)
+    positive = [y[-1] for _, y in lines.values() if y[-1] > 0]
     if positive and max(positive) / min(positive) > 30:
         ax.set_yscale("log")  # costs spanning orders of magnitude
+    policy_lines(ax, lines, highlight, label=lambda n: f"{n} (${lines[n][1][-1]:,.2f})",
+                 styles={n: {"marker": ""} for n in lines})
     ax.set_xlabel("model call (main, compaction and flush calls)")
     ax.set_ylabel("cumulative cost ($)" + (", log scale" if ax.get_yscale() == "log" else ""))
     ax.set_title("Cumulative cost per policy")
-    ax.legend(fontsize=8, frameon=False, loc="upper left")
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, frameon=False, loc="upper left")
     ax.grid(alpha=0.3)
     return fig
 
@@ -236,8 +323,7 @@ def cache_hit_rate(table, *, name: str = "policy", rate: str = "cache_hit_rate")
     vals = [float(v or 0.0) for v in table[rate].to_list()]
     fig = _figure(10, 0.6 + 0.35 * max(3, len(names)))
     ax = fig.add_subplot()
-    col = colors(names)
-    ax.barh(names, vals, color=[col[n] for n in names])
+    ax.barh(names, vals, color="#1f77b4")  # one colour: the bar's name is on its axis
     for i, v in enumerate(vals):
         ax.text(min(v, 1.0) + 0.005, i, f"{v:.1%}", va="center", fontsize=8)
     ax.set_xlim(0, 1.08)
@@ -250,9 +336,15 @@ def cache_hit_rate(table, *, name: str = "policy", rate: str = "cache_hit_rate")
 
 def pareto(table, *, cost: str = "cost_usd", retention: str = "retention", label: str = "policy",
            front: str | None = None, feasible: str | None = None, title: str = "Cost vs retention"):
-    """Cost against retention; the Pareto front (column ``front``, bool, as computed by the
-    runner) ringed; infeasible points hollow when ``feasible`` is given."""
+    """Cost against retention, one point per row. A red diamond marks every non-dominated
+    row: no other row is at least as cheap, retains as much and leaks as little while better
+    on one of them (:func:`workbench.selection.pareto_front` over every row, the constraints
+    aside). With ``feasible`` (a bool column) the rows meeting the constraints are filled and
+    the others hollow; with ``front`` (bool, the selection rule's front: taken over the
+    feasible rows) those rows get a green ring too."""
     import polars as pl
+
+    from workbench.selection import pareto_front
 
     if retention not in table.columns or cost not in table.columns:
         return _message(f"no {retention} figures: run the redaction audit (or `evaluate: true` in the sweep)")
@@ -264,21 +356,33 @@ def pareto(table, *, cost: str = "cost_usd", retention: str = "retention", label
     xs, ys = t[cost].to_numpy(), t[retention].to_numpy()
     labels = [str(v) for v in t[label].to_list()]
     ok = t[feasible].fill_null(False).to_list() if feasible and feasible in t.columns else [True] * t.height
-    for x, y, good in zip(xs, ys, ok, strict=True):
-        ax.scatter([x], [y], s=40, facecolors="#1f77b4" if good else "none", edgecolors="#1f77b4", zorder=3)
+    blue = "#1f77b4"
+    for good in (True, False):
+        at = [i for i, g in enumerate(ok) if g is good]
+        if at:
+            ax.scatter(xs[at], ys[at], s=40, facecolors=blue if good else "none", edgecolors=blue, zorder=3,
+                       label=("meets the constraints" if good else "fails a constraint, or not verified")
+                       if feasible else None)
     if len(xs) and xs.min() > 0 and xs.max() / xs.min() > 20:
         ax.set_xscale("log")  # costs spanning orders of magnitude would crowd the cheap end
+    nd = t.filter(pareto_front(t, among="all"))
+    if nd.height:
+        ax.scatter(nd[cost].to_numpy(), nd[retention].to_numpy(), s=150, marker="D", facecolors="none",
+                   edgecolors="#d62728", linewidths=1.5, zorder=4,
+                   label="non-dominated in cost, retention and leaks")
     if front and front in t.columns:
-        f = t.filter(pl.col(front))
+        f = t.filter(pl.col(front).fill_null(False))
         if f.height:
-            ax.scatter(f[cost].to_numpy(), f[retention].to_numpy(), s=150, marker="D", facecolors="none",
-                       edgecolors="#d62728", linewidths=1.5, zorder=4, label="Pareto front")
-            ax.legend(fontsize=8, frameon=False, loc="lower right")
+            ax.scatter(f[cost].to_numpy(), f[retention].to_numpy(), s=330, marker="o", facecolors="none",
+                       edgecolors="#2e7d32", linewidths=1.5, zorder=4,
+                       label="Pareto front of those meeting the constraints")
     ax.set_xlabel("cost ($)")
     ax.set_ylabel("fact retention")
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.margins(x=0.06, y=0.1)  # room for the labels of points on the edges
+    if ax.get_legend_handles_labels()[0]:
+        fig.legend(fontsize=8, frameon=False, loc="outside lower center", ncols=2)
     label_points(ax, xs, ys, labels)
     return fig
 
@@ -399,8 +503,10 @@ def leak_comparison(summary, *, channels: Sequence[str] = ("summary", "memory"))
     return fig
 
 
-def retention_by_distance(retention):
-    """Share of fact probes retained per distance (requests since the fact was planted)."""
+def retention_by_distance(retention, *, highlight: Sequence[str] | None = None):
+    """Share of fact probes retained per distance (requests since the fact was planted):
+    the ``highlight`` policies in colour, named at their line's end, every other one grey
+    (see :func:`policy_lines`)."""
     import polars as pl
 
     if retention is None or retention.height == 0:
@@ -408,18 +514,20 @@ def retention_by_distance(retention):
     by = (retention.group_by("policy", "distance", maintain_order=True)
           .agg((pl.col("status") != "lost").mean().alias("retained")).sort("policy", "distance"))
     names = retention["policy"].unique(maintain_order=True).to_list()
-    col = colors(names)
     fig = _figure(10, 4.5)
     ax = fig.add_subplot()
-    for n in names:
-        p = by.filter(pl.col("policy") == n)
-        ax.plot(p["distance"].to_numpy(), p["retained"].to_numpy(), marker="o", ms=3, color=col[n], label=n)
     ax.set_xscale("log")
     ax.set_ylim(-0.02, 1.05)
+    lines = {}
+    for n in names:
+        p = by.filter(pl.col("policy") == n)
+        lines[n] = (p["distance"].to_numpy(), p["retained"].to_numpy())
+    policy_lines(ax, lines, highlight)
     ax.set_xlabel("requests since the fact was planted")
     ax.set_ylabel("retained (raw, summary or memory)")
     ax.set_title("Fact retention by distance")
-    ax.legend(fontsize=8, frameon=False, ncols=2)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, frameon=False, loc="lower left")
     ax.grid(alpha=0.3)
     return fig
 

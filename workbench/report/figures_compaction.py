@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from workbench.report.figures import _figure, _message, colors
+from workbench.report.figures import _figure, _message, policy_lines
 
 
 def survival(generations, *, present: Sequence[str] = ("kept",), min_facts: int = 5):
@@ -35,10 +35,11 @@ def survival(generations, *, present: Sequence[str] = ("kept",), min_facts: int 
             .sort("policy", "generation"))
 
 
-def facts_surviving(generations, *, min_facts: int = 5):
+def facts_surviving(generations, *, min_facts: int = 5, highlight: Sequence[str] | None = None):
     """Facts surviving after n generations: the share of planted facts a compaction dropped
     still exactly in the summary n compactions later (solid: policies that summarize their
-    summary again; dashed: anchored summaries), and kept or paraphrased (thin)."""
+    summary again; dashed: anchored summaries), and for the ``highlight`` policies (drawn in
+    colour, see :func:`~workbench.report.figures.policy_lines`) kept or paraphrased (thin)."""
     import polars as pl
 
     if generations is None or generations.filter(pl.col("label") == "fact").height == 0:
@@ -49,23 +50,26 @@ def facts_surviving(generations, *, min_facts: int = 5):
         return _message(f"fewer than {min_facts} dropped facts at every generation: too few to draw "
                         "(a longer continuity, or more planted facts)")
     names = generations["policy"].unique(maintain_order=True).to_list()
-    col = colors(names)
     fig = _figure(10, 4.8)
     ax = fig.add_subplot()
+    ax.set_ylim(-0.02, 1.05)
+    lines, styles, folds = {}, {}, {}
     for n in names:
         p = exact.filter(pl.col("policy") == n)
-        if p.height == 0:
-            continue
-        folds = bool(p["summarizes_summaries"][0])
-        ax.plot(p["generation"].to_numpy(), p["share"].to_numpy(), marker="o", ms=3, color=col[n],
-                ls="-" if folds else "--", label=f"{n} ({'re-summarized' if folds else 'anchored'})")
+        if p.height:
+            folds[n] = bool(p["summarizes_summaries"][0])
+            lines[n] = (p["generation"].to_numpy(), p["share"].to_numpy())
+            styles[n] = {"ls": "-" if folds[n] else "--"}
+    col = policy_lines(ax, lines, highlight, styles=styles,
+                       label=lambda n: f"{n} ({'re-summarized' if folds[n] else 'anchored'})")
+    for n, c in col.items():
         q = loose.filter(pl.col("policy") == n)
-        ax.plot(q["generation"].to_numpy(), q["share"].to_numpy(), color=col[n], lw=0.6, alpha=0.6)
-    ax.set_ylim(-0.02, 1.05)
+        ax.plot(q["generation"].to_numpy(), q["share"].to_numpy(), color=c, lw=0.6, alpha=0.6)
     ax.set_xlabel("generations: compactions since the one that dropped the fact")
     ax.set_ylabel("facts still in the summary (exact answer)")
     ax.set_title(f"Facts surviving after n generations (thin: kept or paraphrased; ≥ {min_facts} facts a point)")
-    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=8, frameon=False, loc="lower left")
     ax.grid(alpha=0.3)
     return fig
 
