@@ -160,20 +160,33 @@ def _plural(n: int, word: str) -> str:
     return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
-def _sawtooth_title(name: str, row: dict | None, main) -> str:
+def _sawtooth_title(name: str, row: dict | None, main, *, width: int | None = None) -> str:
     """``NAME: N compactions, M truncations, K overflows`` from the summary row of the drawn
-    continuity, or (without one) from the main ledger rows' flags, which count requests."""
+    continuity, or (without one) from the main ledger rows' flags, which count requests.
+    ``width``: a panel's title, the counts on lines of their own of at most ``width``
+    characters (a panel is a third of the figure: one line would run into the next one's)."""
     if row is not None:
         parts = [_plural(int(row["compactions"]), "compaction")]
         parts += [_plural(int(row[c]), c[:-1]) for c in ("truncations", "overflows") if row.get(c)]
+    else:
+        n = {c: int(main[c].sum()) for c in ("_compacted", "_truncated", "overflow")}
+        parts = [f"compacted at {_plural(n['_compacted'], 'request')}"]
+        parts += [f"{w} at {_plural(n[c], 'request')}" for c, w in (("_truncated", "truncated"), ("overflow", "overflowed"))
+                  if n[c]]
+    if width is None:
         return f"{name}: " + ", ".join(parts)
-    n = {c: int(main[c].sum()) for c in ("_compacted", "_truncated", "overflow")}
-    parts = [f"compacted at {_plural(n['_compacted'], 'request')}"]
-    parts += [f"{w} at {_plural(n[c], 'request')}" for c, w in (("_truncated", "truncated"), ("overflow", "overflowed"))
-              if n[c]]
-    return f"{name}: " + ", ".join(parts)
+    lines = [""]
+    for part in parts:
+        joined = f"{lines[-1]}, {part}" if lines[-1] else part
+        if lines[-1] and len(joined) > width:
+            lines[-1] += ","
+            lines.append(part)
+        else:
+            lines[-1] = joined
+    return f"{name}:\n" + "\n".join(lines)
 
 
+PANEL_TITLE_CHARS = 50  # a small-multiple panel's title line at 8 pt: a third of a 12-inch figure
 OVERLAY_MAX = 4  # more policies than this: one panel each (small multiples)
 
 
@@ -211,7 +224,7 @@ def sawtooth(ledger, *, summary=None, continuity_id: str | None = None, policies
     else:
         ncols = 3
         nrows = -(-len(names) // ncols)
-        fig = _figure(12, 2.1 * nrows + 0.8)
+        fig = _figure(12, 2.4 * nrows + 0.8)
         grid = fig.subplots(nrows, ncols, sharex=True, sharey=True, squeeze=False).ravel()
         axes = dict(zip(names, grid, strict=False))
         for ax in grid[len(names):]:
@@ -247,7 +260,7 @@ def sawtooth(ledger, *, summary=None, continuity_id: str | None = None, policies
                        s=24 if cut.height <= 50 and overlay else 5, color="#6d4c41", zorder=3.5)
         peaks[name] = int(main["context_before"].max() or 0)
         if not overlay:
-            ax.set_title(_sawtooth_title(name, counted.get(name), main), fontsize=8,
+            ax.set_title(_sawtooth_title(name, counted.get(name), main, width=PANEL_TITLE_CHARS), fontsize=8,
                          color="#c62828" if ov.height else "black")
     clipped = []
     if window and peaks and max(peaks.values()) > 1.5 * window:
