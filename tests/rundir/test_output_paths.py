@@ -192,3 +192,11 @@ def test_workbench_clean_lists_and_removes(tmp_path, monkeypatch):
     assert [t.path for t in clean(tmp_path)] == []
     r = runner.invoke(app, ["clean", str(tmp_path)])
     assert "no temporaries" in r.output
+
+
+def test_refusals_name_the_kind_with_its_article(tmp_path):
+    (tmp_path / "NOTES.txt").write_text("mine")
+    with pytest.raises(OutputError, match="refusing to write an audit here"):
+        check_output(tmp_path, Kind.AUDIT)
+    with pytest.raises(OutputError, match="refusing to write a run here"):
+        check_output(tmp_path, Kind.RUN)

@@ -76,7 +76,7 @@ COMPACTION_COLUMNS = ("policy", "continuity_id", "compaction", "request", "trigg
 def print_compactions(frame, fmt: str = "table") -> None:
     """The compaction inspector's table (``compactions.parquet``), one row per compaction."""
     emit(frame.select(COMPACTION_COLUMNS).to_dicts(), COMPACTION_COLUMNS, fmt=fmt, title="Compactions",
-         headers={"continuity_id": "continuity", "compaction": "#", "tokens_before": "before",
+         headers={"continuity_id": "continuity", "compaction": "compaction", "tokens_before": "before",
                   "tokens_after": "after", "summary_tokens": "summary", "dropped_events": "dropped",
                   "facts_in_span": "facts", "facts_kept": "kept", "facts_paraphrased": "paraphrased",
                   "facts_lost": "lost", "secrets_in_span": "secrets", "secrets_carried": "carried",

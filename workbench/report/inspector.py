@@ -128,7 +128,7 @@ def _no_summary(kind: str) -> str:
 # ---- choosing a compaction ------------------------------------------------------------------
 #: the columns a report shows of compactions.parquet: (column, header, format)
 TABLE_COLUMNS = (
-    ("policy", "policy", "s"), ("continuity_id", "continuity", "s"), ("compaction", "#", "int"),
+    ("policy", "policy", "s"), ("continuity_id", "continuity", "s"), ("compaction", "compaction", "int"),
     ("request", "request", "int"), ("trigger", "trigger", "s"), ("tokens_before", "before", "int"),
     ("tokens_after", "after", "int"), ("dropped_events", "dropped events", "int"),
     ("facts_in_span", "facts", "int"), ("facts_kept", "kept", "int"), ("facts_paraphrased", "paraphrased", "int"),

@@ -56,6 +56,11 @@ class OutputError(WorkbenchError):
     """An output path the workbench must not write (exit code 2)."""
 
 
+
+def _a(kind: str) -> str:
+    """``kind`` with its article: a run, an audit."""
+    return f"{'an' if str(kind)[:1] in 'aeiou' else 'a'} {kind}"
+
 def _listing(names: Iterable[str], limit: int = 5) -> str:
     names = sorted(names)
     shown = ", ".join(names[:limit])
@@ -76,17 +81,17 @@ def check_output(path: str | Path, kind: Kind, *, force: bool = False,
     if not path.exists():
         return None
     if not path.is_dir():
-        raise OutputError(f"{path}: is a file; a file is never replaced by a {kind} directory "
+        raise OutputError(f"{path}: is a file; a file is never replaced by {_a(kind)} directory "
                           "(choose another path)")
     names = {p.name for p in path.iterdir()}
     if not names:
         return None
     marker = read_marker(path)
     if marker is None:
-        raise OutputError(f"{path}: refusing to write a {kind} here: it holds {_listing(names)}, "
+        raise OutputError(f"{path}: refusing to write {_a(kind)} here: it holds {_listing(names)}, "
                           "which the workbench did not write (choose a new or empty directory)")
     if marker.kind != kind and marker.kind not in set(accept) and not force:
-        raise OutputError(f"{path}: is a workbench {marker.kind} directory, not a {kind} one; "
+        raise OutputError(f"{path}: is a workbench {marker.kind} directory, not {_a(kind)} one; "
                           f"pass --force to replace it, or choose another path")
     foreign = names - set(marker.entries) - {MARKER}
     if foreign and replacing:

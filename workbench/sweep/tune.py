@@ -144,18 +144,19 @@ def render_table(result: TuneResult, *, top: int = 10, fmt: str = "table", file=
                      "cache_hit_rate", "leaks", "retention")
     metric_cols = [result.objective] + [c for c in shown_metrics if c in df.columns and c != result.objective]
     metric_cols += [c.metric for c in result.constraints if c.metric not in metric_cols]
-    rows = []
+    rows = []  # `rank` is the tuner's order; `config` the configuration's index, as `sweep` prints it
     for r in shown.iter_rows(named=True):
         mark = "★" if result.best is not None and r["rank"] == 1 else str(r["rank"])
-        rows.append({**r, "#": mark if fmt == "table" else r["rank"],
+        rows.append({**r, "rank": mark if fmt == "table" else r["rank"],
                      "feasible": ("yes" if r["feasible"] else "") if fmt == "table" else r["feasible"],
                      "pareto": ("●" if r["pareto"] else "") if fmt == "table" else r["pareto"]})
     title = (f"{'minimise' if result.direction == 'min' else 'maximise'} {result.objective}"
              + (f" subject to {', '.join(map(str, result.constraints))}" if result.constraints else ""))
     display = {c: (lambda v, c=c: _fmt(v, c)) for c in [*params, *metric_cols]}
-    display.update({"#": str, "feasible": str, "pareto": str})
-    emit(rows, ["#", *params, *metric_cols, "feasible", "pareto"], fmt=fmt, title=title,
-         display=display, file=file)
+    display.update({"rank": str, "config_index": str, "feasible": str, "pareto": str})
+    index = ["config_index"] if "config_index" in df.columns else []
+    emit(rows, ["rank", *index, *params, *metric_cols, "feasible", "pareto"], fmt=fmt, title=title,
+         headers={"config_index": "config"}, display=display, file=file)
     if fmt == "table":
         for n in result.notes:
             print(f"note: {n}", file=file)
@@ -199,6 +200,6 @@ def render_configs(agg, *, limit: int = 50, fmt: str = "table", file=None) -> No
     display = {c: (lambda v, c=c: _fmt(v, c)) for c in [*params, *metrics]}
     display.update({"config_index": str, "runs": str})
     emit(rows, ["config_index", *params, *metrics, "runs"], fmt=fmt, title=f"{agg.height} configurations",
-         headers={"config_index": "#"}, display=display, file=file)
+         headers={"config_index": "config"}, display=display, file=file)
     if fmt == "table" and agg.height > limit:
         print(f"... {agg.height - limit} more (see `collect` / runs.parquet, or --format csv)", file=file)
