@@ -24,6 +24,7 @@ usage was never recorded would be replayed. A log alone in its harness has no ``
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -224,9 +225,19 @@ def render_predictive(preset, totals) -> str:
                  f"{quiet.filter(quiet['simulated_compactions'].list.len() > 0).height} of them")
     g = harness_totals(totals)
     if g.height:
-        lines.append("as-recorded totals against the recorded usage (error %: prompt, cache read, input cost, cost):")
-        for r in g.iter_rows(named=True):
-            lines.append(f"  {r['harness']:<13}{r['line']:<16}{r['logs']:>3} logs {r['requests']:>5} requests  "
-                         f"{r['prompt_error_pct']:+7.2f} {r['cache_read_error_pct']:+8.2f} "
-                         f"{r['input_cost_error_pct']:+8.2f} {r['cost_error_pct']:+8.2f}")
+        import io
+
+        from workbench.util.tables import emit
+
+        def pct(v) -> str:  # no recorded figure to compare with (0 recorded): no error to give
+            return "–" if v is None or not math.isfinite(v) else f"{v:+.2f}"
+
+        errors = ("prompt_error_pct", "cache_read_error_pct", "input_cost_error_pct", "cost_error_pct")
+        buf = io.StringIO()
+        emit(g.to_dicts(), ["harness", "line", "logs", "requests", *errors], fmt="table", file=buf,
+             title="as-recorded totals against the recorded usage (error %)",
+             headers={"prompt_error_pct": "prompt %", "cache_read_error_pct": "cache read %",
+                      "input_cost_error_pct": "input cost %", "cost_error_pct": "cost %"},
+             display={c: pct for c in errors})
+        lines.append(buf.getvalue().rstrip("\n"))
     return "\n".join(lines)
