@@ -5,6 +5,7 @@ text passes through."""
 from __future__ import annotations
 
 import base64
+import re
 
 import polars as pl
 import pytest
@@ -154,3 +155,17 @@ def test_one_sample_has_no_spread():
     assert within_spread(None, None, Constraints(), "x") is None
     one = pl.DataFrame({"sample": [0], "policy": ["x"], "retention": [1.0], "leaks": [0]})
     assert within_spread(None, one, Constraints(), "x") is None
+
+
+def test_provenance_names_only_what_the_dataset_has():
+    from workbench.report.verdict import Verdict
+    from workbench.selection import Constraints
+
+    def line(dataset: dict) -> str:
+        v = Verdict(subject="sweep", compared=(), table=None, constraints=Constraints(), chosen=None,
+                    chosen_verified=False, statement="", leaks={}, determinism=None, conformance=None,
+                    provenance={"run_dir": "s", "dataset": dataset})
+        return re.search(r"<th>dataset</th><td>([^<]*)</td>", v.provenance_html()).group(1)
+
+    assert line({"name": "sweep-coding-20k", "path": "datasets/x"}) == "sweep-coding-20k at datasets/x"
+    assert line({"name": "logs", "source_format": "claude_code", "path": "d"}) == "logs (claude_code) at d"

@@ -206,7 +206,10 @@ class Verdict:
                                         "summarizer")
                 if k in p]
         ds = p.get("dataset") or {}
-        rows += [("dataset", f"{ds.get('name')} ({ds.get('source_format')}) at {ds.get('path')}")]
+        # a generated dataset has no source format: say only what is known
+        rows += [("dataset", " ".join(part for part in (
+            ds.get("name") or "—", ds.get("source_format") and f"({ds['source_format']})",
+            ds.get("path") and f"at {ds['path']}") if part))]
         out = [_CSS, '<table class="wb-kv">']
         out += [f"<tr><th>{_e(k)}</th><td>{_e('—' if v is None else v)}</td></tr>" for k, v in rows]
         out.append("</table><h4>Dataset files (sha256)</h4><table class='wb-table'>"
