@@ -103,3 +103,23 @@ def test_jit_off_switch_runs_kernels_as_python(tmp_path):
     env = {**os.environ, "WORKBENCH_DISABLE_JIT": "1", "WORKBENCH_NUMBA_CACHE": str(tmp_path)}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert out.stdout.split()[-1] == "[2]"
+
+
+def test_help_shows_the_front_door_functions_with_their_signatures():
+    import pydoc
+    import re
+
+    import workbench as wb
+    from workbench.report import KINDS
+
+    text = pydoc.render_doc(wb, renderer=pydoc.plaintext)
+    functions = text.split("FUNCTIONS", 1)[1].split("\nDATA", 1)[0]
+    for name in ("evaluate", "report", "sweep", "simulate"):
+        assert re.search(rf"^    {name}\(", functions, re.M), f"{name} has no signature under FUNCTIONS"
+    data = text.split("\nDATA", 1)[1] if "\nDATA" in text else ""
+    assert not re.search(r"^    (evaluate|report|sweep) = ", data, re.M)
+    assert all(f"``{k}``" in wb.report.__doc__ for k in KINDS), "the report docstring omits a kind"
+    assert callable(wb.evaluate) and wb.sweep.__name__ == "sweep"
+    import workbench.evaluate.pipeline as pipeline  # the subpackage stays importable
+
+    assert pipeline.__name__ == "workbench.evaluate.pipeline" and callable(wb.evaluate)

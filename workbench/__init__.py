@@ -61,6 +61,12 @@ class _Shared:
     def __call__(self, *args, **kwargs):
         return self.__wrapped__(*args, **kwargs)
 
+    def __get__(self, instance, owner=None):
+        # never bound (a module attribute is no class attribute); defining it makes
+        # inspect.isroutine true, so help(workbench) lists the name under FUNCTIONS with
+        # the signature of the function it wraps, not under DATA
+        return self
+
     def __getattr__(self, attr: str):
         if attr.startswith("__"):
             raise AttributeError(attr)

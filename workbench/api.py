@@ -140,9 +140,19 @@ def tune(sweep_dir_or_frame, objective: str = "cost_usd", constraints: Sequence[
     return pick(frame, objective, list(constraints), direction)
 
 
+def _listing_report_kinds(fn):
+    """Fill ``{kinds}`` in ``fn``'s docstring from the report registry, so it names every
+    kind there is (``workbench.report`` holds only the registry: the import stays cheap)."""
+    from workbench.report import KINDS
+
+    fn.__doc__ = fn.__doc__.format(kinds=", ".join(f"``{k}``" for k in KINDS))
+    return fn
+
+
+@_listing_report_kinds
 def report(kind: str, run: str | Path, out: str | Path, **options: Any):
-    """Render a report notebook (``policy-comparison``, ``threshold-sweep``,
-    ``redaction-audit``, ``determinism-audit``, ``fidelity``) to HTML."""
+    """Render a report notebook to HTML, one of {kinds}; ``options`` go to
+    :func:`workbench.report.render.render_report` (``determinism``, ``constraints``, ...)."""
     from workbench.report.render import render_report
 
     return render_report(kind, run, out, **options)
