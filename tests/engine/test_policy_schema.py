@@ -100,3 +100,31 @@ def test_random_policy_specs_raise_only_policy_errors(overrides):
 def test_random_sweep_specs_raise_only_workbench_errors(spec):
     with contextlib.suppress(WorkbenchError):
         SweepSpec.from_dict(spec)
+
+
+def test_a_changed_policy_describes_its_own_parameters():
+    from workbench.engine.presets import get_policy
+
+    base = get_policy("claude-code")
+    changed = get_policy("claude-code", {"trigger.reserve_tokens": 50_000}, rename="claude-code-50k")
+    assert "167k" not in changed.description
+    assert "trigger.reserve_tokens=50000" in changed.description and "~150k of" in changed.description
+    windowed = get_policy("claude-code", {"provider.context_window": 100_000})
+    assert "~67k of a 100k window" in windowed.description
+    assert get_policy("claude-code", rename="same").description == base.description  # only renamed
+    assert get_policy("claude-code", {"description": "mine", "trigger.reserve_tokens": 1}).description == "mine"
+
+
+def test_a_described_override_keeps_the_digest_of_its_parameters():
+    from workbench.engine.policy import Policy
+    from workbench.engine.presets import get_policy, policy_from_spec
+
+    changed = get_policy("claude-code", {"trigger.reserve_tokens": 50_000}, rename="claude-code-50k")
+    # the digest (run and artifact ids, summarizer seeds) hashes the preset's description, as before
+    worded = get_policy("claude-code", {"trigger.reserve_tokens": 50_000,
+                                        "description": get_policy("claude-code").description}, rename="claude-code-50k")
+    assert changed.digest() == worded.digest() and changed.description != worded.description
+    again = Policy.from_dict(changed.to_dict())
+    assert again.description == changed.description and again.digest() == changed.digest()
+    assert policy_from_spec(changed.to_dict()).digest() == changed.digest()
+    assert "base_description" not in get_policy("claude-code").to_dict()

@@ -82,6 +82,22 @@ class CutRule:
             return float(self.every_turns)
         return 0.0
 
+    def describe(self, window: int | None) -> str:
+        """When this rule compacts, in words (``window``: the context window, ``None`` when
+        the continuity gives it: then the 200k default is assumed and said)."""
+        k = self.kind
+        if k == "tokens":
+            w = window or 200_000
+            thr = self.threshold(w)
+            of = f"~{thr / 1000:,.0f}k of {'a ' if window else 'an assumed '}{w / 1000:,.0f}k window"
+            how = (f"{self.tokens:,} tokens" if self.tokens else f"{self.fraction:.0%} of the window" if self.fraction
+                   else f"the window less {self.reserve_tokens:,} tokens")
+            return f"compacts at {how} ({of})"
+        return {"none": "never compacts", "stride": f"compacts every {self.every_messages:,} messages",
+                "time": f"compacts every {self.interval_s:g} s", "events": f"compacts at {self.max_events:,} events",
+                "turns": f"summarizes every {self.every_turns:,} turns, keeping the last {self.keep_turns:,}",
+                "recorded": "compacts where the log recorded a compaction"}.get(k, k)
+
     def rule_id(self) -> str:
         """A stable ``cut_rule_id`` naming the rule and its parameters (ADR-0011)."""
         params = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
@@ -240,6 +256,10 @@ class Policy:
     summarizer: Summarizer = field(default_factory=Summarizer)
     pruning: Pruning = field(default_factory=Pruning)
     emergency: str = "compact"  # compact | truncate | truncate_half
+    # set when ``description`` was written from overridden parameters: the description it
+    # replaced, which the digest hashes in its place (the digest names parameters, and the
+    # run and artifact ids and seeds built from it must not move with the wording)
+    base_description: str | None = field(default=None, repr=False)
 
     # ---- construction ---------------------------------------------------------------
     def __post_init__(self) -> None:
@@ -297,6 +317,8 @@ class Policy:
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d["compaction"]["exclude_tools"] = list(self.compaction.exclude_tools)
+        if self.base_description is None:
+            del d["base_description"]
         return d
 
     @classmethod
@@ -314,7 +336,7 @@ class Policy:
                 if key == "compaction" and "exclude_tools" in value:
                     value = {**value, "exclude_tools": tuple(value["exclude_tools"])}
                 kwargs[key] = parts[key](**value)
-            elif key in ("name", "description", "emergency"):
+            elif key in ("name", "description", "emergency", "base_description"):
                 kwargs[key] = value
             else:
                 raise PolicyError(f"unknown policy key {key!r}")
@@ -325,6 +347,7 @@ class Policy:
     def with_overrides(self, overrides: dict[str, Any], name: str | None = None) -> Policy:
         """A copy with dotted-key overrides, e.g. ``{"trigger.fraction": 0.8}``."""
         d = self.to_dict()
+        changed = []
         for dotted, value in overrides.items():
             section, _, key = dotted.partition(".")
             if not key:
@@ -336,9 +359,19 @@ class Policy:
                 raise PolicyError(f"unknown policy section {section!r} in override {dotted!r}")
             if key not in d[section]:
                 raise PolicyError(f"unknown parameter {dotted!r}; known in {section}: {sorted(d[section])}")
+            if d[section][key] != value:
+                changed.append(f"{dotted}={value}")
             d[section][key] = value
         if name:
             d["name"] = name
+        if "description" in overrides:
+            d.pop("base_description", None)  # the user's words, hashed as they are
+        elif changed:
+            # the preset's words describe the preset's parameters: say what changed instead
+            rule = CutRule(**d["trigger"])
+            d.setdefault("base_description", d["description"])
+            d["description"] = (f"{self.name} with {', '.join(changed)}: "
+                                f"{rule.describe(d['provider']['context_window'])}")
         return Policy.from_dict(d)
 
     def digest(self) -> str:
@@ -348,6 +381,8 @@ class Policy:
         import orjson
 
         d = self.to_dict()
+        if "base_description" in d:
+            d["description"] = d.pop("base_description")
         for section in _ADDED_SECTIONS:
             if getattr(self, section) == SECTIONS[section]():
                 del d[section]

@@ -102,6 +102,7 @@ def policy_schema() -> dict[str, Any]:
     props: dict[str, Any] = {
         "name": {"type": "string", "minLength": 1},
         "description": {"type": "string"},
+        "base_description": {"type": "string"},  # Policy.base_description: what the digest hashes
         "emergency": _field("emergency", "str"),
     }
     for section, cls in classes.items():
@@ -183,7 +184,7 @@ def check_policy(data: dict[str, Any], *, where: str = "") -> None:
                 if name not in known:
                     raise PolicyError(f"{_where(where)}unknown {key} parameter {name!r}; known: {sorted(known)}")
                 check_field(f"{key}.{name}", v, where=where)
-        elif key in ("name", "description", "emergency"):
+        elif key in ("name", "description", "base_description", "emergency"):
             schema = policy_schema()["properties"][key]
             if next(iter(_validator(schema).iter_errors(value)), None):
                 raise PolicyError(f"{_where(where)}{key}: {value!r} is not allowed ({describe(schema)})")
