@@ -53,3 +53,15 @@ def test_sweep_and_tune_use_config_for_the_index_and_rank_for_the_order():
     render_table(tune(agg, "cost_usd", ["overflows==0"]), fmt="csv", file=out)
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("rank,config_index,") and lines[1].startswith("1,1,")  # config 1 is the cheapest
+
+
+def test_html_table_headers_sit_over_their_cells():
+    from workbench.report.html import table_html
+
+    t = table_html(pl.DataFrame({"policy": ["a"], "cost_usd": [1.5], "retention": [0.9]}),
+                   [("policy", "policy", "s"), ("cost_usd", "cost $", "usd"), ("retention", "retention", "pct")])
+    assert '<th class="s">policy</th>' in t and '<th class="">cost $</th>' in t and '<th class="">retention</th>' in t
+    css = t.split("</style>", 1)[0]
+    # numbers (and their headers) right, text headers left: the left rule names th.s, not every th
+    left = next(rule for rule in css.splitlines() if "text-align:left" in rule and "wb-table" in rule)
+    assert "table.wb-table th.s" in left and "table.wb-table th{" not in left and "table.wb-table th," not in left

@@ -19,7 +19,7 @@ table.wb-kv th{text-align:left!important;padding:3px 14px 3px 0!important;vertic
 table.wb-kv td{text-align:left!important;padding:3px 0!important;max-width:1000px}
 table.wb-table{border-collapse:collapse;margin:6px 0;font-size:12px}
 table.wb-table th,table.wb-table td{border:1px solid #ccc!important;padding:3px 6px!important;text-align:right!important}
-table.wb-table td.s,table.wb-table th{text-align:left!important}
+table.wb-table td.s,table.wb-table th.s,tr.wb-group th{text-align:left!important}
 tr.wb-chosen td{background:#e8f5e9;font-weight:600}
 tr.wb-group th{background:#eef1f5;font-weight:600}
 td.wb-yes{color:#2e7d32}td.wb-no{color:#c62828;font-weight:600}td.wb-unk{color:#ef6c00}
@@ -30,6 +30,9 @@ p.wb-note{color:#ef6c00}p.wb-sign{margin-top:14px;color:#444}
 
 def _e(v: Any) -> str:
     return html.escape(str(v), quote=True)
+
+
+NUMERIC = ("usd", "int", "num", "pct", "verdict")  # cell kinds drawn right-aligned
 
 
 def fmt(value: Any, kind: str) -> tuple[str, str]:
@@ -67,7 +70,9 @@ def table_html(frame, columns: Sequence[tuple[str, str, str]] = (), *, highlight
     if not columns:
         columns = tuple((c, c, _guess(frame.schema[c])) for c in frame.columns)
     columns = [c for c in columns if c[0] in frame.columns]
-    out = [_CSS, '<table class="wb-table"><tr>' + "".join(f"<th>{_e(h)}</th>" for _, h, _ in columns) + "</tr>"]
+    # a header sits on the side its column's cells do: numbers right, text left
+    heads = "".join(f'<th class="{"" if kind in NUMERIC else "s"}">{_e(h)}</th>' for _, h, kind in columns)
+    out = [_CSS, '<table class="wb-table"><tr>' + heads + "</tr>"]
     last = object()
     for r in frame.head(max_rows).iter_rows(named=True):
         if group is not None and r[group] != last:
