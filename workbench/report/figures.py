@@ -1,5 +1,8 @@
 """Matplotlib figures the report notebooks call: they take frames read from a run's Parquet
-and draw; the only arithmetic is what a plot needs (a cumulative sum, a group count).
+and draw; the only arithmetic is what a plot needs (a cumulative sum, a group count). Which
+rows are non-dominated or feasible is :mod:`workbench.selection`'s rule, asked, never redone.
+With many policies the line figures draw the few a reviewer compares (:func:`compared`) in
+colours told apart, named at their line ends, and every other policy grey.
 
 Every function returns a :class:`matplotlib.figure.Figure` built without pyplot (so a
 notebook never shows it twice); :func:`show` displays it as a PNG output tagged with its
