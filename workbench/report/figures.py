@@ -391,7 +391,8 @@ def pareto(table, *, cost: str = "cost_usd", retention: str = "retention", label
         if f.height:
             ax.scatter(f[cost].to_numpy(), f[retention].to_numpy(), s=330, marker="o", facecolors="none",
                        edgecolors="#2e7d32", linewidths=1.5, zorder=4,
-                       label="Pareto front of those meeting the constraints")
+                       label="Pareto front of those meeting the constraints" if any(ok) else
+                       "Pareto front (none meets the constraints: of all)")
     ax.set_xlabel("cost ($)")
     ax.set_ylabel("fact retention")
     ax.set_title(title)
