@@ -120,6 +120,9 @@ def test_line_figures_colour_only_the_compared_policies_in_distinct_colours():
     # without a choice, 27 policies are never drawn in a palette that repeats
     coloured, grey = _coloured(F.retention_by_distance(retention).axes[0])
     assert len({ln.get_color() for ln in coloured}) == len(coloured) <= F.HIGHLIGHT_MAX
+    # a few policies: each its own colour, whatever is highlighted
+    coloured, grey = _coloured(F.retention_by_distance(_retention_frame(5), highlight=["policy-01"]).axes[0])
+    assert len({ln.get_color() for ln in coloured}) == len(coloured) == 5 and not grey
 
 
 def test_cumulative_cost_names_the_compared_policies_with_their_totals():

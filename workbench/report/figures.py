@@ -49,11 +49,12 @@ def colors(names: Sequence[str]) -> dict[str, str]:
 
 
 def highlighted(names: Sequence[str], highlight: Sequence[str] | None) -> list[str]:
-    """The policies drawn in colour: ``highlight`` (those of ``names``, at most
-    :data:`HIGHLIGHT_MAX`), or every policy when there are that few and none is named."""
-    if highlight is None:
-        return list(names) if len(names) <= HIGHLIGHT_MAX else []
-    return [n for n in dict.fromkeys(highlight) if n in set(names)][:HIGHLIGHT_MAX]
+    """The policies drawn in colour: every one when there are at most :data:`HIGHLIGHT_MAX`
+    (then each has a colour of its own), else ``highlight`` (those of ``names``, at most
+    that many; none when nothing is named)."""
+    if len(names) <= HIGHLIGHT_MAX:
+        return list(names)
+    return [n for n in dict.fromkeys(highlight or ()) if n in set(names)][:HIGHLIGHT_MAX]
 
 
 def compared(table, chosen: Any = None, *, label: str = "policy", front: str = "pareto") -> list[Any]:
