@@ -9,7 +9,9 @@ Three modules do the work the notebooks call:
 * :mod:`workbench.report.figures`  matplotlib figures (sawtooth, cumulative cost, cache
   hits, Pareto front, leakage heatmap, determinism matrix, usage scatter; and, in
   :mod:`workbench.report.figures_compaction`, the fate of dropped facts, facts surviving
-  over generations of summaries, the spread over summary samples);
+  over generations of summaries, the spread over summary samples; in
+  :mod:`workbench.report.figures_labels`, which few policies are drawn in colour and named
+  when there are many, and point labels that never overprint);
 * :mod:`workbench.report.inspector` one compaction side by side: the span it dropped and
   the summary that replaced it, facts and secrets marked;
 * :mod:`workbench.report.harness`  the policy tables grouped by the harness each preset
