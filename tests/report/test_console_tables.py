@@ -65,3 +65,17 @@ def test_html_table_headers_sit_over_their_cells():
     # numbers (and their headers) right, text headers left: the left rule names th.s, not every th
     left = next(rule for rule in css.splitlines() if "text-align:left" in rule and "wb-table" in rule)
     assert "table.wb-table th.s" in left and "table.wb-table th{" not in left and "table.wb-table th," not in left
+
+
+def test_fidelity_run_lines_say_what_is_missing_without_none():
+    from workbench.evaluate.fidelity import render_summary
+
+    run_level = pl.DataFrame([{"continuity_id": "eaece8cc", "source": "ui_messages.json api_req_started",
+                               "recorded_tokens_sent": 15794, "simulated_prompt_tokens": None,
+                               "tokens_sent_error_pct": None, "recorded_tokens_received": 160,
+                               "simulated_output_tokens": None, "recorded_api_calls": 1, "simulated_calls": None,
+                               "recorded_cost_usd": 0.0616, "simulated_cost_usd": None, "note": "not replayed"}])
+    text = render_summary({"summary": pl.DataFrame(), "run_level": run_level, "compactions": pl.DataFrame()})
+    line = next(ln for ln in text.splitlines() if "eaece8cc" in ln)
+    assert "None" not in line and "$-" not in line and "(- %)" not in line
+    assert "tokens sent 15794 vs simulated prompt -, received 160 vs -" in line and "cost $0.0616 vs -" in line

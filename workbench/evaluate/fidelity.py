@@ -581,13 +581,21 @@ def render_summary(result: dict[str, Any]) -> str:
             f"{f(r['cache_hit_abs_error_pp_median']):>14}"
             f"{f(r['output_ape_median']) + ' / ' + f(r['output_ape_p90']) + ' %':>22}"
             f"{str(r['compactions_recorded']) + '/' + str(r['compactions_simulated']) + '/' + str(r['compactions_matched']):>28}")
+    def n(v):  # a count the log or the replay does not give
+        return "-" if v is None else str(v)
+
+    def usd(v):
+        return "-" if v is None else f"${v:.4f}"
+
     runs = result.get("run_level")
     for r in runs.iter_rows(named=True) if runs is not None else ():
-        lines.append(f"  run {r['continuity_id']} ({r['source']}): tokens sent {r['recorded_tokens_sent']} vs "
-                     f"simulated prompt {r['simulated_prompt_tokens']} ({f(r['tokens_sent_error_pct'])} %), "
-                     f"received {r['recorded_tokens_received']} vs {r['simulated_output_tokens']}, calls "
-                     f"{r['recorded_api_calls']} vs {r['simulated_calls']}, cost ${f(r['recorded_cost_usd'], 4)} vs "
-                     f"${f(r['simulated_cost_usd'], 4)}" + (f" [{r['note']}]" if r["note"] else ""))
+        err = r["tokens_sent_error_pct"]
+        lines.append(f"  run {r['continuity_id']} ({r['source']}): tokens sent {n(r['recorded_tokens_sent'])} vs "
+                     f"simulated prompt {n(r['simulated_prompt_tokens'])}"
+                     + ("" if err is None else f" ({f(err)} %)")
+                     + f", received {n(r['recorded_tokens_received'])} vs {n(r['simulated_output_tokens'])}, calls "
+                     f"{n(r['recorded_api_calls'])} vs {n(r['simulated_calls'])}, cost {usd(r['recorded_cost_usd'])} vs "
+                     f"{usd(r['simulated_cost_usd'])}" + (f" [{r['note']}]" if r["note"] else ""))
     comp = result["compactions"]
     for r in comp.iter_rows(named=True):
         lines.append(f"  compaction {r['continuity_id']}: {r['trigger']} boundary -> recorded request "

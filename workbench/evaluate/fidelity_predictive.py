@@ -230,7 +230,7 @@ def render_predictive(preset, totals) -> str:
         from workbench.util.tables import emit
 
         def pct(v) -> str:  # no recorded figure to compare with (0 recorded): no error to give
-            return "–" if v is None or not math.isfinite(v) else f"{v:+.2f}"
+            return "–" if v is None or not math.isfinite(v) else f"{round(v, 2) or 0.0:+.2f}"  # no "-0.00"
 
         errors = ("prompt_error_pct", "cache_read_error_pct", "input_cost_error_pct", "cost_error_pct")
         buf = io.StringIO()
