@@ -180,11 +180,15 @@ def replay(inp, policy: Policy, provider, engine: str = "kernel"):
 
 
 def prepare_dataset(ds, tokenizer: str) -> list:
-    """ReplayInput per continuity of a dataset (sorted by continuity index)."""
+    """ReplayInput per continuity of a dataset (sorted by continuity index), except the
+    compaction calls recorded as continuities of their own (Claude Code's ``agent-acompact``
+    subagents: one call of their parent, never a conversation to replay;
+    :mod:`workbench.sources.compaction_calls`)."""
     import polars as pl
 
     from workbench.continuity.schema import token_column
     from workbench.engine.prepare import prepare_continuity
+    from workbench.sources.compaction_calls import compaction_call_ids
 
     if tokenizer not in ds.tokenizers:
         raise WorkbenchError(f"dataset {ds.name} has no {token_column(tokenizer)} column; "
@@ -198,7 +202,10 @@ def prepare_dataset(ds, tokenizer: str) -> list:
     conts = ds.continuities()
     bounds = _sorted_bounds(ev)
     inputs = []
+    calls = compaction_call_ids(ds.manifest)
     for row in conts.iter_rows(named=True):
+        if row["continuity_id"] in calls:
+            continue
         if bounds is not None:  # a zero-copy slice
             lo, hi = bounds(row["continuity"])
             part = ev.slice(lo, hi - lo)

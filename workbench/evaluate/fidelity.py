@@ -61,7 +61,6 @@ POLICY = "as-recorded"
 # more, is a stream snapshot (Claude Code's message_start value), not the real output
 OUTPUT_PLACEHOLDER_MAX = 1
 CHECKPOINT = "continuity_compaction_checkpoint_created"
-SUMMARIZER_PREFIX = "agent-acompact"  # Claude Code's compaction call, a subagent file
 
 
 def _ape(sim, rec):
@@ -119,7 +118,7 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
     import polars as pl
 
     from workbench.continuity.dataset import Dataset, load_dataset
-    from workbench.continuity.enums import EventKind
+    from workbench.continuity.enums import EventKind, Origin
     from workbench.continuity.schema import USAGE_COLUMNS
     from workbench.engine.accounting import Accountant
     from workbench.engine.presets import get_policy
@@ -133,25 +132,30 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
         stable_run_id,
     )
     from workbench.evaluate.fidelity_runs import run_level_frame
+    from workbench.sources.compaction_calls import compaction_call_ids, compaction_calls
 
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
     pol = get_policy(policy) if isinstance(policy, str) else policy
     conts = ds.continuities()
     ids = dict(zip(conts["continuity"].to_list(), conts["continuity_id"].to_list(), strict=True))
     fmt_of = dict(zip(conts["continuity_id"].to_list(), conts["source_format"].to_list(), strict=True))
-    parent_of = {ids[c]: (ids.get(p) if p >= 0 else None)
-                 for c, p in zip(conts["continuity"].to_list(), conts["parent"].to_list(), strict=True)}
-    ev = ds.events(columns=["continuity", "seq", "kind", "flags", "request", *USAGE_COLUMNS,
+    calls = compaction_calls(ds.manifest)
+    call_ids = compaction_call_ids(ds.manifest)
+    ev = ds.events(columns=["continuity", "seq", "kind", "flags", "origin", "request", *USAGE_COLUMNS,
                             "compact_trigger", "compact_pre_tokens"])
     cid_expr = pl.col("continuity").replace_strict(ids, return_dtype=pl.String).alias("continuity_id")
-    usage = ev.filter(pl.col("usage_input") >= 0).with_columns(cid_expr)
+    # a background call's usage (Codex's compaction request) is no request of the conversation:
+    # the compactions frame shows it
+    usage = ev.filter((pl.col("usage_input") >= 0) & (pl.col("origin") != int(Origin.BACKGROUND))
+                      ).with_columns(cid_expr)
     bounds = ev.filter(pl.col("kind") == int(EventKind.COMPACTION)).with_columns(cid_expr)
     runs = {r["continuity_id"]: r for r in ((ds.manifest.get("import") or {}).get("run_usage") or {})
             .get("by_continuity", [])}
     index_of = {cid: c for c, cid in ids.items()}
     with_runs = {index_of[cid] for cid in runs if cid in index_of}
     compared = sorted(set(usage["continuity"].to_list()) | set(bounds["continuity"].to_list()))
-    selected = sorted(set(compared) | with_runs)  # replayed; run-level-only ones feed run_level
+    # replayed (run-level-only ones feed run_level); a compaction call is its parent's call
+    selected = sorted(c for c in set(compared) | with_runs if ids[c] not in call_ids)
     acct = Accountant(accounting, profiles, line_source, tokenizer, overrides=lines)
     run_id = stable_run_id(ds.manifest, [pol], tokenizer, 0, None, acct)
     config = {"run_id": run_id, "policy": pol.name, "engine": engine, "tokenizer": tokenizer,
@@ -177,9 +181,10 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
     ledger = (pl.concat(ledgers, how="vertical") if ledgers else None)
     sim_events = pl.concat(events, how="diagonal_relaxed") if events else None
 
-    requests = _request_frame(usage, ledger, fmt_of, cal, inputs)
-    compactions = _compaction_frame(bounds, sim_events, ledger, usage, fmt_of, cal, inputs, ids,
-                                    parent_of)
+    call_of = {cid: (parent, c) for parent, cs in calls.items() for c in cs
+               if (cid := c.get("continuity_id")) is not None}
+    requests = _request_frame(usage, ledger, fmt_of, cal, inputs, call_of)
+    compactions = _compaction_frame(bounds, sim_events, ledger, usage, fmt_of, cal, inputs, calls)
     continuities = _continuity_frame(requests, compactions, ledger, cal, fmt_of, compared, ids)
     summary = _summary(requests, compactions, ledger, fmt_of, key="source_format")
     model_of = dict(zip(conts["continuity_id"].to_list(), conts["model"].to_list(), strict=True))
@@ -191,7 +196,7 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
 # ------------------------------------------------------------------ per request
 
 
-def _request_frame(usage, ledger, fmt_of, cal, inputs):
+def _request_frame(usage, ledger, fmt_of, cal, inputs, call_of):
     import polars as pl
 
     rec = (usage.group_by("continuity", "continuity_id", "request", maintain_order=True)
@@ -275,7 +280,11 @@ def _request_frame(usage, ledger, fmt_of, cal, inputs):
             "continuity_id", "request", "simulated_prompt", "calibration_status",
             "recorded_output_placeholder").iter_rows():
         parts = []
-        if req < 0:
+        if cid in call_of:
+            parent, call = call_of[cid]
+            parts.append(f"compaction call of {parent} (request {call.get('request')}): compared as that "
+                         "compaction's call, never replayed on its own")
+        elif req < 0:
             parts.append("usage without a request index")
         elif sim is None:
             if replayed.get(cid, 0) == 0:
@@ -304,7 +313,7 @@ def _request_frame(usage, ledger, fmt_of, cal, inputs):
 
 # ------------------------------------------------------------------ compactions
 
-def _compaction_frame(bounds, sim_events, ledger, usage, fmt_of, cal, inputs, ids, parent_of):
+def _compaction_frame(bounds, sim_events, ledger, usage, fmt_of, cal, inputs, calls):
     import polars as pl
 
     from workbench.continuity.enums import TRIGGER_NAMES
@@ -350,11 +359,14 @@ def _compaction_frame(bounds, sim_events, ledger, usage, fmt_of, cal, inputs, id
                 "continuity_id", "source_request", "prompt_tokens", "cached_input_tokens").iter_rows():
             summarizer_calls[(cid, int(req))] = (int(prompt), int(read))
     by_id = {inp.continuity_id: inp for inp in inputs.values()}
-    # Claude Code writes the summarizer's own call to a subagent file agent-acompact-*
-    acompact: dict[str, list[str]] = {}
-    for cid, parent in parent_of.items():
-        if parent is not None and cid.rsplit("/", 1)[-1].startswith(SUMMARIZER_PREFIX):
-            acompact.setdefault(parent, []).append(cid)
+    # the compaction calls the import attached to each boundary (workbench.sources.compaction_calls)
+    recorded_calls: dict[tuple[str, int], tuple[int, int]] = {}
+    for cid, entries in calls.items():
+        for e in entries:
+            if e.get("boundary_seq") is not None:
+                prompt, read = recorded_calls.get((cid, int(e["boundary_seq"])), (0, 0))
+                recorded_calls[(cid, int(e["boundary_seq"]))] = (
+                    prompt + e["input"] + e["cache_read"] + e["cache_write"], read + e["cache_read"])
     out = []
     for (cid, _), r in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[1].get("boundary_seq", -1),
                                                             kv[1].get("simulated_request", -1))):
@@ -374,13 +386,7 @@ def _compaction_frame(bounds, sim_events, ledger, usage, fmt_of, cal, inputs, id
             after = int(inp.tokens[b_row:p][vis[b_row:p]].sum()) if b_row < p else 0
             pre_sim = r["simulated_context_before"] - after
         summ_sim, summ_sim_read = summarizer_calls.get((cid, sim_req), (None, None))
-        summ_rec = summ_rec_read = None
-        kids = acompact.get(cid, [])
-        n_bounds = sum(1 for k in rows if k[0] == cid and rows[k]["recorded_boundaries"])
-        if len(kids) == 1 and n_bounds == 1 and r["recorded_boundaries"]:
-            vals = [v for (k, q), v in rec_usage.items() if k == kids[0]]
-            if vals:
-                summ_rec, summ_rec_read = sum(v[0] for v in vals), sum(v[1] for v in vals)
+        summ_rec, summ_rec_read = recorded_calls.get((cid, r.get("boundary_seq", -1)), (None, None))
         pre_cal = _calib(pre_sim, a, b)
         rec_pre = r.get("recorded_pre_tokens")
         out.append({

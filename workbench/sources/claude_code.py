@@ -50,7 +50,9 @@ index; every other event carries the index of the next request that starts after
 Subagents: ``<session>/subagents/agent-*.jsonl`` files are separate continuities whose
 ``parent_id`` is the session (from the path, else from ``sessionId`` of sidechain
 records); the import driver finds them and links them. Parsing a session file never
-reads its subagent files.
+reads its subagent files. ``agent-acompact-*`` files are not conversations but the
+summarizer call of one of the parent's compactions: flagged ``compaction_agent`` in their
+meta, the import attaches them to it (:mod:`workbench.sources.compaction_calls`).
 
 >>> from pathlib import Path
 >>> import workbench
@@ -78,6 +80,7 @@ from workbench.sources.base import (
 )
 from workbench.sources.builder import guard_record
 from workbench.sources.checks import Malformed, opt_int, str_or_none
+from workbench.sources.compaction_calls import COMPACTION_AGENT, is_claude_code_compaction_agent
 from workbench.sources.lossless import add_bom_event
 from workbench.sources.lossless import roundtrip as roundtrip
 from workbench.sources.registration import register_format
@@ -327,6 +330,8 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
         meta["agent_id"] = agent_id
     if session_id is not None:
         meta["session_id"] = session_id
+    if parent_id is not None and is_claude_code_compaction_agent(path, agent_id):
+        meta[COMPACTION_AGENT] = True  # the import attaches it to the parent's compaction
     return [ParsedContinuity(continuity_id=cid, source_format=NAME, source_file=str(path), rows=rows,
                              parent_id=parent_id, model=model, provider="anthropic", meta=meta)]
 

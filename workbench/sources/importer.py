@@ -4,7 +4,9 @@
 hidden names skipped), picks each file's format (``--format`` forces one, otherwise the
 best :mod:`~workbench.sources.detect` score), parses it, links Claude Code subagents to
 their sessions, pairs tool calls with results, counts characters and tokens, fits the
-tokenizer calibration (:mod:`~workbench.sources.calibrate`) and writes the dataset
+tokenizer calibration (:mod:`~workbench.sources.calibrate`), attaches compaction calls
+recorded apart (Claude Code's ``agent-acompact`` subagents) to the compaction they made
+(:mod:`~workbench.sources.compaction_calls`) and writes the dataset
 atomically with a manifest that lists every source file (sha256, bytes, format, records
 skipped), every skipped record (file, line, error) and the calibration per continuity.
 
@@ -230,6 +232,7 @@ def build_tables(res: ParseResult, tokenizers: tuple[str, ...] | list[str] = ("c
 
     from workbench.continuity import schema as S
     from workbench.continuity.validate import pair_tool_events
+    from workbench.sources.compaction_calls import attach_compaction_calls
     from workbench.tokens.tokenizers import count_texts
 
     t0 = time.perf_counter()
@@ -258,6 +261,8 @@ def build_tables(res: ParseResult, tokenizers: tuple[str, ...] | list[str] = ("c
                 p = -1
                 unresolved.append({"continuity": ids[i], "parent_id": c.parent_id})
         parents.append(p)
+
+    attach_compaction_calls([c for _, c in conts], ids, parents)
 
     cols: dict[str, Any] = {}
     cont_idx = np.repeat(np.arange(len(conts), dtype=np.int32), sizes)
