@@ -225,8 +225,13 @@ def _unique_ids(ids: list[str]) -> list[str]:
 
 
 def build_tables(res: ParseResult, tokenizers: tuple[str, ...] | list[str] = ("cl100k", "approx"),
-                 *, timings: dict[str, float] | None = None):
-    """(events table, continuities table, continuity ids, unresolved parents)."""
+                 *, timings: dict[str, float] | None = None, placeholders=None,
+                 placeholder_stats: dict[str, Any] | None = None):
+    """(events table, continuities table, continuity ids, unresolved parents).
+
+    ``placeholders`` (:class:`~workbench.sources.placeholders.Placeholders`, the built-in
+    patterns when None): length-keeping redaction placeholders count as the text they
+    replaced; ``placeholder_stats`` (a dict) receives what was expanded."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -315,8 +320,15 @@ def build_tables(res: ParseResult, tokenizers: tuple[str, ...] | list[str] = ("c
     for name, typ in S.STRING_COLUMNS:
         arrays[name] = built[name] if name in built else pa.array(strs[name], type=getattr(pa, typ)())
     t1 = time.perf_counter()
+    if placeholders is None:
+        from workbench.sources.placeholders import Placeholders
+
+        placeholders = Placeholders.compile()
     for tok in tokenizers:
-        arrays[S.token_column(tok)] = pa.array(count_texts(text, tok), type=pa.int32())
+        counts, stats = placeholders.expand(text, count_texts(text, tok), tok, cols["kind"])
+        arrays[S.token_column(tok)] = pa.array(counts, type=pa.int32())
+        if placeholder_stats is not None:
+            placeholder_stats.update(stats)
     t2 = time.perf_counter()
     schema = S.events_schema(tuple(tokenizers))
     events = pa.Table.from_arrays([arrays[f.name] for f in schema], schema=schema)
@@ -353,21 +365,27 @@ def profile_of(source_format: str) -> str | None:
 
 def import_paths(paths: list[Path], out: Path, *, fmt: str | None = None, on_error: str = "fail",
                  progress: bool = False, tokenizers=("cl100k", "approx"),
-                 timings: dict[str, float] | None = None, force: bool = False):
+                 timings: dict[str, float] | None = None, force: bool = False,
+                 placeholder_patterns: tuple[str, ...] | list[str] = ()):
     """Import logs at ``paths`` into the dataset directory ``out``; return the Dataset.
     ``out`` may be new, empty or a dataset the workbench wrote (checked before any work).
+    ``placeholder_patterns``: regular expressions with a named group ``len`` for redaction
+    placeholders besides the built-in ones (:mod:`workbench.sources.placeholders`); the
+    manifest's ``import.placeholders`` says how many texts were expanded.
 
     ``timings`` (a dict) receives the wall seconds of each phase: ``parse_s``, ``build_s``,
     ``tokenize_s``, ``calibrate_s``, ``write_s`` (benchmarks/bench_import.py prints them)."""
     from workbench.rundir import Kind, check_output, exclusive
+    from workbench.sources.placeholders import Placeholders
 
+    placeholders = Placeholders.compile(tuple(placeholder_patterns))  # a bad pattern fails first
     check_output(out, Kind.DATASET, force=force)
     with exclusive(out):
         return _import(paths, out, fmt=fmt, on_error=on_error, progress=progress, tokenizers=tokenizers,
-                       timings=timings, force=force)
+                       timings=timings, force=force, placeholders=placeholders)
 
 
-def _import(paths, out, *, fmt, on_error, progress, tokenizers, timings, force):
+def _import(paths, out, *, fmt, on_error, progress, tokenizers, timings, force, placeholders):
     from workbench.continuity.dataset import write_dataset
     from workbench.sources.calibrate import NOT_MEANINGFUL, calibrate_table
     from workbench.sources.run_usage import RUN_USAGE, summarize
@@ -385,7 +403,10 @@ def _import(paths, out, *, fmt, on_error, progress, tokenizers, timings, force):
         res = parse_files(files, fmt=fmt, on_error=on_error, progress=bar.advance)
         phases["parse_s"] = time.perf_counter() - t0
         bar.phase("building and tokenizing")
-        events, continuities, ids, unresolved = build_tables(res, tokenizers, timings=phases)
+        expanded: dict[str, Any] = {}
+        events, continuities, ids, unresolved = build_tables(res, tokenizers, timings=phases,
+                                                             placeholders=placeholders,
+                                                             placeholder_stats=expanded)
         bar.phase("calibrating")
         t1 = time.perf_counter()
         conts = [c for f in res.files for c in f.continuities]
@@ -411,6 +432,7 @@ def _import(paths, out, *, fmt, on_error, progress, tokenizers, timings, force):
         "skipped": skipped,
         "ignored": res.ignored,
         "unresolved_parents": unresolved,
+        "placeholders": {"patterns": list(placeholders.patterns), **expanded},
         "continuities": {cid: c.meta for cid, c in zip(ids, conts, strict=True)},
         "calibration": calibration,
         "run_usage": summarize({cid: c.meta[RUN_USAGE] for cid, c in zip(ids, conts, strict=True)
