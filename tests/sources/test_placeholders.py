@@ -10,7 +10,6 @@ import numpy as np
 import orjson
 import pytest
 
-from workbench.continuity.enums import EventKind
 from workbench.errors import SourceError
 from workbench.sources.placeholders import Placeholders
 
@@ -85,15 +84,20 @@ def test_a_redacted_codex_rollout_compacts_where_the_original_does(pair):
     from workbench.engine.presets import get_policy
     from workbench.engine.run import simulate
 
-    # the rollout never reaches 90 % of its 258k window: a smaller window makes codex-local compact
-    pol = get_policy("codex-local", {"provider.context_window": 60_000})
-
-    def compactions(ds):
+    def compactions(ds, window):
+        pol = get_policy("codex-local", {} if window is None else {"provider.context_window": window})
         led = simulate(ds, [pol], accounting="counted").ledger
         return led.filter(led["compacted"])["source_request"].to_list()
 
-    where = compactions(orig := pair[0])
-    assert where and compactions(pair[1]) == where, orig
+    orig, redacted, _ = pair
+    # on its own window (258k) the rollout never reaches codex-local's 90 %: neither compacts
+    assert compactions(orig, None) == compactions(redacted, None) == []
+    # smaller windows make it compact: the first compaction at the same request, or within
+    # 3 (measured: 14 and 14 at 60k, 27 and 30 at 80k, 34 and 34 at 100k; the redacted
+    # counts are 3.8 % low, and the prompt grows slowly between requests 27 and 30)
+    for window in (60_000, 80_000, 100_000):
+        a, b = compactions(orig, window), compactions(redacted, window)
+        assert a and b and abs(a[0] - b[0]) <= 3, (window, a, b)
 
 
 def test_user_patterns_need_a_len_group_and_count_their_length():
@@ -102,18 +106,16 @@ def test_user_patterns_need_a_len_group_and_count_their_length():
     with pytest.raises(SourceError, match="not a regular expression"):
         Placeholders.compile([r"\[MASKED (?P<len>\d+"])
     ph = Placeholders.compile([r"\[MASKED (?P<len>\d+)\]"])
-    kinds = np.array([EventKind.TOOL_RESULT] * 3)
-    counts, stats = ph.expand(["x [MASKED 400]", "plain text", None], np.array([9, 2, 0], np.int32), "chars4",
-                              kinds)
+    counts, stats = ph.expand(["x [MASKED 400]", "plain text", None], np.array([9, 2, 0], np.int32), "chars4")
     assert counts.tolist() == [1 + 100, 2, 0]
     assert stats == {"texts_expanded": 1, "placeholders": 1, "original_chars": 400}
     # without the user's pattern the same text is counted as written
-    assert Placeholders.compile().expand(["x [MASKED 400]"], np.array([9], np.int32), "chars4",
-                                         kinds[:1])[0].tolist() == [9]
-    # cl100k: prose packs more characters into a token than tool output
-    prose, output = Placeholders.compile().expand(["[REDACTED len=4800]"] * 2, np.array([9, 9], np.int32),
-                                                  "cl100k", np.array([EventKind.META, EventKind.TOOL_RESULT]))[0]
-    assert (prose, output) == (1000, round(4800 / 3.46))
+    assert Placeholders.compile().expand(["x [MASKED 400]"], np.array([9], np.int32), "chars4")[0].tolist() == [9]
+    # every built-in form, inside a text: what is left is counted as written
+    texts = ["a [REDACTED len=4000 sha=9f8e]", '<redacted length="400"/>', "[40 chars redacted]",
+             "[Redacted 4 characters]"]
+    counts, stats = Placeholders.compile().expand(texts, np.zeros(4, np.int32), "cl100k")
+    assert counts.tolist() == [2 + 1000, 100, 10, 1] and stats["placeholders"] == 4  # "a " is 2 tokens
 
 
 def test_the_cli_takes_a_placeholder_pattern(tmp_path, recorded_dir):

@@ -325,7 +325,7 @@ def build_tables(res: ParseResult, tokenizers: tuple[str, ...] | list[str] = ("c
 
         placeholders = Placeholders.compile()
     for tok in tokenizers:
-        counts, stats = placeholders.expand(text, count_texts(text, tok), tok, cols["kind"])
+        counts, stats = placeholders.expand(text, count_texts(text, tok), tok)
         arrays[S.token_column(tok)] = pa.array(counts, type=pa.int32())
         if placeholder_stats is not None:
             placeholder_stats.update(stats)
