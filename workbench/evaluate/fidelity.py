@@ -132,6 +132,7 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
         stable_run_id,
     )
     from workbench.evaluate.fidelity_runs import run_level_frame
+    from workbench.sources.claude_code import usage_placeholders
     from workbench.sources.compaction_calls import compaction_call_ids, compaction_calls
 
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
@@ -183,7 +184,7 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
 
     call_of = {cid: (parent, c) for parent, cs in calls.items() for c in cs
                if (cid := c.get("continuity_id")) is not None}
-    requests = _request_frame(usage, ledger, fmt_of, cal, inputs, call_of)
+    requests = _request_frame(usage, ledger, fmt_of, cal, inputs, call_of, usage_placeholders(ds.manifest))
     compactions = _compaction_frame(bounds, sim_events, ledger, usage, fmt_of, cal, inputs, calls)
     continuities = _continuity_frame(requests, compactions, ledger, cal, fmt_of, compared, ids)
     summary = _summary(requests, compactions, ledger, fmt_of, key="source_format")
@@ -196,7 +197,7 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
 # ------------------------------------------------------------------ per request
 
 
-def _request_frame(usage, ledger, fmt_of, cal, inputs, call_of):
+def _request_frame(usage, ledger, fmt_of, cal, inputs, call_of, placeholders):
     import polars as pl
 
     rec = (usage.group_by("continuity", "continuity_id", "request", maintain_order=True)
@@ -243,6 +244,12 @@ def _request_frame(usage, ledger, fmt_of, cal, inputs, call_of):
     a = pl.when(applied).then(0.0).otherwise(pl.col("intercept"))
     b = pl.when(applied).then(1.0).otherwise(pl.col("factor"))
     sp, sr, sw = pl.col("simulated_prompt"), pl.col("simulated_cache_read"), pl.col("simulated_cache_write")
+    # the requests whose recorded usage the import found to be a streaming placeholder
+    flagged = pl.DataFrame([(cid, int(r)) for cid, reqs in placeholders.items() for r in reqs],
+                           schema={"continuity_id": pl.String, "request": pl.Int64}, orient="row")
+    df = df.join(flagged.with_columns(pl.lit(True).alias("_import_placeholder")),
+                 on=["continuity_id", "request"], how="left").with_columns(
+        pl.col("_import_placeholder").fill_null(False))
     df = df.with_columns((a + b * sp).alias("calibrated_prompt"))
     none = sp.is_null() | a.is_null() | b.is_null()  # nothing simulated, or no fitted line
     df = df.with_columns(
@@ -268,8 +275,8 @@ def _request_frame(usage, ledger, fmt_of, cal, inputs, call_of):
         _ape(pl.col("simulated_output").cast(pl.Float64), ro).alias("output_ape"),
         pl.when(rp > 0).then(rr / rp * 100.0).otherwise(None).alias("recorded_cache_hit_pct"),
         pl.when(sp > 0).then(sr / sp * 100.0).otherwise(None).alias("simulated_cache_hit_pct"),
-        ((ro <= OUTPUT_PLACEHOLDER_MAX) & (pl.col("simulated_output") > ro))
-        .fill_null(False).alias("recorded_output_placeholder"),
+        (((ro <= OUTPUT_PLACEHOLDER_MAX) & (pl.col("simulated_output") > ro)).fill_null(False)
+         | pl.col("_import_placeholder")).alias("recorded_output_placeholder"),
     ).with_columns(
         (pl.col("simulated_cache_hit_pct") - pl.col("recorded_cache_hit_pct")).alias("cache_hit_error_pp"),
     )
@@ -294,7 +301,7 @@ def _request_frame(usage, ledger, fmt_of, cal, inputs, call_of):
         if status != "ok" and not status.startswith(("own fit", "profile")):
             parts.append(f"no calibration ({status})")
         if placeholder:
-            parts.append("recorded output is a stream snapshot (<= 1 token)")
+            parts.append("recorded output is a stream snapshot (<= 1 token, or a placeholder of its release)")
         notes.append("; ".join(parts) or None)
     df = df.with_columns(pl.Series("note", notes, dtype=pl.String),
                          pl.col("simulated_compaction").fill_null(False))

@@ -128,15 +128,20 @@ def preset_compactions(ds, inputs, profiles: dict[str, Any], *, engine: str = "k
     return pl.DataFrame(rows, schema=schema)
 
 
-def totals_table(inputs, profiles: dict[str, Any], *, engine: str = "kernel", price_as: str | None = None):
+def totals_table(inputs, profiles: dict[str, Any], *, engine: str = "kernel", price_as: str | None = None,
+                 manifest: dict[str, Any] | None = None):
     """One row per continuity with recorded usage × line: the as-recorded replay's totals
-    against the recorded ones (main calls of requests the log has usage for)."""
+    against the recorded ones (main calls of requests the log has usage for). A request whose
+    recorded output count is a streaming placeholder (the import's ``usage_placeholders``,
+    from ``manifest``) has no known output: its output is left out on both sides."""
     import polars as pl
 
     from workbench.engine.presets import get_policy
     from workbench.engine.records import LEDGER
+    from workbench.sources.claude_code import usage_placeholders
 
     pol = get_policy("as-recorded")
+    unknown_output = usage_placeholders(manifest or {})
     wanted = [inp for inp in inputs if inp.recorded_prompt is not None and (inp.recorded_prompt >= 0).any()]
     rows = []
     for name, view, _rule, line, prov, led, _ev in _replays(wanted, lambda i: pol, _lines(profiles),
@@ -146,6 +151,12 @@ def totals_table(inputs, profiles: dict[str, Any], *, engine: str = "kernel", pr
         has = view.recorded_prompt[req] >= 0
         main = main[has]
         rec_prompt, rec_read, rec_write, rec_out = _recorded_usage(view)
+        unknown = unknown_output.get(view.continuity_id)
+        if unknown:
+            rec_src = view.req_source[np.flatnonzero(view.recorded_prompt >= 0)]
+            rec_out = np.where(np.isin(rec_src, list(unknown)), 0, rec_out)
+            main = main.copy()
+            main[np.isin(view.req_source[main[:, LEDGER.request]], list(unknown)), LEDGER.output_tokens] = 0
         sim = {k: int(main[:, getattr(LEDGER, c)].sum()) for k, c in
                (("prompt", "prompt_tokens"), ("cache_read", "cache_read_tokens"),
                 ("cache_write", "cache_write_tokens"), ("output", "output_tokens"))}
@@ -162,7 +173,8 @@ def totals_table(inputs, profiles: dict[str, Any], *, engine: str = "kernel", pr
         recorded = {"prompt": int(rec_prompt.sum()), "cache_read": int(rec_read.sum()),
                     "cache_write": int(rec_write.sum()), "output": int(rec_out.sum())}
         row = {"continuity_id": view.continuity_id, "harness": view.harness, "line": name,
-               "line_source": line.source, "model": prov.model, "requests": int(has.sum())}
+               "line_source": line.source, "model": prov.model, "requests": int(has.sum()),
+               "output_unknown_requests": len(unknown or ())}
         for k in ("prompt", "cache_read", "cache_write", "output"):
             row[f"recorded_{k}_tokens"] = recorded[k]
             row[f"simulated_{k}_tokens"] = sim[k]
