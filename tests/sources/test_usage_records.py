@@ -86,3 +86,46 @@ def test_the_fidelity_audit_does_not_bill_a_placeholder_output(tmp_path):
     (row,) = totals.iter_rows(named=True)
     assert row["output_unknown_requests"] == 1
     assert row["recorded_output_tokens"] == 90 and row["simulated_output_tokens"] == 90
+
+
+def test_one_hour_cache_writes_are_priced_at_their_tier():
+    """genai-prices bills cache writes at the 1-hour tier (``cache_write_1h_tokens``, part of
+    the cache writes) at 2x the input price instead of 1.25x: the extra is the difference."""
+    from genai_prices import Usage, calc_price
+
+    from workbench.engine.pricing import price_table
+
+    prices = price_table("claude-sonnet-4-5")
+    base = dict(input_tokens=100_000, cache_write_tokens=50_000)
+    with_1h = calc_price(Usage(**base, cache_write_1h_tokens=20_000), model_ref="claude-sonnet-4-5",
+                         provider_id="anthropic").total_price
+    without = calc_price(Usage(**base), model_ref="claude-sonnet-4-5", provider_id="anthropic").total_price
+    assert float(prices.write_1h_extra([20_000])[0]) == pytest.approx(float(with_1h - without))
+    assert float(prices.write_1h_extra([1_000_000])[0]) == pytest.approx(6.0 - 3.75)  # $/M: 2x and 1.25x of 3
+
+
+def test_the_bill_prices_recorded_one_hour_writes(tmp_path):
+    from workbench.continuity.dataset import load_dataset
+    from workbench.engine.pricing import price_table
+    from workbench.engine.run import prepare_dataset
+    from workbench.evaluate.fidelity_predictive import totals_table
+    from workbench.sources.importer import import_paths
+
+    first = _assistant(1, "2.1.120", "m1", 40, stop="tool_use")
+    first["message"]["usage"].update(cache_creation_input_tokens=30_000, cache_read_input_tokens=0,
+                                     cache_creation={"ephemeral_5m_input_tokens": 0,
+                                                     "ephemeral_1h_input_tokens": 30_000})
+    second = _assistant(3, "2.1.120", "m2", 90, stop="end_turn")
+    second["message"]["usage"]["cache_read_input_tokens"] = 30_000  # reads back what request 0 wrote
+    (tmp_path / "logs").mkdir()
+    log = write_jsonl(tmp_path / "logs" / f"{SID}.jsonl", [_user(0, "2.1.120"), first, _user(2, "2.1.120"), second])
+    (c,), _ = parse_file(log, "claude_code")
+    assert c.meta["cache_write_1h"] == {"0": 30_000}
+    ds = load_dataset(import_paths([log], tmp_path / "ds").path)
+    (row,) = totals_table(prepare_dataset(ds, "cl100k"), {"logs": {}}, manifest=ds.manifest).iter_rows(named=True)
+    p = price_table("claude-sonnet-4-5")
+    # request 0: 3 input + 30,000 written at 1h + 40 output; request 1: 3 + 30,000 read + 500 written + 90
+    bill = (3 * p.input.base + 30_000 * p.cache_write_1h.base + 40 * p.output.base
+            + 3 * p.input.base + 30_000 * p.cache_read.base + 500 * p.cache_write.base + 90 * p.output.base)
+    assert row["recorded_cost_usd"] == pytest.approx(bill)
+    assert row["cost_error_pct"] == pytest.approx(0.0, abs=1e-9)  # anchored: it wrote what the log did

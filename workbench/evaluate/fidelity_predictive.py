@@ -138,10 +138,11 @@ def totals_table(inputs, profiles: dict[str, Any], *, engine: str = "kernel", pr
 
     from workbench.engine.presets import get_policy
     from workbench.engine.records import LEDGER
-    from workbench.sources.claude_code import usage_placeholders
+    from workbench.sources.claude_code import cache_writes_1h, usage_placeholders
 
     pol = get_policy("as-recorded")
     unknown_output = usage_placeholders(manifest or {})
+    writes_1h = cache_writes_1h(manifest or {})
     wanted = [inp for inp in inputs if inp.recorded_prompt is not None and (inp.recorded_prompt >= 0).any()]
     rows = []
     for name, view, _rule, line, prov, led, _ev in _replays(wanted, lambda i: pol, _lines(profiles),
@@ -170,6 +171,21 @@ def totals_table(inputs, profiles: dict[str, Any], *, engine: str = "kernel", pr
         rec_cost = prov.prices.cost(rec_prompt, rec_read, rec_write, rec_uncached, rec_out)
         rec_input_cost = prov.prices.cost(rec_prompt, rec_read, rec_write, rec_uncached,
                                           np.zeros(rec_prompt.size, np.int64))
+        # cache writes the log records at the 1-hour tier: the bill has them at its price; a
+        # replay that writes what the log recorded (anchored, unchanged) wrote them too, one
+        # whose writes the cache model chose writes at the 5-minute tier
+        tier = writes_1h.get(view.continuity_id)
+        if tier:
+            rec_src = view.req_source[np.flatnonzero(view.recorded_prompt >= 0)]
+            rec_1h = np.array([tier.get(int(q), 0) for q in rec_src], np.int64)
+            rec_extra = prov.prices.write_1h_extra(rec_1h)
+            rec_cost, rec_input_cost = rec_cost + rec_extra, rec_input_cost + rec_extra
+            sim_req = main[:, LEDGER.request]
+            sim_1h = np.array([tier.get(int(q), 0) for q in view.req_source[sim_req]], np.int64)
+            as_recorded = ((main[:, LEDGER.prompt_tokens] == view.recorded_prompt[sim_req])
+                           & (main[:, LEDGER.cache_write_tokens] == np.maximum(view.recorded_cache[1][sim_req], 0)))
+            sim_extra = prov.prices.write_1h_extra(np.where(as_recorded, sim_1h, 0))
+            sim_cost, sim_input_cost = sim_cost + sim_extra, sim_input_cost + sim_extra
         recorded = {"prompt": int(rec_prompt.sum()), "cache_read": int(rec_read.sum()),
                     "cache_write": int(rec_write.sum()), "output": int(rec_out.sum())}
         row = {"continuity_id": view.continuity_id, "harness": view.harness, "line": name,

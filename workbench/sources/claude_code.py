@@ -48,7 +48,9 @@ written under different message ids are one request too (their usage is the same
 repeated). Before 2.1.97 the counts written are the streaming placeholders when the
 authoritative record has no ``stop_reason``: such requests are listed in the continuity meta
 ``usage_placeholders`` (:func:`streaming_placeholders`; the recorded values are kept as
-written), and the fidelity audit does not take their output count as the bill. Output events carry their request
+written), and the fidelity audit does not take their output count as the bill. Cache writes
+at the 1-hour tier (``cache_creation.ephemeral_1h_input_tokens``, billed 2x the input price
+instead of 1.25x) are listed per request in the meta ``cache_write_1h``. Output events carry their request
 index; every other event carries the index of the next request that starts after it
 (the first request that can see it), or -1 when no request follows.
 
@@ -129,6 +131,7 @@ def _usage_of(usage: Any) -> tuple[int, int, int, int] | None:
 PLACEHOLDER_FIXED_IN = (2, 1, 97)
 PLACEHOLDER_OUTPUT_MAX = 8  # message_start output counts seen in such logs: 1 to 8
 USAGE_PLACEHOLDERS = "usage_placeholders"  # the continuity meta key
+CACHE_WRITE_1H = "cache_write_1h"  # meta key: {request: cache writes at the 1-hour tier}
 PLACEHOLDER_RULE = (f"Claude Code < {'.'.join(map(str, PLACEHOLDER_FIXED_IN))}: no stop_reason, output_tokens "
                     f"<= {PLACEHOLDER_OUTPUT_MAX} for an output of more than 16 characters a token")
 
@@ -139,6 +142,14 @@ def _release(version: str | None) -> tuple[int, ...] | None:
         return tuple(int(p.split("-")[0]) for p in parts) if parts else None
     except ValueError:
         return None
+
+
+def cache_writes_1h(manifest: dict[str, Any]) -> dict[str, dict[int, int]]:
+    """Per continuity id of an imported dataset, its requests' cache writes at the 1-hour
+    tier (part of their recorded cache writes; the import's meta ``cache_write_1h``)."""
+    metas = ((manifest or {}).get("import") or {}).get("continuities") or {}
+    return {cid: {int(r): int(t) for r, t in m[CACHE_WRITE_1H].items()} for cid, m in metas.items()
+            if isinstance(m, dict) and m.get(CACHE_WRITE_1H)}
 
 
 def usage_placeholders(manifest: dict[str, Any]) -> dict[str, set[int]]:
@@ -167,6 +178,14 @@ def streaming_placeholders(usage: list, stopped: list[bool], versions: list[str 
         if u[3] <= PLACEHOLDER_OUTPUT_MAX and chars[r] > 16 * max(u[3], 1):
             out.append(r)
     return out
+
+
+def _write_1h(usage: Any) -> int:
+    """``usage.cache_creation.ephemeral_1h_input_tokens``: cache writes at the 1-hour tier
+    (inside ``cache_creation_input_tokens``, billed 2x the input price, not 1.25x)."""
+    cc = usage.get("cache_creation") if isinstance(usage, dict) else None
+    v = cc.get("ephemeral_1h_input_tokens") if isinstance(cc, dict) else None
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
 
 
 # ---------------------------------------------------------------- record mapping
@@ -223,6 +242,7 @@ def _map_record(rec: Any, tool_names: dict[str, str]) -> tuple[list[dict], bool]
         specs[0]["_usage"] = usage
         specs[0]["_model"] = model
         specs[0]["_rid"] = str_or_none(rec.get("requestId"))
+        specs[0]["_write_1h"] = _write_1h(msg.get("usage"))
         specs[0]["_stop"] = msg.get("stop_reason")
         return specs, True
 
@@ -291,6 +311,7 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
     req_stopped: list[bool] = []  # the authoritative record has a stop_reason
     req_version: list[str | None] = []
     req_chars: list[int] = []  # characters of the request's output events
+    req_write_1h: dict[int, int] = {}  # request -> cache writes at the 1-hour tier
     model_requests: dict[str, int] = {}
     recognised = 0
     records = 0
@@ -349,6 +370,7 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
                     # the last record of a message id is authoritative (see module docstring)
                     req_usage[request] = spec["_usage"]
                     req_stopped[request] = spec.get("_stop") is not None
+                    req_write_1h[request] = spec.get("_write_1h", 0)
                     v = obj.get("version") if isinstance(obj, dict) else None
                     req_version[request] = v if isinstance(v, str) else None
                 req_chars[request] += len(spec.get("text") or "")
@@ -397,6 +419,8 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
                             "models": model_requests}
     if versions:
         meta["harness_version"] = max(versions, key=versions.get)
+    if any(req_write_1h.values()):
+        meta[CACHE_WRITE_1H] = {str(r): t for r, t in sorted(req_write_1h.items()) if t}
     placeholders = streaming_placeholders(req_usage, req_stopped, req_version, req_chars)
     if placeholders:
         meta[USAGE_PLACEHOLDERS] = {"rule": PLACEHOLDER_RULE, "requests": placeholders}
