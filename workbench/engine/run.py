@@ -180,10 +180,8 @@ def replay(inp, policy: Policy, provider, engine: str = "kernel"):
 
 
 def prepare_dataset(ds, tokenizer: str) -> list:
-    """ReplayInput per continuity of a dataset (sorted by continuity index), except the
-    compaction calls recorded as continuities of their own (Claude Code's ``agent-acompact``
-    subagents: one call of their parent, never a conversation to replay;
-    :mod:`workbench.sources.compaction_calls`)."""
+    """ReplayInput per continuity of a dataset (sorted by continuity index) but the compaction
+    calls recorded as continuities (:mod:`workbench.sources.compaction_calls`)."""
     import polars as pl
 
     from workbench.continuity.schema import token_column
@@ -201,11 +199,8 @@ def prepare_dataset(ds, tokenizer: str) -> list:
     ev = _read_columns(ds, cols)
     conts = ds.continuities()
     bounds = _sorted_bounds(ev)
-    inputs = []
-    calls = compaction_call_ids(ds.manifest)
-    for row in conts.iter_rows(named=True):
-        if row["continuity_id"] in calls:
-            continue
+    calls, inputs = compaction_call_ids(ds.manifest), []
+    for row in (r for r in conts.iter_rows(named=True) if r["continuity_id"] not in calls):
         if bounds is not None:  # a zero-copy slice
             lo, hi = bounds(row["continuity"])
             part = ev.slice(lo, hi - lo)

@@ -133,15 +133,14 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
     )
     from workbench.evaluate.fidelity_runs import run_level_frame
     from workbench.sources.claude_code import usage_placeholders
-    from workbench.sources.compaction_calls import compaction_call_ids, compaction_calls
+    from workbench.sources.compaction_calls import calls_by_boundary, parents_of_calls
 
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
     pol = get_policy(policy) if isinstance(policy, str) else policy
     conts = ds.continuities()
     ids = dict(zip(conts["continuity"].to_list(), conts["continuity_id"].to_list(), strict=True))
     fmt_of = dict(zip(conts["continuity_id"].to_list(), conts["source_format"].to_list(), strict=True))
-    calls = compaction_calls(ds.manifest)
-    call_ids = compaction_call_ids(ds.manifest)
+    call_of = parents_of_calls(ds.manifest)  # compaction calls recorded as continuities
     ev = ds.events(columns=["continuity", "seq", "kind", "flags", "origin", "request", *USAGE_COLUMNS,
                             "compact_trigger", "compact_pre_tokens"])
     cid_expr = pl.col("continuity").replace_strict(ids, return_dtype=pl.String).alias("continuity_id")
@@ -156,7 +155,7 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
     with_runs = {index_of[cid] for cid in runs if cid in index_of}
     compared = sorted(set(usage["continuity"].to_list()) | set(bounds["continuity"].to_list()))
     # replayed (run-level-only ones feed run_level); a compaction call is its parent's call
-    selected = sorted(c for c in set(compared) | with_runs if ids[c] not in call_ids)
+    selected = sorted(c for c in set(compared) | with_runs if ids[c] not in call_of)
     acct = Accountant(accounting, profiles, line_source, tokenizer, overrides=lines)
     run_id = stable_run_id(ds.manifest, [pol], tokenizer, 0, None, acct)
     config = {"run_id": run_id, "policy": pol.name, "engine": engine, "tokenizer": tokenizer,
@@ -182,10 +181,9 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
     ledger = (pl.concat(ledgers, how="vertical") if ledgers else None)
     sim_events = pl.concat(events, how="diagonal_relaxed") if events else None
 
-    call_of = {cid: (parent, c) for parent, cs in calls.items() for c in cs
-               if (cid := c.get("continuity_id")) is not None}
     requests = _request_frame(usage, ledger, fmt_of, cal, inputs, call_of, usage_placeholders(ds.manifest))
-    compactions = _compaction_frame(bounds, sim_events, ledger, usage, fmt_of, cal, inputs, calls)
+    compactions = _compaction_frame(bounds, sim_events, ledger, usage, fmt_of, cal, inputs,
+                                    calls_by_boundary(ds.manifest))
     continuities = _continuity_frame(requests, compactions, ledger, cal, fmt_of, compared, ids)
     summary = _summary(requests, compactions, ledger, fmt_of, key="source_format")
     model_of = dict(zip(conts["continuity_id"].to_list(), conts["model"].to_list(), strict=True))
@@ -244,12 +242,9 @@ def _request_frame(usage, ledger, fmt_of, cal, inputs, call_of, placeholders):
     a = pl.when(applied).then(0.0).otherwise(pl.col("intercept"))
     b = pl.when(applied).then(1.0).otherwise(pl.col("factor"))
     sp, sr, sw = pl.col("simulated_prompt"), pl.col("simulated_cache_read"), pl.col("simulated_cache_write")
-    # the requests whose recorded usage the import found to be a streaming placeholder
-    flagged = pl.DataFrame([(cid, int(r)) for cid, reqs in placeholders.items() for r in reqs],
-                           schema={"continuity_id": pl.String, "request": pl.Int64}, orient="row")
-    df = df.join(flagged.with_columns(pl.lit(True).alias("_import_placeholder")),
-                 on=["continuity_id", "request"], how="left").with_columns(
-        pl.col("_import_placeholder").fill_null(False))
+    flagged = pl.DataFrame([(cid, int(r), True) for cid, reqs in placeholders.items() for r in reqs], orient="row",
+                           schema={"continuity_id": pl.String, "request": pl.Int64, "_import_placeholder": pl.Boolean})
+    df = df.join(flagged, on=["continuity_id", "request"], how="left")  # the import's per-release rule
     df = df.with_columns((a + b * sp).alias("calibrated_prompt"))
     none = sp.is_null() | a.is_null() | b.is_null()  # nothing simulated, or no fitted line
     df = df.with_columns(
@@ -276,7 +271,7 @@ def _request_frame(usage, ledger, fmt_of, cal, inputs, call_of, placeholders):
         pl.when(rp > 0).then(rr / rp * 100.0).otherwise(None).alias("recorded_cache_hit_pct"),
         pl.when(sp > 0).then(sr / sp * 100.0).otherwise(None).alias("simulated_cache_hit_pct"),
         (((ro <= OUTPUT_PLACEHOLDER_MAX) & (pl.col("simulated_output") > ro)).fill_null(False)
-         | pl.col("_import_placeholder")).alias("recorded_output_placeholder"),
+         | pl.col("_import_placeholder").fill_null(False)).alias("recorded_output_placeholder"),
     ).with_columns(
         (pl.col("simulated_cache_hit_pct") - pl.col("recorded_cache_hit_pct")).alias("cache_hit_error_pp"),
     )
@@ -288,9 +283,8 @@ def _request_frame(usage, ledger, fmt_of, cal, inputs, call_of, placeholders):
             "recorded_output_placeholder").iter_rows():
         parts = []
         if cid in call_of:
-            parent, call = call_of[cid]
-            parts.append(f"compaction call of {parent} (request {call.get('request')}): compared as that "
-                         "compaction's call, never replayed on its own")
+            parts.append(f"compaction call of {call_of[cid][0]} (request {call_of[cid][1]}): compared as "
+                         "that compaction's call, never replayed on its own")
         elif req < 0:
             parts.append("usage without a request index")
         elif sim is None:
@@ -320,7 +314,7 @@ def _request_frame(usage, ledger, fmt_of, cal, inputs, call_of, placeholders):
 
 # ------------------------------------------------------------------ compactions
 
-def _compaction_frame(bounds, sim_events, ledger, usage, fmt_of, cal, inputs, calls):
+def _compaction_frame(bounds, sim_events, ledger, usage, fmt_of, cal, inputs, recorded_calls):
     import polars as pl
 
     from workbench.continuity.enums import TRIGGER_NAMES
@@ -366,14 +360,6 @@ def _compaction_frame(bounds, sim_events, ledger, usage, fmt_of, cal, inputs, ca
                 "continuity_id", "source_request", "prompt_tokens", "cached_input_tokens").iter_rows():
             summarizer_calls[(cid, int(req))] = (int(prompt), int(read))
     by_id = {inp.continuity_id: inp for inp in inputs.values()}
-    # the compaction calls the import attached to each boundary (workbench.sources.compaction_calls)
-    recorded_calls: dict[tuple[str, int], tuple[int, int]] = {}
-    for cid, entries in calls.items():
-        for e in entries:
-            if e.get("boundary_seq") is not None:
-                prompt, read = recorded_calls.get((cid, int(e["boundary_seq"])), (0, 0))
-                recorded_calls[(cid, int(e["boundary_seq"]))] = (
-                    prompt + e["input"] + e["cache_read"] + e["cache_write"], read + e["cache_read"])
     out = []
     for (cid, _), r in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[1].get("boundary_seq", -1),
                                                             kv[1].get("simulated_request", -1))):

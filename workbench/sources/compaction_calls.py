@@ -127,3 +127,23 @@ def compaction_calls(manifest: dict[str, Any]) -> dict[str, list[dict[str, Any]]
     """Per conversation id, its recorded compaction calls (entries described above)."""
     return {cid: list(meta[COMPACTION_CALLS]) for cid, meta in _continuity_meta(manifest).items()
             if isinstance(meta, dict) and meta.get(COMPACTION_CALLS)}
+
+
+def calls_by_boundary(manifest: dict[str, Any]) -> dict[tuple[str, int], tuple[int, int]]:
+    """``(conversation id, boundary seq) -> (prompt, cache read)`` of the recorded compaction
+    calls, summed per boundary (the prompt: input + cache read + cache write)."""
+    out: dict[tuple[str, int], tuple[int, int]] = {}
+    for cid, entries in compaction_calls(manifest).items():
+        for e in entries:
+            if e.get("boundary_seq") is not None:
+                prompt, read = out.get((cid, int(e["boundary_seq"])), (0, 0))
+                out[(cid, int(e["boundary_seq"]))] = (prompt + e["input"] + e["cache_read"] + e["cache_write"],
+                                                      read + e["cache_read"])
+    return out
+
+
+def parents_of_calls(manifest: dict[str, Any]) -> dict[str, tuple[str, int | None]]:
+    """``compaction call's continuity id -> (conversation id, request of its compaction)``."""
+    return {cid: (meta[COMPACTION_CALL_OF]["continuity_id"], meta[COMPACTION_CALL_OF].get("request"))
+            for cid, meta in _continuity_meta(manifest).items()
+            if isinstance(meta, dict) and meta.get(COMPACTION_CALL_OF)}
