@@ -324,8 +324,9 @@ def build_tables(res: ParseResult, tokenizers: tuple[str, ...] | list[str] = ("c
         from workbench.sources.placeholders import Placeholders
 
         placeholders = Placeholders.compile()
+    found = placeholders.candidates(text) if tokenizers else None  # once for every tokenizer
     for tok in tokenizers:
-        counts, stats = placeholders.expand(text, count_texts(text, tok), tok)
+        counts, stats = placeholders.expand(text, count_texts(text, tok), tok, found)
         arrays[S.token_column(tok)] = pa.array(counts, type=pa.int32())
         if placeholder_stats is not None:
             placeholder_stats.update(stats)

@@ -60,6 +60,7 @@ class Placeholders:
 
     patterns: tuple[str, ...]
     _regex: Any = field(repr=False, compare=False, default=None)
+    extra: tuple[str, ...] = ()  # the user's patterns (the prefilter runs them as regexes)
 
     @classmethod
     def compile(cls, extra: Sequence[str] = (), *, builtin: bool = True) -> Placeholders:
@@ -78,7 +79,7 @@ class Placeholders:
         # one alternation; each alternative's len group renamed so they can coexist
         parts = [re.sub(r"\(\?P<len>", f"(?P<len{i}>", p) for i, p in enumerate(pats)]
         regex = re.compile("|".join(f"(?:{p})" for p in parts), re.IGNORECASE) if parts else None
-        return cls(pats, regex)
+        return cls(pats, regex, tuple(extra))
 
     def original_chars(self, text: str) -> tuple[int, int]:
         """(characters the placeholders in ``text`` stand for, how many placeholders)."""
@@ -91,16 +92,30 @@ class Placeholders:
             n += 1
         return total, n
 
-    def expand(self, texts, counts: np.ndarray, tokenizer: str) -> tuple[np.ndarray, dict[str, int]]:
+    def candidates(self, texts) -> np.ndarray:
+        """Rows whose text may hold a placeholder (a vectorised prefilter: every built-in form
+        says "redacted"; the user's patterns run as regexes); :meth:`expand` decides."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        arr = texts if isinstance(texts, (pa.Array, pa.ChunkedArray)) else pa.array(texts, type=pa.large_string())
+        hit = pc.match_substring(arr, "redacted", ignore_case=True)
+        for p in self.extra:
+            hit = pc.or_(hit, pc.match_substring_regex(arr, _loose(p)))
+        return np.flatnonzero(pc.fill_null(hit, False).to_numpy(zero_copy_only=False))
+
+    def expand(self, texts, counts: np.ndarray, tokenizer: str,
+               candidates: np.ndarray | None = None) -> tuple[np.ndarray, dict[str, int]]:
         """``counts`` (one per text, as ``tokenizer`` counted them) with every text that holds
         placeholders recounted: what is left around them plus their original lengths in
-        tokens. Returns (new counts, stats: texts expanded, placeholders, characters)."""
+        tokens. ``candidates``: :meth:`candidates` of ``texts``, when already found. Returns
+        (new counts, stats: texts expanded, placeholders, characters)."""
         from workbench.tokens.tokenizers import count_texts
 
         stats = {"texts_expanded": 0, "placeholders": 0, "original_chars": 0}
         if self._regex is None or len(counts) == 0:
             return counts, stats
-        candidates = _candidates(texts, self._regex.pattern)
+        candidates = self.candidates(texts) if candidates is None else candidates
         if candidates.size == 0:
             return counts, stats
         items = texts.to_pylist() if hasattr(texts, "to_pylist") else list(texts)
@@ -125,24 +140,14 @@ class Placeholders:
         return out, stats
 
 
-def _candidates(texts, pattern: str) -> np.ndarray:
-    """Rows whose text may hold a placeholder (vectorised prefilter; the regex decides)."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    arr = texts if isinstance(texts, (pa.Array, pa.ChunkedArray)) else pa.array(texts, type=pa.large_string())
-    hit = pc.match_substring_regex(arr, r"(?i)redacted|" + _loose(pattern))
-    return np.flatnonzero(pc.fill_null(hit, False).to_numpy(zero_copy_only=False))
-
-
 def _loose(pattern: str) -> str:
-    """``pattern`` for RE2 (Arrow): Python's named groups ``(?P<x>`` are RE2's too; a
-    pattern RE2 cannot take falls back to every non-empty text."""
+    """``pattern`` for RE2 (Arrow), case-insensitive like the matching itself: Python's named
+    groups ``(?P<x>`` are RE2's too; a pattern RE2 cannot take falls back to every text."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     try:
-        pc.match_substring_regex(pa.array([""]), pattern)
-        return pattern
+        pc.match_substring_regex(pa.array([""]), "(?i)" + pattern)
+        return "(?i)" + pattern
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return "."
