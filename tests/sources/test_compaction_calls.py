@@ -5,6 +5,7 @@ compaction call, never a conversation replayed on its own. Hand-built logs."""
 from __future__ import annotations
 
 import polars as pl
+import pytest
 
 from tests.sources.conftest import parse_file, write_jsonl
 from workbench.continuity.enums import EventKind, Origin
@@ -170,3 +171,24 @@ def test_codex_compaction_usage_is_a_background_call_not_a_request(tmp_path):
     main = [(cols["request"][i], cols["usage_input"][i]) for i in usage_rows if i not in call]
     assert main == [(0, 1000), (1, 400)]
     assert "compaction_calls" not in without.meta
+
+
+def test_the_totals_price_the_recorded_compaction_call_apart(recorded_dir, tmp_path):
+    """ae4a77f8's summarizer call (agent-acompact: input 3, cache read 17,842, cache write
+    121,689, output 8) is its compaction's call in the totals, not a request of its own."""
+    from workbench.continuity.dataset import load_dataset
+    from workbench.engine.pricing import price_table
+    from workbench.engine.run import prepare_dataset
+    from workbench.evaluate.fidelity_predictive import totals_table
+    from workbench.sources.importer import import_paths
+
+    main = recorded_dir / "claude-code" / "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl"
+    ds = load_dataset(import_paths([main], tmp_path / "ds").path)
+    totals = totals_table(prepare_dataset(ds, "cl100k"), {"logs": {}}, manifest=ds.manifest)
+    assert not totals["continuity_id"].str.contains("acompact").any()
+    row = totals.filter(pl.col("continuity_id") == "ae4a77f8-aedd-4bc1-888f-c94edc91af04").row(0, named=True)
+    p = price_table(row["model"])
+    bill = 3 * p.input.base + 17_842 * p.cache_read.base + 121_689 * p.cache_write.base + 8 * p.output.base
+    assert row["compaction_calls_recorded"] == 1 and row["compaction_calls_simulated"] == 1  # as-recorded
+    assert row["recorded_compaction_cost_usd"] == pytest.approx(bill)
+    assert row["simulated_compaction_cost_usd"] > 0

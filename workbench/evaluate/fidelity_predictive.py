@@ -136,17 +136,21 @@ def totals_table(inputs, profiles: dict[str, Any], *, engine: str = "kernel", pr
     from ``manifest``) has no known output: its output is left out on both sides."""
     import polars as pl
 
+    from workbench.engine.enums import CallKind
     from workbench.engine.presets import get_policy
     from workbench.engine.records import LEDGER
     from workbench.sources.claude_code import cache_writes_1h, usage_placeholders
+    from workbench.sources.compaction_calls import compaction_calls
 
     pol = get_policy("as-recorded")
     unknown_output = usage_placeholders(manifest or {})
     writes_1h = cache_writes_1h(manifest or {})
+    recorded_calls = compaction_calls(manifest or {})
     wanted = [inp for inp in inputs if inp.recorded_prompt is not None and (inp.recorded_prompt >= 0).any()]
     rows = []
     for name, view, _rule, line, prov, led, _ev in _replays(wanted, lambda i: pol, _lines(profiles),
                                                            engine, price_as):
+        comp = led[led[:, LEDGER.call_kind] == CallKind.COMPACTION]
         main = led[led[:, LEDGER.call_kind] == 0]
         req = main[:, LEDGER.request]
         has = view.recorded_prompt[req] >= 0
@@ -199,6 +203,18 @@ def totals_table(inputs, profiles: dict[str, Any], *, engine: str = "kernel", pr
             row[f"recorded_{k}_usd"] = float(r_.sum())
             row[f"simulated_{k}_usd"] = float(s_.sum())
             row[f"{k}_error_pct"] = _pct(float(s_.sum()), float(r_.sum()))
+        # the compaction calls apart (not in the totals above): what the log recorded for them
+        # (workbench.sources.compaction_calls) against the replay's compaction calls
+        calls = recorded_calls.get(view.continuity_id, [])
+        c = {k: np.array([e[k] for e in calls], np.int64) for k in ("input", "cache_read", "cache_write", "output")}
+        row["compaction_calls_recorded"] = len(calls)
+        row["recorded_compaction_cost_usd"] = float(prov.prices.cost(
+            c["input"] + c["cache_read"] + c["cache_write"], c["cache_read"], c["cache_write"], c["input"],
+            c["output"]).sum()) if calls else 0.0
+        row["compaction_calls_simulated"] = len(comp)
+        row["simulated_compaction_cost_usd"] = float(prov.prices.cost(
+            comp[:, LEDGER.prompt_tokens], comp[:, LEDGER.cache_read_tokens], comp[:, LEDGER.cache_write_tokens],
+            comp[:, LEDGER.uncached_tokens], comp[:, LEDGER.output_tokens]).sum())
         rows.append(row)
     return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame(
         schema={"continuity_id": pl.String, "harness": pl.String, "line": pl.String})
