@@ -211,7 +211,7 @@ def fidelity_audit(dataset, *, engine: str = "kernel", price_as: str | None = No
     profiles = fit_profiles(ds)
     inputs = prepare_dataset(ds, "cl100k")
     preset = preset_compactions(ds, inputs, profiles, engine=engine, price_as=price_as)
-    totals = totals_table(inputs, profiles, engine=engine, price_as=price_as)
+    totals = totals_table(inputs, profiles, engine=engine, price_as=price_as, manifest=ds.manifest)
     config = {**res["config"], "profiles_fitted_on": profiles["fitted_from"]}
     return AuditResult("fidelity", {N.FIDELITY_REQUESTS: res["requests"], N.FIDELITY: res["summary"],
                                     N.FIDELITY_COMPACTIONS: res["compactions"],

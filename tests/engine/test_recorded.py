@@ -50,8 +50,9 @@ CHECKPOINT = "continuity_compaction_checkpoint_created"
 # 2 sub-agents, Codex 2, Gemini 1, SWE-agent 3, mini-swe-agent 1, OpenHands 1, OpenHands SDK
 # 3, aider complex-change 1), 92 '# aider chat started at' sessions in the four aider
 # history excerpts (12 + 4 + 50 + 26), 4 Roo Code and 2 Cline task directories (one
-# continuity per folder of roo-code/ and cline/)
-N_CONTINUITIES = 19 + 92 + 4 + 2
+# continuity per folder of roo-code/ and cline/); the replay leaves out one of them,
+# Claude Code's summarizer call agent-acompact (its parent's compaction call, issue 28)
+N_CONTINUITIES = 19 + 92 + 4 + 2 - 1
 # the Roo Code condensation (roo-code/natural-already-condensed): history[1] is the summary
 # (isSummary), history[3] the first assistant message after it, request 0 (no assistant
 # message is left before the summary: Roo Code then deleted the condensed ones)

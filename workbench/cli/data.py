@@ -39,16 +39,26 @@ def import_(
     out: Annotated[Path, typer.Option(help="dataset directory, e.g. datasets/NAME")],
     format: Annotated[str | None, typer.Option("--format", help="force a source format")] = None,
     on_error: Annotated[str, typer.Option(help="fail | skip malformed records")] = "fail",
+    placeholder_pattern: Annotated[list[str] | None, typer.Option(
+        "--placeholder-pattern", help="a redaction placeholder that keeps the original length: a regular "
+        "expression with a named group len (repeatable; built-in forms such as [REDACTED len=N sha=...] "
+        "are always recognised)")] = None,
     force: Force = False,
 ) -> None:
     """Import real agent logs into the canonical format."""
     from workbench.sources.importer import import_paths
 
-    ds = import_paths(paths, out, fmt=format, on_error=on_error, progress=True, force=force)
+    ds = import_paths(paths, out, fmt=format, on_error=on_error, progress=True, force=force,
+                      placeholder_patterns=tuple(placeholder_pattern or ()))
     c = ds.manifest["counts"]
-    skipped = ds.manifest.get("import", {}).get("skipped_total", 0)
+    imp = ds.manifest.get("import", {})
+    skipped = imp.get("skipped_total", 0)
+    ph = imp.get("placeholders") or {}
+    expanded = (f", {ph['texts_expanded']:,} redacted texts counted at their original length "
+                f"({ph['placeholders']:,} placeholders, {ph['original_chars']:,} characters)"
+                if ph.get("texts_expanded") else "")
     say(f"wrote {ds.path} ({c['continuities']} continuities, {c['events']:,} events, "
-        f"{c['requests']:,} requests, {skipped} records skipped)")
+        f"{c['requests']:,} requests, {skipped} records skipped{expanded})")
 
 
 @command()

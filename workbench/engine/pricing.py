@@ -51,6 +51,9 @@ class PriceTable:
     cache_write: Component
     output: Component
     bills_cache_writes: bool = False  # genai-prices lists a cache-write price for the model
+    # the 1-hour cache-write tier (Anthropic: 2x the input price, against 1.25x for the 5-minute
+    # one; genai-prices' cache_write_1h_mtok); None: priced as any cache write
+    cache_write_1h: Component | None = None
 
     @functools.cached_property
     def array(self) -> np.ndarray:
@@ -67,6 +70,14 @@ class PriceTable:
             for t, (start, price) in enumerate(sorted(comp.tiers)):
                 table[row, nb.COLUMN.FIRST_TIER + 2 * t: nb.COLUMN.FIRST_TIER + 2 * t + 2] = start, price
         return table
+
+    def write_1h_extra(self, tokens_1h) -> np.ndarray:
+        """$ that cache writes at the 1-hour tier cost on top of the same tokens priced as
+        (5-minute) cache writes, per call (the base prices: tiers are not applied)."""
+        t = np.asarray(tokens_1h, dtype=np.float64)
+        if self.cache_write_1h is None:
+            return np.zeros_like(t)
+        return t * (self.cache_write_1h.base - self.cache_write.base)
 
     def cost(self, prompt, cache_read, cache_write, uncached, output) -> np.ndarray:
         """$ of each call (arrays of token counts per call)."""
@@ -169,4 +180,6 @@ def price_table(model: str, provider: str | None = None) -> PriceTable:
         cache_write=_component(mp.cache_write_mtok, inp),
         output=_component(mp.output_mtok, None),
         bills_cache_writes=mp.cache_write_mtok is not None,
+        cache_write_1h=(_component(mp.cache_write_1h_mtok, None)
+                        if getattr(mp, "cache_write_1h_mtok", None) is not None else None),
     )

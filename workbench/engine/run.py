@@ -180,11 +180,13 @@ def replay(inp, policy: Policy, provider, engine: str = "kernel"):
 
 
 def prepare_dataset(ds, tokenizer: str) -> list:
-    """ReplayInput per continuity of a dataset (sorted by continuity index)."""
+    """ReplayInput per continuity of a dataset (sorted by continuity index) but the compaction
+    calls recorded as continuities (:mod:`workbench.sources.compaction_calls`)."""
     import polars as pl
 
     from workbench.continuity.schema import token_column
     from workbench.engine.prepare import prepare_continuity
+    from workbench.sources.compaction_calls import compaction_call_ids
 
     if tokenizer not in ds.tokenizers:
         raise WorkbenchError(f"dataset {ds.name} has no {token_column(tokenizer)} column; "
@@ -197,8 +199,8 @@ def prepare_dataset(ds, tokenizer: str) -> list:
     ev = _read_columns(ds, cols)
     conts = ds.continuities()
     bounds = _sorted_bounds(ev)
-    inputs = []
-    for row in conts.iter_rows(named=True):
+    calls, inputs = compaction_call_ids(ds.manifest), []
+    for row in (r for r in conts.iter_rows(named=True) if r["continuity_id"] not in calls):
         if bounds is not None:  # a zero-copy slice
             lo, hi = bounds(row["continuity"])
             part = ev.slice(lo, hi - lo)

@@ -61,7 +61,6 @@ POLICY = "as-recorded"
 # more, is a stream snapshot (Claude Code's message_start value), not the real output
 OUTPUT_PLACEHOLDER_MAX = 1
 CHECKPOINT = "continuity_compaction_checkpoint_created"
-SUMMARIZER_PREFIX = "agent-acompact"  # Claude Code's compaction call, a subagent file
 
 
 def _ape(sim, rec):
@@ -119,7 +118,7 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
     import polars as pl
 
     from workbench.continuity.dataset import Dataset, load_dataset
-    from workbench.continuity.enums import EventKind
+    from workbench.continuity.enums import EventKind, Origin
     from workbench.continuity.schema import USAGE_COLUMNS
     from workbench.engine.accounting import Accountant
     from workbench.engine.presets import get_policy
@@ -133,25 +132,30 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
         stable_run_id,
     )
     from workbench.evaluate.fidelity_runs import run_level_frame
+    from workbench.sources.claude_code import usage_placeholders
+    from workbench.sources.compaction_calls import calls_by_boundary, parents_of_calls
 
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
     pol = get_policy(policy) if isinstance(policy, str) else policy
     conts = ds.continuities()
     ids = dict(zip(conts["continuity"].to_list(), conts["continuity_id"].to_list(), strict=True))
     fmt_of = dict(zip(conts["continuity_id"].to_list(), conts["source_format"].to_list(), strict=True))
-    parent_of = {ids[c]: (ids.get(p) if p >= 0 else None)
-                 for c, p in zip(conts["continuity"].to_list(), conts["parent"].to_list(), strict=True)}
-    ev = ds.events(columns=["continuity", "seq", "kind", "flags", "request", *USAGE_COLUMNS,
+    call_of = parents_of_calls(ds.manifest)  # compaction calls recorded as continuities
+    ev = ds.events(columns=["continuity", "seq", "kind", "flags", "origin", "request", *USAGE_COLUMNS,
                             "compact_trigger", "compact_pre_tokens"])
     cid_expr = pl.col("continuity").replace_strict(ids, return_dtype=pl.String).alias("continuity_id")
-    usage = ev.filter(pl.col("usage_input") >= 0).with_columns(cid_expr)
+    # a background call's usage (Codex's compaction request) is no request of the conversation:
+    # the compactions frame shows it
+    usage = ev.filter((pl.col("usage_input") >= 0) & (pl.col("origin") != int(Origin.BACKGROUND))
+                      ).with_columns(cid_expr)
     bounds = ev.filter(pl.col("kind") == int(EventKind.COMPACTION)).with_columns(cid_expr)
     runs = {r["continuity_id"]: r for r in ((ds.manifest.get("import") or {}).get("run_usage") or {})
             .get("by_continuity", [])}
     index_of = {cid: c for c, cid in ids.items()}
     with_runs = {index_of[cid] for cid in runs if cid in index_of}
     compared = sorted(set(usage["continuity"].to_list()) | set(bounds["continuity"].to_list()))
-    selected = sorted(set(compared) | with_runs)  # replayed; run-level-only ones feed run_level
+    # replayed (run-level-only ones feed run_level); a compaction call is its parent's call
+    selected = sorted(c for c in set(compared) | with_runs if ids[c] not in call_of)
     acct = Accountant(accounting, profiles, line_source, tokenizer, overrides=lines)
     run_id = stable_run_id(ds.manifest, [pol], tokenizer, 0, None, acct)
     config = {"run_id": run_id, "policy": pol.name, "engine": engine, "tokenizer": tokenizer,
@@ -177,9 +181,9 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
     ledger = (pl.concat(ledgers, how="vertical") if ledgers else None)
     sim_events = pl.concat(events, how="diagonal_relaxed") if events else None
 
-    requests = _request_frame(usage, ledger, fmt_of, cal, inputs)
-    compactions = _compaction_frame(bounds, sim_events, ledger, usage, fmt_of, cal, inputs, ids,
-                                    parent_of)
+    requests = _request_frame(usage, ledger, fmt_of, cal, inputs, call_of, usage_placeholders(ds.manifest))
+    compactions = _compaction_frame(bounds, sim_events, ledger, usage, fmt_of, cal, inputs,
+                                    calls_by_boundary(ds.manifest))
     continuities = _continuity_frame(requests, compactions, ledger, cal, fmt_of, compared, ids)
     summary = _summary(requests, compactions, ledger, fmt_of, key="source_format")
     model_of = dict(zip(conts["continuity_id"].to_list(), conts["model"].to_list(), strict=True))
@@ -191,7 +195,7 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
 # ------------------------------------------------------------------ per request
 
 
-def _request_frame(usage, ledger, fmt_of, cal, inputs):
+def _request_frame(usage, ledger, fmt_of, cal, inputs, call_of, placeholders):
     import polars as pl
 
     rec = (usage.group_by("continuity", "continuity_id", "request", maintain_order=True)
@@ -238,6 +242,9 @@ def _request_frame(usage, ledger, fmt_of, cal, inputs):
     a = pl.when(applied).then(0.0).otherwise(pl.col("intercept"))
     b = pl.when(applied).then(1.0).otherwise(pl.col("factor"))
     sp, sr, sw = pl.col("simulated_prompt"), pl.col("simulated_cache_read"), pl.col("simulated_cache_write")
+    flagged = pl.DataFrame([(cid, int(r), True) for cid, reqs in placeholders.items() for r in reqs], orient="row",
+                           schema={"continuity_id": pl.String, "request": pl.Int64, "_import_placeholder": pl.Boolean})
+    df = df.join(flagged, on=["continuity_id", "request"], how="left")  # the import's per-release rule
     df = df.with_columns((a + b * sp).alias("calibrated_prompt"))
     none = sp.is_null() | a.is_null() | b.is_null()  # nothing simulated, or no fitted line
     df = df.with_columns(
@@ -263,8 +270,8 @@ def _request_frame(usage, ledger, fmt_of, cal, inputs):
         _ape(pl.col("simulated_output").cast(pl.Float64), ro).alias("output_ape"),
         pl.when(rp > 0).then(rr / rp * 100.0).otherwise(None).alias("recorded_cache_hit_pct"),
         pl.when(sp > 0).then(sr / sp * 100.0).otherwise(None).alias("simulated_cache_hit_pct"),
-        ((ro <= OUTPUT_PLACEHOLDER_MAX) & (pl.col("simulated_output") > ro))
-        .fill_null(False).alias("recorded_output_placeholder"),
+        (((ro <= OUTPUT_PLACEHOLDER_MAX) & (pl.col("simulated_output") > ro)).fill_null(False)
+         | pl.col("_import_placeholder").fill_null(False)).alias("recorded_output_placeholder"),
     ).with_columns(
         (pl.col("simulated_cache_hit_pct") - pl.col("recorded_cache_hit_pct")).alias("cache_hit_error_pp"),
     )
@@ -275,7 +282,10 @@ def _request_frame(usage, ledger, fmt_of, cal, inputs):
             "continuity_id", "request", "simulated_prompt", "calibration_status",
             "recorded_output_placeholder").iter_rows():
         parts = []
-        if req < 0:
+        if cid in call_of:
+            parts.append(f"compaction call of {call_of[cid][0]} (request {call_of[cid][1]}): compared as "
+                         "that compaction's call, never replayed on its own")
+        elif req < 0:
             parts.append("usage without a request index")
         elif sim is None:
             if replayed.get(cid, 0) == 0:
@@ -285,7 +295,7 @@ def _request_frame(usage, ledger, fmt_of, cal, inputs):
         if status != "ok" and not status.startswith(("own fit", "profile")):
             parts.append(f"no calibration ({status})")
         if placeholder:
-            parts.append("recorded output is a stream snapshot (<= 1 token)")
+            parts.append("recorded output is a stream snapshot (<= 1 token, or a placeholder of its release)")
         notes.append("; ".join(parts) or None)
     df = df.with_columns(pl.Series("note", notes, dtype=pl.String),
                          pl.col("simulated_compaction").fill_null(False))
@@ -304,7 +314,7 @@ def _request_frame(usage, ledger, fmt_of, cal, inputs):
 
 # ------------------------------------------------------------------ compactions
 
-def _compaction_frame(bounds, sim_events, ledger, usage, fmt_of, cal, inputs, ids, parent_of):
+def _compaction_frame(bounds, sim_events, ledger, usage, fmt_of, cal, inputs, recorded_calls):
     import polars as pl
 
     from workbench.continuity.enums import TRIGGER_NAMES
@@ -350,11 +360,6 @@ def _compaction_frame(bounds, sim_events, ledger, usage, fmt_of, cal, inputs, id
                 "continuity_id", "source_request", "prompt_tokens", "cached_input_tokens").iter_rows():
             summarizer_calls[(cid, int(req))] = (int(prompt), int(read))
     by_id = {inp.continuity_id: inp for inp in inputs.values()}
-    # Claude Code writes the summarizer's own call to a subagent file agent-acompact-*
-    acompact: dict[str, list[str]] = {}
-    for cid, parent in parent_of.items():
-        if parent is not None and cid.rsplit("/", 1)[-1].startswith(SUMMARIZER_PREFIX):
-            acompact.setdefault(parent, []).append(cid)
     out = []
     for (cid, _), r in sorted(rows.items(), key=lambda kv: (kv[0][0], kv[1].get("boundary_seq", -1),
                                                             kv[1].get("simulated_request", -1))):
@@ -374,13 +379,7 @@ def _compaction_frame(bounds, sim_events, ledger, usage, fmt_of, cal, inputs, id
             after = int(inp.tokens[b_row:p][vis[b_row:p]].sum()) if b_row < p else 0
             pre_sim = r["simulated_context_before"] - after
         summ_sim, summ_sim_read = summarizer_calls.get((cid, sim_req), (None, None))
-        summ_rec = summ_rec_read = None
-        kids = acompact.get(cid, [])
-        n_bounds = sum(1 for k in rows if k[0] == cid and rows[k]["recorded_boundaries"])
-        if len(kids) == 1 and n_bounds == 1 and r["recorded_boundaries"]:
-            vals = [v for (k, q), v in rec_usage.items() if k == kids[0]]
-            if vals:
-                summ_rec, summ_rec_read = sum(v[0] for v in vals), sum(v[1] for v in vals)
+        summ_rec, summ_rec_read = recorded_calls.get((cid, r.get("boundary_seq", -1)), (None, None))
         pre_cal = _calib(pre_sim, a, b)
         rec_pre = r.get("recorded_pre_tokens")
         out.append({

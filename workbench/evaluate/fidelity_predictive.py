@@ -129,24 +129,40 @@ def preset_compactions(ds, inputs, profiles: dict[str, Any], *, engine: str = "k
     return pl.DataFrame(rows, schema=schema)
 
 
-def totals_table(inputs, profiles: dict[str, Any], *, engine: str = "kernel", price_as: str | None = None):
+def totals_table(inputs, profiles: dict[str, Any], *, engine: str = "kernel", price_as: str | None = None,
+                 manifest: dict[str, Any] | None = None):
     """One row per continuity with recorded usage × line: the as-recorded replay's totals
-    against the recorded ones (main calls of requests the log has usage for)."""
+    against the recorded ones (main calls of requests the log has usage for). A request whose
+    recorded output count is a streaming placeholder (the import's ``usage_placeholders``,
+    from ``manifest``) has no known output: its output is left out on both sides."""
     import polars as pl
 
+    from workbench.engine.enums import CallKind
     from workbench.engine.presets import get_policy
     from workbench.engine.records import LEDGER
+    from workbench.sources.claude_code import cache_writes_1h, usage_placeholders
+    from workbench.sources.compaction_calls import compaction_calls
 
     pol = get_policy("as-recorded")
+    unknown_output = usage_placeholders(manifest or {})
+    writes_1h = cache_writes_1h(manifest or {})
+    recorded_calls = compaction_calls(manifest or {})
     wanted = [inp for inp in inputs if inp.recorded_prompt is not None and (inp.recorded_prompt >= 0).any()]
     rows = []
     for name, view, _rule, line, prov, led, _ev in _replays(wanted, lambda i: pol, _lines(profiles),
                                                            engine, price_as):
+        comp = led[led[:, LEDGER.call_kind] == CallKind.COMPACTION]
         main = led[led[:, LEDGER.call_kind] == 0]
         req = main[:, LEDGER.request]
         has = view.recorded_prompt[req] >= 0
         main = main[has]
         rec_prompt, rec_read, rec_write, rec_out = _recorded_usage(view)
+        unknown = unknown_output.get(view.continuity_id)
+        if unknown:
+            rec_src = view.req_source[np.flatnonzero(view.recorded_prompt >= 0)]
+            rec_out = np.where(np.isin(rec_src, list(unknown)), 0, rec_out)
+            main = main.copy()
+            main[np.isin(view.req_source[main[:, LEDGER.request]], list(unknown)), LEDGER.output_tokens] = 0
         sim = {k: int(main[:, getattr(LEDGER, c)].sum()) for k, c in
                (("prompt", "prompt_tokens"), ("cache_read", "cache_read_tokens"),
                 ("cache_write", "cache_write_tokens"), ("output", "output_tokens"))}
@@ -160,10 +176,26 @@ def totals_table(inputs, profiles: dict[str, Any], *, engine: str = "kernel", pr
         rec_cost = prov.prices.cost(rec_prompt, rec_read, rec_write, rec_uncached, rec_out)
         rec_input_cost = prov.prices.cost(rec_prompt, rec_read, rec_write, rec_uncached,
                                           np.zeros(rec_prompt.size, np.int64))
+        # cache writes the log records at the 1-hour tier: the bill has them at its price; a
+        # replay that writes what the log recorded (anchored, unchanged) wrote them too, one
+        # whose writes the cache model chose writes at the 5-minute tier
+        tier = writes_1h.get(view.continuity_id)
+        if tier:
+            rec_src = view.req_source[np.flatnonzero(view.recorded_prompt >= 0)]
+            rec_1h = np.array([tier.get(int(q), 0) for q in rec_src], np.int64)
+            rec_extra = prov.prices.write_1h_extra(rec_1h)
+            rec_cost, rec_input_cost = rec_cost + rec_extra, rec_input_cost + rec_extra
+            sim_req = main[:, LEDGER.request]
+            sim_1h = np.array([tier.get(int(q), 0) for q in view.req_source[sim_req]], np.int64)
+            as_recorded = ((main[:, LEDGER.prompt_tokens] == view.recorded_prompt[sim_req])
+                           & (main[:, LEDGER.cache_write_tokens] == np.maximum(view.recorded_cache[1][sim_req], 0)))
+            sim_extra = prov.prices.write_1h_extra(np.where(as_recorded, sim_1h, 0))
+            sim_cost, sim_input_cost = sim_cost + sim_extra, sim_input_cost + sim_extra
         recorded = {"prompt": int(rec_prompt.sum()), "cache_read": int(rec_read.sum()),
                     "cache_write": int(rec_write.sum()), "output": int(rec_out.sum())}
         row = {"continuity_id": view.continuity_id, "harness": view.harness, "line": name,
-               "line_source": line.source, "model": prov.model, "requests": int(has.sum())}
+               "line_source": line.source, "model": prov.model, "requests": int(has.sum()),
+               "output_unknown_requests": len(unknown or ())}
         for k in ("prompt", "cache_read", "cache_write", "output"):
             row[f"recorded_{k}_tokens"] = recorded[k]
             row[f"simulated_{k}_tokens"] = sim[k]
@@ -172,6 +204,18 @@ def totals_table(inputs, profiles: dict[str, Any], *, engine: str = "kernel", pr
             row[f"recorded_{k}_usd"] = float(r_.sum())
             row[f"simulated_{k}_usd"] = float(s_.sum())
             row[f"{k}_error_pct"] = _pct(float(s_.sum()), float(r_.sum()))
+        # the compaction calls apart (not in the totals above): what the log recorded for them
+        # (workbench.sources.compaction_calls) against the replay's compaction calls
+        calls = recorded_calls.get(view.continuity_id, [])
+        c = {k: np.array([e[k] for e in calls], np.int64) for k in ("input", "cache_read", "cache_write", "output")}
+        row["compaction_calls_recorded"] = len(calls)
+        row["recorded_compaction_cost_usd"] = float(prov.prices.cost(
+            c["input"] + c["cache_read"] + c["cache_write"], c["cache_read"], c["cache_write"], c["input"],
+            c["output"]).sum()) if calls else 0.0
+        row["compaction_calls_simulated"] = len(comp)
+        row["simulated_compaction_cost_usd"] = float(prov.prices.cost(
+            comp[:, LEDGER.prompt_tokens], comp[:, LEDGER.cache_read_tokens], comp[:, LEDGER.cache_write_tokens],
+            comp[:, LEDGER.uncached_tokens], comp[:, LEDGER.output_tokens]).sum())
         rows.append(row)
     return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame(
         schema={"continuity_id": pl.String, "harness": pl.String, "line": pl.String})

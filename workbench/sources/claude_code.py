@@ -43,14 +43,23 @@ records): within one id, ``input_tokens``, ``cache_read_input_tokens`` and
 ``cache_creation_input_tokens`` are identical in every record, while ``output_tokens`` is
 a running count that never decreases and is largest on the *last* record (e.g.
 ``msg_01AjAt...``: 9, 9, 9, 209). So the last record of an id is authoritative; its usage
-is stored once, on the first event of the request. Output events carry their request
+is stored once, on the first event of the request. Lines of one API request (``requestId``)
+written under different message ids are one request too (their usage is the same response's,
+repeated). Before 2.1.97 the counts written are the streaming placeholders when the
+authoritative record has no ``stop_reason``: such requests are listed in the continuity meta
+``usage_placeholders`` (:func:`streaming_placeholders`; the recorded values are kept as
+written), and the fidelity audit does not take their output count as the bill. Cache writes
+at the 1-hour tier (``cache_creation.ephemeral_1h_input_tokens``, billed 2x the input price
+instead of 1.25x) are listed per request in the meta ``cache_write_1h``. Output events carry their request
 index; every other event carries the index of the next request that starts after it
 (the first request that can see it), or -1 when no request follows.
 
 Subagents: ``<session>/subagents/agent-*.jsonl`` files are separate continuities whose
 ``parent_id`` is the session (from the path, else from ``sessionId`` of sidechain
 records); the import driver finds them and links them. Parsing a session file never
-reads its subagent files.
+reads its subagent files. ``agent-acompact-*`` files are not conversations but the
+summarizer call of one of the parent's compactions: flagged ``compaction_agent`` in their
+meta, the import attaches them to it (:mod:`workbench.sources.compaction_calls`).
 
 >>> from pathlib import Path
 >>> import workbench
@@ -78,6 +87,7 @@ from workbench.sources.base import (
 )
 from workbench.sources.builder import guard_record
 from workbench.sources.checks import Malformed, opt_int, str_or_none
+from workbench.sources.compaction_calls import COMPACTION_AGENT, is_claude_code_compaction_agent
 from workbench.sources.lossless import add_bom_event
 from workbench.sources.lossless import roundtrip as roundtrip
 from workbench.sources.registration import register_format
@@ -113,6 +123,69 @@ def _usage_of(usage: Any) -> tuple[int, int, int, int] | None:
         for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens",
                     "output_tokens"))
     return inp, read, write, out
+
+
+# Claude Code before 2.1.97 wrote the usage of a streamed response as it stood when each
+# content block was written: input and output counts are the message_start placeholders
+# (the cache fields are accurate; ccusage#866, anthropics/claude-code#22686)
+PLACEHOLDER_FIXED_IN = (2, 1, 97)
+PLACEHOLDER_OUTPUT_MAX = 8  # message_start output counts seen in such logs: 1 to 8
+USAGE_PLACEHOLDERS = "usage_placeholders"  # the continuity meta key
+CACHE_WRITE_1H = "cache_write_1h"  # meta key: {request: cache writes at the 1-hour tier}
+PLACEHOLDER_RULE = (f"Claude Code < {'.'.join(map(str, PLACEHOLDER_FIXED_IN))}: no stop_reason, output_tokens "
+                    f"<= {PLACEHOLDER_OUTPUT_MAX} for an output of more than 16 characters a token")
+
+
+def _release(version: str | None) -> tuple[int, ...] | None:
+    parts = version.split(".")[:3] if version else []
+    try:
+        return tuple(int(p.split("-")[0]) for p in parts) if parts else None
+    except ValueError:
+        return None
+
+
+def cache_writes_1h(manifest: dict[str, Any]) -> dict[str, dict[int, int]]:
+    """Per continuity id of an imported dataset, its requests' cache writes at the 1-hour
+    tier (part of their recorded cache writes; the import's meta ``cache_write_1h``)."""
+    metas = ((manifest or {}).get("import") or {}).get("continuities") or {}
+    return {cid: {int(r): int(t) for r, t in m[CACHE_WRITE_1H].items()} for cid, m in metas.items()
+            if isinstance(m, dict) and m.get(CACHE_WRITE_1H)}
+
+
+def usage_placeholders(manifest: dict[str, Any]) -> dict[str, set[int]]:
+    """Per continuity id of an imported dataset, the requests whose recorded usage is a
+    streaming placeholder (the import's meta ``usage_placeholders``)."""
+    metas = ((manifest or {}).get("import") or {}).get("continuities") or {}
+    return {cid: set(m[USAGE_PLACEHOLDERS]["requests"]) for cid, m in metas.items()
+            if isinstance(m, dict) and m.get(USAGE_PLACEHOLDERS)}
+
+
+def streaming_placeholders(usage: list, stopped: list[bool], versions: list[str | None],
+                           chars: list[int]) -> list[int]:
+    """Requests whose recorded usage is a streaming placeholder (:data:`PLACEHOLDER_RULE`):
+    a release before :data:`PLACEHOLDER_FIXED_IN`, an authoritative record without
+    ``stop_reason``, and an output count far below what its output events hold.
+
+    >>> streaming_placeholders([(3, 10, 0, 1), (3, 10, 0, 1), (3, 10, 0, 1)], [False, True, False],
+    ...                        ["2.1.39", "2.1.39", "2.1.97"], [400, 400, 400])
+    [0]
+    """
+    out = []
+    for r, u in enumerate(usage):
+        rel = _release(versions[r])
+        if u is None or rel is None or rel >= PLACEHOLDER_FIXED_IN or stopped[r]:
+            continue
+        if u[3] <= PLACEHOLDER_OUTPUT_MAX and chars[r] > 16 * max(u[3], 1):
+            out.append(r)
+    return out
+
+
+def _write_1h(usage: Any) -> int:
+    """``usage.cache_creation.ephemeral_1h_input_tokens``: cache writes at the 1-hour tier
+    (inside ``cache_creation_input_tokens``, billed 2x the input price, not 1.25x)."""
+    cc = usage.get("cache_creation") if isinstance(usage, dict) else None
+    v = cc.get("ephemeral_1h_input_tokens") if isinstance(cc, dict) else None
+    return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
 
 
 # ---------------------------------------------------------------- record mapping
@@ -168,6 +241,9 @@ def _map_record(rec: Any, tool_names: dict[str, str]) -> tuple[list[dict], bool]
             s["_mid"] = mid
         specs[0]["_usage"] = usage
         specs[0]["_model"] = model
+        specs[0]["_rid"] = str_or_none(rec.get("requestId"))
+        specs[0]["_write_1h"] = _write_1h(msg.get("usage"))
+        specs[0]["_stop"] = msg.get("stop_reason")
         return specs, True
 
     if rtype == "system":
@@ -231,6 +307,11 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
     req_of: dict[str, int] = {}  # message id -> request index
     req_first_row: list[int] = []
     req_usage: list[tuple[int, int, int, int] | None] = []
+    req_of_rid: dict[str, int] = {}  # API request id -> request index
+    req_stopped: list[bool] = []  # the authoritative record has a stop_reason
+    req_version: list[str | None] = []
+    req_chars: list[int] = []  # characters of the request's output events
+    req_write_1h: dict[int, int] = {}  # request -> cache writes at the 1-hour tier
     model_requests: dict[str, int] = {}
     recognised = 0
     records = 0
@@ -267,17 +348,32 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
             usage = None
             if mid is not None:
                 request = req_of.get(mid, -1)
+                rid = spec.get("_rid")
+                if request < 0 and rid is not None and rid in req_of_rid:
+                    # one API request written under several message ids: one request, its
+                    # usage repeated on each line (see module docstring)
+                    request = req_of[mid] = req_of_rid[rid]
                 if request < 0:
                     request = len(req_first_row)
                     req_of[mid] = request
                     req_first_row.append(len(rows))
                     req_usage.append(None)
+                    req_stopped.append(False)
+                    req_version.append(None)
+                    req_chars.append(0)
                     m = spec.get("_model")
                     if m:
                         model_requests[m] = model_requests.get(m, 0) + 1
+                if rid is not None:
+                    req_of_rid.setdefault(rid, request)
                 if "_usage" in spec and spec["_usage"] is not None:
                     # the last record of a message id is authoritative (see module docstring)
                     req_usage[request] = spec["_usage"]
+                    req_stopped[request] = spec.get("_stop") is not None
+                    req_write_1h[request] = spec.get("_write_1h", 0)
+                    v = obj.get("version") if isinstance(obj, dict) else None
+                    req_version[request] = v if isinstance(v, str) else None
+                req_chars[request] += len(spec.get("text") or "")
             add(spec["kind"], role=spec.get("role", Role.NONE), text=spec.get("text"),
                 raw=raw if first else None, origin=spec.get("origin", Origin.UNKNOWN),
                 call_id=spec.get("call_id"), message_id=spec.get("message_id"),
@@ -323,10 +419,17 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
                             "models": model_requests}
     if versions:
         meta["harness_version"] = max(versions, key=versions.get)
+    if any(req_write_1h.values()):
+        meta[CACHE_WRITE_1H] = {str(r): t for r, t in sorted(req_write_1h.items()) if t}
+    placeholders = streaming_placeholders(req_usage, req_stopped, req_version, req_chars)
+    if placeholders:
+        meta[USAGE_PLACEHOLDERS] = {"rule": PLACEHOLDER_RULE, "requests": placeholders}
     if agent_id is not None:
         meta["agent_id"] = agent_id
     if session_id is not None:
         meta["session_id"] = session_id
+    if parent_id is not None and is_claude_code_compaction_agent(path, agent_id):
+        meta[COMPACTION_AGENT] = True  # the import attaches it to the parent's compaction
     return [ParsedContinuity(continuity_id=cid, source_format=NAME, source_file=str(path), rows=rows,
                              parent_id=parent_id, model=model, provider="anthropic", meta=meta)]
 

@@ -42,6 +42,13 @@ are already inside ``output_tokens`` (checked: ``total_tokens = input_tokens +
 output_tokens`` on every record, with ``reasoning_output_tokens`` > 0). A token_count
 repeating the previous ``total_token_usage`` with no output in between is a duplicate:
 kept as USAGE named ``token_count_duplicate``, without usage, not a request.
+A token_count with nothing produced since the previous one, next to a compaction (a
+``compacted`` record or a ``compaction`` item after the previous token_count or before the
+next output) and with its own ``last_token_usage`` is the compaction request's usage: Codex
+≥ 0.154 writes one and leaves it out of ``total_token_usage`` (openai/codex#47003). It is
+kept as USAGE named ``token_count_compaction`` of origin BACKGROUND, with its usage, not a
+request of the conversation; the continuity meta lists it under ``compaction_calls``
+(:mod:`workbench.sources.compaction_calls`).
 Rollouts without any token_count (Codex Desktop) have no usage; there, a request is one
 run of consecutive model outputs (a run ends at the next input: user/developer message
 or tool result). Inputs and side effects carry the next request (-1 if none follows).
@@ -57,6 +64,7 @@ from workbench.errors import SourceError
 from workbench.sources.base import Detection, EventRows, ParseContext, ParsedContinuity, iter_jsonl
 from workbench.sources.builder import guard_record
 from workbench.sources.checks import Malformed, opt_int, str_or_none
+from workbench.sources.compaction_calls import COMPACTION_CALLS
 from workbench.sources.lossless import add_bom_event
 from workbench.sources.lossless import roundtrip as roundtrip
 from workbench.sources.registration import register_format
@@ -274,7 +282,8 @@ class _Parser:
                 usage = _usage(info.get("last_token_usage"))
                 total = info.get("total_token_usage")
                 return [({"kind": EventKind.USAGE, "origin": Origin.HARNESS, "ts_ms": ts, "name": "token_count",
-                          "_usage": usage, "_total": dumps(total)}, OTHER)]
+                          "_usage": usage, "_total": dumps(total),
+                          "_last": dumps(info.get("last_token_usage"))}, OTHER)]
             return [({"kind": EventKind.SIDE_EFFECT, "origin": Origin.HARNESS, "ts_ms": ts,
                       "name": "token_count"}, OTHER)]
         if t in ("task_started", "turn_started"):
@@ -318,6 +327,64 @@ def _has_token_info(rec: Any) -> bool:
     return isinstance(p, dict) and p.get("type") == "token_count" and isinstance(p.get("info"), dict)
 
 
+def _is_compaction(spec: dict) -> bool:
+    return spec["kind"] == EventKind.COMPACTION or (
+        spec["kind"] == EventKind.SUMMARY and str(spec.get("name", "")).startswith("remote_compaction"))
+
+
+def _record_is_compaction(rec: Any) -> bool:
+    if not isinstance(rec, dict):
+        return False
+    if rec.get("type") == "compacted":
+        return True
+    p = rec.get("payload")
+    return rec.get("type") == "response_item" and isinstance(p, dict) and p.get("type") in (
+        "compaction", "compaction_summary")
+
+
+def _record_is_output(rec: Any) -> bool:
+    if not isinstance(rec, dict):
+        return False
+    p = rec.get("payload") if "payload" in rec else rec
+    if not isinstance(p, dict) or rec.get("type") not in ("response_item", *LEGACY_ITEM_TYPES):
+        return False
+    t = p.get("type")
+    return (t == "message" and p.get("role") == "assistant") or t in (
+        "reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call")
+
+
+def _compaction_ahead(items: list[tuple]) -> list[bool]:
+    """Per read item: a compaction record follows it before the next model output or
+    token_count (a compaction request's token_count written before its ``compacted``)."""
+    out = [False] * len(items)
+    seen = False
+    for k in range(len(items) - 1, -1, -1):
+        out[k] = seen
+        rec = items[k][2] if items[k][0] is not None else None
+        if _record_is_compaction(rec):
+            seen = True
+        elif _record_is_output(rec) or _has_token_info(rec):
+            seen = False
+    return out
+
+
+def _compaction_calls(rows: EventRows, call_rows: list[int]) -> list[dict[str, Any]]:
+    """The ``compaction_calls`` meta entries of the compaction usage rows: each call's usage
+    and the compaction it made (the first COMPACTION row after it, else the last before)."""
+    cols = rows.cols
+    bounds = [i for i, kd in enumerate(cols["kind"]) if kd == EventKind.COMPACTION]
+    out = []
+    for row in call_rows:
+        after = [b for b in bounds if b > row]
+        before = [b for b in bounds if b < row]
+        b = after[0] if after else (before[-1] if before else None)
+        req = cols["request"][b] if b is not None else -1
+        out.append({"source": "token_count", "boundary_seq": b, "request": req if req >= 0 else None,
+                    "calls": 1, "input": cols["usage_input"][row], "cache_read": cols["usage_cache_read"][row],
+                    "cache_write": cols["usage_cache_write"][row], "output": cols["usage_output"][row]})
+    return out
+
+
 def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
     pr = _Parser(ctx)
     rows = pr.rows
@@ -335,12 +402,16 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
     request = 0  # the request currently being produced / awaited
     outputs_open = False  # outputs seen since the last request boundary
     last_total: str | None = None
+    last_usage: str | None = None
+    compacted_since = False  # a compaction since the last token_count
+    ahead = _compaction_ahead(items)
+    call_rows: list[int] = []  # USAGE rows of compaction calls
     rel_rows: list[int] = []  # non-output rows: their request is fixed up at the end
     add = rows.add
     bom_row = add_bom_event(ctx, add, request=0)
     if bom_row is not None:
         rel_rows.append(bom_row)
-    for line, raw, obj in items:
+    for k, (line, raw, obj) in enumerate(items):
         if line is None:  # a line iter_jsonl could not read (on_error="skip")
             kind, kw = obj
             rows.add(kind, **kw)
@@ -358,6 +429,14 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
             if rel == OUT:
                 outputs_open = True
                 req = request
+            elif "_usage" in spec and not outputs_open and (compacted_since or ahead[k]) and \
+                    spec["_last"] != last_usage:  # the compaction request's own usage
+                req = request
+                usage = spec["_usage"]
+                name = "token_count_compaction"
+                spec = {**spec, "origin": Origin.BACKGROUND}
+                last_usage = spec["_last"]
+                compacted_since = False
             elif "_usage" in spec:  # a token_count closes the request being produced
                 if outputs_open or spec["_total"] != last_total:
                     req = request
@@ -368,6 +447,8 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
                     req = request - 1 if request > 0 else -1
                     name = "token_count_duplicate"
                 last_total = spec["_total"]
+                last_usage = spec["_last"]
+                compacted_since = False
             else:
                 if rel == IN and not token_mode and outputs_open:
                     request += 1  # no token counts: an input ends the run of outputs
@@ -382,6 +463,10 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
                       compact_trigger=spec.get("compact_trigger", CompactTrigger.NONE))
             if spec.get("_self_paired"):
                 rows.set(row, "pair_seq", row)
+            if name == "token_count_compaction":
+                call_rows.append(row)
+            if _is_compaction(spec):
+                compacted_since = True
             if rel != OUT and "_usage" not in spec:
                 rel_rows.append(row)
             first = False
@@ -391,12 +476,14 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
                           path=str(ctx.path), expected=EXPECTED)
     n_requests = request + (1 if outputs_open else 0)
     req_col = rows.cols["request"]
-    for row in rel_rows:
+    for row in rel_rows + call_rows:
         if req_col[row] >= n_requests:
             req_col[row] = -1
     # rows added by bad_record (skipped lines) are not requests' inputs we can place
     model = max(pr.models, key=pr.models.get) if pr.models else None
     meta = dict(pr.meta)
+    if call_rows:
+        meta[COMPACTION_CALLS] = _compaction_calls(rows, call_rows)
     meta.update({"records": len(records), "requests": n_requests, "models": pr.models,
                  "usage_recorded": token_mode})
     cid = pr.session_id or ctx.path.stem

@@ -4,7 +4,9 @@
 hidden names skipped), picks each file's format (``--format`` forces one, otherwise the
 best :mod:`~workbench.sources.detect` score), parses it, links Claude Code subagents to
 their sessions, pairs tool calls with results, counts characters and tokens, fits the
-tokenizer calibration (:mod:`~workbench.sources.calibrate`) and writes the dataset
+tokenizer calibration (:mod:`~workbench.sources.calibrate`), attaches compaction calls
+recorded apart (Claude Code's ``agent-acompact`` subagents) to the compaction they made
+(:mod:`~workbench.sources.compaction_calls`) and writes the dataset
 atomically with a manifest that lists every source file (sha256, bytes, format, records
 skipped), every skipped record (file, line, error) and the calibration per continuity.
 
@@ -223,13 +225,19 @@ def _unique_ids(ids: list[str]) -> list[str]:
 
 
 def build_tables(res: ParseResult, tokenizers: tuple[str, ...] | list[str] = ("cl100k", "approx"),
-                 *, timings: dict[str, float] | None = None):
-    """(events table, continuities table, continuity ids, unresolved parents)."""
+                 *, timings: dict[str, float] | None = None, placeholders=None,
+                 placeholder_stats: dict[str, Any] | None = None):
+    """(events table, continuities table, continuity ids, unresolved parents).
+
+    ``placeholders`` (:class:`~workbench.sources.placeholders.Placeholders`, the built-in
+    patterns when None): length-keeping redaction placeholders count as the text they
+    replaced; ``placeholder_stats`` (a dict) receives what was expanded."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     from workbench.continuity import schema as S
     from workbench.continuity.validate import pair_tool_events
+    from workbench.sources.compaction_calls import attach_compaction_calls
     from workbench.tokens.tokenizers import count_texts
 
     t0 = time.perf_counter()
@@ -258,6 +266,8 @@ def build_tables(res: ParseResult, tokenizers: tuple[str, ...] | list[str] = ("c
                 p = -1
                 unresolved.append({"continuity": ids[i], "parent_id": c.parent_id})
         parents.append(p)
+
+    attach_compaction_calls([c for _, c in conts], ids, parents)
 
     cols: dict[str, Any] = {}
     cont_idx = np.repeat(np.arange(len(conts), dtype=np.int32), sizes)
@@ -310,8 +320,16 @@ def build_tables(res: ParseResult, tokenizers: tuple[str, ...] | list[str] = ("c
     for name, typ in S.STRING_COLUMNS:
         arrays[name] = built[name] if name in built else pa.array(strs[name], type=getattr(pa, typ)())
     t1 = time.perf_counter()
+    if placeholders is None:
+        from workbench.sources.placeholders import Placeholders
+
+        placeholders = Placeholders.compile()
+    found = placeholders.candidates(text) if tokenizers else None  # once for every tokenizer
     for tok in tokenizers:
-        arrays[S.token_column(tok)] = pa.array(count_texts(text, tok), type=pa.int32())
+        counts, stats = placeholders.expand(text, count_texts(text, tok), tok, found)
+        arrays[S.token_column(tok)] = pa.array(counts, type=pa.int32())
+        if placeholder_stats is not None:
+            placeholder_stats.update(stats)
     t2 = time.perf_counter()
     schema = S.events_schema(tuple(tokenizers))
     events = pa.Table.from_arrays([arrays[f.name] for f in schema], schema=schema)
@@ -348,21 +366,27 @@ def profile_of(source_format: str) -> str | None:
 
 def import_paths(paths: list[Path], out: Path, *, fmt: str | None = None, on_error: str = "fail",
                  progress: bool = False, tokenizers=("cl100k", "approx"),
-                 timings: dict[str, float] | None = None, force: bool = False):
+                 timings: dict[str, float] | None = None, force: bool = False,
+                 placeholder_patterns: tuple[str, ...] | list[str] = ()):
     """Import logs at ``paths`` into the dataset directory ``out``; return the Dataset.
     ``out`` may be new, empty or a dataset the workbench wrote (checked before any work).
+    ``placeholder_patterns``: regular expressions with a named group ``len`` for redaction
+    placeholders besides the built-in ones (:mod:`workbench.sources.placeholders`); the
+    manifest's ``import.placeholders`` says how many texts were expanded.
 
     ``timings`` (a dict) receives the wall seconds of each phase: ``parse_s``, ``build_s``,
     ``tokenize_s``, ``calibrate_s``, ``write_s`` (benchmarks/bench_import.py prints them)."""
     from workbench.rundir import Kind, check_output, exclusive
+    from workbench.sources.placeholders import Placeholders
 
+    placeholders = Placeholders.compile(tuple(placeholder_patterns))  # a bad pattern fails first
     check_output(out, Kind.DATASET, force=force)
     with exclusive(out):
         return _import(paths, out, fmt=fmt, on_error=on_error, progress=progress, tokenizers=tokenizers,
-                       timings=timings, force=force)
+                       timings=timings, force=force, placeholders=placeholders)
 
 
-def _import(paths, out, *, fmt, on_error, progress, tokenizers, timings, force):
+def _import(paths, out, *, fmt, on_error, progress, tokenizers, timings, force, placeholders):
     from workbench.continuity.dataset import write_dataset
     from workbench.sources.calibrate import NOT_MEANINGFUL, calibrate_table
     from workbench.sources.run_usage import RUN_USAGE, summarize
@@ -380,7 +404,10 @@ def _import(paths, out, *, fmt, on_error, progress, tokenizers, timings, force):
         res = parse_files(files, fmt=fmt, on_error=on_error, progress=bar.advance)
         phases["parse_s"] = time.perf_counter() - t0
         bar.phase("building and tokenizing")
-        events, continuities, ids, unresolved = build_tables(res, tokenizers, timings=phases)
+        expanded: dict[str, Any] = {}
+        events, continuities, ids, unresolved = build_tables(res, tokenizers, timings=phases,
+                                                             placeholders=placeholders,
+                                                             placeholder_stats=expanded)
         bar.phase("calibrating")
         t1 = time.perf_counter()
         conts = [c for f in res.files for c in f.continuities]
@@ -406,6 +433,7 @@ def _import(paths, out, *, fmt, on_error, progress, tokenizers, timings, force):
         "skipped": skipped,
         "ignored": res.ignored,
         "unresolved_parents": unresolved,
+        "placeholders": {"patterns": list(placeholders.patterns), **expanded},
         "continuities": {cid: c.meta for cid, c in zip(ids, conts, strict=True)},
         "calibration": calibration,
         "run_usage": summarize({cid: c.meta[RUN_USAGE] for cid, c in zip(ids, conts, strict=True)
