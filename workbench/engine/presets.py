@@ -78,10 +78,20 @@ PRESETS: dict[str, Policy] = {p.name: p for p in (
     Policy("anthropic-compact", "server-side compaction at 150k tokens: everything before the compaction block is dropped",
            trigger=CutRule(kind="tokens", tokens=150_000, keep_first=1),
            compaction=Compaction(kind="summary", ratio=0.05, floor=1_000, cap=10_000, prompt_tokens=500)),
-    Policy("openai-responses-compact", "compact_threshold (no documented default; 80% here): opaque encrypted items that accumulate",
+    # OpenAI's compaction guide (developers.openai.com/api/docs/guides/compaction): the returned
+    # item "carries forward key prior state", and the items before the most recent compaction
+    # item may be dropped, "the latest compaction item carries the necessary context", so each
+    # item replaces everything before it, an earlier item included (it folds; it never
+    # accumulates). An input over the model's window is rejected (the Responses API's default
+    # truncation is "disabled": a 400 error), so what still does not fit after the truncation of
+    # the oldest events is a failed request
+    Policy("openai-responses-compact", "context_management compact_threshold (no documented default; 80% here): "
+           "the server replaces the rendered context, an earlier compaction item included, with one "
+           "opaque encrypted item (OpenAI compaction guide: the latest item carries the context; older "
+           "items may be dropped); on overflow a forced compaction, then the oldest events truncated; "
+           "an input still over the window is the API's 400 error (a failed request)",
            trigger=CutRule(kind="tokens", fraction=0.8, keep_first=1),
-           compaction=Compaction(kind="opaque", ratio=0.05, floor=1_000, cap=10_000, prompt_tokens=0,
-                                 accumulate=True)),
+           compaction=Compaction(kind="opaque", ratio=0.05, floor=1_000, cap=10_000, prompt_tokens=0)),
     Policy("holon-openai", "Holon's two layers (seed holon-openai-remote-compaction-boundary §4-§8): the provider "
            "window compacts at 80 % into opaque items that accumulate (metadata only, no memory.compacted; "
            "§4.2, §6); a local readable checkpoint every 32k raw tokens, on its own call, leaves the window as "
