@@ -54,6 +54,17 @@ def windows(window: int, policy: str = "p", continuity: str = "c") -> pl.DataFra
     return pl.DataFrame({"policy": [policy], "continuity_id": [continuity], "context_window": [window]})
 
 
+def plant(run: Path, name: str, frame: pl.DataFrame) -> None:
+    """Replace a run's table with a planted one, recording its new size in the run's marker
+    (as if the workbench had written it), so only the planted figures differ."""
+    from workbench.rundir.markers import file_record, read_marker, update_marker
+
+    path = Path(run) / name
+    frame.write_parquet(path)
+    marker = read_marker(Path(run))
+    update_marker(Path(run), marker, files={**marker.files, name: file_record(path)})
+
+
 def _row(**over) -> pl.DataFrame:
     base = {"policy": "p", "continuity_id": "c", "call": 0, "request": 0, "call_kind": "main",
             "prompt_tokens": 90, "input_tokens": 80, "cached_input_tokens": 10, "cache_write_tokens": 0,
@@ -100,11 +111,9 @@ def test_the_conformance_audit_fails_a_run_with_a_call_over_its_window(tmp_path)
     run = simulate(dataset, ["claude-code"], engine="reference").write(tmp_path / "run")
     assert conformance_audit(run).details["invariants_passed"]
     window = int(pl.read_parquet(Path(run) / N.SUMMARY)["context_window"][0])
-    ledger_file = Path(run) / N.LEDGER
-    ledger = pl.read_parquet(ledger_file)
-    ledger = ledger.with_columns(pl.when(pl.col("call") == 3).then(window + 1).otherwise(pl.col("prompt_tokens"))
-                                 .alias("prompt_tokens"))
-    ledger.write_parquet(ledger_file)
+    ledger = pl.read_parquet(Path(run) / N.LEDGER)
+    plant(run, N.LEDGER, ledger.with_columns(pl.when(pl.col("call") == 3).then(window + 1)
+                                             .otherwise(pl.col("prompt_tokens")).alias("prompt_tokens")))
     audit = conformance_audit(run)
     assert not audit.passed and not audit.details["invariants_passed"]
     findings = audit.tables[N.CONFORMANCE].filter(pl.col("check") == "prompt_over_window")

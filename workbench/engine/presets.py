@@ -47,7 +47,11 @@ PRESETS: dict[str, Policy] = {p.name: p for p in (
            trigger=CutRule(kind="tokens", fraction=0.9, keep_first=1),
            compaction=Compaction(kind="summary", ratio=0.04, floor=1_000, cap=8_000, prompt_tokens=700,
                                  retain="user_messages", retain_tokens=20_000, shares_cache=False)),
-    Policy("codex-remote", "compact at 90%: opaque server-side compaction item + retained messages up to 64k",
+    # Codex's remote compaction replaces the whole history with the window /responses/compact returns
+    # (codex-rs/core/src/compact_remote.rs, replace_history): the new item folds the previous one
+    Policy("codex-remote", "compact at 90%: opaque server-side compaction item + retained messages up to 64k; "
+           "the returned window replaces the history, an earlier item included [source: codex-rs/core/src/"
+           "compact_remote.rs]",
            trigger=CutRule(kind="tokens", fraction=0.9, keep_first=1),
            compaction=Compaction(kind="opaque", ratio=0.05, floor=1_000, cap=10_000, prompt_tokens=0,
                                  retain="messages", retain_tokens=64_000)),
