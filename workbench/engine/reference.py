@@ -37,6 +37,7 @@ For each request ``r`` (whose first output event is row ``p``), in order:
    history items until its compaction request fits (codex-rs/core/src/compact.rs): its prompt
    is the window, and it reads back at most the fixed prefix (the trimmed start breaks the
    common prefix; the loss is counted as ``truncation`` unless another cause came first).
+   ``docs/window-bound.md`` says why, with the providers' documents.
 5. **Prune** (session pruning, :func:`~workbench.engine.pruning.prune_step`): after an idle
    gap, the main request's prompt may carry old tool results trimmed or cleared; the context
    keeps them, and the next request sends them again. Pruned results are items of their own
