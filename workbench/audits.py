@@ -123,11 +123,13 @@ def determinism_audit(dataset, policies: Sequence, *, engine: str = "kernel",
 
 
 def conformance_audit(run_dir: str | Path) -> AuditResult:
-    """JSON Schemas, ADR-0011 invariants, the two compaction layers' rules
-    (:mod:`workbench.conformance.two_layer`; ``checked["two_layer"]``: what each examined), RFC
-    0012 scenarios, RFC 0080 degraded projection."""
+    """JSON Schemas, ADR-0011 invariants, the physical bounds of every call (no prompt over its
+    window, no cache read over its prompt, no negative tokens: :mod:`workbench.conformance.bounds`),
+    the two compaction layers' rules (:mod:`workbench.conformance.two_layer`;
+    ``checked["two_layer"]``: what each examined), RFC 0012 scenarios, RFC 0080 degraded projection."""
     import polars as pl
 
+    from workbench.conformance.bounds import bound_findings
     from workbench.conformance.bundle_refs import check_summary_refs
     from workbench.conformance.capability import degraded_matrix
     from workbench.conformance.invariants import check_result
@@ -143,20 +145,22 @@ def conformance_audit(run_dir: str | Path) -> AuditResult:
     result, ds = load_run(run_dir)
     report = check_result(result, ds)
     layers = check_two_layers(result.events, result.ledger, result.summary, result.config)
-    findings = pl.concat([report.findings, layers.findings], how="vertical")
+    bounds = bound_findings(result.ledger, result.summary)
+    findings = pl.concat([report.findings, layers.findings, bounds], how="vertical")
     # the run's own artifact store; a run written before there was one: rebuilt from its events
     store = read_store(run_dir) if has_store(run_dir) else None
     texts_file = Path(run_dir) / N.TEXTS  # the redaction audit's derived texts, when it ran
     texts = pl.read_parquet(texts_file) if texts_file.is_file() else None
     scenarios = scenarios_frame(run_scenarios(result, artifacts=store, texts=texts))
     failed_scenarios = scenarios.filter(scenarios["status"] == "fail").height
-    checked = {**conformance_checked(result.events, scenarios), "two_layer": layers.examined}
+    checked = {**conformance_checked(result.events, scenarios), "two_layer": layers.examined,
+               "calls_bounded": result.ledger.height if result.ledger is not None else 0}
     # the redaction audit's context bundles, when it ran: every summary_ref resolves in the store
     bundles_file = Path(run_dir) / N.BUNDLES
     refs = (check_summary_refs(pl.read_parquet(bundles_file), store or modelled_artifact_store(result.events).get)
             if bundles_file.is_file() else None)
     # a run with no checkpoint exercised none of the ADR-0011 invariants: that is no pass
-    invariants_passed = report.passed and layers.passed
+    invariants_passed = report.passed and layers.passed and bounds.height == 0
     passed = bool(invariants_passed and failed_scenarios == 0 and checked["checkpoints"] > 0
                   and not (refs and refs["unresolved"]))
     return AuditResult("conformance", {N.CONFORMANCE: findings, N.SCENARIOS: scenarios,

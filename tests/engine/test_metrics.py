@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.engine import metrics
-from workbench.engine.enums import CacheLoss, CallKind, EventType
+from workbench.engine.enums import CacheLoss, CallKind, EventType, LedgerFlag
 from workbench.engine.metrics_nb import add_totals_nb
 from workbench.engine.pricing import price_table
 from workbench.engine.records import (
@@ -41,6 +41,7 @@ def random_records(seed: int, n_ledger: int, n_events: int) -> tuple[np.ndarray,
     led[:, LEDGER.cache_loss] = rng.integers(0, len(CacheLoss), n_ledger)
     ev = np.zeros((n_events, N_EVENT), np.int64)
     ev[:, EVENT.type] = rng.integers(1, len(EventType) + 1, n_events)
+    led[:, LEDGER.flags] = rng.integers(0, 2 * LedgerFlag.FAILED, n_ledger)  # failed requests among them
     return led, ev
 
 
@@ -85,13 +86,30 @@ def test_totals_of_a_hand_built_ledger():
     assert got == {"requests": 2, "calls": 3, "prompt_tokens": 1_200 + 1_300 + 1_110, "input_tokens": 510,
                    "cached_input_tokens": 2_000, "cache_write_tokens": 1_100, "output_tokens": 170,
                    "compactions": 2, "flushes": 0, "overflows": 1, "edits": 0, "peak_context_tokens": 1_200,
-                   "full_requests": 1, "truncations": 1, "cache_loss_intentional": 1, "cache_loss_drift": 1}
+                   "full_requests": 1, "truncations": 1, "cache_loss_intentional": 1, "cache_loss_drift": 1,
+                   "failed_requests": 0}
     # $3 / $0.30 / $3.75 / $15 per million input / read / write / output tokens (no call over 200k)
     main = (210 * 3 + 1_000 * 0.3 + 1_100 * 3.75 + 70 * 15) / 1e6
     compaction = (300 * 3 + 1_000 * 0.3 + 100 * 15) / 1e6
     assert dict(zip(COST_COLUMNS, costs.tolist(), strict=True)) == pytest.approx(
         {"cost_usd": main + compaction, "compaction_cost_usd": compaction, "flush_cost_usd": 0.0}, rel=1e-12)
     assert compiled_totals(led, ev, 2)[0].tolist() == totals.tolist()
+
+
+def test_a_failed_request_is_counted_apart_billed_nothing_and_out_of_the_peak():
+    """Issue 26: a main request still over the window is the provider's error: both reducers
+    count it in failed_requests and leave its attempted context out of the peak and of the full
+    (uncached) requests; its zero tokens cost nothing."""
+    led = np.zeros((2, N_LEDGER), np.int64)
+    led[0, [LEDGER.prompt_tokens, LEDGER.uncached_tokens, LEDGER.context_after]] = (900, 900, 900)
+    led[1, [LEDGER.context_after, LEDGER.flags]] = (250_000, LedgerFlag.FAILED | LedgerFlag.OVERFLOW)
+    ev = np.zeros((0, N_EVENT), np.int64)
+    totals, costs = metrics.replay_totals(led, ev, PRICES)
+    got = dict(zip(TOTAL_COLUMNS, totals.tolist(), strict=True))
+    assert (got["requests"], got["failed_requests"], got["peak_context_tokens"], got["full_requests"]) == (
+        2, 1, 900, 1)
+    assert costs[0] == pytest.approx(900 * 3 / 1e6)
+    assert compiled_totals(led, ev, 1)[0].tolist() == totals.tolist()
 
 
 def test_summary_frame_columns_and_hit_rate():

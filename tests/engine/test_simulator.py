@@ -80,7 +80,8 @@ def test_buffers_too_small_for_the_replay_grow():
 
     inp = generated("long-running", 2000, 2)
     # accumulating summary segments (merged rarely) and a flush every compaction
-    pol = get_policy("openai-responses-compact", {"trigger.fraction": 0.05, "compaction.max_segments": 40})
+    pol = get_policy("openai-responses-compact", {"trigger.fraction": 0.05, "compaction.max_segments": 40,
+                                                 "compaction.accumulate": True})
     kinds, params, excluded = lowered(inp, pol, 20_000)
     want_led, want_ev = replay_kernel(inp, kinds, params, excluded)
     assert (want_ev[:, EVENT.type] == EventType.CHECKPOINT).sum() > 8  # more segments than the 2 slots

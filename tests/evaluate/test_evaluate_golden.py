@@ -16,6 +16,12 @@ Derived texts are compared by a digest of each row (text and raw text hashed). T
 ``artifact_id`` column was rewritten once, when artifact ids became the hash of the
 artifact's document (ADR-0011, issue 20): every other field of every row was checked to be
 the golden's before the ids were replaced.
+
+Issue 26 moved one row of ``demo-audit.json``: ``openai-responses-compact``'s second compaction
+item now replaces the first (OpenAI's compaction guide: the latest item carries the context), so
+it covers from the first span's start (``from_seq`` 1, not 1019) and is ``clamp(0.05 x (7,982 +
+151,647)) = 7,981`` tokens: a new artifact id and text digest; every other row, the leakage,
+retention and headline tables included, is unchanged.
 """
 
 from __future__ import annotations

@@ -24,7 +24,8 @@ def policies():
                                        "compaction.clear_at_least": 5_000, "compaction.clear_inputs": True}),
         ("hybrid", {"masking.after_turns": 3, "trigger.every_turns": 12}),
         ("codex-remote", {"provider.model": "gpt-5", "trigger.fraction": 0.5}),
-        ("openai-responses-compact", {"compaction.max_segments": 2, "trigger.fraction": 0.3}),
+        ("openai-responses-compact", {"compaction.max_segments": 2, "trigger.fraction": 0.3,
+                                      "compaction.accumulate": True}),
         ("rip-adr0011", {"trigger.every_messages": 300, "compile.recent_messages_limit": 40}),
         ("no-compaction", {"provider.context_window": 400_000}),  # prompts above the 200k price tier
         ("letta", {"flush.fraction": 0.5}),

@@ -85,6 +85,11 @@ class LedgerFlagT(NamedTuple):
     # the main request was sent session-pruned (OpenClaw contextPruning): old tool results
     # trimmed or cleared in that request's prompt only; the context itself is unchanged
     PRUNED: int = 256
+    # the main request still exceeded the window after the emergency action: the provider
+    # rejects it (OpenAI's 400 ``context_length_exceeded``, Anthropic's "prompt is too long"),
+    # so the harness sees an error, nothing is billed and nothing is cached; its row keeps the
+    # attempted prompt in ``context_after`` and has 0 prompt tokens (counted as failed_requests)
+    FAILED: int = 512
 
 
 class EventTypeT(NamedTuple):

@@ -676,6 +676,27 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
         rt = 0
     total = items + trailer
     ts = Q[Q_TS, r]
+    k = st[S_NL]
+    if (flags & LedgerFlag.FAILED) != 0:  # rejected by the provider: nothing billed, cached or answered
+        st[S_PRUNE_N] = 0
+        for col in range(N_LEDGER):
+            ledger[k, col] = 0
+        ledger[k, LEDGER.request] = r
+        ledger[k, LEDGER.call_kind] = call
+        ledger[k, LEDGER.context_before] = before
+        ledger[k, LEDGER.context_after] = after
+        ledger[k, LEDGER.flags] = flags
+        ledger[k, LEDGER.cache_loss] = CacheLoss.NONE
+        ledger[k, LEDGER.cache_key] = key
+        ledger[k, LEDGER.ts_ms] = ts
+        st[S_NL] = k + 1
+        return
+    # a policy call never goes over the window: the newest part that fits is sent, reading
+    # back at most the fixed prefix (reference.py, step 4)
+    window = np.int64(params[P_WINDOW])
+    clipped = call != CallKind.MAIN and total > window
+    if clipped:
+        total = window
     b = KEY_BASE + key * KEY_SIZE
     mode = st[C_MODE]
     read = 0
@@ -703,6 +724,11 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
                     loss = CacheLoss.EDIT
                 else:
                     loss = CacheLoss.DRIFT
+            fits = st[C_PREFIX] if st[C_PREFIX] < total else total
+            if clipped and lcp > fits:
+                lcp = fits
+                if loss == CacheLoss.NONE:
+                    loss = CacheLoss.TRUNCATION
             if lcp < min_cache:
                 if loss == CacheLoss.NONE:
                     loss = CacheLoss.BELOW_MINIMUM
@@ -749,7 +775,6 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
         st[S_PRUNE_N] = 0
     if key == 0:
         st[S_RESET] = 0
-    k = st[S_NL]
     ledger[k, LEDGER.request] = r
     ledger[k, LEDGER.call_kind] = call
     ledger[k, LEDGER.prompt_tokens] = total
@@ -1467,6 +1492,8 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
             if st[S_PRUNE_N] > 0:
                 flags |= LedgerFlag.PRUNED
                 st[KEY_BASE + PK_EDITED] = 1
+        if sent > window:  # never sent over the window: the provider's error
+            flags |= LedgerFlag.FAILED
         _account_main_nb(0, True, sent, 0, r, CallKind.MAIN, Q[Q_OUT, r], before, sent, flags, nvp, st, params, ptok,
                  PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
         if flags & LedgerFlag.PRUNED:  # the next prompt sends the pruned results in full again

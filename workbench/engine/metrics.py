@@ -8,7 +8,9 @@ what a policy totals to over continuities. The one module that computes them.
 * :func:`summary_frame` turns totals into the ``summary.parquet`` rows (one per
   continuity x policy, columns :data:`SUMMARY_COLUMNS`; ``cache_hit_rate`` derived here).
   ``compactions`` counts the policy's compactions (checkpoint frames) only; the overflow's
-  last resort, dropping the oldest raw events, is counted apart as ``truncations``.
+  last resort, dropping the oldest raw events, is counted apart as ``truncations``; a main
+  request still over the window after it is a ``failed_requests`` (the provider rejects it),
+  left out of ``peak_context_tokens`` and ``full_requests``.
   Cache loss is split in two columns (Holon §5.5): ``cache_loss_intentional``, calls that
   read back less because the policy rewrote the context (:data:`~workbench.engine.enums.INTENTIONAL_LOSSES`), and
   ``cache_loss_drift``, calls that did because the request shape changed without a rewrite.
@@ -30,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from workbench.engine.enums import INTENTIONAL_LOSSES, CacheLoss, CallKind, EventType
+from workbench.engine.enums import INTENTIONAL_LOSSES, CacheLoss, CallKind, EventType, LedgerFlag
 from workbench.engine.records import (
     COST_COLUMNS,
     COSTS,
@@ -47,7 +49,7 @@ SUMMARY_KEYS = ("run_id", "policy", "continuity_id", "model", "context_window")
 # the measured columns, in the order summary.parquet stores them
 MEASURES = ("requests", "calls", "prompt_tokens", "input_tokens", "cached_input_tokens",
             "cache_write_tokens", "output_tokens", "cost_usd", "compaction_cost_usd",
-            "flush_cost_usd", "compactions", "flushes", "overflows", "truncations", "edits",
+            "flush_cost_usd", "compactions", "flushes", "overflows", "truncations", "failed_requests", "edits",
             "peak_context_tokens", "full_requests", "cache_loss_intentional", "cache_loss_drift",
             "cache_hit_rate")
 SUMMARY_COLUMNS = (*SUMMARY_KEYS, *MEASURES)
@@ -80,8 +82,11 @@ def replay_totals(ledger: np.ndarray, events: np.ndarray, prices) -> tuple[np.nd
     totals[TOTALS.overflows] = np.count_nonzero(etype == EventType.OVERFLOW)
     totals[TOTALS.edits] = np.count_nonzero(etype == EventType.CONTEXT_EDIT)
     totals[TOTALS.truncations] = np.count_nonzero(etype == EventType.TRUNCATION)
-    totals[TOTALS.peak_context_tokens] = ledger[main, LEDGER.context_after].max() if main.any() else 0
-    totals[TOTALS.full_requests] = np.count_nonzero(read[main] == 0)
+    failed = main & ((ledger[:, LEDGER.flags] & LedgerFlag.FAILED) != 0)
+    sent = main & ~failed  # a failed request reached no model: no context, nothing read
+    totals[TOTALS.peak_context_tokens] = ledger[sent, LEDGER.context_after].max() if sent.any() else 0
+    totals[TOTALS.full_requests] = np.count_nonzero(read[sent] == 0)
+    totals[TOTALS.failed_requests] = np.count_nonzero(failed)
     loss = ledger[:, LEDGER.cache_loss]
     totals[TOTALS.cache_loss_intentional] = np.count_nonzero(np.isin(loss, INTENTIONAL_LOSSES))
     totals[TOTALS.cache_loss_drift] = np.count_nonzero(loss == CacheLoss.DRIFT)

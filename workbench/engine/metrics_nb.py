@@ -9,7 +9,7 @@ Arrays and scalars in; adds to the totals vectors (layouts in :mod:`workbench.en
 from __future__ import annotations
 
 from workbench._numba import njit
-from workbench.engine.enums import INTENTIONAL_LOSSES, CacheLoss, CallKind, EventType
+from workbench.engine.enums import INTENTIONAL_LOSSES, CacheLoss, CallKind, EventType, LedgerFlag
 from workbench.engine.pricing_nb import call_cost_nb
 from workbench.engine.records import COSTS, EVENT, LEDGER, TOTALS
 
@@ -41,6 +41,9 @@ def add_totals_nb(ledger, n_ledger, events, n_events, prices, totals, costs):
         costs[COSTS.cost_usd] += cost
         if call == CallKind.MAIN:
             totals[TOTALS.requests] += 1
+            if (ledger[k, LEDGER.flags] & LedgerFlag.FAILED) != 0:  # reached no model
+                totals[TOTALS.failed_requests] += 1
+                continue
             after = ledger[k, LEDGER.context_after]
             if after > totals[TOTALS.peak_context_tokens]:
                 totals[TOTALS.peak_context_tokens] = after

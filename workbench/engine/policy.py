@@ -397,8 +397,10 @@ class Policy:
         overflow is recorded): a forced compaction when the policy summarizes or makes
         opaque items and ``emergency`` is ``compact``, then, while the context still does
         not fit, a truncation of the oldest raw events (counted as ``truncations``, never as
-        compactions)."""
-        truncate = "truncate the oldest events (a truncation, not a compaction)"
+        compactions); a request that still exceeds the window is never sent over it: it fails
+        (the provider's error, counted as ``failed_requests``)."""
+        truncate = ("truncate the oldest events (a truncation, not a compaction); a request still over "
+                    "the window fails (the provider's error, counted)")
         if self.emergency == "compact" and self.compaction.kind in ("summary", "opaque"):
             return "forced compaction; if still over the window, " + truncate
         if self.emergency == "truncate_half":

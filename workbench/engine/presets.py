@@ -47,7 +47,11 @@ PRESETS: dict[str, Policy] = {p.name: p for p in (
            trigger=CutRule(kind="tokens", fraction=0.9, keep_first=1),
            compaction=Compaction(kind="summary", ratio=0.04, floor=1_000, cap=8_000, prompt_tokens=700,
                                  retain="user_messages", retain_tokens=20_000, shares_cache=False)),
-    Policy("codex-remote", "compact at 90%: opaque server-side compaction item + retained messages up to 64k",
+    # Codex's remote compaction replaces the whole history with the window /responses/compact returns
+    # (codex-rs/core/src/compact_remote.rs, replace_history): the new item folds the previous one
+    Policy("codex-remote", "compact at 90%: opaque server-side compaction item + retained messages up to 64k; "
+           "the returned window replaces the history, an earlier item included [source: codex-rs/core/src/"
+           "compact_remote.rs]",
            trigger=CutRule(kind="tokens", fraction=0.9, keep_first=1),
            compaction=Compaction(kind="opaque", ratio=0.05, floor=1_000, cap=10_000, prompt_tokens=0,
                                  retain="messages", retain_tokens=64_000)),
@@ -78,10 +82,20 @@ PRESETS: dict[str, Policy] = {p.name: p for p in (
     Policy("anthropic-compact", "server-side compaction at 150k tokens: everything before the compaction block is dropped",
            trigger=CutRule(kind="tokens", tokens=150_000, keep_first=1),
            compaction=Compaction(kind="summary", ratio=0.05, floor=1_000, cap=10_000, prompt_tokens=500)),
-    Policy("openai-responses-compact", "compact_threshold (no documented default; 80% here): opaque encrypted items that accumulate",
+    # OpenAI's compaction guide (developers.openai.com/api/docs/guides/compaction): the returned
+    # item "carries forward key prior state", and the items before the most recent compaction
+    # item may be dropped, "the latest compaction item carries the necessary context", so each
+    # item replaces everything before it, an earlier item included (it folds; it never
+    # accumulates). An input over the model's window is rejected (the Responses API's default
+    # truncation is "disabled": a 400 error), so what still does not fit after the truncation of
+    # the oldest events is a failed request
+    Policy("openai-responses-compact", "context_management compact_threshold (no documented default; 80% here): "
+           "the server replaces the rendered context, an earlier compaction item included, with one "
+           "opaque encrypted item (OpenAI compaction guide: the latest item carries the context; older "
+           "items may be dropped); on overflow a forced compaction, then the oldest events truncated; "
+           "an input still over the window is the API's 400 error (a failed request)",
            trigger=CutRule(kind="tokens", fraction=0.8, keep_first=1),
-           compaction=Compaction(kind="opaque", ratio=0.05, floor=1_000, cap=10_000, prompt_tokens=0,
-                                 accumulate=True)),
+           compaction=Compaction(kind="opaque", ratio=0.05, floor=1_000, cap=10_000, prompt_tokens=0)),
     Policy("holon-openai", "Holon's two layers (seed holon-openai-remote-compaction-boundary §4-§8): the provider "
            "window compacts at 80 % into opaque items that accumulate (metadata only, no memory.compacted; "
            "§4.2, §6); a local readable checkpoint every 32k raw tokens, on its own call, leaves the window as "

@@ -19,13 +19,13 @@ from typing import NamedTuple
 class LedgerColumns(NamedTuple):
     request: int = 0  # index of the main request this call belongs to (0..R-1)
     call_kind: int = 1  # CallKind
-    prompt_tokens: int = 2  # everything sent: uncached + cache read + cache write
+    prompt_tokens: int = 2  # everything billed: uncached + cache read + cache write (0: a failed request)
     cache_read_tokens: int = 3
     cache_write_tokens: int = 4
     uncached_tokens: int = 5
     output_tokens: int = 6
     context_before: int = 7  # compiled context before this request's policy actions
-    context_after: int = 8  # compiled context actually sent with the main request
+    context_after: int = 8  # compiled context actually sent with the main request (or attempted: FAILED)
     flags: int = 9  # LedgerFlag bits (main rows)
     cache_loss: int = 10  # CacheLoss
     cache_key: int = 11  # 0: the session prefix, 1: a separate summarizer prefix
@@ -69,6 +69,9 @@ class TotalColumns(NamedTuple):
     cache_loss_intentional: int = 14
     # ... or a request shape that changed without one
     cache_loss_drift: int = 15
+    # main calls the provider rejected: still over the window after the emergency action
+    # (LedgerFlag.FAILED); never silently sent over it
+    failed_requests: int = 16
 
 
 class CostColumns(NamedTuple):

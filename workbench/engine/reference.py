@@ -27,7 +27,17 @@ For each request ``r`` (whose first output event is row ``p``), in order:
    if the context still exceeds the window, truncates the oldest raw events until it fits.
    A truncation is not a compaction: it writes a ``TRUNCATION`` event (no checkpoint frame,
    no summary, no ``memory.compacted``), sets the ``TRUNCATED`` ledger flag, and a cache it
-   breaks is lost to ``truncation``.
+   breaks is lost to ``truncation``. No call is ever sent over the window. A main request
+   that still does not fit (what cannot be truncated, the fixed prefix, pinned head, retained
+   block and summary items, or a tail with no safe cut, exceeds it) is a *failed* request: the
+   provider rejects it, as the harness would see (``FAILED`` flag, ``failed_requests``; 0
+   prompt tokens, nothing read, written or cached, the attempted context in ``context_after``).
+   A policy call (compaction, probe, merge, flush, local checkpoint) whose context plus
+   instruction exceeds the window sends the newest part that fits, as Codex trims the oldest
+   history items until its compaction request fits (codex-rs/core/src/compact.rs): its prompt
+   is the window, and it reads back at most the fixed prefix (the trimmed start breaks the
+   common prefix; the loss is counted as ``truncation`` unless another cause came first).
+   ``docs/window-bound.md`` says why, with the providers' documents.
 5. **Prune** (session pruning, :func:`~workbench.engine.pruning.prune_step`): after an idle
    gap, the main request's prompt may carry old tool results trimmed or cleared; the context
    keeps them, and the next request sends them again. Pruned results are items of their own
@@ -200,6 +210,18 @@ class _Replay:
         gran = max(1, int(self.p[E.P_CACHE_GRANULARITY]))
         ts = int(self.inp.req_ts[r])
         total = self.size(items) + trailer
+        if flags & E.LedgerFlag.FAILED:  # rejected by the provider: nothing billed, cached or answered
+            self.ledger.append(ledger_row(
+                request=r, call_kind=int(call), prompt_tokens=0, cache_read_tokens=0, cache_write_tokens=0,
+                uncached_tokens=0, output_tokens=0, context_before=before, context_after=after, flags=int(flags),
+                cache_loss=int(E.CacheLoss.NONE), cache_key=key, ts_ms=ts))
+            return
+        window = int(self.p[E.P_WINDOW])
+        # a policy call never goes over the window: the harness sends the newest part that fits
+        # (module docstring, step 4), so it reads back at most the fixed prefix
+        clipped = call != E.CallKind.MAIN and total > window
+        if clipped:
+            total = window
         read = write = 0
         loss = E.CacheLoss.NONE
         if mode != E.CacheMode.NONE:
@@ -223,6 +245,10 @@ class _Replay:
                     loss = (E.CacheLoss.COMPACTION if self.compacted_since[key]
                             else E.CacheLoss.TRUNCATION if self.truncated_since[key]
                             else E.CacheLoss.EDIT if self.edited_since[key] else E.CacheLoss.DRIFT)
+                if clipped and lcp > min(self.prefix, total):
+                    lcp = min(self.prefix, total)
+                    if loss == E.CacheLoss.NONE:
+                        loss = E.CacheLoss.TRUNCATION
                 if lcp < min_cache:
                     if loss == E.CacheLoss.NONE:
                         loss = E.CacheLoss.BELOW_MINIMUM
@@ -570,6 +596,8 @@ class _Replay:
             if pruned:
                 flags |= E.LedgerFlag.PRUNED
                 self.edited_since[0] = True
+            if self.size(sent) > window:  # never sent over the window: the provider's error
+                flags |= E.LedgerFlag.FAILED
             self.account(0, sent, 0, r, E.CallKind.MAIN, int(inp.req_output_tokens[r]), before,
                          self.size(sent), flags)
             if pruned:  # the next prompt sends the pruned results in full again

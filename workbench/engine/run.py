@@ -465,6 +465,7 @@ def ledger_frame(led: np.ndarray, inp, pol: Policy, prov, run_id: str):
         "overflow": (flags & E.LedgerFlag.OVERFLOW) != 0,
         "edited": (flags & E.LedgerFlag.EDITED) != 0,
         "truncated": (flags & E.LedgerFlag.TRUNCATED) != 0,
+        "failed": (flags & E.LedgerFlag.FAILED) != 0,
         "flags": flags,
         "cache_loss": named(LEDGER.cache_loss, LOSS_NAMES),
         "cache_key": led[:, LEDGER.cache_key],

@@ -25,7 +25,12 @@ tr.wb-group th{background:#eef1f5;font-weight:600}
 td.wb-yes{color:#2e7d32}td.wb-no{color:#c62828;font-weight:600}td.wb-unk{color:#ef6c00}
 pre.wb-excerpt{white-space:pre-wrap;font-size:11px;background:#f4f4f4;padding:6px;max-width:1100px}
 p.wb-note{color:#ef6c00}p.wb-sign{margin-top:14px;color:#444}
+p.wb-bounds{color:#fff;background:#c62828;padding:4px 8px;font-weight:600}
 </style>"""
+
+# policies of the run being rendered whose figures break a physical bound
+# (workbench.conformance.bounds), {policy: [bound, ...]}: set by flag_bounds, shown above every table
+_FLAGGED: dict[str, list[str]] = {}
 
 
 def _e(v: Any) -> str:
@@ -66,13 +71,13 @@ def table_html(frame, columns: Sequence[tuple[str, str, str]] = (), *, highlight
     (2, True)
     """
     if frame is None:
-        return "<p><em>no data</em></p>"
+        return bounds_banner() + "<p><em>no data</em></p>"
     if not columns:
         columns = tuple((c, c, _guess(frame.schema[c])) for c in frame.columns)
     columns = [c for c in columns if c[0] in frame.columns]
     # a header sits on the side its column's cells do: numbers right, text left
     heads = "".join(f'<th class="{"" if kind in NUMERIC else "s"}">{_e(h)}</th>' for _, h, kind in columns)
-    out = [_CSS, '<table class="wb-table"><tr>' + heads + "</tr>"]
+    out = [_CSS, bounds_banner(frame), '<table class="wb-table"><tr>' + heads + "</tr>"]
     last = object()
     for r in frame.head(max_rows).iter_rows(named=True):
         if group is not None and r[group] != last:
@@ -116,3 +121,36 @@ def excerpts_html(frame) -> str:
 
 def message_html(text: str, level: str = "note") -> str:
     return f'{_CSS}<p class="wb-{"note" if level == "note" else "sign"}">{_e(text)}</p>'
+
+
+def flag_bounds(summary, ledger=None) -> dict[str, list[str]]:
+    """Remember, for every table rendered after it, the policies of a run whose figures break a
+    physical bound (``summary.parquet``, and ``ledger.parquet`` when given); returns them."""
+    from workbench.conformance.bounds import policy_violations
+
+    _FLAGGED.clear()
+    _FLAGGED.update(policy_violations(ledger=ledger, summary=summary))
+    return dict(_FLAGGED)
+
+
+def bounds_banner(frame=None) -> str:
+    """A red line naming each policy whose figures break a physical bound: those
+    :func:`flag_bounds` found in the run, and those whose figures in ``frame`` itself do;
+    empty when none does.
+
+    >>> import polars as pl
+    >>> "over-window" in bounds_banner(pl.DataFrame({"policy": ["over-window"], "context_window": [10],
+    ...                                               "peak_context_tokens": [11]}))
+    True
+    """
+    from workbench.conformance.bounds import BOUNDS, policy_violations
+
+    found = {p: list(b) for p, b in _FLAGGED.items()}
+    if frame is not None and "policy" in frame.columns:
+        for policy, bounds in policy_violations(summary=frame).items():
+            found[policy] = [b for b in BOUNDS if b in set(found.get(policy, [])) | set(bounds)]
+    if not found:
+        return ""
+    what = "; ".join(f"{p}: " + ", ".join(BOUNDS[b] for b in bounds) for p, bounds in found.items())
+    return (f'<p class="wb-bounds">Physically impossible figures, do not sign off: {_e(what)} '
+            "(workbench audit conformance --run RUN_DIR lists every call).</p>")

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import WorkbenchError
-from workbench.report.html import _CSS, _e, table_html
+from workbench.report.html import _CSS, _e, flag_bounds, table_html
 from workbench.rundir import names
 from workbench.rundir.read import (
     find_determinism,
@@ -246,6 +246,7 @@ def build_verdict(run_dir: str | Path, *, determinism_dir: str | Path | None = N
     constraints = constraints or Constraints()
     config = load_config(run_dir)
     summary = load_table(run_dir, "summary", required=True)
+    flag_bounds(summary)  # every table of the report names a policy whose figures break a bound
     evaluation = load_evaluation(run_dir)
     table = policy_table(summary, evaluation, constraints)
     names = tuple(table["policy"].to_list())
