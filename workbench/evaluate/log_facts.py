@@ -18,7 +18,8 @@ Where facts come from (every rule is literal; nothing is guessed from prose):
   (``*** Update File: X``), Cline/Roo tool markup in messages (``<path>X</path>``,
   ``[read_file for 'X']``), the files a tool result says it created or updated, and the
   words of a shell command that are paths (an explicit ``/``, ``./`` or ``~/`` prefix, or a
-  file name with an extension; ``/dev/*`` excluded).
+  file name with an extension; ``/dev/*`` excluded). A relative path that ends exactly one
+  longer path of the log is that file (one fact, the longer path).
 * ``command``: the first line of a shell tool's command (``command`` / ``cmd`` of a tool
   named like a shell: Bash, exec_command, terminal, ...; a non-JSON tool call of an agent
   whose tools are shell words, as SWE-agent's; ``<execute_command><command>`` markup),
@@ -27,12 +28,14 @@ Where facts come from (every rule is literal; nothing is guessed from prose):
   outputs — fetched pages, package listings — are not what the agent chose to use).
 * ``error``: in tool results and messages, exception type names (``ValueError``,
   ``ENOENT``-style codes excluded) and the text of lines that start like an error
-  (``Error:``, ``error[E0382]:``, ``FAILED``, ``fatal:``); plus the first line of a tool
-  result the log flags as an error.
+  (``Error:``, ``error[E0382]:``, ``FAILED``, ``fatal:``, ``KeyError:``); plus the first line of a tool
+  result the log flags as an error. Numbered lines (``  12→``, a file's contents as a read
+  tool shows them) are skipped: the names in code are not errors that happened.
 * ``number``: in tool inputs and user/assistant messages: ports (``localhost:8080``,
   ``port 5432``), versions (``1.2.3``, ``v0.125.0``) and issue / PR references (``#1234``).
 * ``identifier``: code spans (backticks) in user and assistant messages that look like a
-  symbol (snake_case, camelCase, dotted or ``::`` names, a call ``name()``, CONSTANTS), the
+  symbol (snake_case, camelCase, dotted or ``::`` names, a call ``name()`` — kept as ``name`` —,
+  CONSTANTS), the
   identifier-like ``pattern`` of a search tool, and the names declared (``def``, ``class``,
   ``function``, ``interface``, ``type``, ``struct``, ``enum``, ``defmodule``, ``fn``,
   ``func``) in text a tool call writes.
@@ -95,10 +98,11 @@ _FOR_PATH = re.compile(r"^\[\w+ for '([^'\n]{1,300})'\]", re.M)
 _WROTE_PATH = re.compile(r"(?:File created successfully at|The file) ([^\s`'\"]+?)(?=:?\s|$)")
 _XML_COMMAND = re.compile(r"<execute_command>\s*<command>([^<]{1,2000})</command>")
 _EXC_NAME = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Exit|Interrupt|Warning|Fault))\b")
-_ERROR_LINE = re.compile(r"^\s*((?:error(?:\[\w+\])?|Error|ERROR|fatal|FATAL|FAILED|FAIL|panic|"
-                         r"Traceback \(most recent call last\)|[A-Z][A-Za-z0-9]*(?:Error|Exception))\b[:!]?.*)$", re.M)
+_ERROR_LINE = re.compile(r"^\s*((?:(?:error|Error|ERROR|fatal|FATAL|panic)(?:\[\w+\])?:|FAILED\s|FAIL\s|"
+                         r"Traceback \(most recent call last\)|[A-Z][A-Za-z0-9]*(?:Error|Exception):).*)$", re.M)
+_NUMBERED = re.compile(r"^\s*\d+(?:→|\t)")
 _PORT = re.compile(r"(?:\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0)|\bport)[\s:=]{1,3}(\d{2,5})\b", re.I)
-_VERSION = re.compile(r"(?<![\w.])v?\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?(?![\w.])")
+_VERSION = re.compile(r"(?<![\w.])v?\d+\.\d+\.\d+(?:-(?:alpha|beta|rc|dev|pre|canary|next)\.?\d*)?(?![\w.-])")
 _ISSUE = re.compile(r"(?<![\w&])#\d{2,}\b")
 _CODE_SPAN = re.compile(r"`([^`\n]{2,80})`")
 _IDENT = re.compile(r"^[A-Za-z_$][\w$]*(?:(?:\.|::|#)[A-Za-z_$][\w$]*)*(?:\(\))?$")
@@ -179,8 +183,20 @@ def _is_identifier(span: str) -> bool:
             or s.endswith("()") or (base.isupper() and len(base) >= 4))
 
 
-def _url(u: str) -> str:
-    return u.rstrip(_URL_TAIL)
+def _symbol(span: str) -> str:
+    """A symbol's name: ``f()`` and ``f`` are one identifier."""
+    s = span.strip()
+    return s[:-2] if s.endswith("()") else s
+
+
+def _url(u: str) -> str | None:
+    u = u.rstrip(_URL_TAIL + "\\")
+    return None if "${" in u or "{{" in u else u
+
+
+def _url_mention(u: str, seq: int) -> Iterator[Mention]:
+    if url := _url(u):
+        yield Mention("url", url, seq)
 
 
 def _todo_items(tool: str, inp: Any) -> list[tuple[str, str]] | None:
@@ -247,7 +263,7 @@ def event_mentions(seq: int, kind: int, role: int, flags: int, name: str | None,
                 if len(parts) > 1 and (p := _clean_path(parts[1])):
                     yield Mention("path", p, seq)
         for u in _URL.findall(text):
-            yield Mention("url", _url(u), seq)
+            yield from _url_mention(u, seq)
         yield from _number_mentions(seq, text)
         return
     if kind == EventKind.TOOL_RESULT:
@@ -278,11 +294,11 @@ def event_mentions(seq: int, kind: int, role: int, flags: int, name: str | None,
             yield from _error_mentions(seq, text, flagged=False)  # a Cline/Roo tool result
             return
         for u in _URL.findall(text):
-            yield Mention("url", _url(u), seq)
+            yield from _url_mention(u, seq)
         yield from _number_mentions(seq, text)
         for m in _CODE_SPAN.finditer(text):
             if _is_identifier(m.group(1)):
-                yield Mention("identifier", m.group(1).strip(), seq)
+                yield Mention("identifier", _symbol(m.group(1)), seq)
         yield from _error_mentions(seq, text, flagged=False)
         if role == Role.USER:
             if req := _user_request(text):
@@ -315,7 +331,7 @@ def _tool_input_mentions(seq: int, tool: str, inp: dict) -> Iterator[Mention]:
     if tool in SEARCH_TOOLS and isinstance(pattern, str):
         for part in pattern.split("|"):
             if _is_identifier(part):
-                yield Mention("identifier", part.strip(), seq)
+                yield Mention("identifier", _symbol(part), seq)
     for key in ("content", "new_string", "file_text", "new_str", "text", "code"):
         v = inp.get(key)
         if isinstance(v, str):
@@ -325,7 +341,7 @@ def _tool_input_mentions(seq: int, tool: str, inp: dict) -> Iterator[Mention]:
     for v in inp.values():
         if isinstance(v, str):
             for u in _URL.findall(v):
-                yield Mention("url", _url(u), seq)
+                yield from _url_mention(u, seq)
 
 
 def _number_mentions(seq: int, text: str) -> Iterator[Mention]:
@@ -342,11 +358,14 @@ def _error_mentions(seq: int, text: str, *, flagged: bool) -> Iterator[Mention]:
         first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
         if first:
             yield Mention("error", first[:200], seq)
-    for m in _ERROR_LINE.finditer(text):
+    # a numbered listing is a file's contents (a Read result): the names in it are code, not
+    # errors that happened
+    seen = "\n".join(ln for ln in text.splitlines() if not _NUMBERED.match(ln))
+    for m in _ERROR_LINE.finditer(seen):
         line = m.group(1).strip()
         if len(line) >= 8:
             yield Mention("error", line[:200], seq)
-    for m in _EXC_NAME.finditer(text):
+    for m in _EXC_NAME.finditer(seen):
         yield Mention("error", m.group(1), seq)
 
 
@@ -392,6 +411,7 @@ def log_facts(events, *, after_seq: int = -1, before_seq: int | None = None):
         f["seqs"].add(m.seq)
         if m.status is not None:
             f["status"] = m.status  # the latest list's status (mentions come in seq order)
+    _merge_path_suffixes(facts)
     # a literal value is mentioned wherever its text appears, not only where a rule fired
     literal = [k for k in facts if k[0] != "task"]
     owners: dict[str, list[int]] = {}
@@ -412,6 +432,17 @@ def log_facts(events, *, after_seq: int = -1, before_seq: int | None = None):
                      "status": f["status"]})
     frame = pl.DataFrame(rows, schema=fact_schema())
     return frame.sort("first_seq", "kind", "value")
+
+
+def _merge_path_suffixes(facts: dict[tuple[str, str], dict[str, Any]]) -> None:
+    """A relative path that ends a longer one (``scripts/x.sh`` of ``/repo/scripts/x.sh``) is
+    that file: its mentions join the longer path's when exactly one longer path ends with it."""
+    paths = [v for k, v in facts if k == "path"]
+    for short in sorted(paths, key=len, reverse=True):
+        longer = [p for p in paths if len(p) > len(short) and p.endswith("/" + short.lstrip("./"))]
+        if len(longer) == 1:
+            facts[("path", longer[0])]["seqs"] |= facts.pop(("path", short))["seqs"]
+            paths.remove(short)
 
 
 def fact_schema():
