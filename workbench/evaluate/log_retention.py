@@ -14,11 +14,12 @@ are history, not state).
 
 A fact is **kept** by a summary
 
-* ``exact``: its value is in the summary text as is;
+* ``exact``: its value is in the summary text as is (not glued into a longer word: ``args``
+  is not kept by ``parse_args``);
 * ``normalized``: in another spelling of the same thing — case, quoting (backticks, quotes)
-  and whitespace ignored; a path by its file name (``bar.ts`` for ``/repo/src/bar.ts``) or,
-  without an extension, by its last two components; a command without a leading ``cd DIR &&``;
-  an identifier without ``()`` or by its last dotted part; a version without ``v``; a URL
+  and whitespace ignored; a path by its file name (``bar.ts`` for ``/repo/src/bar.ts``; a
+  dotfile's name too) or, without an extension, by its last two components; a command without a leading ``cd DIR &&``;
+  an identifier without ``()`` or by its last dotted part; a version with or without ``v``; a URL
   without its scheme; a ``task`` phrase when at least 60 % of its distinctive words (4+
   letters, not stop words) are in the summary (summaries restate the task, they do not quote
   it);
@@ -56,9 +57,7 @@ KEEP_STATUSES = ("exact", "normalized", "lost")
 TASK_WORD_SHARE = 0.6
 REQUEST_BUCKETS = ((0, 1), (2, 5), (6, 20), (21, 50), (51, None))
 MENTION_BUCKETS = ((1, 1), (2, 3), (4, 9), (10, None))
-_STOP = frozenset("""that this with from have will into your what when then than them they their there were been
-also just only some more such each which while would could should about after before other these those make
-need like very user asked continue working next step steps task pour dans avec sont cette""".split())
+_STOP = frozenset(["that", "this", "with", "from", "have", "will", "into", "your", "what", "when", "then", "than", "them", "they", "their", "there", "were", "been", "also", "just", "only", "some", "more", "such", "each", "which", "while", "would", "could", "should", "about", "after", "before", "other", "these", "those", "make", "need", "like", "very", "user", "asked", "continue", "working", "next", "step", "steps", "task", "pour", "dans", "avec", "sont", "cette"])
 _QUOTES = str.maketrans({c: " " for c in "`'\"“”‘’*"})
 _WORD = re.compile(r"\w+", re.U)
 _CD = re.compile(r"^cd\s+\S+\s*&&\s*")
@@ -135,7 +134,7 @@ def normal_forms(kind: str, value: str) -> list[str]:
         p = value.strip().replace("\\", "/")
         parts = [x for x in (PureWindowsPath(p).parts if "\\" in value else PurePosixPath(p).parts) if x not in "/"]
         name = parts[-1] if parts else ""
-        if "." in name.strip(".") and len(name) >= 4:
+        if ("." in name.strip(".") or name.startswith(".")) and len(name) >= 4:
             forms.append(name.lower())
         elif len(parts) >= 2:
             forms.append("/".join(parts[-2:]).lower())
@@ -145,7 +144,8 @@ def normal_forms(kind: str, value: str) -> list[str]:
         bare = v[:-2] if v.endswith("()") else v
         forms += [bare, re.split(r"\.|::|#", bare)[-1]]
     elif kind == "number":
-        forms.append(v.lstrip("v#"))
+        bare = v.lstrip("v#")
+        forms += [bare, f"v{bare}"] if "." in bare else [bare]
     elif kind == "url":
         forms.append(re.sub(r"^https?://", "", v).rstrip("/"))
     return [f for f in dict.fromkeys(forms) if len(f) >= 3]
@@ -161,11 +161,13 @@ class SummaryText:
 
     def keeps(self, kind: str, value: str) -> str:
         """``exact``, ``normalized`` or ``lost`` (see the module docstring)."""
-        if value in self.raw:
-            return "exact"
         if kind == "task":
+            if value in self.raw:
+                return "exact"
             words = _words(value)
             return "normalized" if words and len(words & self.words) >= TASK_WORD_SHARE * len(words) else "lost"
+        if _bounded(value, self.raw):
+            return "exact"
         return "normalized" if any(_bounded(f, self.norm) for f in normal_forms(kind, value)) else "lost"
 
 
