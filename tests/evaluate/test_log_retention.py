@@ -9,7 +9,12 @@ import pytest
 from bundled_logs import BUNDLED_LOGS
 
 from workbench.evaluate.log_facts import event_mentions, log_facts
-from workbench.evaluate.log_retention import SummaryText, dataset_retention, recorded_compactions, retention_by
+from workbench.evaluate.log_retention import (
+    SummaryText,
+    dataset_retention,
+    recorded_compactions,
+    retention_by,
+)
 
 CC_AUTO = "624a4a58-b34c-462d-a70d-13421c8125a8"   # Claude Code 2.0.76, automatic compaction
 CC_MANUAL = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"  # Claude Code 2.1.39, manual /compact

@@ -57,7 +57,12 @@ KEEP_STATUSES = ("exact", "normalized", "lost")
 TASK_WORD_SHARE = 0.6
 REQUEST_BUCKETS = ((0, 1), (2, 5), (6, 20), (21, 50), (51, None))
 MENTION_BUCKETS = ((1, 1), (2, 3), (4, 9), (10, None))
-_STOP = frozenset(["that", "this", "with", "from", "have", "will", "into", "your", "what", "when", "then", "than", "them", "they", "their", "there", "were", "been", "also", "just", "only", "some", "more", "such", "each", "which", "while", "would", "could", "should", "about", "after", "before", "other", "these", "those", "make", "need", "like", "very", "user", "asked", "continue", "working", "next", "step", "steps", "task", "pour", "dans", "avec", "sont", "cette"])
+_STOP = frozenset(("that", "this", "with", "from", "have", "will", "into", "your", "what", "when", "then",
+                   "than", "them", "they", "their", "there", "were", "been", "also", "just", "only", "some",
+                   "more", "such", "each", "which", "while", "would", "could", "should", "about", "after",
+                   "before", "other", "these", "those", "make", "need", "like", "very", "user", "asked",
+                   "continue", "working", "next", "step", "steps", "task", "pour", "dans", "avec", "sont",
+                   "cette"))
 _QUOTES = str.maketrans({c: " " for c in "`'\"“”‘’*"})
 _WORD = re.compile(r"\w+", re.U)
 _CD = re.compile(r"^cd\s+\S+\s*&&\s*")
