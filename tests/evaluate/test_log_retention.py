@@ -202,3 +202,21 @@ def test_normalized_forms():
     assert s.keeps("command", "cd /repo && pytest -q") == "normalized"
     assert s.keeps("error", "ValueError") == "lost"
     assert s.keeps("identifier", "args") == "lost"  # a word inside parse_args is not the symbol
+
+
+def test_inspect_compactions_prints_each_recorded_compaction(bundle):
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    r = CliRunner().invoke(app, ["inspect", str(bundle.path), "--compactions"])
+    assert r.exit_code == 0, r.output
+    assert f"{CC_AUTO} (claude_code) compaction 0 at request 37" in r.output
+    assert "kept 22/47 facts (47%)" in r.output
+    assert f"{ROO} (roo_code) compaction 0" in r.output
+    r = CliRunner().invoke(app, ["inspect", str(bundle.path), "--compactions", "--json"])
+    import orjson
+
+    doc = orjson.loads(r.output)
+    mine = next(d for d in doc if d["compaction"]["continuity_id"] == CC_AUTO)
+    assert [d["recency"] for d in mine["by_recency"]] == ["0-1", "2-5", "6-20", "21-50"]

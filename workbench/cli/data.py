@@ -57,10 +57,17 @@ def inspect(
     json: Annotated[bool, typer.Option("--json", help="stable machine-readable output")] = False,
     verify: Annotated[bool, typer.Option("--verify", help="check every file against the manifest's "
                                                           "sizes and sha256 (exit 1 on a mismatch)")] = False,
+    compactions: Annotated[bool, typer.Option("--compactions", help="per recorded compaction of an "
+                                              "imported log: what its summary kept of the facts before "
+                                              "the cut (by kind, recency, mentions; task state)")] = False,
 ) -> None:
     """Describe a dataset: events by kind, requests, tokens, usage, compactions, labels."""
     from workbench.continuity.dataset import load_dataset
     from workbench.continuity.inspect import inspect_dataset, render_text
+
+    if compactions:
+        _inspect_compactions(load_dataset(dataset), json)
+        return
 
     if verify:
         problems = load_dataset(dataset).verify()
@@ -77,6 +84,47 @@ def inspect(
         say(orjson.dumps(info, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode())
     else:
         render_text(info)
+
+
+def _inspect_compactions(ds, as_json: bool) -> None:
+    from workbench.evaluate.log_retention import compaction_report, dataset_retention
+    from workbench.util.tables import emit
+
+    facts, comps = dataset_retention(ds)
+    report = compaction_report(facts, comps)
+    if as_json:
+        import orjson
+
+        say(orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode())
+        return
+    if not report:
+        say(f"{ds.path}: no recorded compaction (no compaction boundary in any log)")
+        return
+    for r in report:
+        c = r["compaction"]
+        kept = "not readable (no recorded summary)" if c["kept"] is None else \
+            f"kept {c['kept']}/{c['facts_before']} facts ({c['retention']:.0%})"
+        ratio = f", {c['summary_ratio']:.1%} of the span" if c["summary_ratio"] is not None else ""
+        say(f"\n{c['continuity_id']} ({c['harness']}) compaction {c['compaction']} at request {c['request']} "
+            f"(seq {c['boundary_seq']}, {c['trigger']}): span {c['span_events']:,} events, "
+            f"{c['span_tokens']:,} tokens; summary {c['summary_chars'] or 0:,} chars, "
+            f"{c['summary_tokens'] or 0:,} tokens{ratio}; {kept}")
+        if c["kept"] is None:
+            continue
+        emit(r["by_kind"], ["kind", "facts_before", "kept", "exact", "retention"], title="by kind")
+        emit(r["by_recency"], ["recency", "facts_before", "kept", "retention"],
+             title="by recency (requests from the last mention to the cut)")
+        emit(r["by_mentions"], ["mentions", "facts_before", "kept", "retention"], title="by mention count")
+        say(f"task state: open items kept {c['open_items_kept']}/{c['open_items']}, done items kept "
+            f"{c['done_items_kept']}/{c['done_items']}, last request "
+            f"{_yes_no(c['last_request_kept'])}, next step {_yes_no(c['next_step_kept'])}")
+        if r["lost"]:
+            emit(r["lost"], ["kind", "value", "mentions", "requests_since", "tokens_since"],
+                 title="lost, most mentioned first")
+
+
+def _yes_no(kept: bool | None) -> str:
+    return "none stated" if kept is None else ("kept" if kept else "lost")
 
 
 @command()

@@ -337,8 +337,29 @@ def retention_by(facts, by: str):
     out = f.group_by("continuity_id", "compaction", by, maintain_order=True).agg(
         pl.len().alias("facts_before"), kept.sum().alias("kept"), (pl.col("kept") == "exact").sum().alias("exact"))
     out = out.with_columns((pl.col("kept") / pl.col("facts_before")).alias("retention"))
-    if by == "kind":
-        order = {k: i for i, k in enumerate(KINDS)}
-        out = out.with_columns(pl.col("kind").replace_strict(order, default=99).alias("_o")).sort(
-            "continuity_id", "compaction", "_o").drop("_o")
+    labels = {"kind": KINDS, "recency": [bucket(lo, REQUEST_BUCKETS) for lo, _ in REQUEST_BUCKETS],
+              "mentions": [bucket(lo, MENTION_BUCKETS) for lo, _ in MENTION_BUCKETS]}[by]
+    order = {k: i for i, k in enumerate(labels)}
+    return out.with_columns(pl.col(by).replace_strict(order, default=99, return_dtype=pl.Int64).alias("_o")).sort(
+        "continuity_id", "compaction", "_o").drop("_o")
+
+
+def compaction_report(facts, comps, *, lost_shown: int = 10) -> list[dict]:
+    """Per recorded compaction, what ``workbench inspect --compactions`` prints: the
+    compaction's row, its retention by kind, by recency and by mention count, its task state
+    and the facts it lost that were mentioned most."""
+    import polars as pl
+
+    tables = {by: retention_by(facts, by) for by in ("kind", "recency", "mentions")}
+    out = []
+    for c in comps.iter_rows(named=True):
+        mine = (pl.col("continuity_id") == c["continuity_id"]) & (pl.col("compaction") == c["compaction"])
+        lost = (facts.filter(mine & (pl.col("kept") == "lost")).sort("mentions", "last_seq", descending=True)
+                .head(lost_shown).select("kind", "value", "mentions", "requests_since", "tokens_since"))
+        out.append({"compaction": c,
+                    **{f"by_{by}": t.filter(mine).drop("continuity_id", "compaction").to_dicts()
+                       for by, t in tables.items()},
+                    "task": facts.filter(mine & (pl.col("kind") == "task"))
+                    .select("task_role", "status", "value", "kept").to_dicts(),
+                    "lost": lost.to_dicts()})
     return out
