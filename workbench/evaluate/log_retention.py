@@ -131,18 +131,18 @@ def _bounded(needle: str, hay: str) -> bool:
     return False
 
 
-def normal_forms(kind: str, value: str) -> list[str]:
-    """The lower-case spellings under which a summary keeps ``value`` (not task phrases)."""
-    v = " ".join(value.translate(_QUOTES).split()).lower()
+def _spellings(kind: str, value: str) -> list[str]:
+    """``value`` and its shorter spellings, in the value's own case (see the docstring)."""
+    v = " ".join(value.translate(_QUOTES).split())
     forms = [v]
     if kind == "path":
         p = value.strip().replace("\\", "/")
         parts = [x for x in (PureWindowsPath(p).parts if "\\" in value else PurePosixPath(p).parts) if x not in "/"]
         name = parts[-1] if parts else ""
         if ("." in name.strip(".") or name.startswith(".")) and len(name) >= 4:
-            forms.append(name.lower())
+            forms.append(name)
         elif len(parts) >= 2:
-            forms.append("/".join(parts[-2:]).lower())
+            forms.append("/".join(parts[-2:]))
     elif kind == "command":
         forms.append(_CD.sub("", v))
     elif kind == "identifier":
@@ -154,6 +154,17 @@ def normal_forms(kind: str, value: str) -> list[str]:
     elif kind == "url":
         forms.append(re.sub(r"^https?://", "", v).rstrip("/"))
     return [f for f in dict.fromkeys(forms) if len(f) >= 3]
+
+
+def normal_forms(kind: str, value: str) -> list[str]:
+    """The lower-case spellings under which a summary keeps ``value`` (not task phrases)."""
+    return list(dict.fromkeys(f.lower() for f in _spellings(kind, value)))
+
+
+def short_forms(kind: str, value: str) -> list[str]:
+    """Every spelling that keeps ``value``, in its own case (what a summary that must not keep
+    it may not write)."""
+    return [] if kind == "task" else _spellings(kind, value)
 
 
 class SummaryText:
