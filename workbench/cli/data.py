@@ -169,15 +169,22 @@ def calibrate(
     dataset: Annotated[Path, typer.Argument(help="an imported dataset (workbench import)")],
     out: Annotated[Path, typer.Option(help="profiles file to write (new, or one the workbench wrote)")],
     tokenizer: Annotated[str, typer.Option(help="token-count column the lines are fitted for")] = "cl100k",
+    retention_out: Annotated[Path | None, typer.Option(
+        help="also fit retention profiles (what each harness's recorded summaries keep) and write "
+             "them here (new, or a retention profile file the workbench wrote); the `calibrated` "
+             "summarizer reads them")] = None,
     fmt: Format = "table",
 ) -> None:
     """Fit harness calibration profiles (provider tokens ≈ a + b·counted) on imported logs,
     with each log's in-sample and leave-one-log-out errors; `simulate --calibration FILE`
-    uses them."""
+    uses them. With --retention-out, also the retention profiles of the calibrated
+    summarizer, with their leave-one-log-out errors."""
     from workbench.continuity.dataset import load_dataset
     from workbench.sources.profiles import fit_profiles, write_profiles
     from workbench.util.tables import emit
 
+    if retention_out is not None:
+        _calibrate_retention(load_dataset(dataset), retention_out, fmt)
     doc = fit_profiles(load_dataset(dataset), tokenizer)
     write_profiles(doc, out)
     rows = [{"profile": f"{h}/{fam}", "prefix_tokens": round(p["prefix_tokens"]), "factor": p["factor"],
@@ -194,4 +201,37 @@ def calibrate(
     emit(logs, ["log", "profile", "requests", "own_ape_median_pct", "loo_profile", "loo_ape_median_pct",
                 "loo_ape_p90_pct"], fmt=fmt, title="each log's prompt error: its own line vs the profile "
          "fitted without it (leave-one-log-out)")
+    say(f"wrote {out}")
+
+
+def _calibrate_retention(ds, out: Path, fmt: str) -> None:
+    from workbench.evaluate.log_retention import dataset_retention
+    from workbench.summarize.retention_profile import (
+        LOO_TARGET_PP,
+        MIN_KIND_FACTS,
+        fit_profiles,
+        write_profiles,
+    )
+    from workbench.util.tables import emit
+
+    facts, comps = dataset_retention(ds)
+    doc = fit_profiles(facts, comps, fitted_from=ds.name)
+    if not doc["profiles"]:
+        raise fail(f"{ds.path}: no recorded compaction with a readable summary; retention profiles are "
+                   "fitted on the summaries real logs recorded", 2)
+    write_profiles(doc, out)
+    rows = [{"profile": h, "logs": len(p["logs"]), "facts": p["keep"]["facts"], "kept": p["keep"]["kept"],
+             "summary_ratio": p["size"]["ratio"], "summary_cap": p["size"]["cap"]}
+            for h, p in doc["profiles"].items()]
+    emit(rows, ["profile", "logs", "facts", "kept", "summary_ratio", "summary_cap"], fmt=fmt,
+         title="retention profiles (in sample)")
+    s = doc["loo_summary"]
+    kinds = [{"kind": k, "facts": v["facts"], "recorded_pct": v["recorded_pct"], "error_pp": v["error_pp"],
+              "judged": v["facts"] >= MIN_KIND_FACTS} for k, v in s["kinds"].items()]
+    emit(kinds, ["kind", "facts", "recorded_pct", "error_pp", "judged"], fmt=fmt,
+         title="expected kept, profile fitted without each log vs its recorded summaries (leave-one-log-out, pp)")
+    verdict = "n/a" if s["meets_target"] is None else ("meets" if s["meets_target"] else "misses")
+    overall = "–" if s["overall_pp"] is None else f"{s['overall_pp']:+.1f} pp"
+    say(f"leave-one-log-out overall {overall} over {s['facts']} facts; {verdict} the target (within "
+        f"{LOO_TARGET_PP:.0f} pp overall and for each kind with at least {MIN_KIND_FACTS} facts)")
     say(f"wrote {out}")

@@ -84,7 +84,7 @@ def retention_fidelity(dataset, *, seed: int = 0) -> tuple[Any, str]:
                 p_of = {f"{k}-{i}": profile.keep_probability(k, m, r) for i, (k, m, r) in enumerate(
                     zip(mine["kind"].to_list(), mine["mentions"].to_list(), mine["requests_since"].to_list(),
                         strict=True))}
-                summarizer = ModelledSummarizer(seed, keep_fact=lambda lb, p_of=p_of: p_of.get(lb.label_id, 0.0),
+                summarizer = ModelledSummarizer(seed, keep_fact=lambda lb, _req, p_of=p_of: p_of.get(lb.label_id, 0.0),
                                                 p_copy_secret=0.0, p_partial_secret=0.0, p_hallucinate=0.0,
                                                 p_marker_leak=0.0, p_keep_negative=0.0)
                 req = _request(ev, by_index[c["compaction"]], mine, log, profile.summary_tokens(c["span_tokens"]))

@@ -6,7 +6,7 @@ solving, pending tasks, current work) whose content is drawn from the span's own
 it decides per label, with fixed probabilities:
 
 * a planted fact is kept (its sentence appears in *Key facts*) with ``p_retain_fact`` (or
-  ``keep_fact(label)``, a calibrated per-fact probability:
+  ``keep_fact(label, request)``, a calibrated per-fact probability:
   :mod:`workbench.summarize.retention_profile`),
   else paraphrased with ``p_paraphrase_fact`` (the sentence with the answer in one of its
   alternate forms, :mod:`workbench.synth.fact_forms`; a kind without one is dropped),
@@ -172,7 +172,7 @@ class ModelledSummarizer:
                  p_marker_leak: float = 0.05, p_keep_negative: float = 0.3,
                  copy_form: str = "surface", chars_per_token: float = CHARS_PER_TOKEN,
                  tokenizer: str | None = None, max_item_chars: int = 240,
-                 keep_fact: Callable[[SpanLabel], float] | None = None):
+                 keep_fact: Callable[[SpanLabel, SummaryRequest], float] | None = None):
         self.seed = 0 if seed is None else int(seed)
         # a fact's own keep probability (a calibrated profile) in place of p_retain_fact
         self.keep_fact = keep_fact
@@ -240,7 +240,7 @@ class ModelledSummarizer:
             u = lrng.random()
             if lb.is_fact:
                 p_keep = (self.p_retain_fact if self.keep_fact is None
-                          else check_probability("keep_fact", self.keep_fact(lb)))
+                          else check_probability("keep_fact", self.keep_fact(lb, req)))
                 forms = alternate_forms(lb.kind, lb.value) if u >= p_keep else ()
                 if u < p_keep:
                     items.append(_Item("facts", (lb.seq, lb.start), self._fact_line(lb, texts, spans_by_seq)))
