@@ -261,3 +261,51 @@ def test_modelled_retention_is_fitted_without_the_log(bundle):
     assert text.count("[profile claude_code]") == 2 and text.count("[profile *]") == 1
     again, _ = retention_fidelity(bundle)
     assert again.equals(t)  # seeded: the same modelled summaries every time
+
+
+# -- deliverable 4: retention on real logs under any policy ---------------------------------
+
+def test_an_imported_logs_facts_stand_in_for_planted_ones(bundle):
+    from workbench.evaluate.dataset_text import DatasetText
+
+    dt = DatasetText(bundle)
+    cont = bundle.continuities().filter(pl.col("continuity_id") == CC_AUTO)["continuity"][0]
+    f = dt.facts.filter((pl.col("continuity") == cont)
+                        & pl.col("answer").str.ends_with("sso/ARCHITECTURE-REFACTORING.md")).row(0, named=True)
+    assert f["kind"] == "path" and f["seq"] == 71
+    assert dt.text(cont, int(dt.by_cont[cont]["seq"].searchsorted(71)))[f["start"]:f["end"]] == f["answer"]
+    # named by 28 events before the cut and more after it; the summary the log recorded
+    # (seq 158) names it only by its file name, so it is no mention of the path as written
+    seqs = dt.by_cont[cont]["seq"][dt.mention_rows[f["fact_id"]]].tolist()
+    assert len([s for s in seqs if s < 157]) == 28 and 158 not in seqs and max(seqs) > 158
+    # an identifier the summary writes as is: the summary event is one of its mentions
+    ident = dt.facts.filter((pl.col("continuity") == cont) & (pl.col("answer") == "lastSyncedMessageUuid"))
+    assert 158 in dt.by_cont[cont]["seq"][dt.mention_rows[ident["fact_id"][0]]].tolist()
+    # the task state kept as facts: the user's requests, not each "Let me ..." step
+    tasks = dt.facts.filter((pl.col("continuity") == cont) & (pl.col("kind") == "task"))
+    assert tasks.height == 14 and tasks.filter(pl.col("seq") < 157).height == 10  # as counted above
+
+
+def test_retention_is_measured_on_an_imported_log_under_any_policy(tmp_path):
+    import orjson
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+    from workbench.sources.importer import import_paths
+
+    ds = import_paths([BUNDLED_LOGS / "claude-code" / "session-624a4a58.jsonl"], tmp_path / "ds")
+    run = tmp_path / "run"
+    r = CliRunner().invoke(app, ["simulate", "--dataset", str(ds.path), "--policy", "claude-code",
+                                 "--policy", "observation-masking", "--policy", "as-recorded", "--out", str(run),
+                                 "--evaluate", "--summarizer", "calibrated"])
+    assert r.exit_code == 0, r.output
+    ev = orjson.loads((run / "evaluation.json").read_bytes())
+    for policy in ("claude-code", "observation-masking", "as-recorded"):
+        assert 0.0 < ev["policies"][policy]["retention"] <= 1.0
+    t = pl.read_parquet(run / "retention.parquet")
+    assert set(t["fact_kind"].unique().to_list()) >= {"path", "identifier", "command", "task"}
+    # masking keeps no summary: whatever it retains stays visible as raw events
+    masked = t.filter(pl.col("policy") == "observation-masking")
+    assert set(masked["status"].unique().to_list()) <= {"raw", "lost"}
+    # the summarizing policy keeps some facts only through its (calibrated) summary
+    assert t.filter((pl.col("policy") == "claude-code") & (pl.col("status") == "summary")).height > 0

@@ -450,3 +450,53 @@ def fact_schema():
 
     return {"kind": pl.String, "value": pl.String, "first_seq": pl.Int64, "last_seq": pl.Int64,
             "mentions": pl.Int64, "mention_seqs": pl.List(pl.Int64), "task_role": pl.String, "status": pl.String}
+
+
+def dataset_log_facts(dataset):
+    """The facts of every log of an imported dataset in the planted-facts table's shape
+    (``facts.parquet``: continuity, seq, start, end, fact_id, kind, probe, answer), so the
+    retention evaluations probe them as they probe planted facts, with ``mention_seqs``
+    (every event that names the fact) beside them.
+
+    A fact is placed at its first mention (``start``/``end``: where its value is in that
+    event's text; ``0, 0`` when the value is a normalised form, such as a collapsed
+    command). The task state counted is the todo items and the user requests (a stated next
+    step is superseded by the next one, so it is not a fact to retain)."""
+    import polars as pl
+
+    ev = dataset.events(columns=["continuity", "seq", "kind", "role", "flags", "name", "text"])
+    rows = []
+    for (cont,), part in ev.partition_by("continuity", as_dict=True, maintain_order=True).items():
+        part = part.sort("seq")
+        texts = dict(zip(part["seq"].to_list(), part["text"].to_list(), strict=True))
+        facts = log_facts(part).filter(pl.col("task_role").is_null() | (pl.col("task_role") != "next_step"))
+        named_in_summaries = _summary_mentions(part, facts["value"].to_list())
+        for i, f in enumerate(facts.iter_rows(named=True)):
+            seq = f["first_seq"]
+            at = (texts.get(seq) or "").find(f["value"])
+            start, end = (at, at + len(f["value"])) if at >= 0 else (0, 0)
+            rows.append({"continuity": int(cont), "seq": seq, "start": start, "end": end,
+                         "fact_id": f"log-{int(cont)}-{i:05d}", "kind": f["kind"],
+                         "probe": f"Which {f['kind']} did the session name at event {seq}?",
+                         "answer": f["value"],
+                         "mention_seqs": sorted({*f["mention_seqs"], *named_in_summaries.get(f["value"], ())})})
+    schema = {"continuity": pl.Int32, "seq": pl.Int64, "start": pl.Int32, "end": pl.Int32, "fact_id": pl.String,
+              "kind": pl.String, "probe": pl.String, "answer": pl.String, "mention_seqs": pl.List(pl.Int64)}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def _summary_mentions(events, values: list[str]) -> dict[str, list[int]]:
+    """value -> seqs of the recorded SUMMARY events whose text holds it."""
+    import polars as pl
+
+    from workbench.evaluate.matching import PatternIndex
+
+    summaries = events.filter(pl.col("kind") == int(EventKind.SUMMARY))
+    if summaries.height == 0 or not values:
+        return {}
+    index = PatternIndex.of_values(values)
+    out: dict[str, list[int]] = {}
+    for seq, text in zip(summaries["seq"].to_list(), summaries["text"].to_list(), strict=True):
+        for key in index.keys_in(text or ""):
+            out.setdefault(index.values[key], []).append(int(seq))
+    return out

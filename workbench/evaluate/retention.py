@@ -2,8 +2,8 @@
 memory, or lost — per policy and per distance (in requests) since the fact was planted.
 
 Statuses are checked in that order (the first that holds wins): ``raw`` when the fact's
-event is shown in full in the compiled context (not masked, cleared, cut or outside a
-bounded window), ``summary`` when the current summary text (the summary items in the
+event (for a real log's fact: any event that names it) is shown in full in the compiled
+context (not masked, cleared, cut or outside a bounded window), ``summary`` when the current summary text (the summary items in the
 context, joined by a space) contains the answer, ``memory`` when the memory entries written
 so far (joined by a space) contain it, else ``lost``.
 
@@ -79,7 +79,9 @@ def retention_table(result, dataset, texts, *, distances=DISTANCES,
                     written += 1
                 for f, row, d in probes[r]:
                     key = index.key_of[f["answer"]]
-                    status = ("raw" if tracker.shows(row, r) else "summary" if key in current
+                    shown = tracker.shows(row, r) or any(tracker.shows(int(m), r)
+                                                         for m in dt.mention_rows.get(f["fact_id"], ()))
+                    status = ("raw" if shown else "summary" if key in current
                               else "memory" if key in memory.found else "lost")
                     rows.append({"run_id": result.run_id, "policy": name, "continuity_id": cid,
                                  "fact_id": f["fact_id"], "fact_kind": f["kind"], "planted_request": r - d,
