@@ -102,3 +102,17 @@ def retention_summary(table):
     by_distance = table.group_by("policy", "distance", maintain_order=True).agg(
         pl.len().alias("probes"), retained.mean().alias("retention")).sort("policy", "distance")
     return by_policy, by_distance
+
+
+TASK_KIND = "task"  # a real log's task state (workbench.evaluate.log_facts), reported apart
+
+
+def task_retention(table) -> dict[str, float | None]:
+    """Per policy, the share of task-state probes retained (the user's requests and todo
+    items of a real log): what users most often say compaction loses. ``None`` for a policy
+    with no task probe (a synthetic dataset plants no task state)."""
+    import polars as pl
+
+    t = table.filter(pl.col("fact_kind") == TASK_KIND)
+    got = dict(t.group_by("policy").agg((pl.col("status") != "lost").mean()).iter_rows())
+    return {p: got.get(p) for p in table["policy"].unique(maintain_order=True).to_list()}
