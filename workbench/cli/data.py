@@ -86,6 +86,9 @@ def inspect(
         render_text(info)
 
 
+SUMMARY_HEAD = 600  # characters of each recorded summary shown beside what it lost (--json: all)
+
+
 def _inspect_compactions(ds, as_json: bool) -> None:
     from workbench.evaluate.log_retention import compaction_report, dataset_retention
     from workbench.util.tables import emit
@@ -111,6 +114,8 @@ def _inspect_compactions(ds, as_json: bool) -> None:
             f"{c['summary_tokens'] or 0:,} tokens{ratio}; {kept}")
         if c["kept"] is None:
             continue
+        say("the recorded summary begins:\n  " + "\n  ".join(c["summary_text"][:SUMMARY_HEAD].splitlines())
+            + ("\n  …" if len(c["summary_text"]) > SUMMARY_HEAD else ""))
         emit(r["by_kind"], ["kind", "facts_before", "kept", "exact", "retention"], title="by kind")
         emit(r["by_recency"], ["recency", "facts_before", "kept", "retention"],
              title="by recency (requests from the last mention to the cut)")

@@ -242,7 +242,7 @@ def log_retention(events, continuity_id: str, harness: str | None = None):
             "span_events": hi - lo, "span_tokens": span_tokens,
             "summary_chars": len(c.summary) if c.summary is not None else None,
             "summary_tokens": _tokens_of(ev, tcol, c.summary_seq),
-            "facts_before": n, "kept": kept_n})
+            "facts_before": n, "kept": kept_n, "summary_text": c.summary})
     facts_frame = pl.DataFrame(fact_rows, schema=FACT_ROW_SCHEMA())
     comps_frame = pl.DataFrame(comp_rows, schema=COMPACTION_ROW_SCHEMA())
     return facts_frame, _with_task_columns(comps_frame, facts_frame)
@@ -299,7 +299,7 @@ def COMPACTION_ROW_SCHEMA():  # noqa: N802
     return {"continuity_id": pl.String, "harness": pl.String, "compaction": pl.Int64, "request": pl.Int64,
             "boundary_seq": pl.Int64, "trigger": pl.String, "pre_tokens": pl.Int64, "span_events": pl.Int64,
             "span_tokens": pl.Int64, "summary_chars": pl.Int64, "summary_tokens": pl.Int64,
-            "facts_before": pl.Int64, "kept": pl.Int64}
+            "facts_before": pl.Int64, "kept": pl.Int64, "summary_text": pl.String}
 
 
 def dataset_retention(dataset):
