@@ -113,6 +113,35 @@ def test_labelled_sample_precision(bundle):
     assert "notify-session.sh" not in paths  # merged into .../spotter-plugin/scripts/notify-session.sh
 
 
+def test_codex_task_state_and_errors_by_hand(tmp_path):
+    """The Codex rollout (no compaction): its plan (update_plan at seq 240, then 283), its two
+    typed requests (the AGENTS.md record is harness-injected), and the errors it saw: the
+    failing vitest run at seq 271 (not the exception classes of code it printed with sed/rg,
+    such as `throw new MySQLError(` at seq 214)."""
+    from workbench.sources.importer import import_paths
+
+    log = next((BUNDLED_LOGS / "codex").glob("rollout-2026-05-11T11-26-55-*.jsonl"))
+    ds = import_paths([log], tmp_path / "codex")
+    ev = ds.events().filter(pl.col("continuity") == 0)
+    steps = ["Add failing tests for default compaction threshold in generated OpenCode env config",
+             "Set default compaction threshold to 90% in generated OPENCODE_CONFIG_CONTENT paths",
+             "Run focused verification"]
+
+    def plan(facts):
+        todo = facts.filter(pl.col("task_role") == "todo")
+        return dict(zip(todo["value"].to_list(), todo["status"].to_list(), strict=True))
+
+    assert plan(log_facts(ev, before_seq=283)) == dict(zip(steps, ["in_progress", "pending", "pending"],
+                                                           strict=True))
+    facts = log_facts(ev)
+    assert plan(facts) == dict(zip(steps, ["completed", "completed", "in_progress"], strict=True))
+    assert facts.filter(pl.col("task_role") == "request")["value"].to_list() == [
+        "show tools", "let's update the defailt context compart to 90 in env var"]
+    errors = facts.filter(pl.col("kind") == "error")
+    assert errors["first_seq"].to_list() == [271, 271, 271]
+    assert errors["value"].to_list()[0] == "AssertionError"
+
+
 def test_todo_and_plan_tools_are_task_state():
     todo = '{"todos":[{"content":"Add tests","status":"completed","activeForm":"x"},' \
            '{"content":"Wire CLI","status":"pending","activeForm":"y"}]}'

@@ -29,8 +29,11 @@ Where facts come from (every rule is literal; nothing is guessed from prose):
 * ``error``: in tool results and messages, exception type names (``ValueError``,
   ``ENOENT``-style codes excluded) and the text of lines that start like an error
   (``Error:``, ``error[E0382]:``, ``FAILED``, ``fatal:``, ``KeyError:``); plus the first line of a tool
-  result the log flags as an error. Numbered lines (``  12→``, a file's contents as a read
-  tool shows them) are skipped: the names in code are not errors that happened.
+  result the log flags as an error. Tools print code as well as errors, so in a tool's
+  output an exception name counts only where it is reported — opening its line (a
+  traceback's last line, ``E   KeyError``, ``** (KeyError)``) or on a log line of level error
+  or warning — and an error-like line ending like code (``,`` ``;`` ``{`` ``(``) does not;
+  numbered lines (``  12→``, a file's contents as a read tool shows them) are skipped.
 * ``number``: in tool inputs and user/assistant messages: ports (``localhost:8080``,
   ``port 5432``), versions (``1.2.3``, ``v0.125.0``) and issue / PR references (``#1234``).
 * ``identifier``: code spans (backticks) in user and assistant messages that look like a
@@ -101,6 +104,9 @@ _EXC_NAME = re.compile(r"\b([A-Z][A-Za-z0-9]*(?:Error|Exception|Exit|Interrupt|W
 _ERROR_LINE = re.compile(r"^\s*((?:(?:error|Error|ERROR|fatal|FATAL|panic)(?:\[\w+\])?:|FAILED\s|FAIL\s|"
                          r"Traceback \(most recent call last\)|[A-Z][A-Za-z0-9]*(?:Error|Exception):).*)$", re.M)
 _NUMBERED = re.compile(r"^\s*\d+(?:→|\t)")
+_REPORTED_AT = re.compile(r"^\s*(?:E\s+|\*\*\s*\(|\(|%|\[|Uncaught\s+|raised\s+)?$")
+_LOG_LEVEL = re.compile(r"\[(?i:error|warning|warn|fatal)\]|\b(?:ERROR|WARN|WARNING|FATAL)\b")
+_CODE_END = re.compile(r"[,;{(\[]\s*$")
 _PORT = re.compile(r"(?:\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0)|\bport)[\s:=]{1,3}(\d{2,5})\b", re.I)
 _VERSION = re.compile(r"(?<![\w.])v?\d+\.\d+\.\d+(?:-(?:alpha|beta|rc|dev|pre|canary|next)\.?\d*)?(?![\w.-])")
 _ISSUE = re.compile(r"(?<![\w&])#\d{2,}\b")
@@ -299,7 +305,7 @@ def event_mentions(seq: int, kind: int, role: int, flags: int, name: str | None,
         for m in _CODE_SPAN.finditer(text):
             if _is_identifier(m.group(1)):
                 yield Mention("identifier", _symbol(m.group(1)), seq)
-        yield from _error_mentions(seq, text, flagged=False)
+        yield from _error_mentions(seq, text, flagged=False, output=False)
         if role == Role.USER:
             if req := _user_request(text):
                 yield Mention("task", req, seq, "request")
@@ -353,20 +359,25 @@ def _number_mentions(seq: int, text: str) -> Iterator[Mention]:
         yield Mention("number", m.group(0), seq)
 
 
-def _error_mentions(seq: int, text: str, *, flagged: bool) -> Iterator[Mention]:
+def _error_mentions(seq: int, text: str, *, flagged: bool, output: bool = True) -> Iterator[Mention]:
+    """Errors in a tool's ``output`` (strict: tools print code too) or in a message."""
     if flagged:
         first = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
         if first:
             yield Mention("error", first[:200], seq)
-    # a numbered listing is a file's contents (a Read result): the names in it are code, not
-    # errors that happened
-    seen = "\n".join(ln for ln in text.splitlines() if not _NUMBERED.match(ln))
-    for m in _ERROR_LINE.finditer(seen):
-        line = m.group(1).strip()
-        if len(line) >= 8:
-            yield Mention("error", line[:200], seq)
-    for m in _EXC_NAME.finditer(seen):
-        yield Mention("error", m.group(1), seq)
+    for line in text.splitlines():
+        if _NUMBERED.match(line):
+            continue  # a numbered listing is a file's contents (a Read result): code, not errors
+        m = _ERROR_LINE.match(line)
+        if m and len(m.group(1).strip()) >= 8 and not (output and _CODE_END.search(line)):
+            yield Mention("error", m.group(1).strip()[:200], seq)
+        for n in _EXC_NAME.finditer(line):
+            # in output an exception name is an error when reported (it opens the line, as a
+            # traceback's last line or `** (KeyError)` do, or the line is a log's error or
+            # warning), not when code names it (`throw new FooError(`, `except FooError:`)
+            if (not output or flagged or _REPORTED_AT.match(line[:n.start()])
+                    or _LOG_LEVEL.search(line)):
+                yield Mention("error", n.group(1), seq)
 
 
 def mentions_of(events) -> list[Mention]:
