@@ -202,6 +202,7 @@ def fidelity_audit(dataset, *, engine: str = "kernel", price_as: str | None = No
         render_predictive,
         totals_table,
     )
+    from workbench.evaluate.fidelity_retention import retention_fidelity
     from workbench.sources.profiles import fit_profiles
 
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
@@ -216,11 +217,14 @@ def fidelity_audit(dataset, *, engine: str = "kernel", price_as: str | None = No
     inputs = prepare_dataset(ds, "cl100k")
     preset = preset_compactions(ds, inputs, profiles, engine=engine, price_as=price_as)
     totals = totals_table(inputs, profiles, engine=engine, price_as=price_as, manifest=ds.manifest)
+    retention, retention_text = retention_fidelity(ds)
     config = {**res["config"], "profiles_fitted_on": profiles["fitted_from"]}
     return AuditResult("fidelity", {N.FIDELITY_REQUESTS: res["requests"], N.FIDELITY: res["summary"],
                                     N.FIDELITY_COMPACTIONS: res["compactions"],
                                     N.FIDELITY_CONTINUITIES: res["continuities"],
                                     N.FIDELITY_RUN_LEVEL: res["run_level"],
-                                    N.FIDELITY_PRESET: preset, N.FIDELITY_TOTALS: totals},
+                                    N.FIDELITY_PRESET: preset, N.FIDELITY_TOTALS: totals,
+                                    N.FIDELITY_RETENTION: retention},
                        {N.FIDELITY_JSON: config}, passed=None,
-                       details={"text": render_predictive(preset, totals) + "\n\n" + render_summary(res)})
+                       details={"text": retention_text + "\n\n" + render_predictive(preset, totals) + "\n\n"
+                                + render_summary(res)})

@@ -144,6 +144,10 @@ def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print, audit_eve
     audit_stride(runs["stride"], out["stride"], stride_policies(stride_every), say=say)
     long_result, long_ds = _load(runs["long-running"])
     redaction_audit_of(long_result, long_ds, LONG_SAMPLES).write(runs["long-running"])
+    if "recorded" in runs:
+        say(f"   and {runs['recorded']}: retention on the real logs (the facts they name; summaries by the "
+            "calibrated summarizer, the recorded ones as recorded)")
+        recorded_audit(runs["recorded"])
 
     html: dict[str, Path] = {}
     if reports:
@@ -180,6 +184,16 @@ def redaction_audit_of(result, ds, samples: int, *, baseline: bool = False):
 
     return redaction_audit(result, ds, summarizer="modelled", summarizer_options=dict(SUMMARIZER_OPTIONS),
                            baseline=baseline, summary_samples=samples)
+
+
+def recorded_audit(run_dir: Path) -> None:
+    """Retention on the real logs: the facts each log names, probed under every policy
+    (:mod:`workbench.evaluate.log_facts`); summaries by the calibrated summarizer
+    (:mod:`workbench.summarize.calibrated`), the as-recorded preset's by the log's own."""
+    from workbench.audits import redaction_audit
+
+    result, ds = _load(run_dir)
+    redaction_audit(result, ds, summarizer="calibrated", baseline=False).write(run_dir)
 
 
 def audit_run(run_dir: Path, dataset: Path, policies: list[str], say=print) -> dict[str, bool | None]:

@@ -67,10 +67,17 @@ def inspect(
     json: Annotated[bool, typer.Option("--json", help="stable machine-readable output")] = False,
     verify: Annotated[bool, typer.Option("--verify", help="check every file against the manifest's "
                                                           "sizes and sha256 (exit 1 on a mismatch)")] = False,
+    compactions: Annotated[bool, typer.Option("--compactions", help="per recorded compaction of an "
+                                              "imported log: what its summary kept of the facts before "
+                                              "the cut (by kind, recency, mentions; task state)")] = False,
 ) -> None:
     """Describe a dataset: events by kind, requests, tokens, usage, compactions, labels."""
     from workbench.continuity.dataset import load_dataset
     from workbench.continuity.inspect import inspect_dataset, render_text
+
+    if compactions:
+        _inspect_compactions(load_dataset(dataset), json)
+        return
 
     if verify:
         problems = load_dataset(dataset).verify()
@@ -87,6 +94,52 @@ def inspect(
         say(orjson.dumps(info, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode())
     else:
         render_text(info)
+
+
+SUMMARY_HEAD = 600  # characters of each recorded summary shown beside what it lost (--json: all)
+
+
+def _inspect_compactions(ds, as_json: bool) -> None:
+    from workbench.evaluate.log_retention import compaction_report, dataset_retention
+    from workbench.util.tables import emit
+
+    facts, comps = dataset_retention(ds)
+    report = compaction_report(facts, comps)
+    if as_json:
+        import orjson
+
+        say(orjson.dumps(report, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode())
+        return
+    if not report:
+        say(f"{ds.path}: no recorded compaction (no compaction boundary in any log)")
+        return
+    for r in report:
+        c = r["compaction"]
+        kept = "not readable (no recorded summary)" if c["kept"] is None else \
+            f"kept {c['kept']}/{c['facts_before']} facts ({c['retention']:.0%})"
+        ratio = f", {c['summary_ratio']:.1%} of the span" if c["summary_ratio"] is not None else ""
+        say(f"\n{c['continuity_id']} ({c['harness']}) compaction {c['compaction']} at request {c['request']} "
+            f"(seq {c['boundary_seq']}, {c['trigger']}): span {c['span_events']:,} events, "
+            f"{c['span_tokens']:,} tokens; summary {c['summary_chars'] or 0:,} chars, "
+            f"{c['summary_tokens'] or 0:,} tokens{ratio}; {kept}")
+        if c["kept"] is None:
+            continue
+        say("the recorded summary begins:\n  " + "\n  ".join(c["summary_text"][:SUMMARY_HEAD].splitlines())
+            + ("\n  …" if len(c["summary_text"]) > SUMMARY_HEAD else ""))
+        emit(r["by_kind"], ["kind", "facts_before", "kept", "exact", "retention"], title="by kind")
+        emit(r["by_recency"], ["recency", "facts_before", "kept", "retention"],
+             title="by recency (requests from the last mention to the cut)")
+        emit(r["by_mentions"], ["mentions", "facts_before", "kept", "retention"], title="by mention count")
+        say(f"task state: open items kept {c['open_items_kept']}/{c['open_items']}, done items kept "
+            f"{c['done_items_kept']}/{c['done_items']}, last request "
+            f"{_yes_no(c['last_request_kept'])}, next step {_yes_no(c['next_step_kept'])}")
+        if r["lost"]:
+            emit(r["lost"], ["kind", "value", "mentions", "requests_since", "tokens_since"],
+                 title="lost, most mentioned first")
+
+
+def _yes_no(kept: bool | None) -> str:
+    return "none stated" if kept is None else ("kept" if kept else "lost")
 
 
 @command()
@@ -131,15 +184,22 @@ def calibrate(
     dataset: Annotated[Path, typer.Argument(help="an imported dataset (workbench import)")],
     out: Annotated[Path, typer.Option(help="profiles file to write (new, or one the workbench wrote)")],
     tokenizer: Annotated[str, typer.Option(help="token-count column the lines are fitted for")] = "cl100k",
+    retention_out: Annotated[Path | None, typer.Option(
+        help="also fit retention profiles (what each harness's recorded summaries keep) and write "
+             "them here (new, or a retention profile file the workbench wrote); the `calibrated` "
+             "summarizer reads them")] = None,
     fmt: Format = "table",
 ) -> None:
     """Fit harness calibration profiles (provider tokens ≈ a + b·counted) on imported logs,
     with each log's in-sample and leave-one-log-out errors; `simulate --calibration FILE`
-    uses them."""
+    uses them. With --retention-out, also the retention profiles of the calibrated
+    summarizer, with their leave-one-log-out errors."""
     from workbench.continuity.dataset import load_dataset
     from workbench.sources.profiles import fit_profiles, write_profiles
     from workbench.util.tables import emit
 
+    if retention_out is not None:
+        _calibrate_retention(load_dataset(dataset), retention_out, fmt)
     doc = fit_profiles(load_dataset(dataset), tokenizer)
     write_profiles(doc, out)
     rows = [{"profile": f"{h}/{fam}", "prefix_tokens": round(p["prefix_tokens"]), "factor": p["factor"],
@@ -156,4 +216,37 @@ def calibrate(
     emit(logs, ["log", "profile", "requests", "own_ape_median_pct", "loo_profile", "loo_ape_median_pct",
                 "loo_ape_p90_pct"], fmt=fmt, title="each log's prompt error: its own line vs the profile "
          "fitted without it (leave-one-log-out)")
+    say(f"wrote {out}")
+
+
+def _calibrate_retention(ds, out: Path, fmt: str) -> None:
+    from workbench.evaluate.log_retention import dataset_retention
+    from workbench.summarize.retention_profile import (
+        LOO_TARGET_PP,
+        MIN_KIND_FACTS,
+        fit_profiles,
+        write_profiles,
+    )
+    from workbench.util.tables import emit
+
+    facts, comps = dataset_retention(ds)
+    doc = fit_profiles(facts, comps, fitted_from=ds.name)
+    if not doc["profiles"]:
+        raise fail(f"{ds.path}: no recorded compaction with a readable summary; retention profiles are "
+                   "fitted on the summaries real logs recorded", 2)
+    write_profiles(doc, out)
+    rows = [{"profile": h, "logs": len(p["logs"]), "facts": p["keep"]["facts"], "kept": p["keep"]["kept"],
+             "summary_ratio": p["size"]["ratio"], "summary_cap": p["size"]["cap"]}
+            for h, p in doc["profiles"].items()]
+    emit(rows, ["profile", "logs", "facts", "kept", "summary_ratio", "summary_cap"], fmt=fmt,
+         title="retention profiles (in sample)")
+    s = doc["loo_summary"]
+    kinds = [{"kind": k, "facts": v["facts"], "recorded_pct": v["recorded_pct"], "error_pp": v["error_pp"],
+              "judged": v["facts"] >= MIN_KIND_FACTS} for k, v in s["kinds"].items()]
+    emit(kinds, ["kind", "facts", "recorded_pct", "error_pp", "judged"], fmt=fmt,
+         title="expected kept, profile fitted without each log vs its recorded summaries (leave-one-log-out, pp)")
+    verdict = "n/a" if s["meets_target"] is None else ("meets" if s["meets_target"] else "misses")
+    overall = "–" if s["overall_pp"] is None else f"{s['overall_pp']:+.1f} pp"
+    say(f"leave-one-log-out overall {overall} over {s['facts']} facts; {verdict} the target (within "
+        f"{LOO_TARGET_PP:.0f} pp overall and for each kind with at least {MIN_KIND_FACTS} facts)")
     say(f"wrote {out}")

@@ -15,7 +15,8 @@ import typer
 
 from workbench.errors import WorkbenchError
 
-Summarizer = Annotated[str, typer.Option("--summarizer", help="modelled | extractive | recorded | http")]
+Summarizer = Annotated[str, typer.Option("--summarizer", help="modelled | calibrated (modelled, with keep "
+                                        "probabilities fitted on real summaries) | extractive | recorded | http")]
 BaseUrl = Annotated[str | None, typer.Option("--summarizer-base-url", help="http: an OpenAI-compatible "
                                                   "endpoint, e.g. http://127.0.0.1:8080/v1")]
 Model = Annotated[str | None, typer.Option("--summarizer-model", help="http: the model to ask")]

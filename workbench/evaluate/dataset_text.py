@@ -1,5 +1,8 @@
 """A dataset's event text and planted labels, indexed once for every evaluation of it.
 
+On an imported dataset (no planted facts) the facts its logs name stand in for planted
+ones (:mod:`workbench.evaluate.log_facts`), with the rows of every event that names each.
+
 Event text is dictionary-encoded (each distinct text is one Python string, events hold its
 code), so a million events that repeat a few thousand texts cost a few thousand strings,
 and every memo keyed by text hits. Planted facts and secrets are located once (their event
@@ -54,6 +57,11 @@ class DatasetText:
             self.by_cont[int(c)] = {"seq": part["seq"].to_numpy(), "code": part["code"].to_numpy(),
                                     "kind": part["kind"].to_numpy(), "role": part["role"].to_numpy()}
         self.facts = dataset.facts()
+        # rows of every event naming a fact, beside its own row (the facts of a real log are
+        # named again and again; a planted fact only where it was planted)
+        self.mention_rows: dict[str, np.ndarray] = {}
+        if self.facts.height == 0 and "import" in dataset.manifest:
+            self._use_log_facts(dataset)
         self.secrets = dataset.secrets()
         self._labels: dict[int, tuple[np.ndarray, list]] = {}
         self._span_events: dict[int, list] = {}
@@ -65,6 +73,18 @@ class DatasetText:
         self.summaries: Memo = Memo(50_000)
         self.redactions: Memo = Memo(50_000)
         self.baselines: Memo = Memo(50_000)
+
+    def _use_log_facts(self, dataset) -> None:
+        """An imported log has no planted facts: the facts it names stand in for them
+        (:func:`workbench.evaluate.log_facts.dataset_log_facts`)."""
+        from workbench.evaluate.log_facts import dataset_log_facts
+
+        facts = dataset_log_facts(dataset)
+        for fid, cont, seqs in zip(facts["fact_id"].to_list(), facts["continuity"].to_list(),
+                                   facts["mention_seqs"].to_list(), strict=True):
+            own = self.by_cont[int(cont)]["seq"]
+            self.mention_rows[fid] = np.searchsorted(own, np.asarray(seqs, dtype=np.int64))
+        self.facts = facts.drop("mention_seqs")
 
     @classmethod
     def of(cls, dataset) -> DatasetText:

@@ -2,8 +2,8 @@
 memory, or lost — per policy and per distance (in requests) since the fact was planted.
 
 Statuses are checked in that order (the first that holds wins): ``raw`` when the fact's
-event is shown in full in the compiled context (not masked, cleared, cut or outside a
-bounded window), ``summary`` when the current summary text (the summary items in the
+event (for a real log's fact: any event that names it) is shown in full in the compiled
+context (not masked, cleared, cut or outside a bounded window), ``summary`` when the current summary text (the summary items in the
 context, joined by a space) contains the answer, ``memory`` when the memory entries written
 so far (joined by a space) contain it, else ``lost``.
 
@@ -79,7 +79,9 @@ def retention_table(result, dataset, texts, *, distances=DISTANCES,
                     written += 1
                 for f, row, d in probes[r]:
                     key = index.key_of[f["answer"]]
-                    status = ("raw" if tracker.shows(row, r) else "summary" if key in current
+                    shown = tracker.shows(row, r) or any(tracker.shows(int(m), r)
+                                                         for m in dt.mention_rows.get(f["fact_id"], ()))
+                    status = ("raw" if shown else "summary" if key in current
                               else "memory" if key in memory.found else "lost")
                     rows.append({"run_id": result.run_id, "policy": name, "continuity_id": cid,
                                  "fact_id": f["fact_id"], "fact_kind": f["kind"], "planted_request": r - d,
@@ -100,3 +102,17 @@ def retention_summary(table):
     by_distance = table.group_by("policy", "distance", maintain_order=True).agg(
         pl.len().alias("probes"), retained.mean().alias("retention")).sort("policy", "distance")
     return by_policy, by_distance
+
+
+TASK_KIND = "task"  # a real log's task state (workbench.evaluate.log_facts), reported apart
+
+
+def task_retention(table) -> dict[str, float | None]:
+    """Per policy, the share of task-state probes retained (the user's requests and todo
+    items of a real log): what users most often say compaction loses. ``None`` for a policy
+    with no task probe (a synthetic dataset plants no task state)."""
+    import polars as pl
+
+    t = table.filter(pl.col("fact_kind") == TASK_KIND)
+    got = dict(t.group_by("policy").agg((pl.col("status") != "lost").mean()).iter_rows())
+    return {p: got.get(p) for p in table["policy"].unique(maintain_order=True).to_list()}

@@ -48,9 +48,10 @@ FIDELITY_CONTINUITIES = "fidelity_continuities.parquet"
 FIDELITY_RUN_LEVEL = "fidelity_run_level.parquet"
 FIDELITY_PRESET = "fidelity_preset.parquet"  # where each harness preset compacts vs the log
 FIDELITY_TOTALS = "fidelity_totals.parquet"  # totals and cost, in sample and leave-one-log-out
+FIDELITY_RETENTION = "fidelity_retention.parquet"  # recorded vs modelled summaries' retention
 FIDELITY_JSON = "fidelity.json"
 FIDELITY_FILES = (FIDELITY, FIDELITY_REQUESTS, FIDELITY_COMPACTIONS, FIDELITY_CONTINUITIES, FIDELITY_RUN_LEVEL,
-                  FIDELITY_JSON)
+                  FIDELITY_RETENTION, FIDELITY_JSON)
 # audit redaction: each request's context bundle (rip.context_bundle.v1) of the audited continuities
 BUNDLES = "bundles.parquet"
 AUDIT_FILES = (*EVALUATION_FILES, BUNDLES, *CONFORMANCE_FILES, *DETERMINISM_FILES, *FIDELITY_FILES)

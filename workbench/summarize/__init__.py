@@ -46,6 +46,7 @@ ARTIFACT_SCHEMA = "rip.compaction_summary.v1"
 #: registry name -> "module:Class" (imported on first use)
 SUMMARIZERS: dict[str, str] = {
     "modelled": "workbench.summarize.modelled:ModelledSummarizer",
+    "calibrated": "workbench.summarize.calibrated:CalibratedSummarizer",
     "extractive": "workbench.summarize.extractive:ExtractiveSummarizer",
     "recorded": "workbench.summarize.recorded:RecordedSummarizer",
     "http": "workbench.summarize.http:HttpSummarizer",

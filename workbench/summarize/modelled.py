@@ -5,7 +5,9 @@ one (intent, earlier context, key facts and decisions, files and code, errors, p
 solving, pending tasks, current work) whose content is drawn from the span's own text, and
 it decides per label, with fixed probabilities:
 
-* a planted fact is kept (its sentence appears in *Key facts*) with ``p_retain_fact``,
+* a planted fact is kept (its sentence appears in *Key facts*) with ``p_retain_fact`` (or
+  ``keep_fact(label, request)``, a calibrated per-fact probability:
+  :mod:`workbench.summarize.retention_profile`),
   else paraphrased with ``p_paraphrase_fact`` (the sentence with the answer in one of its
   alternate forms, :mod:`workbench.synth.fact_forms`; a kind without one is dropped),
   else dropped;
@@ -57,6 +59,7 @@ from __future__ import annotations
 import math
 import random
 import re
+from collections.abc import Callable
 
 import numpy as np
 
@@ -168,8 +171,11 @@ class ModelledSummarizer:
                  p_partial_secret: float = 0.15, p_hallucinate: float = 0.05,
                  p_marker_leak: float = 0.05, p_keep_negative: float = 0.3,
                  copy_form: str = "surface", chars_per_token: float = CHARS_PER_TOKEN,
-                 tokenizer: str | None = None, max_item_chars: int = 240):
+                 tokenizer: str | None = None, max_item_chars: int = 240,
+                 keep_fact: Callable[[SpanLabel, SummaryRequest], float] | None = None):
         self.seed = 0 if seed is None else int(seed)
+        # a fact's own keep probability (a calibrated profile) in place of p_retain_fact
+        self.keep_fact = keep_fact
         self.p_retain_fact = check_probability("p_retain_fact", p_retain_fact)
         self.p_paraphrase_fact = check_probability("p_paraphrase_fact", p_paraphrase_fact)
         if self.p_retain_fact + self.p_paraphrase_fact > 1.0 + 1e-12:
@@ -233,12 +239,14 @@ class ModelledSummarizer:
                                              req.draw, lb.label_id))
             u = lrng.random()
             if lb.is_fact:
-                forms = alternate_forms(lb.kind, lb.value) if u >= self.p_retain_fact else ()
-                if u < self.p_retain_fact:
+                p_keep = (self.p_retain_fact if self.keep_fact is None
+                          else check_probability("keep_fact", self.keep_fact(lb, req)))
+                forms = alternate_forms(lb.kind, lb.value) if u >= p_keep else ()
+                if u < p_keep:
                     items.append(_Item("facts", (lb.seq, lb.start), self._fact_line(lb, texts, spans_by_seq)))
                     retained.append(lb.label_id)
                     diag["retained_facts"].append(lb.label_id)
-                elif u < self.p_retain_fact + self.p_paraphrase_fact and forms:
+                elif u < p_keep + self.p_paraphrase_fact and forms:
                     form = forms[lrng.randrange(len(forms))]
                     items.append(_Item("facts", (lb.seq, lb.start),
                                        self._fact_line(lb, texts, spans_by_seq, written=form)))

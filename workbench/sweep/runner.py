@@ -51,7 +51,7 @@ from workbench.rundir.names import SWEEP_RUNS as RUNS_FILE
 from workbench.sweep.spec import RunSpec, SweepSpec, dataset_files, runs_frame
 
 # evaluation headline columns (one value per run)
-EVALUATION = ("leaks", "leaks_context", "secrets", "retention", "fact_probes")
+EVALUATION = ("leaks", "leaks_context", "secrets", "retention", "task_retention", "fact_probes")
 # failures: the worst seed counts, not the mean
 WORST_CASE = ("overflows", "truncations", "leaks", "leaks_context")
 
@@ -392,12 +392,15 @@ def _run_rows(ds, inputs, policy, *, run_id: str, seed: int, engine: str, tokeni
 
     result = simulate(ds, [policy], engine=engine, tokenizer=tokenizer, seed=seed, run_id=run_id,
                       inputs=inputs)
-    report = evaluate_run(result, ds, summarizer=evaluate.get("summarizer", "modelled"),
-                          summarizer_options=evaluate.get("options") or None,
-                          baseline=bool(evaluate.get("baseline", False)), compactions=False,
-                          root=root)["report"]
+    from workbench.evaluate.retention import task_retention
+
+    ev = evaluate_run(result, ds, summarizer=evaluate.get("summarizer", "modelled"),
+                      summarizer_options=evaluate.get("options") or None,
+                      baseline=bool(evaluate.get("baseline", False)), compactions=False, root=root)
+    report = ev["report"]
     headline = dict(report["policies"][policy.name])
     headline["over_redaction"] = report.get("over_redaction")
+    headline["task_retention"] = task_retention(ev["retention"]).get(policy.name)
     rows = [{**row, "seed": seed, **{k: headline.get(k) for k in EVALUATION}}
             for row in result.summary.to_dicts()]
     return rows, headline

@@ -79,7 +79,8 @@ def tune(frame, objective: str = "cost_usd", constraints: Sequence[str | Constra
         if name not in frame.columns:
             known = sorted(c for c in frame.columns if frame.schema[c].is_numeric() and "." not in c
                            and not c.endswith("_index"))
-            hint = " (leaks and retention need `evaluate: true` in the spec)" if name in ("leaks", "retention") else ""
+            hint = (" (leaks and retention need `evaluate: true` in the spec)"
+                    if name in ("leaks", "retention", "task_retention") else "")
             raise TuneError(f"unknown metric {name!r}{hint}; available: {', '.join(known)}")
     if not frame.schema[objective].is_numeric():
         raise TuneError(f"objective {objective!r} is not numeric")
@@ -141,7 +142,7 @@ def render_table(result: TuneResult, *, top: int = 10, fmt: str = "table", file=
     params = _swept_columns(df)
     shown = df.filter((pl.col("rank") <= top) | pl.col("pareto"))
     shown_metrics = ("cost_usd", "overflows", "truncations", "compactions", "flushes", "peak_context_tokens",
-                     "cache_hit_rate", "leaks", "retention")
+                     "cache_hit_rate", "leaks", "retention", "task_retention")
     metric_cols = [result.objective] + [c for c in shown_metrics if c in df.columns and c != result.objective]
     metric_cols += [c.metric for c in result.constraints if c.metric not in metric_cols]
     rows = []  # `rank` is the tuner's order; `config` the configuration's index, as `sweep` prints it
@@ -175,7 +176,7 @@ def _fmt(v: Any, name: str = "") -> str:
     if isinstance(v, float):
         if name == "cost_usd" or name.endswith("_usd"):
             return f"{v:,.4f}"
-        if name in ("cache_hit_rate", "retention"):
+        if name in ("cache_hit_rate", "retention", "task_retention"):
             return f"{v:.3f}"
         return f"{v:,.6g}" if not v.is_integer() else f"{int(v):,}"
     if isinstance(v, int) and not isinstance(v, bool):

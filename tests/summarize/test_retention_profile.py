@@ -1,0 +1,88 @@
+"""Retention profiles fitted on the recorded summaries of the bundled logs, and the
+calibrated summarizer that uses them."""
+
+from __future__ import annotations
+
+import orjson
+import pytest
+
+from workbench.summarize import get_summarizer
+from workbench.summarize.base import SpanEvent, SpanLabel, SummaryRequest
+from workbench.summarize.retention_profile import PACKAGED, fit_profiles, load_profiles, profile_for
+
+
+def test_packaged_profiles_are_the_fit_on_the_bundled_logs(imported_bundle):
+    """No hand-written figure: the shipped file is what `workbench calibrate datasets/bundled
+    --retention-out` writes (refit it when the bundled logs or the fact rules change)."""
+    from workbench.evaluate.log_retention import dataset_retention
+
+    facts, comps = dataset_retention(imported_bundle)
+    doc = fit_profiles(facts, comps, fitted_from=imported_bundle.name)
+    shipped = load_profiles()
+    assert orjson.loads(orjson.dumps(doc)) == shipped
+    assert set(shipped["profiles"]) == {"claude_code", "roo_code", "*"}
+    # Claude Code's real summaries keep a file far more often than a command, and a fact
+    # mentioned often more than one mentioned once
+    cc = profile_for(shipped, "claude_code")
+    assert cc.keep_probability("path", 3, 5) > cc.keep_probability("command", 3, 5)
+    assert cc.keep_probability("identifier", 10, 5) > cc.keep_probability("identifier", 1, 5)
+    # their size does not follow the span: 2,967 and 4,119 tokens for spans of 91k and 68k
+    assert (cc.size["floor"], cc.size["cap"]) == (2_967, 4_119)
+
+
+def test_leave_one_log_out_is_reported_honestly():
+    s = load_profiles()["loo_summary"]
+    assert s["facts"] == 166
+    assert abs(s["overall_pp"]) <= 10.0  # overall within the 10 pp target
+    judged = {k: v["error_pp"] for k, v in s["kinds"].items() if v["facts"] >= 20}
+    assert set(judged) == {"identifier", "path", "command"}
+    # two Claude Code logs only: one kept 6/13 of its paths, the other 15/18, so a profile
+    # fitted on either misses the other's paths by more than 10 pp
+    assert judged["path"] < -10.0 and s["meets_target"] is False
+
+
+def _request(label_kind: str = "file_path"):
+    text = "I moved the retry logic into src/retry.py during the refactor."
+    i = text.index("src/retry.py")
+    lab = SpanLabel("fact-1", label_kind, 3, i, i + 12, "src/retry.py", "src/retry.py", True)
+    events = (SpanEvent(3, "message", "user", text), SpanEvent(4, "message", "user", "ok, go on"))
+    return SummaryRequest("c", "art", 3, 4, events, None, 200, labels=(lab,)), lab
+
+
+def test_calibrated_summarizer_keeps_by_profile():
+    req, lab = _request()
+    s = get_summarizer("calibrated", seed=0, harness="claude_code")
+    cc = profile_for(load_profiles(), "claude_code")
+    # a planted file path is a path fact mentioned once, one user message before the cut
+    assert s.keep_probability(lab, req) == pytest.approx(cc.keep_probability("path", 1, 1))
+    kept = sum("src/retry.py" in get_summarizer("calibrated", seed=k, harness="claude_code").summarize(req).text
+               for k in range(200))
+    p = cc.keep_probability("path", 1, 1)
+    assert abs(kept / 200 - p) < 4 * (p * (1 - p) / 200) ** 0.5 + 0.01
+
+
+def test_modelled_keep_fact_replaces_the_constant_and_the_default_is_unchanged():
+    req, _ = _request()
+    base = get_summarizer("modelled", seed=3)
+    assert base.summarize(req) == get_summarizer("modelled", seed=3, keep_fact=None).summarize(req)
+    never = get_summarizer("modelled", seed=3, keep_fact=lambda lb, r: 0.0).summarize(req)
+    always = get_summarizer("modelled", seed=3, keep_fact=lambda lb, r: 1.0).summarize(req)
+    assert never.retained == () and always.retained == ("fact-1",)
+
+
+def test_calibrate_writes_retention_profiles(imported_bundle, tmp_path):
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    out = tmp_path / "retention.json"
+    r = CliRunner().invoke(app, ["calibrate", str(imported_bundle.path), "--out", str(tmp_path / "cal.json"),
+                                 "--retention-out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert orjson.loads(out.read_bytes()) == orjson.loads(PACKAGED.read_bytes())
+    assert "leave-one-log-out overall" in r.output and "misses the target" in r.output
+    other = tmp_path / "notes.json"
+    other.write_text("{}")
+    r = CliRunner().invoke(app, ["calibrate", str(imported_bundle.path), "--out", str(tmp_path / "cal2.json"),
+                                 "--retention-out", str(other)])
+    assert r.exit_code != 0 and other.read_text() == "{}"
