@@ -12,7 +12,7 @@ def print_summary(summary, fmt: str = "table") -> None:
 
     rows = policy_totals(summary).to_dicts()
     emit(rows, ["policy", "requests", "cost_usd", "compactions", "flushes", "overflows", "truncations",
-                "peak_context_tokens", "cache_hit_rate"], fmt=fmt,
+                "failed_requests", "peak_context_tokens", "cache_hit_rate"], fmt=fmt,
          headers={"cost_usd": "cost $", "peak_context_tokens": "peak context", "cache_hit_rate": "cache hit"},
          display={"cost_usd": lambda v: f"{v:,.2f}", "cache_hit_rate": lambda v: f"{v:.1%}"})
 

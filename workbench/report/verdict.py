@@ -232,6 +232,7 @@ RUN_COLUMNS = (
     ("policy", "policy", "s"), ("cost_usd", "cost $", "usd"), ("requests", "requests", "int"),
     ("calls", "calls", "int"), ("compactions", "compactions", "int"), ("flushes", "flushes", "int"),
     ("overflows", "overflows", "int"), ("truncations", "truncations", "int"),
+    ("failed_requests", "failed requests", "int"),
     ("cache_hit_rate", "cache hit", "pct"), ("peak_context_tokens", "peak context", "int"), ("sr1", "SR-1", "bool"),
     ("leaks", "leaks", "int"), ("leaks_context", "leaks in context", "int"),
     ("retention", "retention", "pct"), ("meets", "meets constraints", "verdict"),

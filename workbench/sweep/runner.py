@@ -53,7 +53,7 @@ from workbench.sweep.spec import RunSpec, SweepSpec, dataset_files, runs_frame
 # evaluation headline columns (one value per run)
 EVALUATION = ("leaks", "leaks_context", "secrets", "retention", "task_retention", "fact_probes")
 # failures: the worst seed counts, not the mean
-WORST_CASE = ("overflows", "truncations", "leaks", "leaks_context")
+WORST_CASE = ("overflows", "truncations", "failed_requests", "leaks", "leaks_context")
 
 
 @dataclass
