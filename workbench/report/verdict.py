@@ -352,7 +352,9 @@ def _determinism(run_dir, determinism_dir, names: Sequence[str]) -> dict[str, An
     failed = (checks.filter(pl.col("status") == "fail") if checks is not None else None)
     text = "PASS" if det["passed"] else "FAIL"
     if checks is not None:
-        text += f" ({checks.height} checks over {len(audited)} policies"
+        from workbench.evaluate.determinism import check_counts, describe_checks
+
+        text += f" ({describe_checks(check_counts(checks), len(audited))}"
         text += ")" if failed.height == 0 else (
             "; failing: " + ", ".join(f"{r['check']}/{r['policy']}" for r in failed.head(6).iter_rows(named=True)) + ")")
     missing = [n for n in names if n not in audited]
