@@ -182,7 +182,7 @@ def fidelity(
     else:
         for name in (N.FIDELITY, N.FIDELITY_CONTINUITIES, N.FIDELITY_TOTALS, N.FIDELITY_PRESET):
             frame = audit.tables[name]
-            emit(frame.to_dicts(), frame.columns, fmt=fmt, title=name, name=name)
+            emit(frame.to_dicts(), frame.columns, fmt=fmt, name=name.removesuffix(".parquet"))
     say(f"wrote fidelity Parquet tables to {out}")
 
 
