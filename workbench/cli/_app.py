@@ -124,7 +124,14 @@ def handled(fn, name: str | None = None):
 
 def interrupted() -> typer.Exit:
     """Ctrl-C: one line, exit 130 (128 + SIGINT, as a shell reports it)."""
-    return fail("interrupted; whatever was complete is kept", 130)
+    from workbench.cli import INTERRUPTED
+
+    _STATE["interrupted"] = True
+    return fail(INTERRUPTED.removeprefix("error: "), 130)
+
+
+def said_interrupted() -> bool:
+    return bool(_STATE.get("interrupted"))
 
 
 def command(target: typer.Typer = app, **kwargs):
