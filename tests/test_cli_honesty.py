@@ -63,7 +63,7 @@ def test_an_explicit_stand_in_is_recorded_and_said(synthetic, tmp_path):
     from workbench.report.verdict import build_verdict
 
     html = build_verdict(out).to_html()
-    assert "Pricing" in html and "priced as gpt-5" in html
+    assert "Note" in html and "priced as gpt-5" in html and "(in 1 of 1 replays (policy × continuity))" in html
 
 
 def test_leakage_without_labels_is_not_measured(tmp_path):

@@ -46,11 +46,13 @@ def policies(fmt: Format = "table",
 
 
 def report_notes(config: dict) -> None:
-    """Say what was done otherwise than asked (stand-in prices, defaults)."""
+    """Say what was done otherwise than asked (stand-in prices, defaults), and where."""
+    from workbench.report.verdict import scoped_note
+
     for n in config.get("notes") or []:
         where = n["where"]
         shown = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
-        warn(f"{n['note']} ({shown})")
+        warn(f"{scoped_note(n, config)}: {shown}")
 
 
 @command()
