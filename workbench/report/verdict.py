@@ -419,7 +419,7 @@ def build_sweep_verdict(sweep_dir: str | Path, *, constraints: Constraints | Non
     constraints = constraints or Constraints()
     meta = read_json(sweep_dir / names.SWEEP)
     if meta is None:
-        raise ReportError(f"{sweep_dir}: not a sweep directory (no sweep.json); run `workbench sweep` first")
+        raise ReportError(f"{sweep_dir}: not a sweep directory (no sweep.json); run `workbench sweep SPEC --out {sweep_dir}` first")
     result, agg = sweep_results(sweep_dir, constraints)
     params = [c for c in agg.columns if "." in c and agg[c].n_unique() > 1] or \
              [c for c in agg.columns if "." in c]
