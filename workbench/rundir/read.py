@@ -110,7 +110,7 @@ def load_config(run_dir: str | Path) -> dict[str, Any]:
     config = read_json(run_dir / N.CONFIG)
     if config is None:
         raise RunDirError(f"{run_dir}: not a run directory (no {N.CONFIG}); create one with "
-                          "`workbench simulate`")
+                          f"`{writer_command('summary', run_dir)}`")
     return config
 
 
