@@ -116,8 +116,7 @@ def render_report(kind: str, run: str | Path, out: str | Path, *, determinism: s
         check_continuity(run_abs, continuity)
     # Everything is made in a staging directory beside ``out`` and only then added to it: a
     # report stopped halfway (Ctrl-C, a killed kernel) leaves no partial report directory
-    out_abs.parent.mkdir(parents=True, exist_ok=True)
-    stage = _make_stage(out_abs)
+    stage = _make_stage(out_abs, kind)
     try:
         cname = f"{kind}.constraints.json"
         staged_constraints = None
@@ -153,10 +152,16 @@ def render_report(kind: str, run: str | Path, out: str | Path, *, determinism: s
                         figures=figures)
 
 
-def _make_stage(out: Path) -> Path:
+def _make_stage(out: Path, kind: str) -> Path:
+    """``.NAME.PID.*.tmp`` (`workbench clean` knows a killed writer's leftover): inside ``out``
+    when it exists, else beside it, where ``out`` itself will be made."""
     from workbench.rundir.temp import make_temp_dir
 
-    return make_temp_dir(out)  # .NAME.PID.*.tmp: `workbench clean` knows a killed one's leftover
+    if out.is_dir():
+        return make_temp_dir(out / kind)
+    out = out.resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return make_temp_dir(out)
 
 
 def _add_files(out: Path, kind: str, force: bool, files: dict[str, bytes]) -> dict[str, Path]:
