@@ -116,7 +116,7 @@ def render_report(kind: str, run: str | Path, out: str | Path, *, determinism: s
         check_continuity(run_abs, continuity)
     # Everything is made in a staging directory beside ``out`` and only then added to it: a
     # report stopped halfway (Ctrl-C, a killed kernel) leaves no partial report directory
-    stage = _make_stage(out_abs, kind)
+    stage = _make_stage(out_abs)
     try:
         cname = f"{kind}.constraints.json"
         staged_constraints = None
@@ -152,13 +152,11 @@ def render_report(kind: str, run: str | Path, out: str | Path, *, determinism: s
                         figures=figures)
 
 
-def _make_stage(out: Path, kind: str) -> Path:
-    """``.NAME.PID.*.tmp`` (`workbench clean` knows a killed writer's leftover): inside ``out``
-    when it exists, else beside it, where ``out`` itself will be made."""
+def _make_stage(out: Path) -> Path:
+    """``.NAME.PID.*.tmp`` beside ``out`` (inside, it would be a file the workbench did not
+    write in an empty directory; `workbench clean` knows a killed writer's leftover)."""
     from workbench.rundir.temp import make_temp_dir
 
-    if out.is_dir():
-        return make_temp_dir(out / kind)
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     return make_temp_dir(out)
