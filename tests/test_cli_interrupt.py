@@ -55,27 +55,55 @@ def assert_one_line(proc, err: str) -> None:
     assert not [n for n in NOISE if n in err], err
 
 
-def test_ctrl_c_while_the_report_kernel_runs(run_dir, tmp_path):
-    out = tmp_path / "report"
+def _kernel_among(procs) -> bool:
+    for p in procs:
+        try:
+            if any("ipykernel" in part for part in p.cmdline()):
+                return True
+        except psutil.Error:
+            continue
+    return False
+
+
+def report_with_a_running_kernel(run_dir, tmp_path, out):
+    """`workbench report` started and polled until papermill's kernel runs; its processes
+    then (the command, papermill's child, the kernel)."""
     proc = start(["report", "policy-comparison", "--run", str(run_dir), "--out", str(out)], tmp_path)
     deadline = time.monotonic() + 300
-    executing = None
+    family: list[psutil.Process] = []
     while time.monotonic() < deadline and proc.poll() is None:
-        # papermill writes the executed notebook as soon as its kernel runs the first cell
-        # (in the staging directory; a version without one writes it into the report)
-        executing = next(iter([*tmp_path.glob(f".{out.name}.*.tmp/policy-comparison.ipynb"),
-                               *out.glob("policy-comparison.ipynb")]), None)
-        if executing is not None:
+        try:
+            family = [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
+        except psutil.NoSuchProcess:
             break
+        if _kernel_among(family):
+            time.sleep(1.0)  # let it take the first cells
+            return proc, [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
         time.sleep(0.1)
-    assert executing is not None, "the report never started its kernel"
-    family = psutil.Process(proc.pid).children(recursive=True)
+    pytest.fail("the report never started its kernel")
+
+
+def test_ctrl_c_while_the_report_kernel_runs(run_dir, tmp_path):
+    out = tmp_path / "report"
+    proc, family = report_with_a_running_kernel(run_dir, tmp_path, out)
     _, err = ctrl_c(proc)
     assert_one_line(proc, err)
     assert not out.exists(), "a partial report directory was left"
     assert not list(tmp_path.glob(f".{out.name}.*")), "the staging directory was left"
     gone, alive = psutil.wait_procs(family, timeout=20)
     assert not alive, f"left running: {[p.pid for p in alive]}"
+
+
+def test_kill_9_of_a_report_leaves_no_process(run_dir, tmp_path):
+    """papermill runs in a session of its own (so Ctrl-C reaches only the command): a
+    `kill -9` of the command must still take it and its kernel along."""
+    proc, family = report_with_a_running_kernel(run_dir, tmp_path, tmp_path / "report")
+    assert len(family) >= 3, family  # the command, papermill's child, the kernel
+    proc.kill()
+    proc.communicate(timeout=60)
+    gone, alive = psutil.wait_procs(family, timeout=30)
+    assert not alive, f"left running: {[(p.pid, p.name()) for p in alive]}"
+    assert not (tmp_path / "report").exists()
 
 
 @pytest.mark.parametrize("delay", [0.6, 2.0])

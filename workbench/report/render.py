@@ -244,7 +244,8 @@ def execute(src: Path, dest: Path, parameters: dict[str, Any], *, cwd: Path, kin
     import nbformat
 
     job = json.dumps({"src": str(src), "dest": str(dest), "parameters": parameters, "cwd": str(cwd),
-                      "kind": kind, "timeout": timeout, "shown_as": str(shown_as or dest)})
+                      "kind": kind, "timeout": timeout, "shown_as": str(shown_as or dest),
+                      "parent": os.getpid()})
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(PROJECT), os.environ.get("PYTHONPATH"))
                                                        if p)}
     child = subprocess.Popen([sys.executable, "-c", "from workbench.report.render import execute_job; "
@@ -281,7 +282,11 @@ def execute_job() -> None:
     from papermill.exceptions import PapermillExecutionError
     from traitlets.config import Config
 
+    from workbench.util.processes import die_with_parent
+
     job = json.loads(sys.stdin.read())
+    # `kill -9` of `workbench report` takes this process along (its kernel follows its parent)
+    die_with_parent(job["parent"])
     # IPC sockets, not TCP: the kernel is local, and ipykernel warns (rightly) about
     # unencrypted TCP on every start
     local = Config({"KernelManager": {"transport": "ipc"}})
