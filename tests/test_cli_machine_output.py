@@ -175,3 +175,10 @@ def test_policies_and_compactions(run_dir, fmt):
 def test_json_switches_print_one_document_whatever_the_format(synthetic):
     assert json.loads(runner.invoke(app, ["policies", "--json", "--format", "csv"]).stdout)
     assert json.loads(runner.invoke(app, ["inspect", str(synthetic), "--json"]).stdout)["events"]
+
+
+def test_an_unknown_format_is_refused_before_any_work(synthetic, tmp_path):
+    r = runner.invoke(app, ["simulate", "--dataset", str(synthetic), "--policy", "claude-code",
+                            "--out", str(tmp_path / "r"), "--format", "yaml"])
+    assert r.exit_code == 2 and "--format yaml: unknown format" in r.stderr
+    assert not (tmp_path / "r").exists()

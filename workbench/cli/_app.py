@@ -83,9 +83,11 @@ def handled(fn, name: str | None = None):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         from workbench.rundir.output import rerunning
-        from workbench.util.tables import MACHINE_FORMATS, one_document
+        from workbench.util.tables import FORMATS, MACHINE_FORMATS, one_document
 
         fmt = kwargs.get("fmt")
+        if fmt is not None and fmt not in FORMATS:  # before any work, not after a run is written
+            raise fail(f"--format {fmt}: unknown format; choose one of {', '.join(FORMATS)}")
         _STATE["machine"] = fmt in MACHINE_FORMATS
         try:
             with rerunning(name or fn.__name__), one_document(fmt) as doc:
