@@ -141,3 +141,10 @@ def test_the_command_a_missing_table_names_parses():
 
     for name in WRITTEN_BY:
         parse(arguments(writer_command(name, "runs/x")))
+
+
+def test_determinism_outside_a_run_says_what_it_needs(tmp_path):
+    r = CliRunner().invoke(app, ["audit", "determinism", "--out", str(tmp_path / "new")])
+    assert r.exit_code == 2, r.output
+    assert "is not a run directory" in r.output and "give --dataset and --policy" in r.output
+    assert not (tmp_path / "new").exists()
