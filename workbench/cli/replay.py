@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from workbench.cli import summarizer as S
-from workbench.cli._app import Force, Format, command, fail, say, warn
+from workbench.cli._app import Force, Format, command, fail, print_document, say, warn
 from workbench.report.console import print_summary
 
 
@@ -33,7 +33,7 @@ def policies(fmt: Format = "table",
     if json:
         import orjson
 
-        say(orjson.dumps({n: p.to_dict() for n, p in listed.items()}, option=orjson.OPT_INDENT_2).decode())
+        print_document(orjson.dumps({n: p.to_dict() for n, p in listed.items()}, option=orjson.OPT_INDENT_2).decode())
         return
     rows = [{"preset": name, "harness": harness_of(p) or "", "trigger": p.trigger.rule_id(),
              "strategy": p.compaction.kind, "flush": "yes" if p.flush.enabled else "",
@@ -46,11 +46,13 @@ def policies(fmt: Format = "table",
 
 
 def report_notes(config: dict) -> None:
-    """Say what was done otherwise than asked (stand-in prices, defaults)."""
+    """Say what was done otherwise than asked (stand-in prices, defaults), and where."""
+    from workbench.report.verdict import scoped_note
+
     for n in config.get("notes") or []:
         where = n["where"]
         shown = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
-        warn(f"{n['note']} ({shown})")
+        warn(f"{scoped_note(n, config)}: {shown}")
 
 
 @command()
