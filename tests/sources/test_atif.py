@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from workbench.cli import app
 from workbench.errors import SourceError
 from workbench.rundir.output import OutputError
-from workbench.sources.atif import export_dataset
+from workbench.sources.atif_export import export_dataset
 from workbench.sources.detect import detect_format
 from workbench.sources.importer import import_paths
 
@@ -158,3 +158,17 @@ def test_export_writes_only_where_allowed(round_trip, tmp_path):
     export_dataset(tmp / "cc", tmp / "atif")
     with pytest.raises(OutputError, match="dataset"):
         export_dataset(tmp / "cc", tmp / "back")
+
+
+def test_embedded_subagent_becomes_its_own_continuity(tmp_path):
+    sub = ('"subagent_trajectories": [{"schema_version": "ATIF-v1.8", "trajectory_id": "sub-1", '
+           '"agent": {"name": "helper", "version": "1"}, "steps": [{"step_id": 1, "source": "agent", '
+           '"message": "found it", "metrics": {"prompt_tokens": 40, "cached_tokens": 0, "completion_tokens": 3}}]}]')
+    head = ('"schema_version": "ATIF-v1.8", "session_id": "s2", "agent": {"name": "x", "version": "1"}, ' + sub)
+    path = _write(tmp_path / "sub.json", FOREIGN[:1], head=head)
+    ds = import_paths([path], tmp_path / "ds")
+    conts = ds.continuities().sort("continuity")
+    assert conts["continuity_id"].to_list() == ["s2", "sub-1"] and conts["parent"].to_list() == [-1, 0]
+    ev = _events(ds, drop_layout=True).filter(pl.col("continuity_id") == "sub-1")
+    assert ev.select("kind", "text").rows() == [(1, "found it")]
+    assert _request_usage(ev) == [(0, 40, 0, 0, 3)]

@@ -25,7 +25,7 @@ def export(
     `workbench import DIR` reads it back."""
     if format not in EXPORT_FORMATS:
         raise fail(f"--format {format!r}: unknown; choose one of {', '.join(EXPORT_FORMATS)}")
-    from workbench.sources.atif import export_dataset
+    from workbench.sources.atif_export import export_dataset
 
     written = export_dataset(dataset, out, force=force)
     say(f"wrote {out} ({len(written)} ATIF trajectories)")
