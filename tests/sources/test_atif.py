@@ -10,6 +10,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from workbench.cli import app
@@ -172,3 +174,29 @@ def test_embedded_subagent_becomes_its_own_continuity(tmp_path):
     ev = _events(ds, drop_layout=True).filter(pl.col("continuity_id") == "sub-1")
     assert ev.select("kind", "text").rows() == [(1, "found it")]
     assert _request_usage(ev) == [(0, 40, 0, 0, 3)]
+
+
+_json = st.recursive(st.none() | st.booleans() | st.integers(-5, 10**6) | st.text(max_size=8),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+                     max_leaves=8)
+_KEYS = ["step_id", "source", "message", "reasoning_content", "tool_calls", "observation", "metrics", "extra",
+         "llm_call_count", "timestamp", "model_name"]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(step=st.integers(0, 3), key=st.sampled_from(_KEYS), value=_json, on_error=st.sampled_from(["fail", "skip"]))
+def test_a_damaged_step_is_a_source_error_or_a_lossless_import(tmp_path_factory, step, key, value, on_error):
+    from workbench.sources import load_formats
+    from workbench.sources.base import ParseContext
+    from workbench.sources.lossless import roundtrip
+
+    doc = json.loads(_write(tmp_path_factory.mktemp("fz") / "t.json", FOREIGN).read_text())
+    doc["steps"][step][key] = value
+    path = tmp_path_factory.mktemp("fz") / "d.json"
+    path.write_text(json.dumps(doc, indent=1))
+    try:
+        conts = load_formats()["atif"].parse(ParseContext(path=path, on_error=on_error))
+    except SourceError as exc:
+        assert exc.path == str(path)
+        return
+    assert roundtrip([r for c in conts for r in c.rows.cols["raw"]]) == doc
