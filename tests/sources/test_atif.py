@@ -89,7 +89,10 @@ def test_export_is_valid_atif_with_metrics_and_cost(round_trip):
     # ATIF's prompt_tokens holds the cache (cached_tokens is a subset); cache writes ride in extra
     assert (m["prompt_tokens"], m["cached_tokens"], m["extra"]["cache_creation_input_tokens"],
             m["completion_tokens"]) == (ui + cr + cw, cr, cw, out)
-    assert m["cost_usd"] > 0 and doc["final_metrics"]["total_cost_usd"] == pytest.approx(m["cost_usd"])
+    # by hand: 3 uncached, 11,515 read, 13,835 written, 13 out at Opus 4.6's $5 / $0.50 / $6.25 / $25 per M
+    assert (ui, cr, cw, out) == (3, 11_515, 13_835, 13)
+    assert m["cost_usd"] == pytest.approx((3 * 5 + 11_515 * 0.5 + 13_835 * 6.25 + 13 * 25) / 1e6)
+    assert doc["final_metrics"]["total_cost_usd"] == pytest.approx(m["cost_usd"])
     assert doc["agent"]["model_name"] == "claude-opus-4-6"
 
 
