@@ -8,6 +8,19 @@ recorded usage and its cost (genai-prices, the continuity's model); every other 
 effects, compaction boundaries, summaries, opaque records, a result whose call is not in the
 log) a system step whose ``extra.workbench`` names its kind. Each document is validated by
 the ``atif`` models before anything is written.
+
+>>> import json, tempfile
+>>> from pathlib import Path
+>>> import workbench
+>>> from workbench.sources.importer import import_paths
+>>> log = Path(workbench.__file__).parents[1] / "datasets" / "bundled" / "claude-code" / "short.jsonl"
+>>> tmp = Path(tempfile.mkdtemp())
+>>> _ = import_paths([log], tmp / "ds")
+>>> [path] = export_dataset(tmp / "ds", tmp / "atif")
+>>> doc = json.loads(path.read_text())
+>>> doc["schema_version"], doc["final_metrics"]["total_prompt_tokens"], doc["final_metrics"]["total_cached_tokens"]
+('ATIF-v1.8', 25353, 11515)
+>>> import shutil; shutil.rmtree(tmp)
 """
 
 from __future__ import annotations
