@@ -10,7 +10,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -188,6 +188,7 @@ _KEYS = ["step_id", "source", "message", "reasoning_content", "tool_calls", "obs
 
 @settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(step=st.integers(0, 3), key=st.sampled_from(_KEYS), value=_json, on_error=st.sampled_from(["fail", "skip"]))
+@example(step=0, key="message", value=[], on_error="fail")  # an empty part list once gave no event
 def test_a_damaged_step_is_a_source_error_or_a_lossless_import(tmp_path_factory, step, key, value, on_error):
     from workbench.sources import load_formats
     from workbench.sources.base import ParseContext

@@ -134,9 +134,10 @@ def _validation_message(exc: Exception) -> str:
 
 
 def _text_parts(message: Any) -> list[str]:
-    """A step's message (string or ContentPart list) as one text per part."""
-    if isinstance(message, str):
-        return [message]
+    """A step's message (string or ContentPart list) as one text per part (an empty list is
+    one empty message: every step gives at least one event, which keeps its raw)."""
+    if isinstance(message, str) or not message:
+        return [message or ""]
     out = []
     for part in message:
         if part.type == "text":
@@ -242,7 +243,8 @@ def _step_events(step: Any, where: str, b: Builder) -> list[dict[str, Any]]:
             if source == "message":
                 ev["text"] = item
             elif source == "tool_call":
-                ev.update(call_id=item.tool_call_id, name=item.function_name, text=dumps(item.arguments))
+                ev.update(call_id=None if d.get("no_call_id") else item.tool_call_id, name=item.function_name,
+                          text=dumps(item.arguments))
             else:
                 ev.update(call_id=item.source_call_id if item.source_call_id is not None else d.get("call_id"),
                           text=_result_text(item.content))

@@ -153,6 +153,8 @@ class _Steps:
             args = {}
         if ev["text"] is not None and dumps(args) != ev["text"]:
             d["text"] = ev["text"]
+        if ev["call_id"] is None:  # ATIF requires an id: one is made up, and said so
+            d["no_call_id"] = True
         return {"tool_call_id": ev["call_id"] or f"call-{ev['seq']}", "function_name": ev["name"] or "",
                 "arguments": args}
 
