@@ -153,7 +153,7 @@ def test_policies_in_every_format(fmt):
         rows = json.loads(r.output)
         assert {row["preset"] for row in rows} >= {"claude-code", "rip-adr0011"}
     elif fmt == "csv":
-        assert r.output.splitlines()[0] == "preset,harness,trigger,strategy,flush,masking,at_overflow,description"
+        assert r.output.splitlines()[0] == "preset,harness,trigger,strategy,flush,masking,at_overflow,description,source"
     else:
         assert r.output.startswith("| preset | harness | trigger |")
 

@@ -18,7 +18,7 @@ def policies(fmt: Format = "table",
              harness: Annotated[str | None, typer.Option(help="only the presets of this harness")] = None) -> None:
     """List the policy presets and their parameters (release lines of a versioned preset,
     ``NAME@LINE``, under it: on an imported log the preset follows the log's version)."""
-    from workbench.engine.presets import PRESETS, VERSIONS, harness_of
+    from workbench.engine.presets import PRESETS, VERSIONS, harness_of, source_of
     from workbench.util.tables import emit
 
     listed = {}
@@ -40,8 +40,9 @@ def policies(fmt: Format = "table",
              "masking": p.masking.after_turns or (f"all but the newest {p.masking.keep_tokens:,} tokens"
                                                   if p.masking.keep_tokens else ""),
              "at_overflow": p.at_overflow(),
-             "description": p.description} for name, p in listed.items()]
-    emit(rows, ["preset", "harness", "trigger", "strategy", "flush", "masking", "at_overflow", "description"],
+             "description": p.description, "source": source_of(p)} for name, p in listed.items()]
+    emit(rows, ["preset", "harness", "trigger", "strategy", "flush", "masking", "at_overflow", "description",
+                "source"],
          fmt=fmt, headers={"at_overflow": "at overflow"}, display={"masking": str})
 
 
