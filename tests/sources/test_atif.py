@@ -204,3 +204,19 @@ def test_a_damaged_step_is_a_source_error_or_a_lossless_import(tmp_path_factory,
         assert exc.path == str(path)
         return
     assert roundtrip([r for c in conts for r in c.rows.cols["raw"]]) == doc
+
+
+def test_every_bundled_format_round_trips(tmp_path, recorded_dir):
+    """Not only Claude Code: every bundled log comes back with the same events and recorded
+    usage (an OpenHands SDK tool call that no request made once broke the import)."""
+    before = import_paths([recorded_dir], tmp_path / "all")
+    r = CliRunner().invoke(app, ["export", str(tmp_path / "all"), "--format", "atif", "--out", str(tmp_path / "atif")])
+    assert r.exit_code == 0, r.output
+    after = import_paths([tmp_path / "atif"], tmp_path / "back")
+    # whole-document formats keep their own layout records; the ATIF document has its own
+    ea, eb = _events(before, drop_layout=True), _events(after, drop_layout=True)
+    assert before.continuities().height == after.continuities().height
+    for cid in sorted(set(ea["continuity_id"])):
+        x, y = ea.filter(pl.col("continuity_id") == cid), eb.filter(pl.col("continuity_id") == cid)
+        assert _request_usage(x) == _request_usage(y), cid
+        assert Counter(x.select(COMPARED).rows()) == Counter(y.select(COMPARED).rows()), cid

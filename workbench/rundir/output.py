@@ -56,10 +56,10 @@ class OutputError(WorkbenchError):
     """An output path the workbench must not write (exit code 2)."""
 
 
-
 def _a(kind: str) -> str:
     """``kind`` with its article: a run, an audit."""
     return f"{'an' if str(kind)[:1] in 'aeiou' else 'a'} {kind}"
+
 
 def _listing(names: Iterable[str], limit: int = 5) -> str:
     names = sorted(names)
@@ -149,10 +149,10 @@ def require(path: str | Path, kind: Kind, *, complete: bool = True) -> Marker:
         raise OutputError(f"{path}: no such {kind} directory (one is written by {WRITERS[kind]})")
     marker = read_marker(path)
     if marker is None:
-        raise OutputError(f"{path}: not a {kind} directory the workbench wrote (one is written by "
+        raise OutputError(f"{path}: not {_a(kind)} directory the workbench wrote (one is written by "
                           f"{WRITERS[kind]})")
     if marker.kind != kind:
-        raise OutputError(f"{path}: is a {marker.kind} directory, not a {kind} (one is written by "
+        raise OutputError(f"{path}: is a {marker.kind} directory, not {_a(kind)} (one is written by "
                           f"{WRITERS[kind]})")
     if complete:
         check_complete(path, marker)

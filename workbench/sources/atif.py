@@ -64,6 +64,7 @@ NAME = "atif"
 SCHEMA_VERSION = "ATIF-v1.8"
 EXPECTED = "an ATIF trajectory {schema_version: 'ATIF-v1.x', agent: {name, version}, steps: [...]}"
 CACHE_WRITE_KEY = "cache_creation_input_tokens"  # Anthropic's name; ATIF has no such field
+UNKNOWN_USAGE_KEY = "workbench_unknown_usage"  # usage counts the log did not record (-1)
 EXTRA_KEY = "workbench"
 SCAN_LINES_BYTES = 16 << 20  # above this, only a malformed step's line is looked up (a pure-Python scan)
 
@@ -164,7 +165,9 @@ def _usage(metrics: Any) -> tuple[int, int, int, int] | None:
     if prompt is not None and prompt < cached + write:
         raise Malformed("metrics", f"prompt_tokens {prompt} < cached_tokens {cached} + cache writes {write}",
                         "prompt_tokens that include the cached tokens (ATIF: cached_tokens is a subset)")
-    return (-1 if prompt is None else prompt - cached - write, cached, write,
+    unknown = (metrics.extra or {}).get(UNKNOWN_USAGE_KEY) or ()
+    return (-1 if prompt is None else prompt - cached - write,
+            -1 if "cache_read" in unknown else cached, -1 if "cache_write" in unknown else write,
             -1 if metrics.completion_tokens is None else metrics.completion_tokens)
 
 
@@ -230,10 +233,13 @@ def _step_events(step: Any, where: str, b: Builder) -> list[dict[str, Any]]:
                                   message_id=d.get("message_id"),
                                   ts_ms=d["ts_ms"] if isinstance(d.get("ts_ms"), int) else step_ts,
                                   flags=flags & ~DERIVED_FLAGS)
+        if d.get("self_paired") and kind == EventKind.TOOL_CALL:
+            ev["_self_paired"] = True  # paired with itself after the builder pairs the rest
         if kind == EventKind.REASONING and step.source == "agent":
             ev["text"] = step.reasoning_content
         else:
-            source = ("tool_call" if kind == EventKind.TOOL_CALL else
+            source = ("message" if d.get("from") == "message" else
+                      "tool_call" if kind == EventKind.TOOL_CALL else
                       "tool_result" if kind == EventKind.TOOL_RESULT or d.get("from") == "observation"
                       else "message")
             item = next(items[source], None)
@@ -242,6 +248,8 @@ def _step_events(step: Any, where: str, b: Builder) -> list[dict[str, Any]]:
                                 "one description per message part, tool call and observation result")
             if source == "message":
                 ev["text"] = item
+                if kind == EventKind.TOOL_CALL:  # a call no request made (exported as a message part)
+                    ev["call_id"] = d.get("call_id")
             elif source == "tool_call":
                 ev.update(call_id=None if d.get("no_call_id") else item.tool_call_id, name=item.function_name,
                           text=dumps(item.arguments))
@@ -258,6 +266,8 @@ def _step_events(step: Any, where: str, b: Builder) -> list[dict[str, Any]]:
                 ev["compact_pre_tokens"] = d["pre_tokens"]
         if request is not None and kind in OUTPUT_KINDS:
             ev.update(request=request, output=True)
+        elif request is not None and kind == EventKind.USAGE:
+            ev["request"] = request
         evs.append(ev)
     if request is not None:
         usage = _usage(step.metrics)
@@ -301,6 +311,7 @@ def _trajectory(ctx: ParseContext, doc: dict[str, Any], where: str, b: Builder, 
     import pydantic
 
     traj = _header(doc, where, ctx, 1 if top else None)
+    self_paired: list[int] = []
     for i, raw_step in enumerate(doc["steps"]):
         w = f"{where}steps[{i}]"
         try:
@@ -316,8 +327,13 @@ def _trajectory(ctx: ParseContext, doc: dict[str, Any], where: str, b: Builder, 
             ctx.bad_record(line_of(i) if top else None, exc.message, exc.expected,
                            dumps(raw_step) if top else None, b.rows)
             continue
+        start = len(b.rows)
+        self_paired += [start + k for k, e in enumerate(evs) if e.pop("_self_paired", False)]
         b.commit(evs, raw=dumps(raw_step) if top else None, line=line_of(i) if top and step_lines else None)
     rows = b.finish()
+    for row in self_paired:
+        rows.set(row, "pair_seq", row)
+        rows.cols["flags"][row] &= ~int(EventFlag.UNPAIRED)
     wb = (traj.extra or {}).get(EXTRA_KEY) or {}
     cid = str(wb.get("continuity_id") or traj.trajectory_id or traj.session_id or ctx.path.stem)
     meta: dict[str, Any] = {"atif_schema_version": traj.schema_version, "agent": traj.agent.name,

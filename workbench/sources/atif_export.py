@@ -47,6 +47,7 @@ from workbench.sources.atif import (
     EXTRA_KEY,
     OUTPUT_KINDS,
     SCHEMA_VERSION,
+    UNKNOWN_USAGE_KEY,
     default_role_origin,
 )
 from workbench.sources.values import dumps
@@ -118,6 +119,14 @@ class _Steps:
                 step.setdefault("tool_calls", []).append(self._call(ev, d))
                 if ev["call_id"] is not None:
                     self.call_step[ev["call_id"]] = step
+        elif kind == EventKind.USAGE and request >= 0:
+            # a request's usage record joins the request's step, which it may be the only
+            # event of (OpenHands SDK: a request whose stats precede any output)
+            step = self.agent_step.get(request)
+            if step is None:
+                step = self.agent_step[request] = self._new("agent", ev["ts_ms"])
+            step["_parts"].append(ev["text"] or "")
+            d = _describe(ev, "agent")
         elif kind == EventKind.TOOL_RESULT and ev["call_id"] in self.call_step:
             step = self.call_step[ev["call_id"]]
             step.setdefault("observation", {"results": []})["results"].append(
@@ -140,6 +149,12 @@ class _Steps:
                     d["call_id"] = ev["call_id"]
             else:
                 step["_parts"].append(ev["text"] or "")
+                if kind == EventKind.TOOL_CALL:  # a call no request made: its text is a message part
+                    d["from"] = "message"
+                    if ev["call_id"] is not None:
+                        d["call_id"] = ev["call_id"]
+        if kind == EventKind.TOOL_CALL and ev.get("pair_seq") == ev["seq"]:
+            d["self_paired"] = True  # a call that is its own result (Codex's web search)
         step["extra"][EXTRA_KEY]["events"].append(d)
 
     @staticmethod
@@ -184,6 +199,9 @@ def _metrics(ui: int, cr: int, cw: int, out: int, cost) -> dict[str, Any]:
         m["prompt_tokens"] = ui + max(cr, 0) + max(cw, 0)
         m["cached_tokens"] = max(cr, 0)
         m["extra"] = {CACHE_WRITE_KEY: max(cw, 0)}
+        # a count the log did not record stays unknown (-1) on the way back, not 0
+        if unknown := [name for name, v in (("cache_read", cr), ("cache_write", cw)) if v < 0]:
+            m["extra"][UNKNOWN_USAGE_KEY] = unknown
     if out >= 0:
         m["completion_tokens"] = out
     c = cost(ui, cr, cw, out)
@@ -200,13 +218,13 @@ def safe_file_name(continuity_id: str) -> str:
 
 def _request_usage(ev) -> dict[int, tuple[int, int, int, int]]:
     """Each request's recorded usage: the sum over its usage events (as the fidelity audit
-    reads it; a cache count not recorded counts 0)."""
+    reads it; a count recorded by none of them stays unknown, -1)."""
     import polars as pl
 
     agg = (ev.filter((pl.col("usage_input") >= 0) & (pl.col("request") >= 0)).group_by("request")
-           .agg(pl.col("usage_input").sum(), pl.col("usage_cache_read").clip(lower_bound=0).sum(),
-                pl.col("usage_cache_write").clip(lower_bound=0).sum(),
-                pl.col("usage_output").clip(lower_bound=0).sum()))
+           .agg(pl.col("usage_input").sum(),
+                *(pl.when((pl.col(c) >= 0).any()).then(pl.col(c).clip(lower_bound=0).sum()).otherwise(-1)
+                  for c in ("usage_cache_read", "usage_cache_write", "usage_output"))))
     return {r: (ui, cr, cw, out) for r, ui, cr, cw, out in agg.iter_rows()}
 
 
