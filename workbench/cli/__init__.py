@@ -8,7 +8,7 @@ command imports its machinery lazily so that ``workbench --help`` stays fast.
 
 from __future__ import annotations
 
-from workbench.cli import audit, data, replay, reports, sweeps  # noqa: F401  (registers commands)
+from workbench.cli import audit, data, replay, replicate, reports, sweeps  # noqa: F401  (registers commands)
 from workbench.cli._app import app, audit_app
 
 __all__ = ["app", "audit_app", "main"]
