@@ -198,29 +198,54 @@ class Measured:
     priced_as: str = ""
 
 
-def measure(study: Study, dataset, *, progress=None) -> dict[tuple[str, str], Measured]:
-    """Replay the study's strategies for every model and setting. Replays with the same
-    provider rules are shared; the paper setting's own price tables re-price the ledger."""
+def turn_scale(study: Study, model: str, strategy: str) -> float:
+    """How much longer than the profile's mean the tasks of ``strategy`` on ``model`` are:
+    1 when the study keeps one trajectory per task for every strategy; with
+    ``trajectories.lengths: published``, the published mean turns of that model under that
+    strategy (under the raw agent when none is published) over the profile's mean."""
+    from workbench.synth.swe_bench import SHAPE
+
+    spec = study.spec.get("trajectories") or {}
+    if spec.get("lengths", "fixed") == "fixed":
+        return 1.0
+    if spec["lengths"] != "published":
+        raise StudyError(f"{study.path}: trajectories.lengths must be 'fixed' or 'published'")
+    turns = spec["mean_turns"][model]
+    return round(float(turns.get(strategy, turns[RAW])) / SHAPE["turns_mean"].value, 3)
+
+
+def measure(study: Study, datasets, *, progress=None) -> dict[tuple[str, str], Measured]:
+    """Replay the study's strategies for every model and setting, each strategy on the
+    dataset of its trajectory lengths (``datasets(scale)``). Replays with the same provider
+    rules and lengths are shared; the paper setting's own price tables re-price the ledger."""
     import polars as pl
 
     from workbench.engine.run import prepare_dataset, simulate
 
-    inputs = prepare_dataset(dataset, study.spec.get("tokenizer", "cl100k"))
+    tokenizer = study.spec.get("tokenizer", "cl100k")
+    prepared: dict[float, tuple] = {}
     ledgers: dict[tuple, Any] = {}
     out: dict[tuple[str, str], Measured] = {}
     for model, m in study.models.items():
         for setting in SETTINGS:
-            pols = _policies(study, model, setting)
-            key = tuple(pols)
-            if key not in ledgers:
-                if progress:
-                    progress(f"replaying {len(pols)} strategies x {len(inputs)} tasks for {model} ({setting})")
-                res = simulate(dataset, pols, inputs=inputs, keep_inputs=True,
-                               tokenizer=study.spec.get("tokenizer", "cl100k"))
-                ledgers[key] = res.ledger.select("policy", "call_kind", "prompt_tokens", "input_tokens",
-                                                 "cached_input_tokens", "cache_write_tokens",
-                                                 "output_tokens", "cost_usd")
-            ledger = ledgers[key]
+            parts = []
+            for pol in _policies(study, model, setting):
+                scale = turn_scale(study, model, pol.name)
+                if scale not in prepared:
+                    ds = datasets(scale)
+                    prepared[scale] = (ds, prepare_dataset(ds, tokenizer))
+                key = (scale, pol)
+                if key not in ledgers:
+                    ds, inputs = prepared[scale]
+                    if progress:
+                        progress(f"replaying {pol.name} for {model} ({setting}) on {len(inputs)} tasks "
+                                 f"(turns x{scale})")
+                    res = simulate(ds, [pol], inputs=inputs, keep_inputs=True, tokenizer=tokenizer)
+                    ledgers[key] = res.ledger.select("policy", "call_kind", "prompt_tokens", "input_tokens",
+                                                     "cached_input_tokens", "cache_write_tokens",
+                                                     "output_tokens", "cost_usd")
+                parts.append(ledgers[key])
+            ledger = pl.concat(parts)
             prices = (m.get(setting) or {}).get("prices")
             priced = f"{m['engine']['model']} at {m['engine']['provider']} (genai-prices)"
             if prices:
@@ -282,8 +307,12 @@ def _note(study: Study, setting: str, p: Published, value: float | None, within:
         head = f"no interval published; {gap:+.3f} from {p.ratio:.3f} ({gap / p.ratio:+.0%})"
     if setting == "cached":
         head += "; the paper did not bill this provider's caching: a prediction, not a replication"
-    limit = study.spec.get("limits", {}).get(p.model)
-    return head + (f". {limit.strip()}" if limit and within is not True else "")
+    if within is True:
+        return head
+    limits = study.spec.get("limits", {})
+    shared = "all" if p.strategy in study.strategies else None  # the cost ratios
+    said = [limits[k].strip() for k in (p.strategy, p.model, shared) if k and limits.get(k)]
+    return ". ".join([head, *said])
 
 
 def rankings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -306,9 +335,10 @@ def rankings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
 # the command's work
 
 
-def study_dataset(study: Study, root: Path, *, progress=None):
-    """The study's dataset under ``datasets/replications/NAME``: generated from the recipe,
-    or the one there already when it was generated from the same recipe."""
+def study_dataset(study: Study, root: Path, scale: float = 1.0, *, progress=None):
+    """The study's dataset under ``datasets/replications/NAME`` (``NAME-xSCALE`` for tasks
+    stretched by ``scale``): generated from the recipe, or the one there already when it
+    was generated from the same recipe."""
     from workbench.continuity.dataset import load_dataset
     from workbench.synth.generate import GeneratorConfig, generate_dataset
 
@@ -316,16 +346,16 @@ def study_dataset(study: Study, root: Path, *, progress=None):
     cfg = GeneratorConfig(profile=recipe.pop("profile"), continuities=int(recipe.pop("continuities", 1)),
                           seed=int(recipe.pop("seed", 0)), events=int(recipe.pop("events", 20_000)),
                           facts=0, secrets=0, hard_negatives=0,  # a cost study: no planted labels
-                          tokenizers=(study.spec.get("tokenizer", "cl100k"),))
+                          tokenizers=(study.spec.get("tokenizer", "cl100k"),), turn_scale=scale)
     if recipe:
         raise StudyError(f"{study.path}: dataset: unknown keys {sorted(recipe)}")
-    out = root / "datasets" / "replications" / study.name
+    out = root / "datasets" / "replications" / (study.name if scale == 1.0 else f"{study.name}-x{scale:.3f}")
     if (out / "manifest.json").is_file():
         import dataclasses
 
         ds = load_dataset(out)
         want = dataclasses.asdict(cfg.resolved())
-        have = ds.manifest.get("source", {}).get("generator", {})
+        have = {"turn_scale": 1.0, **ds.manifest.get("source", {}).get("generator", {})}
         if {k: have.get(k) for k in want} == {k: (list(v) if isinstance(v, tuple) else v) for k, v in want.items()}:
             return ds
     if progress:
@@ -348,8 +378,15 @@ def replicate(name: str, out: Path | None = None, *, root: Path | None = None, f
     study = load_study(name, root)
     out = Path(out) if out is not None else root / "reports" / "replications" / name
     check_output(out, Kind.AUDIT, force=force)  # before any work
-    ds = study_dataset(study, root, progress=progress)
-    measured = measure(study, ds, progress=progress)
+    made: dict[float, Any] = {}
+
+    def datasets(scale: float):
+        if scale not in made:
+            made[scale] = study_dataset(study, root, scale, progress=progress)
+        return made[scale]
+
+    measured = measure(study, datasets, progress=progress)
+    ds = datasets(1.0) if 1.0 in made else next(iter(made.values()))
     rows = table(study, measured)
     ranks = rankings(rows)
     frame = pl.DataFrame([{c: r[c] for c in COLUMNS} for r in rows], schema={
@@ -358,8 +395,9 @@ def replicate(name: str, out: Path | None = None, *, root: Path | None = None, f
         "published_high": pl.Float64, "within": pl.Boolean})
     doc = {"study": name, "title": study.spec.get("title"), "citation": study.spec.get("citation"),
            "study_file": str(study.path.relative_to(root)) if study.path.is_relative_to(root) else study.path.name,
-           "dataset": {"path": str(ds.path), "recipe": study.spec["dataset"],
-                       "continuities": ds.manifest["counts"]["continuities"]},
+           "dataset": {"recipe": study.spec["dataset"], "continuities": ds.manifest["counts"]["continuities"],
+                       "paths": {str(k): str(v.path) for k, v in sorted(made.items())}},
+           "trajectories": study.spec.get("trajectories", {"lengths": "fixed"}),
            "priced_as": {f"{m}|{s}": v.priced_as for (m, s), v in measured.items()},
            "costs_usd": {f"{m}|{s}": v.cost for (m, s), v in measured.items()},
            "published_sources": {p.strategy + "|" + p.model: p.source for p in published_figures(study)},

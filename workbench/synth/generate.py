@@ -43,6 +43,9 @@ class GeneratorConfig:
     # > 1: that many task-sized continuities (one episode each, e.g. one SWE-bench
     # instance); ``events`` is then ignored, each continuity has its episode's length
     continuities: int = 1
+    # lognormal profiles: every episode's turns times this (the same tasks, each stretched),
+    # e.g. to a strategy's published mean trajectory length
+    turn_scale: float = 1.0
 
     def resolved(self) -> GeneratorConfig:
         if self.profile not in PROFILES:
@@ -53,6 +56,9 @@ class GeneratorConfig:
             raise WorkbenchError("--events must be at least 2")
         if self.continuities < 1:
             raise WorkbenchError("--continuities must be at least 1")
+        if self.turn_scale != 1.0 and (self.turn_scale <= 0 or PROFILES[self.profile].steps_sigma <= 0):
+            raise WorkbenchError(f"turn_scale {self.turn_scale}: must be > 0, and the profile "
+                                 f"{self.profile!r} must draw lognormal turns (e.g. swe-bench)")
         from workbench.tokens.tokenizers import DEFAULT_TOKENIZERS
 
         n = self.events
@@ -96,16 +102,17 @@ def _pattern_tables(profile: Profile):
     return kind, role, origin, tclass, out, lengths
 
 
-def _episode_steps(rng, profile: Profile, n: int) -> np.ndarray:
+def _episode_steps(rng, profile: Profile, n: int, scale: float = 1.0) -> np.ndarray:
     """Work turns of ``n`` episodes. Lognormal profiles draw the episode's turns (work
-    turns + the closing turn, as a trajectory's turn count includes its final answer)."""
+    turns + the closing turn, as a trajectory's turn count includes its final answer),
+    times ``scale``."""
     if profile.steps_sigma <= 0:
         return rng.integers(profile.steps_min, profile.steps_max + 1, n)
-    turns = np.rint(rng.lognormal(np.log(profile.steps_median), profile.steps_sigma, n))
+    turns = np.rint(rng.lognormal(np.log(profile.steps_median), profile.steps_sigma, n) * scale)
     return np.clip(turns - 1, profile.steps_min, profile.steps_max).astype(np.int64)
 
 
-def _expand_turns(rng, profile: Profile, target: int, episodes: int | None = None):
+def _expand_turns(rng, profile: Profile, target: int, episodes: int | None = None, scale: float = 1.0):
     """Sample episodes until they hold at least ``target`` events; return turn types."""
     kind, role, origin, tclass, out, lengths = _pattern_tables(profile)
     weights = np.asarray(profile.work_weights, float)
@@ -113,7 +120,7 @@ def _expand_turns(rng, profile: Profile, target: int, episodes: int | None = Non
     mean_work = float((lengths[2:] * weights).sum())
     mean_ep = lengths[0] + lengths[1] + mean_work * (profile.steps_min + profile.steps_max) / 2
     if episodes is not None:  # exactly this many whole episodes, whatever their length
-        steps = _episode_steps(rng, profile, episodes)
+        steps = _episode_steps(rng, profile, episodes, scale)
         types = 2 + rng.choice(len(weights), size=int((steps + 2).sum()), p=weights)
         ep_start = np.concatenate(([0], np.cumsum(steps + 2)[:-1]))
         types[ep_start] = 0
@@ -123,7 +130,7 @@ def _expand_turns(rng, profile: Profile, target: int, episodes: int | None = Non
     total = 0
     while total < target:
         n_ep = int(target / mean_ep * 1.2) + 2
-        steps = _episode_steps(rng, profile, n_ep)
+        steps = _episode_steps(rng, profile, n_ep, scale)
         n_turns = int((steps + 2).sum())
         types = 2 + rng.choice(len(weights), size=n_turns, p=weights)
         ep_start = np.concatenate(([0], np.cumsum(steps + 2)[:-1]))
@@ -141,7 +148,7 @@ def build_structure(cfg: GeneratorConfig, rng, episodes: int | None = None) -> d
     n = cfg.events
     # events before side-effect expansion: enough that after adding them we reach n
     base_target = int(np.ceil((n - 1) / (1.0 + profile.side_effects_mean + profile.memory_write_rate))) + 64
-    turn_types, (K, R, ORIG, C, OUT, L) = _expand_turns(rng, profile, base_target, episodes)
+    turn_types, (K, R, ORIG, C, OUT, L) = _expand_turns(rng, profile, base_target, episodes, cfg.turn_scale)
     counts = L[turn_types]
     turn_of = np.repeat(np.arange(turn_types.size, dtype=np.int64), counts)
     first = np.repeat(np.cumsum(counts) - counts, counts)
@@ -389,8 +396,9 @@ def _generate(cfg: GeneratorConfig, out: str | Path, force: bool):
         "n_events": pa.array([c.events.num_rows for c in parts], pa.int64()),
     })
     generator = dataclasses.asdict(cfg)
-    if cfg.continuities == 1:  # a one-continuity dataset's manifest stays as it always was
-        del generator["continuities"]
+    for key, default in (("continuities", 1), ("turn_scale", 1.0)):
+        if generator[key] == default:  # a manifest stays as it was before the option existed
+            del generator[key]
     text_modes = sorted({c.text_mode for c in parts})
     return write_dataset(
         out, events=pa.concat_tables([c.events for c in parts]), continuities=continuities,
