@@ -27,7 +27,8 @@ def replicate(
     Writes replication.parquet (study, setting, model, strategy, measured_ratio,
     published_ratio, published_low, published_high, within) and replication.json (sources,
     costs, the reason beside every figure, rankings)."""
-    from workbench.replicate import COLUMNS, replicate as run
+    from workbench.replicate import COLUMNS
+    from workbench.replicate import replicate as run
 
     rows, ranks, where = run(name, out, force=force, progress=lambda m: say(m, err=True))
     from workbench.util.tables import emit
@@ -39,4 +40,6 @@ def replicate(
         verdict = "same order" if r["same"] else "order differs"
         say(f"{r['setting']:>6} {r['model']}: measured {' < '.join(r['measured_order'])}; "
             f"published {' < '.join(r['published_order'])} ({verdict})", err=True)
+        if r["change"]:
+            say(f"       why the cached order differs: {r['change']}", err=True)
     say(f"wrote {where / 'replication.parquet'} and {where / 'replication.json'}", err=True)

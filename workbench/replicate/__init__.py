@@ -186,7 +186,9 @@ def _policies(study: Study, model: str, setting: str):
     overrides = {"provider.model": m["engine"]["model"], "provider.provider": m["engine"]["provider"],
                  "provider.context_window": int(m["window"])}
     overrides.update({f"provider.{k}": v for k, v in ((m.get(setting) or {}).get("cache") or {}).items()})
-    return [get_policy(preset, overrides, rename=strategy) for strategy, preset in study.strategies.items()]
+    need = needed_strategies(study, model)
+    return [get_policy(preset, overrides, rename=strategy) for strategy, preset in study.strategies.items()
+            if strategy in need]
 
 
 @dataclass
@@ -195,7 +197,23 @@ class Measured:
 
     cost: dict[str, float] = field(default_factory=dict)
     summary_cost: dict[str, float] = field(default_factory=dict)
+    cache_read_share: dict[str, float] = field(default_factory=dict)  # of the agent's prompt tokens
     priced_as: str = ""
+
+
+def needed_strategies(study: Study, model: str) -> set[str]:
+    """The strategies a published figure of ``model`` compares (and the raw agent)."""
+    need = {RAW}
+    for p in published_figures(study):
+        if p.model != model:
+            continue
+        if p.strategy == SUMMARY_SHARE:
+            need.add("llm-summary")
+        elif p.strategy.startswith("hybrid-vs-"):
+            need |= {"hybrid", p.strategy.removeprefix("hybrid-vs-")}
+        else:
+            need.add(p.strategy)
+    return need & set(study.strategies)
 
 
 def turn_scale(study: Study, model: str, strategy: str) -> float:
@@ -255,13 +273,17 @@ def measure(study: Study, datasets, *, progress=None) -> dict[tuple[str, str], M
                                   ledger["output_tokens"].to_numpy())
                 ledger = ledger.with_columns(pl.Series("cost_usd", cost))
                 priced = table.model
+            main = pl.col("call_kind") == "main"
             by = ledger.group_by("policy").agg(
                 pl.col("cost_usd").sum().alias("cost"),
-                pl.col("cost_usd").filter(pl.col("call_kind") == "compaction").sum().alias("summary"))
+                pl.col("cost_usd").filter(pl.col("call_kind") == "compaction").sum().alias("summary"),
+                (pl.col("cached_input_tokens").filter(main).sum()
+                 / pl.col("prompt_tokens").filter(main).sum()).alias("read"))
             meas = Measured(priced_as=priced)
             for row in by.iter_rows(named=True):
                 meas.cost[row["policy"]] = float(row["cost"])
                 meas.summary_cost[row["policy"]] = float(row["summary"])
+                meas.cache_read_share[row["policy"]] = float(row["read"] or 0.0)
             out[(model, setting)] = meas
     return out
 
@@ -315,20 +337,39 @@ def _note(study: Study, setting: str, p: Published, value: float | None, within:
     return ". ".join([head, *said])
 
 
-def rankings(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def rankings(rows: list[dict[str, Any]], measured_costs: dict[tuple[str, str], Measured] | None = None) -> list[dict[str, Any]]:
     """Per setting and model: the strategies (masking, LLM-Summary) ordered cheapest first,
-    measured and published, and whether the orders agree."""
+    measured and published, whether the orders agree, and for the cached setting why its
+    measured order differs from the paper setting's (``change``)."""
     out = []
     keys = sorted({(r["setting"], r["model"]) for r in rows})
     for setting, model in keys:
         cost_rows = [r for r in rows if r["setting"] == setting and r["model"] == model
                      and r["strategy"] != SUMMARY_SHARE and not r["strategy"].startswith("hybrid-vs-")
                      and r["measured_ratio"] is not None]
-        measured = [r["strategy"] for r in sorted(cost_rows, key=lambda r: r["measured_ratio"])]
+        order = [r["strategy"] for r in sorted(cost_rows, key=lambda r: r["measured_ratio"])]
         published = [r["strategy"] for r in sorted(cost_rows, key=lambda r: r["published_ratio"])]
-        out.append({"setting": setting, "model": model, "measured_order": measured,
-                    "published_order": published, "same": measured == published})
+        out.append({"setting": setting, "model": model, "measured_order": order,
+                    "published_order": published, "same": order == published, "change": ""})
+    if measured_costs is not None:
+        paper = {r["model"]: r["measured_order"] for r in out if r["setting"] == "paper"}
+        for r in out:
+            if r["setting"] == "cached" and paper.get(r["model"]) not in (None, r["measured_order"]):
+                r["change"] = _rank_change(measured_costs[(r["model"], "cached")], paper[r["model"]],
+                                           r["measured_order"])
     return out
+
+
+def _rank_change(meas: Measured, before: list[str], after: list[str]) -> str:
+    """Why a strategy moved between the paper setting and the cached one: the share of the
+    agent's prompt tokens each strategy reads from the cache."""
+    reads = ", ".join(f"{s} {meas.cache_read_share.get(s, 0.0):.0%}" for s in [RAW, *after])
+    return (f"{' < '.join(before)} in the paper setting, {' < '.join(after)} with caching "
+            f"({meas.priced_as}). Prompt tokens read from the cache: {reads}. Observation masking "
+            "replaces the observation leaving its window on every turn, so the prompt after it is "
+            "new to the cache each call, while LLM-Summary keeps its prefix between summaries and "
+            "the raw agent only appends: the discount that halves the others' input cost passes "
+            "masking by.")
 
 
 # ---------------------------------------------------------------------------------------
@@ -388,7 +429,7 @@ def replicate(name: str, out: Path | None = None, *, root: Path | None = None, f
     measured = measure(study, datasets, progress=progress)
     ds = datasets(1.0) if 1.0 in made else next(iter(made.values()))
     rows = table(study, measured)
-    ranks = rankings(rows)
+    ranks = rankings(rows, measured)
     frame = pl.DataFrame([{c: r[c] for c in COLUMNS} for r in rows], schema={
         "study": pl.String, "setting": pl.String, "model": pl.String, "strategy": pl.String,
         "measured_ratio": pl.Float64, "published_ratio": pl.Float64, "published_low": pl.Float64,
