@@ -105,8 +105,11 @@ def _validate(spec: Any, path: Path) -> None:
         need(isinstance(m, dict) and "engine" in m and "window" in m,
              f"models.{model}: needs 'engine' (genai-prices model and provider) and 'window'")
         for setting in SETTINGS:
-            extra = set((m.get(setting) or {}).get("cache", {})) - _PROVIDER_KEYS
+            bill = m.get(setting) or {}
+            extra = set(bill.get("cache", {})) - _PROVIDER_KEYS
             need(not extra, f"models.{model}.{setting}.cache: unknown keys {sorted(extra)}")
+            need(not bill.get("prices") or bool(bill.get("source")),
+                 f"models.{model}.{setting}: prices need a 'source'")
     pub = spec["published"]
     for model in pub.get("cost", {}):
         need(model in spec["models"], f"published.cost.{model}: not a model of the study")
@@ -440,6 +443,8 @@ def replicate(name: str, out: Path | None = None, *, root: Path | None = None, f
                        "paths": {str(k): str(v.path) for k, v in sorted(made.items())}},
            "trajectories": study.spec.get("trajectories", {"lengths": "fixed"}),
            "priced_as": {f"{m}|{s}": v.priced_as for (m, s), v in measured.items()},
+           "billing": {m: {s: spec.get(s) or {} for s in SETTINGS} | {"engine": spec["engine"]}
+                       for m, spec in study.models.items()},
            "costs_usd": {f"{m}|{s}": v.cost for (m, s), v in measured.items()},
            "published_sources": {p.strategy + "|" + p.model: p.source for p in published_figures(study)},
            "limits": study.spec.get("limits", {}), "rows": rows, "rankings": ranks,
