@@ -136,3 +136,19 @@ def test_paper_setting_ranks_the_non_thinking_strategies_as_table_1(tmp_path):
     for r in ranks:
         if r["setting"] == "cached" and r["measured_order"] != paper[r["model"]]["measured_order"]:
             assert "read from the cache" in r["change"]
+
+
+def test_cli_prints_one_document_on_stdout_and_messages_on_stderr(tmp_path, monkeypatch):
+    import orjson
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    name = _tiny_study(tmp_path, tasks=3)
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, ["replicate", name, "--format", "json"])
+    assert r.exit_code == 0, r.output
+    rows = orjson.loads(r.stdout)
+    assert [k for k in rows[0] if k != "note"] == list(COLUMNS)
+    assert "replication.parquet" in r.stderr and "replication.parquet" not in r.stdout
+    assert CliRunner().invoke(app, ["replicate", "no-such-study"]).exit_code == 2
