@@ -453,3 +453,31 @@ def replicate(name: str, out: Path | None = None, *, root: Path | None = None, f
         frame.write_parquet(tmp / "replication.parquet", compression="zstd")
         (tmp / "replication.json").write_bytes(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
     return rows, ranks, out
+
+
+def read_replication(path: str | Path) -> dict[str, Any]:
+    """What ``workbench report replication`` shows, read from a replication directory:
+    ``published`` (one row per published figure), ``measured`` (every row with its
+    difference from the published figure and its note), ``rankings`` (paper beside cached,
+    with the reason for each change) and the ``doc`` itself."""
+    import orjson
+    import polars as pl
+
+    path = Path(path)
+    frame = pl.read_parquet(path / "replication.parquet")
+    doc = orjson.loads((path / "replication.json").read_bytes())
+    notes = pl.DataFrame([{k: r[k] for k in ("setting", "model", "strategy", "note")} for r in doc["rows"]],
+                         schema={"setting": pl.String, "model": pl.String, "strategy": pl.String, "note": pl.String})
+    measured = frame.join(notes, on=["setting", "model", "strategy"], how="left").with_columns(
+        (pl.col("measured_ratio") - pl.col("published_ratio")).alias("difference"))
+    published = frame.filter(pl.col("setting") == SETTINGS[0]).select(
+        "model", "strategy", "published_ratio", "published_low", "published_high")
+    by = {(r["setting"], r["model"]): r for r in doc["rankings"]}
+    models = list(dict.fromkeys(r["model"] for r in doc["rankings"]))
+    rankings = pl.DataFrame([{
+        "model": m, "published": " < ".join(by[("paper", m)]["published_order"]),
+        "paper setting": " < ".join(by[("paper", m)]["measured_order"]),
+        "same as published": by[("paper", m)]["same"],
+        "cached setting": " < ".join(by[("cached", m)]["measured_order"]),
+        "why it changed": by[("cached", m)]["change"] or "unchanged"} for m in models])
+    return {"published": published, "measured": measured, "rankings": rankings, "doc": doc}
