@@ -152,3 +152,15 @@ def test_cli_prints_one_document_on_stdout_and_messages_on_stderr(tmp_path, monk
     assert [k for k in rows[0] if k != "note"] == list(COLUMNS)
     assert "replication.parquet" in r.stderr and "replication.parquet" not in r.stdout
     assert CliRunner().invoke(app, ["replicate", "no-such-study"]).exit_code == 2
+
+
+def test_report_replication_renders_the_tables(tmp_path):
+    from workbench.report.render import render_report
+
+    name = _tiny_study(tmp_path, tasks=3)
+    _, _, out = replicate(name, root=tmp_path)
+    res = render_report("replication", out, tmp_path / "report", cwd=tmp_path)
+    html = res.html.read_text()
+    for heading in ("Published", "Measured against published", "prompt caching", "Rankings"):
+        assert heading in html, heading
+    assert "wb-yes" in html or "wb-no" in html  # the interval verdicts are coloured

@@ -371,8 +371,7 @@ def _rank_change(meas: Measured, before: list[str], after: list[str]) -> str:
             f"({meas.priced_as}). Prompt tokens read from the cache: {reads}. Observation masking "
             "replaces the observation leaving its window on every turn, so the prompt after it is "
             "new to the cache each call, while LLM-Summary keeps its prefix between summaries and "
-            "the raw agent only appends: the discount that halves the others' input cost passes "
-            "masking by.")
+            "the raw agent only appends: the cache discount reaches far less of masking's prompt.")
 
 
 # ---------------------------------------------------------------------------------------
