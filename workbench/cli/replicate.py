@@ -39,7 +39,8 @@ def replicate(
     for r in ranks:
         verdict = "same order" if r["same"] else "order differs"
         say(f"{r['setting']:>6} {r['model']}: measured {' < '.join(r['measured_order'])}; "
-            f"published {' < '.join(r['published_order'])} ({verdict})", err=True)
+            f"published {' < '.join(r['published_order'])} ({verdict}"
+            + (f", measured margin {r['margin']:.3f})" if r["margin"] is not None else ")"), err=True)
         if r["change"]:
             say(f"       why the cached order differs: {r['change']}", err=True)
     say(f"wrote {where / 'replication.parquet'} and {where / 'replication.json'}", err=True)

@@ -352,8 +352,10 @@ def rankings(rows: list[dict[str, Any]], measured_costs: dict[tuple[str, str], M
                      and r["measured_ratio"] is not None]
         order = [r["strategy"] for r in sorted(cost_rows, key=lambda r: r["measured_ratio"])]
         published = [r["strategy"] for r in sorted(cost_rows, key=lambda r: r["published_ratio"])]
+        ratios = sorted(r["measured_ratio"] for r in cost_rows)
         out.append({"setting": setting, "model": model, "measured_order": order,
-                    "published_order": published, "same": order == published, "change": ""})
+                    "published_order": published, "same": order == published, "change": "",
+                    "margin": ratios[1] - ratios[0] if len(ratios) > 1 else None})
     if measured_costs is not None:
         paper = {r["model"]: r["measured_order"] for r in out if r["setting"] == "paper"}
         for r in out:
