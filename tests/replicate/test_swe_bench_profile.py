@@ -93,3 +93,15 @@ def test_continuities_below_one_is_refused():
 
     with pytest.raises(WorkbenchError, match="--continuities"):
         GeneratorConfig(profile="swe-bench", continuities=0).resolved()
+
+
+def test_generate_command_takes_continuities(tmp_path):
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    r = CliRunner().invoke(app, ["generate", "--profile", "swe-bench", "--continuities", "3", "--seed", "1",
+                                 "--out", str(tmp_path / "d")])
+    assert r.exit_code == 0, r.output
+    assert "3 continuities" in r.output
+    assert CliRunner().invoke(app, ["generate", "--continuities", "0", "--out", str(tmp_path / "e")]).exit_code == 2
