@@ -27,7 +27,8 @@ def _import_commands():
     if main_thread:
         signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
     try:
-        from workbench.cli import audit, data, export, replay, reports, sweeps  # noqa: F401  (registers commands)
+        # each module registers its commands on import
+        from workbench.cli import audit, data, export, replay, replicate, reports, sweeps  # noqa: F401
     finally:
         if main_thread:  # None: a handler not set from Python; Python's own is the fallback
             signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)

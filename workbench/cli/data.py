@@ -13,8 +13,10 @@ from workbench.cli._app import Force, Format, command, fail, print_document, say
 
 @command()
 def generate(
-    profile: Annotated[str, typer.Option(help="coding | chat | long-running | multi-actor")] = "coding",
+    profile: Annotated[str, typer.Option(help="coding | chat | long-running | multi-actor | swe-bench")] = "coding",
     events: Annotated[int, typer.Option(min=2, help="number of events to generate")] = 20_000,
+    continuities: Annotated[int, typer.Option(min=1, help="> 1: that many task-sized continuities, one "
+                                                         "episode each (--events is then ignored)")] = 1,
     seed: Annotated[int, typer.Option(help="random seed (same seed, same bytes)")] = 0,
     out: Annotated[Path, typer.Option(help="dataset directory (new, empty, or a dataset the "
                                            "workbench wrote)")] = Path("datasets/synthetic"),
@@ -26,10 +28,11 @@ def generate(
     from workbench.synth.generate import GeneratorConfig, generate_dataset
 
     cfg = GeneratorConfig(profile=profile, events=events, seed=seed, text=text,
-                          tokenizers=tuple(tokenizer) if tokenizer else None)
+                          tokenizers=tuple(tokenizer) if tokenizer else None, continuities=continuities)
     ds = generate_dataset(cfg, out, progress=sys.stderr.isatty(), force=force)
     c = ds.manifest["counts"]
-    say(f"wrote {ds.path} ({c['events']:,} events, {c['requests']:,} requests, "
+    tasks = f"{c['continuities']:,} continuities, " if continuities > 1 else ""
+    say(f"wrote {ds.path} ({tasks}{c['events']:,} events, {c['requests']:,} requests, "
         f"{c['facts']} facts, {c['secrets']} secrets, {c['hard_negatives']} hard negatives)")
 
 

@@ -35,6 +35,7 @@ KINDS = {
     "determinism-audit": "determinism-audit.ipynb",
     "fidelity": "fidelity.ipynb",
     "compaction-inspector": "compaction-inspector.ipynb",
+    "replication": "replication.ipynb",
 }
 
 __all__ = ["KINDS"]

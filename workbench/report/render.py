@@ -51,6 +51,7 @@ PARAMETERS = {
     "determinism-audit": ("run_dir", "determinism_dir", "constraints_path"),
     "fidelity": ("run_dir", "fidelity_dir", "determinism_dir", "constraints_path", "continuity_id"),
     "compaction-inspector": ("run_dir", "constraints_path", "continuity_id", "ab_sweep_dir"),
+    "replication": ("run_dir",),
 }
 TITLES = {
     "policy-comparison": "Policy comparison",
@@ -59,6 +60,7 @@ TITLES = {
     "determinism-audit": "Determinism audit",
     "fidelity": "Fidelity",
     "compaction-inspector": "Compaction inspector",
+    "replication": "Replication",
 }
 
 
@@ -191,6 +193,12 @@ def check_inputs(kind: str, run_dir: Path, *, determinism: Path | None = None,
         raise ReportError(f"--ab-sweep {ab_sweep}: not a sweep directory (no {names.SWEEP}); run `workbench sweep "
                           "SPEC` over summarizer.prompt / summarizer.model first")
 
+    if kind == "replication":
+        if not (run_dir / "replication.parquet").is_file():
+            raise ReportError(f"{run_dir}: no replication.parquet; `workbench replicate NAME` writes one "
+                              "(reports/replications/NAME)")
+        R.check_complete(run_dir)
+        return
     if kind == "threshold-sweep":
         if not (run_dir / names.SWEEP).is_file():
             raise ReportError(f"{run_dir}: not a sweep directory (no {names.SWEEP}); a threshold-sweep "

@@ -13,6 +13,7 @@ into chosen events and recorded in side tables with character spans.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -39,6 +40,12 @@ class GeneratorConfig:
     secrets: int | None = None
     hard_negatives: int | None = None
     continuity_id: str | None = None
+    # > 1: that many task-sized continuities (one episode each, e.g. one SWE-bench
+    # instance); ``events`` is then ignored, each continuity has its episode's length
+    continuities: int = 1
+    # lognormal profiles: every episode's turns times this (the same tasks, each stretched),
+    # e.g. to a strategy's published mean trajectory length
+    turn_scale: float = 1.0
 
     def resolved(self) -> GeneratorConfig:
         if self.profile not in PROFILES:
@@ -47,6 +54,11 @@ class GeneratorConfig:
             raise WorkbenchError(f"--text must be one of {', '.join(TEXT_MODES)}")
         if self.events < 2:
             raise WorkbenchError("--events must be at least 2")
+        if self.continuities < 1:
+            raise WorkbenchError("--continuities must be at least 1")
+        if self.turn_scale != 1.0 and (self.turn_scale <= 0 or PROFILES[self.profile].steps_sigma <= 0):
+            raise WorkbenchError(f"turn_scale {self.turn_scale}: must be > 0, and the profile "
+                                 f"{self.profile!r} must draw lognormal turns (e.g. swe-bench)")
         from workbench.tokens.tokenizers import DEFAULT_TOKENIZERS
 
         n = self.events
@@ -90,18 +102,35 @@ def _pattern_tables(profile: Profile):
     return kind, role, origin, tclass, out, lengths
 
 
-def _expand_turns(rng, profile: Profile, target: int):
+def _episode_steps(rng, profile: Profile, n: int, scale: float = 1.0) -> np.ndarray:
+    """Work turns of ``n`` episodes. Lognormal profiles draw the episode's turns (work
+    turns + the closing turn, as a trajectory's turn count includes its final answer),
+    times ``scale``."""
+    if profile.steps_sigma <= 0:
+        return rng.integers(profile.steps_min, profile.steps_max + 1, n)
+    turns = np.rint(rng.lognormal(np.log(profile.steps_median), profile.steps_sigma, n) * scale)
+    return np.clip(turns - 1, profile.steps_min, profile.steps_max).astype(np.int64)
+
+
+def _expand_turns(rng, profile: Profile, target: int, episodes: int | None = None, scale: float = 1.0):
     """Sample episodes until they hold at least ``target`` events; return turn types."""
     kind, role, origin, tclass, out, lengths = _pattern_tables(profile)
     weights = np.asarray(profile.work_weights, float)
     weights = weights / weights.sum()
     mean_work = float((lengths[2:] * weights).sum())
     mean_ep = lengths[0] + lengths[1] + mean_work * (profile.steps_min + profile.steps_max) / 2
+    if episodes is not None:  # exactly this many whole episodes, whatever their length
+        steps = _episode_steps(rng, profile, episodes, scale)
+        types = 2 + rng.choice(len(weights), size=int((steps + 2).sum()), p=weights)
+        ep_start = np.concatenate(([0], np.cumsum(steps + 2)[:-1]))
+        types[ep_start] = 0
+        types[ep_start + steps + 1] = 1
+        return types, (kind, role, origin, tclass, out, lengths)
     turn_chunks = []
     total = 0
     while total < target:
         n_ep = int(target / mean_ep * 1.2) + 2
-        steps = rng.integers(profile.steps_min, profile.steps_max + 1, n_ep)
+        steps = _episode_steps(rng, profile, n_ep, scale)
         n_turns = int((steps + 2).sum())
         types = 2 + rng.choice(len(weights), size=n_turns, p=weights)
         ep_start = np.concatenate(([0], np.cumsum(steps + 2)[:-1]))
@@ -112,13 +141,14 @@ def _expand_turns(rng, profile: Profile, target: int):
     return np.concatenate(turn_chunks), (kind, role, origin, tclass, out, lengths)
 
 
-def build_structure(cfg: GeneratorConfig, rng) -> dict[str, np.ndarray]:
-    """All fixed-width columns for ``cfg.events`` events (text classes, not text)."""
+def build_structure(cfg: GeneratorConfig, rng, episodes: int | None = None) -> dict[str, np.ndarray]:
+    """All fixed-width columns for ``cfg.events`` events (text classes, not text); with
+    ``episodes``, for exactly that many whole episodes (``cfg.events`` is then ignored)."""
     profile = PROFILES[cfg.profile]
     n = cfg.events
     # events before side-effect expansion: enough that after adding them we reach n
     base_target = int(np.ceil((n - 1) / (1.0 + profile.side_effects_mean + profile.memory_write_rate))) + 64
-    turn_types, (K, R, ORIG, C, OUT, L) = _expand_turns(rng, profile, base_target)
+    turn_types, (K, R, ORIG, C, OUT, L) = _expand_turns(rng, profile, base_target, episodes, cfg.turn_scale)
     counts = L[turn_types]
     turn_of = np.repeat(np.arange(turn_types.size, dtype=np.int64), counts)
     first = np.repeat(np.cumsum(counts) - counts, counts)
@@ -157,6 +187,8 @@ def build_structure(cfg: GeneratorConfig, rng) -> dict[str, np.ndarray]:
         is_out = spread(is_out, False, False)
         turn_of = turn_of[base_idx]
 
+    if episodes is not None:
+        n = kind.size + 1
     # a system prompt first, then cut to exactly n events
     kind = np.concatenate(([SYSTEM[0]], kind))[:n].astype(np.int8)
     role = np.concatenate(([SYSTEM[1]], role))[:n].astype(np.int8)
@@ -220,7 +252,29 @@ def build_structure(cfg: GeneratorConfig, rng) -> dict[str, np.ndarray]:
     }
 
 
-def build_continuity(cfg: GeneratorConfig) -> SyntheticContinuity:
+@functools.lru_cache(maxsize=4)
+def _pool(seed: int, tokenizers: tuple[str, ...]):
+    """The text pool of a seed, as an Arrow array, with each tokenizer's counts (computed
+    once for all continuities of a dataset)."""
+    import pyarrow as pa
+
+    from workbench.tokens.tokenizers import count_texts
+
+    pool = build_pool(seed)
+    pool_arr = pa.array(pool.texts, type=pa.large_string())
+    return pool, pool_arr, {tok: count_texts(pool_arr, tok) for tok in tokenizers}
+
+
+def task_seed(seed: int, index: int) -> int:
+    """The structure seed of task-sized continuity ``index`` of a dataset seeded ``seed``."""
+    return int(np.random.SeedSequence([seed, 0x7A5C, index]).generate_state(1)[0])
+
+
+def build_continuity(cfg: GeneratorConfig, *, episodes: int | None = None,
+                     pool_seed: int | None = None) -> SyntheticContinuity:
+    """One continuity of ``cfg.events`` events, or with ``episodes`` of that many whole
+    episodes (task-sized); ``pool_seed`` (default ``cfg.seed``) seeds the text pool, so
+    the continuities of one dataset share it."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -228,21 +282,21 @@ def build_continuity(cfg: GeneratorConfig) -> SyntheticContinuity:
     from workbench.synth.planting import plant_labels
     from workbench.tokens.tokenizers import count_texts
 
-    cfg = cfg.resolved()
+    asked, cfg = cfg, cfg.resolved()
     rng = np.random.default_rng([cfg.seed, 0xC0DE])
-    st = build_structure(cfg, rng)
-    n = cfg.events
-    pool = build_pool(cfg.seed)
+    st = build_structure(cfg, rng, episodes)
+    n = int(st["seq"].size)
+    if episodes is not None:  # default label counts scale with the events actually made
+        cfg = replace(asked, events=n).resolved()
+    pool, pool_arr, pool_token_counts = _pool(cfg.seed if pool_seed is None else pool_seed, cfg.tokenizers)
     cls = st["tclass"].astype(np.int64)
     pool_idx = pool.class_start[cls] + rng.integers(0, 1 << 30, n) % pool.class_size[cls]
-    pool_arr = pa.array(pool.texts, type=pa.large_string())
     text_mode = cfg.text if cfg.text != "auto" else ("full" if n <= FULL_TEXT_LIMIT else "labels-only")
 
     planted = plant_labels(cfg, st, pool, pool_idx, np.random.default_rng([cfg.seed, 0x5EC]))
     token_cols = {}
     for tok in cfg.tokenizers:
-        pool_tokens = count_texts(pool_arr, tok)
-        counts = pool_tokens[pool_idx]
+        counts = pool_token_counts[tok][pool_idx]
         if planted.rows.size:
             counts[planted.rows] = count_texts(planted.texts, tok)
         token_cols[token_column(tok)] = counts.astype(np.int32)
@@ -327,23 +381,57 @@ def _generate(cfg: GeneratorConfig, out: str | Path, force: bool):
 
     from workbench.continuity.dataset import write_dataset
 
-    c = build_continuity(cfg)
+    parts = build_continuities(cfg)
+    k = len(parts)
     continuities = pa.table({
-        "continuity": pa.array([0], pa.int32()),
-        "continuity_id": [cfg.continuity_id],
-        "parent": pa.array([-1], pa.int32()),
-        "source_format": ["synthetic"],
-        "source_file": pa.array([None], pa.string()),
-        "profile": [cfg.profile],
-        "model": ["claude-sonnet-4-5"],
-        "provider": ["anthropic"],
-        "context_window": pa.array([200_000], pa.int64()),
-        "n_events": pa.array([c.events.num_rows], pa.int64()),
+        "continuity": pa.array(range(k), pa.int32()),
+        "continuity_id": [c.config.continuity_id for c in parts],
+        "parent": pa.array([-1] * k, pa.int32()),
+        "source_format": ["synthetic"] * k,
+        "source_file": pa.array([None] * k, pa.string()),
+        "profile": [cfg.profile] * k,
+        "model": ["claude-sonnet-4-5"] * k,
+        "provider": ["anthropic"] * k,
+        "context_window": pa.array([200_000] * k, pa.int64()),
+        "n_events": pa.array([c.events.num_rows for c in parts], pa.int64()),
     })
+    generator = dataclasses.asdict(cfg)
+    for key, default in (("continuities", 1), ("turn_scale", 1.0)):
+        if generator[key] == default:  # a manifest stays as it was before the option existed
+            del generator[key]
+    text_modes = sorted({c.text_mode for c in parts})
     return write_dataset(
-        out, events=c.events, continuities=continuities, tokenizers=list(cfg.tokenizers),
-        source={"format": "synthetic", "generator": dataclasses.asdict(cfg),
+        out, events=pa.concat_tables([c.events for c in parts]), continuities=continuities,
+        tokenizers=list(cfg.tokenizers),
+        source={"format": "synthetic", "generator": generator,
                 "profile_description": PROFILES[cfg.profile].description},
-        facts=c.facts, secrets=c.secrets,
-        extra={"actors": c.actors, "text": c.text_mode}, force=force,
+        facts=pa.concat_tables([c.facts for c in parts]), secrets=pa.concat_tables([c.secrets for c in parts]),
+        extra={"actors": parts[0].actors, "text": text_modes[0] if len(text_modes) == 1 else "mixed"},
+        force=force,
     )
+
+
+def build_continuities(cfg: GeneratorConfig) -> list[SyntheticContinuity]:
+    """The dataset's continuities: one of ``cfg.events`` events, or ``cfg.continuities``
+    task-sized ones (one episode each, structure seeded per task, one shared text pool),
+    numbered 0.. in the ``continuity`` columns of events and label tables."""
+    import pyarrow as pa
+
+    asked, cfg = cfg, cfg.resolved()
+    if cfg.continuities == 1:
+        return [build_continuity(cfg)]
+
+    def numbered(table, i):
+        at = table.schema.get_field_index("continuity")
+        return table.set_column(at, table.schema.field(at),
+                                pa.array(np.full(table.num_rows, i), table.schema.field(at).type))
+
+    parts = []
+    for i in range(cfg.continuities):
+        # label counts left unset scale with each task's own length
+        sub = replace(asked, seed=task_seed(cfg.seed, i), tokenizers=cfg.tokenizers, continuities=1,
+                      continuity_id=f"{cfg.continuity_id}-t{i:04d}")
+        c = build_continuity(sub, episodes=1, pool_seed=cfg.seed)
+        c.events, c.facts, c.secrets = numbered(c.events, i), numbered(c.facts, i), numbered(c.secrets, i)
+        parts.append(c)
+    return parts

@@ -23,6 +23,11 @@ STEP: tuple[Ev, ...] = (
     (K.TOOL_RESULT, R.TOOL, O.TOOL, "observation", False),
 )
 STEP_REASONING: tuple[Ev, ...] = ((K.REASONING, R.ASSISTANT, O.AGENT, "reasoning", True), *STEP)
+SWE_STEP: tuple[Ev, ...] = (
+    (K.MESSAGE, R.ASSISTANT, O.AGENT, "swe_thought", True),
+    (K.TOOL_CALL, R.ASSISTANT, O.AGENT, "tool_call", True),
+    (K.TOOL_RESULT, R.TOOL, O.TOOL, "observation", False),
+)
 FINAL: tuple[Ev, ...] = ((K.MESSAGE, R.ASSISTANT, O.AGENT, "chat_assistant", True),)
 CHAT_USER: tuple[Ev, ...] = ((K.MESSAGE, R.USER, O.USER, "chat_user", False),)
 CHAT_REPLY: tuple[Ev, ...] = ((K.MESSAGE, R.ASSISTANT, O.AGENT, "chat_assistant", True),)
@@ -42,6 +47,10 @@ class Profile:
     work_weights: tuple[float, ...]
     steps_min: int  # work turns per episode
     steps_max: int
+    # > 0: work turns per episode are lognormal (median, sigma), clipped to [min, max];
+    # 0: uniform in [min, max]
+    steps_median: float = 0.0
+    steps_sigma: float = 0.0
     side_effects_mean: float = 0.0  # side-effect events after each event (geometric)
     memory_write_rate: float = 0.0  # chance a background memory write follows an event
     interrupt_rate: float = 0.01  # chance a tool result never arrives (unpaired call)
@@ -52,6 +61,25 @@ class Profile:
     think_sigma: float = 1.6
     model_median_s: float = 4.0
     tool_median_s: float = 1.5
+
+
+def _swe_bench_profile() -> Profile:
+    import math
+
+    from workbench.synth.swe_bench import SHAPE
+
+    return Profile(
+        name="swe-bench",
+        description="SWE-agent on SWE-bench Verified, one instance per episode: lognormal turns "
+                    f"(median {math.exp(SHAPE['turns_log_mean'].value):.0f}, sigma "
+                    f"{SHAPE['turns_log_sd'].value}) up to the {SHAPE['step_limit'].value:.0f}-turn "
+                    "step limit, observations ~84% of a turn's tokens, no thinking "
+                    "(sources: workbench/synth/swe_bench.py)",
+        open_turn=TASK, close_turn=FINAL, work_turns=(SWE_STEP,), work_weights=(1.0,),
+        steps_min=1, steps_max=int(SHAPE["step_limit"].value) - 1,  # the final answer is a turn too
+        steps_median=math.exp(SHAPE["turns_log_mean"].value), steps_sigma=SHAPE["turns_log_sd"].value,
+        interrupt_rate=0.0,
+    )
 
 
 PROFILES: dict[str, Profile] = {
@@ -87,5 +115,6 @@ PROFILES: dict[str, Profile] = {
             memory_write_rate=0.02, user_actors=("alice", "bob", "carol"),
             agent_actors=("planner", "coder"), think_median_s=120.0,
         ),
+        _swe_bench_profile(),
     )
 }

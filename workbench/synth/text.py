@@ -97,6 +97,9 @@ TEXT_CLASSES: tuple[tuple[str, object], ...] = (
     ("reasoning", lambda rng, s: _paragraph(rng, 1 + s)),
     ("side_effect", lambda rng, s: _side_effect(rng)),
     ("memory", lambda rng, s: "Remember: " + _sentence(rng, 6, 16)),
+    # appended last, so the pools of the classes above stay byte-identical: a SWE-agent
+    # thought, longer than a chat thought (the swe-bench profile's observation share)
+    ("swe_thought", lambda rng, s: _paragraph(rng, 2 + s)),
 )
 CLASS_ID = {name: i for i, (name, _) in enumerate(TEXT_CLASSES)}
 
