@@ -27,8 +27,13 @@ text lands on the right characters of the text.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import html.entities
 import re
 import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
 from bisect import bisect_right
 
 # --------------------------------------------------------------------------- maps
@@ -204,8 +209,9 @@ def fold_char(c: str) -> str:
 _NONASCII = re.compile(r"[^\x00-\x7f]+")
 
 
-def normalize(text: str) -> tuple[str, SegmentMap | None]:
-    """The detection view of ``text`` and its map (``None`` when the view is ``text``)."""
+def normalize(text: str, parent: ViewMap | None = None) -> tuple[str, SegmentMap | None]:
+    """The detection view of ``text`` and its map (``None`` when the view is ``text``;
+    ``parent``: the map of ``text`` itself, composed into the returned one)."""
     if text.isascii():
         return text, None
     pieces: list[str] = []
@@ -230,28 +236,92 @@ def normalize(text: str) -> tuple[str, SegmentMap | None]:
     if not segs:
         return text, None
     pieces.append(text[last:])
-    return "".join(pieces), SegmentMap(segs)
+    return "".join(pieces), SegmentMap(segs, parent=parent)
 
 
-# --------------------------------------------------------------------------- decoders
+# --------------------------------------------------------------------------- escapes
 
-_PCT = re.compile(r"%([0-9A-Fa-f]{2})")
-_UESC = re.compile(r"\\{1,2}u([0-9a-fA-F]{4})")
+#: How many encoding layers a view sees through (``base64(base64(x))``, ``%5Cu0054``).
+MAX_NESTING = 2
 
 
-def _decode_with(pattern: re.Pattern, text: str, start: int, end: int,
-                 parent: ViewMap | None) -> tuple[str, SegmentMap]:
+@dataclass(frozen=True)
+class Escape:
+    """One kind of character escape: every match of ``pattern`` stands for the characters
+    :meth:`chars` returns (``None``: not an escape after all, left as it is).
+
+    ``trigger`` is a literal every match contains (a cheap test before the regex);
+    ``min_hits`` / ``max_gap`` say what a *cluster* of escapes worth decoding is for the
+    redactor (how many escapes, how many literal characters between two of them).
+    """
+
+    name: str
+    trigger: str
+    pattern: re.Pattern
+    min_hits: int
+    max_gap: int
+
+    def chars(self, m: re.Match) -> str | None:
+        return _ESCAPE_CHARS[self.name](m)
+
+
+def _codepoint(value: int) -> str | None:
+    return chr(value) if value <= 0x10FFFF else None
+
+
+def _backslash_chars(m: re.Match) -> str | None:
+    return _codepoint(int(m.group(1) or m.group(2) or m.group(3), 16))
+
+
+def _html_chars(m: re.Match) -> str | None:
+    if m.group(1) is not None:
+        return _codepoint(int(m.group(1), 16))
+    if m.group(2) is not None:
+        return _codepoint(int(m.group(2)))
+    return html.entities.html5.get(m.group(3) + ";")
+
+
+_ESCAPE_CHARS = {
+    "percent": lambda m: chr(int(m.group(1), 16)),
+    "backslash": _backslash_chars,
+    "html_reference": _html_chars,
+}
+
+#: Every character escape a log, a browser or a reader decodes, in the order a view decodes
+#: them: percent-encoding (``%XX``, one byte as a Latin-1 character); backslash escapes of
+#: JSON, Python and JavaScript (``\uXXXX``, ``\UXXXXXXXX``, ``\xXX``, also with the
+#: backslash doubled by a second JSON encoding); HTML character references (named with
+#: their semicolon, ``&#DDD;`` and ``&#xHH;`` with or without it, as browsers read them).
+ESCAPES: tuple[Escape, ...] = (
+    Escape("percent", "%", re.compile(r"%([0-9A-Fa-f]{2})"), min_hits=3, max_gap=8),
+    Escape("backslash", "\\", re.compile(
+        r"\\{1,2}(?:u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|U([0-9a-fA-F]{8}))"), min_hits=4, max_gap=2),
+    Escape("html_reference", "&", re.compile(
+        r"&(?:#[xX]([0-9a-fA-F]{1,6});?|#([0-9]{1,7});?|([A-Za-z][A-Za-z0-9]{1,31});)"),
+        min_hits=2, max_gap=8),
+)
+ESCAPE = {e.name: e for e in ESCAPES}
+
+
+def decode_escapes(escape: Escape, text: str, start: int = 0, end: int | None = None,
+                   parent: ViewMap | None = None) -> tuple[str, SegmentMap]:
+    """Decode every ``escape`` in ``text[start:end]``; each decoded character maps back to
+    its own escape (the view is ``text[start:end]`` with the escapes replaced)."""
+    end = len(text) if end is None else end
     pieces: list[str] = []
     segs: list[tuple[int, int, int, int]] = []
     last = start
     vpos = 0
-    for m in pattern.finditer(text, start, end):
+    for m in escape.pattern.finditer(text, start, end):
+        rep = escape.chars(m)
+        if rep is None:
+            continue
         s, e = m.span()
         pieces.append(text[last:s])
         vpos += s - last
-        pieces.append(chr(int(m.group(1), 16)))
-        segs.append((vpos, vpos + 1, s - start, e - start))
-        vpos += 1
+        pieces.append(rep)
+        segs.append((vpos, vpos + len(rep), s - start, e - start))
+        vpos += len(rep)
         last = e
     pieces.append(text[last:end])
     return "".join(pieces), SegmentMap(segs, offset=start, parent=parent)
@@ -260,10 +330,180 @@ def _decode_with(pattern: re.Pattern, text: str, start: int, end: int,
 def percent_decode(text: str, start: int = 0, end: int | None = None,
                    parent: ViewMap | None = None) -> tuple[str, SegmentMap]:
     """Decode every ``%XX`` in ``text[start:end]`` (byte value as a Latin-1 character)."""
-    return _decode_with(_PCT, text, start, len(text) if end is None else end, parent)
+    return decode_escapes(ESCAPE["percent"], text, start, end, parent)
 
 
 def unicode_unescape(text: str, start: int = 0, end: int | None = None,
                      parent: ViewMap | None = None) -> tuple[str, SegmentMap]:
-    """Decode every ``\\uXXXX`` (or JSON-doubled ``\\\\uXXXX``) in ``text[start:end]``."""
-    return _decode_with(_UESC, text, start, len(text) if end is None else end, parent)
+    """Decode every ``\\uXXXX``, ``\\UXXXXXXXX`` and ``\\xXX`` (also with a JSON-doubled
+    backslash, ``\\\\uXXXX``) in ``text[start:end]``."""
+    return decode_escapes(ESCAPE["backslash"], text, start, end, parent)
+
+
+def html_unescape(text: str, start: int = 0, end: int | None = None,
+                  parent: ViewMap | None = None) -> tuple[str, SegmentMap]:
+    """Decode every HTML character reference (named, ``&#DDD;``, ``&#xHH;``) in
+    ``text[start:end]``."""
+    return decode_escapes(ESCAPE["html_reference"], text, start, end, parent)
+
+
+# --------------------------------------------------------------------------- line breaks
+
+#: A line break as a reader sees one: real, or JSON-escaped (``\\n``, ``\\r\\n``).
+_R_BREAK = re.compile(r"\r?\n|(?:\\r)?\\n")
+#: What starts a continuation line without belonging to it: a unified diff's ``+``/``-``
+#: (when the line before carries the same mark), a quote's ``>``.
+_DIFF_MARKS = "+->"
+
+
+def line_breaks(view: str, start: int = 0, end: int | None = None):
+    """``(b0, b1)`` per line break in ``view``: the break starts at ``b0`` and the text it
+    continues starts at ``b1`` (after a diff or quote mark that the line before shares)."""
+    end = len(view) if end is None else end
+    if "\n" not in view and "\\n" not in view:
+        return
+    for m in _R_BREAK.finditer(view, start, end):
+        b0, b1 = m.span()
+        if b1 < end and view[b1] in _DIFF_MARKS:
+            mark = view[b1]
+            real, escaped = view.rfind("\n", 0, b0), view.rfind("\\n", 0, b0)
+            ls = max(real + 1 if real >= 0 else 0, escaped + 2 if escaped >= 0 else 0)
+            if view.startswith(mark, ls) and not view.startswith(mark * 2, b1):
+                b1 += 1
+        yield b0, b1
+
+
+def join_lines(text: str, parent: ViewMap | None = None) -> tuple[str, ViewMap | None]:
+    """``text`` with every line break (and the diff mark of a continued diff line) removed,
+    so a value split across lines reads whole; ``None`` map when there is no break."""
+    segs: list[tuple[int, int, int, int]] = []
+    pieces: list[str] = []
+    last = vpos = 0
+    for b0, b1 in line_breaks(text):
+        pieces.append(text[last:b0])
+        vpos += b0 - last
+        segs.append((vpos, vpos, b0, b1))
+        last = b1
+    if not segs:
+        return text, parent
+    pieces.append(text[last:])
+    return "".join(pieces), SegmentMap(segs, parent=parent)
+
+
+# --------------------------------------------------------------------------- binary runs
+
+#: The shortest run decoded: 12 bytes (a leak is 12 characters, or half of a short secret).
+MIN_RUN_BYTES = 12
+
+
+@lru_cache(maxsize=16)
+def _run_patterns(min_bytes: int) -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+    """Run patterns long enough to hold ``min_bytes`` bytes (base64, base32, hex)."""
+    b64, b32, hx = -(-min_bytes * 4 // 3), -(-min_bytes * 8 // 5), 2 * min_bytes
+    return (re.compile(rf"[A-Za-z0-9+/_-]{{{b64},}}={{0,2}}"),
+            re.compile(rf"(?:[A-Z2-7]{{{b32},}}|[a-z2-7]{{{b32},}})=*"),
+            re.compile(rf"[0-9a-fA-F]{{{hx},}}"))
+
+
+def _b64_bytes(run: str) -> bytes | None:
+    run = run.rstrip("=")
+    run = run[: len(run) // 4 * 4]
+    if not run:
+        return None
+    table = _URL_B64 if ("-" in run or "_" in run) else None
+    try:
+        return base64.b64decode(run.translate(table) if table else run, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+_URL_B64 = str.maketrans("-_", "+/")
+
+
+def _b32_bytes(run: str) -> bytes | None:
+    run = run.rstrip("=").upper()
+    run = run[: len(run) // 8 * 8]
+    if not run:
+        return None
+    try:
+        return base64.b32decode(run)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _hex_bytes(run: str) -> bytes | None:
+    run = run[: len(run) // 2 * 2]
+    return bytes.fromhex(run) if run else None
+
+
+#: Binary-to-text encodings: (name, quantum in characters, decoder); their run patterns
+#: are :func:`_run_patterns`, in the same order.
+BINARY_ENCODINGS = (
+    ("base64", 4, _b64_bytes),
+    ("base32", 8, _b32_bytes),
+    ("hex", 2, _hex_bytes),
+)
+
+
+def binary_decodings(view: str, min_bytes: int = MIN_RUN_BYTES):
+    """``(decoded text, start, end)`` for every base64 / base32 / hex run of ``view`` that
+    can hold ``min_bytes`` bytes, decoded from every offset inside its first quantum (a run
+    cut out of a longer encoding starts anywhere); bytes read as UTF-8, undecodable bytes
+    replaced."""
+    for (_name, quantum, decode), pattern in zip(BINARY_ENCODINGS, _run_patterns(min_bytes), strict=True):
+        for m in pattern.finditer(view):
+            rs, re_ = m.span()
+            run = m.group()
+            for shift in range(min(quantum, len(run))):
+                raw = decode(run[shift:])
+                if raw:
+                    yield raw.decode("utf-8", "replace"), rs, re_
+
+
+# --------------------------------------------------------------------------- all views
+
+
+def reader_views(text: str, depth: int = MAX_NESTING, min_bytes: int = MIN_RUN_BYTES
+                 ) -> list[tuple[str, ViewMap | None]]:
+    """Every way a reader, a browser or a decoder may see ``text``, each with the map back
+    to ``text`` (``None``: the view is ``text``).
+
+    The normalised text (zero-width characters, homoglyphs, fullwidth), its line-joined
+    form (a value split across lines or diff lines), every escape decoded (percent,
+    backslash, HTML references), and every base64 / base32 / hex run decoded, all of it
+    again on what a decoding yields, ``depth`` layers deep (runs shorter than ``min_bytes``
+    decoded bytes are left alone). This is the view set of the
+    report guard (:class:`workbench.report.textguard.TextGuard`); the redactor scans the
+    same escapes and runs with detectors tuned for throughput
+    (:mod:`workbench.redaction.rules.decode`).
+
+    >>> [v for v, _ in reader_views("id: \\u0041\\u004b&#73;A")][-1]
+    'id: AKIA'
+    """
+    out: list[tuple[str, ViewMap | None]] = []
+    seen: set[str] = set()
+
+    def visit(view: str, vmap: ViewMap | None, level: int) -> None:
+        norm, nmap = normalize(view, parent=vmap)
+        nmap = nmap if nmap is not None else vmap
+        if norm in seen:
+            return
+        seen.add(norm)
+        out.append((norm, nmap))
+        joined, jmap = join_lines(norm, parent=nmap)
+        if joined is not norm and joined not in seen:
+            seen.add(joined)
+            out.append((joined, jmap))
+        if level >= depth:
+            return
+        dec, dmap = norm, nmap
+        for esc in ESCAPES:
+            if esc.trigger in dec and esc.pattern.search(dec):
+                dec, dmap = decode_escapes(esc, dec, parent=dmap)
+        if dec != norm:
+            visit(dec, dmap, level + 1)
+        for decoded, rs, re_ in binary_decodings(norm, min_bytes):
+            visit(decoded, WholeMap(rs, re_, parent=nmap), level + 1)
+
+    visit(text, None, 0)
+    return out
