@@ -32,9 +32,9 @@ import binascii
 import html.entities
 import re
 import unicodedata
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
-from bisect import bisect_right
 
 # --------------------------------------------------------------------------- maps
 
@@ -250,16 +250,20 @@ class Escape:
     """One kind of character escape: every match of ``pattern`` stands for the characters
     :meth:`chars` returns (``None``: not an escape after all, left as it is).
 
-    ``trigger`` is a literal every match contains (a cheap test before the regex);
+    ``triggers``: literals a text must hold for a match to be possible (any group, every
+    literal of the group; a cheap test before the regex, :meth:`possible`);
     ``min_hits`` / ``max_gap`` say what a *cluster* of escapes worth decoding is for the
     redactor (how many escapes, how many literal characters between two of them).
     """
 
     name: str
-    trigger: str
+    triggers: tuple[tuple[str, ...], ...]
     pattern: re.Pattern
     min_hits: int
     max_gap: int
+
+    def possible(self, text: str) -> bool:
+        return any(all(t in text for t in group) for group in self.triggers)
 
     def chars(self, m: re.Match) -> str | None:
         return _ESCAPE_CHARS[self.name](m)
@@ -293,12 +297,12 @@ _ESCAPE_CHARS = {
 #: backslash doubled by a second JSON encoding); HTML character references (named with
 #: their semicolon, ``&#DDD;`` and ``&#xHH;`` with or without it, as browsers read them).
 ESCAPES: tuple[Escape, ...] = (
-    Escape("percent", "%", re.compile(r"%([0-9A-Fa-f]{2})"), min_hits=3, max_gap=8),
-    Escape("backslash", "\\", re.compile(
+    Escape("percent", (("%",),), re.compile(r"%([0-9A-Fa-f]{2})"), min_hits=3, max_gap=8),
+    Escape("backslash", (("\\u",), ("\\x",), ("\\U",)), re.compile(
         r"\\{1,2}(?:u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|U([0-9a-fA-F]{8}))"), min_hits=4, max_gap=2),
-    Escape("html_reference", "&", re.compile(
+    Escape("html_reference", (("&", ";"),), re.compile(
         r"&(?:#[xX]([0-9a-fA-F]{1,6});?|#([0-9]{1,7});?|([A-Za-z][A-Za-z0-9]{1,31});)"),
-        min_hits=2, max_gap=8),
+        min_hits=1, max_gap=8),
 )
 ESCAPE = {e.name: e for e in ESCAPES}
 
@@ -349,28 +353,39 @@ def html_unescape(text: str, start: int = 0, end: int | None = None,
 
 # --------------------------------------------------------------------------- line breaks
 
-#: A line break as a reader sees one: real, or JSON-escaped (``\\n``, ``\\r\\n``).
-_R_BREAK = re.compile(r"\r?\n|(?:\\r)?\\n")
+#: A line break as a reader sees one: real, or JSON-escaped (``\\n``, ``\\r\\n``); one
+#: pattern each (a literal first character keeps the scan fast).
+_R_BREAKS = (re.compile(r"\\n"), re.compile(r"\n"))
+#: The same before a character that may continue a token (or a diff/quote mark): the only
+#: breaks the redactor joins across.
+_TOKEN_NEXT = r"(?=[A-Za-z0-9+/=_.~!#$%&*@^\-:;,'()?>])"
+_R_BREAKS_TOKEN = (re.compile(r"\\n" + _TOKEN_NEXT), re.compile(r"\n" + _TOKEN_NEXT))
 #: What starts a continuation line without belonging to it: a unified diff's ``+``/``-``
 #: (when the line before carries the same mark), a quote's ``>``.
 _DIFF_MARKS = "+->"
 
 
-def line_breaks(view: str, start: int = 0, end: int | None = None):
-    """``(b0, b1)`` per line break in ``view``: the break starts at ``b0`` and the text it
-    continues starts at ``b1`` (after a diff or quote mark that the line before shares)."""
+def line_breaks(view: str, start: int = 0, end: int | None = None, *, token_next: bool = False):
+    """``(b0, b1)`` per line break in ``view`` (escaped ones first, then real ones): the
+    break starts at ``b0`` and the text it continues starts at ``b1`` (after a diff or
+    quote mark that the line before shares); ``token_next``: only breaks followed by a
+    character that may continue a token."""
     end = len(view) if end is None else end
-    if "\n" not in view and "\\n" not in view:
-        return
-    for m in _R_BREAK.finditer(view, start, end):
-        b0, b1 = m.span()
-        if b1 < end and view[b1] in _DIFF_MARKS:
-            mark = view[b1]
-            real, escaped = view.rfind("\n", 0, b0), view.rfind("\\n", 0, b0)
-            ls = max(real + 1 if real >= 0 else 0, escaped + 2 if escaped >= 0 else 0)
-            if view.startswith(mark, ls) and not view.startswith(mark * 2, b1):
-                b1 += 1
-        yield b0, b1
+    for literal, pattern in zip(("\\n", "\n"), _R_BREAKS_TOKEN if token_next else _R_BREAKS, strict=True):
+        if literal not in view:
+            continue
+        cr = "\\r" if len(literal) == 2 else "\r"
+        for m in pattern.finditer(view, start, end):
+            b0, b1 = m.span()
+            if view.startswith(cr, b0 - len(cr)) and b0 >= len(cr):
+                b0 -= len(cr)
+            if b1 < end and view[b1] in _DIFF_MARKS:
+                mark = view[b1]
+                real, escaped = view.rfind("\n", 0, b0), view.rfind("\\n", 0, b0)
+                ls = max(real + 1 if real >= 0 else 0, escaped + 2 if escaped >= 0 else 0)
+                if view.startswith(mark, ls) and not view.startswith(mark * 2, b1):
+                    b1 += 1
+            yield b0, b1
 
 
 def join_lines(text: str, parent: ViewMap | None = None) -> tuple[str, ViewMap | None]:
@@ -379,7 +394,7 @@ def join_lines(text: str, parent: ViewMap | None = None) -> tuple[str, ViewMap |
     segs: list[tuple[int, int, int, int]] = []
     pieces: list[str] = []
     last = vpos = 0
-    for b0, b1 in line_breaks(text):
+    for b0, b1 in sorted(line_breaks(text)):
         pieces.append(text[last:b0])
         vpos += b0 - last
         segs.append((vpos, vpos, b0, b1))
@@ -498,7 +513,7 @@ def reader_views(text: str, depth: int = MAX_NESTING, min_bytes: int = MIN_RUN_B
             return
         dec, dmap = norm, nmap
         for esc in ESCAPES:
-            if esc.trigger in dec and esc.pattern.search(dec):
+            if esc.possible(dec) and esc.pattern.search(dec):
                 dec, dmap = decode_escapes(esc, dec, parent=dmap)
         if dec != norm:
             visit(dec, dmap, level + 1)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from workbench.redaction.normalize import normalize
+from workbench.redaction.normalize import line_breaks, normalize
 from workbench.redaction.rules.command_line import _command_lines, cli_flag_in
 from workbench.redaction.rules.decode import (
     _ASCII_B64_FIRST,
@@ -66,9 +66,6 @@ from workbench.redaction.rules.urls import _url_credentials, _url_password_tails
 
 # --------------------------------------------------------------------------- line junctions
 
-_JUNCTION_NEXT = r"(?=[A-Za-z0-9+/=_.~!#$%&*@^\-:;,'()?])"
-_R_JUNCTION_ESC = re.compile(r"\\n" + _JUNCTION_NEXT)  # JSON-escaped line break
-_R_JUNCTION_NL = re.compile(r"\n" + _JUNCTION_NEXT)     # real line break
 TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
                         "+/=_.~!#$%&*@^-:;,'()?")
 _R_TOKEN_FWD = re.compile(r"[A-Za-z0-9+/=_.~!#$%&*@^\-:;,'()?]{1,600}")
@@ -118,14 +115,12 @@ def junction_ok(joined: str, a: int, b: int, cut: int, kind: str) -> bool:
 
 
 def _junction_points(view: str):
-    if "\\n" in view:
-        for m in _R_JUNCTION_ESC.finditer(view):
-            b0, b1 = m.span()
-            yield (b0 - 2 if view.startswith("\\r", b0 - 2) else b0), b1
-    if "\n" in view:
-        for m in _R_JUNCTION_NL.finditer(view):
-            b0, b1 = m.span()
-            yield (b0 - 1 if b0 and view[b0 - 1] == "\r" else b0), b1
+    """Line breaks (:func:`~workbench.redaction.normalize.line_breaks`: real or escaped,
+    after a shared diff mark) followed by a token character."""
+    n = len(view)
+    for b0, b1 in line_breaks(view, token_next=True):
+        if b1 < n and view[b1] in TOKEN_CHARS:
+            yield b0, b1
 
 
 _R_B64_TAIL = re.compile(r"[A-Za-z0-9+/]*$")
