@@ -274,7 +274,8 @@ def _codepoint(value: int) -> str | None:
 
 
 def _backslash_chars(m: re.Match) -> str | None:
-    return _codepoint(int(m.group(1) or m.group(2) or m.group(3), 16))
+    digits = m.group(1) or m.group(2) or m.group(3)
+    return _codepoint(int(digits, 16)) if digits else ""  # (an escape cut short: nothing)
 
 
 def _html_chars(m: re.Match) -> str | None:
@@ -286,10 +287,14 @@ def _html_chars(m: re.Match) -> str | None:
 
 
 _ESCAPE_CHARS = {
-    "percent": lambda m: chr(int(m.group(1), 16)),
+    "percent": lambda m: chr(int(m.group(1), 16)) if m.group(1) else "",
     "backslash": _backslash_chars,
     "html_reference": _html_chars,
 }
+
+#: An escape cut short by an ellipsis (a summariser's partial copy, ``\u0041\u0…``) reads as
+#: nothing: the ellipsis follows the characters before it.
+_CUT = r"(?=\u2026|\.\.\.)"
 
 #: Every character escape a log, a browser or a reader decodes, in the order a view decodes
 #: them: percent-encoding (``%XX``, one byte as a Latin-1 character); backslash escapes of
@@ -297,9 +302,11 @@ _ESCAPE_CHARS = {
 #: backslash doubled by a second JSON encoding); HTML character references (named with
 #: their semicolon, ``&#DDD;`` and ``&#xHH;`` with or without it, as browsers read them).
 ESCAPES: tuple[Escape, ...] = (
-    Escape("percent", (("%",),), re.compile(r"%([0-9A-Fa-f]{2})"), min_hits=3, max_gap=8),
+    Escape("percent", (("%",),), re.compile(r"%([0-9A-Fa-f]{2})|%[0-9A-Fa-f]?" + _CUT),
+           min_hits=3, max_gap=8),
     Escape("backslash", (("\\u",), ("\\x",), ("\\U",)), re.compile(
-        r"\\{1,2}(?:u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|U([0-9a-fA-F]{8}))"), min_hits=4, max_gap=2),
+        r"\\{1,2}(?:u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|U([0-9a-fA-F]{8}))"
+        r"|\\{1,2}(?:u[0-9a-fA-F]{0,3}|x[0-9a-fA-F]?|U[0-9a-fA-F]{0,7})" + _CUT), min_hits=4, max_gap=2),
     Escape("html_reference", (("&", ";"),), re.compile(
         r"&(?:#[xX]([0-9a-fA-F]{1,6});?|#([0-9]{1,7});?|([A-Za-z][A-Za-z0-9]{1,31});)"),
         min_hits=1, max_gap=8),
@@ -420,33 +427,40 @@ def _run_patterns(min_bytes: int) -> tuple[re.Pattern, re.Pattern, re.Pattern]:
             re.compile(rf"[0-9a-fA-F]{{{hx},}}"))
 
 
-def _b64_bytes(run: str) -> bytes | None:
+def b64_bytes(run: str) -> bytes | None:
+    """The bytes a base64 run (standard or URL-safe alphabet, padded or not, possibly cut
+    short: its whole quanta and a valid partial one) encodes, or None."""
     run = run.rstrip("=")
-    run = run[: len(run) // 4 * 4]
+    if len(run) % 4 == 1:
+        run = run[:-1]
     if not run:
         return None
     table = _URL_B64 if ("-" in run or "_" in run) else None
     try:
-        return base64.b64decode(run.translate(table) if table else run, validate=True)
+        return base64.b64decode((run.translate(table) if table else run) + "=" * (-len(run) % 4),
+                                validate=True)
     except (binascii.Error, ValueError):
         return None
 
 
 _URL_B64 = str.maketrans("-_", "+/")
+_B32_PARTIAL = {0: 0, 2: 6, 4: 4, 5: 3, 7: 1}  # characters of a last quantum -> padding
 
 
-def _b32_bytes(run: str) -> bytes | None:
+def b32_bytes(run: str) -> bytes | None:
+    """The bytes a base32 run (either case, padded or not, possibly cut short) encodes."""
     run = run.rstrip("=").upper()
-    run = run[: len(run) // 8 * 8]
+    while len(run) % 8 not in _B32_PARTIAL:
+        run = run[:-1]
     if not run:
         return None
     try:
-        return base64.b32decode(run)
+        return base64.b32decode(run + "=" * _B32_PARTIAL[len(run) % 8])
     except (binascii.Error, ValueError):
         return None
 
 
-def _hex_bytes(run: str) -> bytes | None:
+def hex_bytes(run: str) -> bytes | None:
     run = run[: len(run) // 2 * 2]
     return bytes.fromhex(run) if run else None
 
@@ -454,9 +468,9 @@ def _hex_bytes(run: str) -> bytes | None:
 #: Binary-to-text encodings: (name, quantum in characters, decoder); their run patterns
 #: are :func:`_run_patterns`, in the same order.
 BINARY_ENCODINGS = (
-    ("base64", 4, _b64_bytes),
-    ("base32", 8, _b32_bytes),
-    ("hex", 2, _hex_bytes),
+    ("base64", 4, b64_bytes),
+    ("base32", 8, b32_bytes),
+    ("hex", 2, hex_bytes),
 )
 
 

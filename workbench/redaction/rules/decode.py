@@ -1,6 +1,7 @@
 """Encoded text: clusters of every character escape of
 :data:`workbench.redaction.normalize.ESCAPES` (``%XX``, ``\\uXXXX`` / ``\\xXX``, HTML
-references) decoded with exact offset maps, and base64 / base32 / hex runs (also cut short, decoded from their start when they could encode ASCII
+references) decoded with exact offset maps, and base64 / base32 / hex runs (also cut
+short, decoded from their start when they could encode ASCII
 text). The decoded text is scanned again (``find_text``, one level deeper); a finding in a
 base64 or hex run redacts the whole run."""
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from workbench.redaction.normalize import ESCAPES, decode_escapes
+from workbench.redaction.normalize import ESCAPES, b32_bytes, decode_escapes
 from workbench.redaction.rules.shape import _HEX_RUN, Finding, _b64_text, _printable_text
 
 #: The scan of a decoded text (``find_text(text, depth)``), given by the driver.
@@ -56,6 +57,10 @@ def _decode_runs(view: str, out: list[Finding], depth: int, find_text: FindText)
                     s -= 1
                 while e < len(view) and view[e] in _LITERAL_TOKEN:
                     e += 1
+            if view.startswith("\u2026", e):  # a copy cut short: the decoded text says so too
+                e += 1
+            elif view.startswith("...", e):
+                e += 3
             dec, dmap = decode_escapes(esc, view, s, e)
             for a, b, k in find_text(dec, depth + 1):
                 out.append((*dmap.span(a, b), k))
@@ -99,3 +104,20 @@ def _decode_b64(view: str, rs: int, re_: int, out: list[Finding], depth: int,
         if found:
             out.append((rs, re_, found[0][2]))
 
+
+
+_R_B32 = re.compile(r"(?:[A-Z2-7]{16,}|[a-z2-7]{16,})=*")
+
+
+def _decode_b32(view: str, rs: int, re_: int, out: list[Finding], depth: int,
+                find_text: FindText) -> None:
+    """Decode a single-case base32 run (a cut-short one from its start) and scan the text
+    it encodes; a finding there redacts the whole run."""
+    if _R_B32.fullmatch(view, rs, re_) is None:
+        return
+    raw = b32_bytes(view[rs:re_])
+    text = None if raw is None or len(raw) < 8 else _printable_text(raw)
+    if text is not None:
+        found = find_text(text, depth + 1)
+        if found:
+            out.append((rs, re_, found[0][2]))
