@@ -313,6 +313,17 @@ ESCAPES: tuple[Escape, ...] = (
 )
 ESCAPE = {e.name: e for e in ESCAPES}
 
+#: One escaped character (a backslash escape or an HTML reference) as a regex, for the rules
+#: whose value patterns read through escapes (a header, flag or keyed value written
+#: escaped is the value it decodes to).
+ESCAPED_CHAR = (r"\\{1,2}(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|U[0-9a-fA-F]{8})"
+                r"|&#[xX][0-9a-fA-F]{1,6};?|&#[0-9]{1,7};?|&[A-Za-z][A-Za-z0-9]{1,31};")
+
+
+def has_escape(text: str) -> bool:
+    """Could ``text`` hold an escape of :data:`ESCAPES` (a cheap literal test)?"""
+    return any(esc.possible(text) for esc in ESCAPES)
+
 
 def decode_escapes(escape: Escape, text: str, start: int = 0, end: int | None = None,
                    parent: ViewMap | None = None) -> tuple[str, SegmentMap]:

@@ -1,0 +1,131 @@
+"""No planted secret reaches a report in any encoding a reader or a browser decodes
+(issue 26 item 2, issue 34 item 3).
+
+Every report kind is rendered on one tiny run whose secrets are planted with every
+transform the generator has (``workbench.synth.secrets.TRANSFORMS``), with a summarizer
+that copies secrets as they appear (encoded, split, disguised) and a policy with SR-1 off,
+so raw summarizer output reaches the report's text paths. The HTML, the executed notebooks
+and any Parquet a report writes are then scanned for every planted value in every encoding:
+JSON and unicode escapes (``\\uXXXX``, ``\\\\uXXXX``, ``\\xXX``), HTML character references
+(named, decimal, hex), percent-encoding, base64 / base32 / hex (also nested twice), and in
+views of the artefact with zero-width characters removed, homoglyphs folded and lines
+joined (also across diff lines).
+
+The encoders are this suite's own (``tests/planted_encodings.py``: the standard library and
+the generator's tables), independent of :mod:`workbench.redaction.normalize`, the code
+under test.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import orjson
+import polars as pl
+import pytest
+from planted_encodings import encoded_fragments, find_planted
+
+from workbench.synth import secrets as S
+
+ENGINE = "kernel"
+NO_SR1 = "llm-summary-no-sr1"
+KINDS = ("policy-comparison", "redaction-audit", "determinism-audit", "compaction-inspector",
+         "threshold-sweep", "fidelity")
+
+
+# ---- the run ------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def planted_run(tmp_path_factory):
+    """A tiny coding dataset with two secrets per transform, two policies (one with SR-1
+    off), the redaction audit with a summarizer that copies secrets as they appear (whole
+    or in part), a determinism audit's files, a fidelity table and a threshold sweep."""
+    from workbench.audits import redaction_audit
+    from workbench.engine.presets import get_policy
+    from workbench.engine.run import simulate
+    from workbench.evaluate.determinism import run_hashes
+    from workbench.sweep import runner
+    from workbench.synth.generate import GeneratorConfig, generate_dataset
+
+    root = tmp_path_factory.mktemp("encodings")
+    ds = generate_dataset(GeneratorConfig(profile="coding", events=1500, seed=3,
+                                          secrets=2 * len(S.TRANSFORMS) + 2), root / "ds")
+    policies = ["llm-summary", get_policy("llm-summary", {"redaction.sr1_carry_forward": False}, rename=NO_SR1)]
+    result = simulate(ds, policies, engine=ENGINE)
+    run = result.write(root / "run")
+    redaction_audit(result, ds, baseline=False, summary_samples=1,
+                    summarizer_options={"p_copy_secret": 0.6, "p_partial_secret": 0.4,
+                                        "copy_form": "surface"}).write(run)
+    hashes = run_hashes(result)
+    pl.DataFrame([{"check": "repeat", "policy": p, "status": "pass", "detail": "same bytes"}
+                  for p in hashes]).write_parquet(run / "determinism.parquet")
+    (run / "determinism.json").write_bytes(orjson.dumps({"passed": True, "hashes": hashes}))
+    spec = root / "sweep.yaml"
+    spec.write_text(f"name: encodings\ndataset: {ds.path}\nbase: llm-summary\n"
+                    f"parameters:\n  trigger.every_turns: [10, 30]\nseeds: [0]\nevaluate: true\n"
+                    f"engine: {ENGINE}\ntokenizer: cl100k\n")
+    runner.run_sweep(spec, root / "sweep", executor="serial")
+    return {"root": root, "dataset": Path(ds.path), "run": run, "sweep": root / "sweep"}
+
+
+def _planted_values(dataset: Path) -> list[str]:
+    sec = pl.read_parquet(dataset / "secrets.parquet").filter(~pl.col("negative"))
+    return sorted(set(sec["value"].to_list()))
+
+
+def test_every_transform_is_planted_and_reaches_the_summaries(planted_run):
+    """The test below means something: every transform is planted, and the SR-1-off
+    summaries carry planted values in encoded forms the old guard did not decode."""
+    sec = pl.read_parquet(planted_run["dataset"] / "secrets.parquet").filter(~pl.col("negative"))
+    assert set(sec["transform"].to_list()) == set(S.TRANSFORMS)
+    texts = pl.read_parquet(planted_run["run"] / "texts.parquet").filter(pl.col("policy") == NO_SR1)
+    raw = "\n".join(t for t in texts["text"].to_list() if t)
+    carried = {t for v, t in zip(sec["value"], sec["transform"], strict=True)
+               if any(f in raw for f in encoded_fragments(v)["unicode_escape"] | encoded_fragments(v)["plain"])}
+    assert "unicode_escape" in carried, "no unicode-escaped secret reached the SR-1-off summaries"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_no_planted_value_in_any_encoding_in_a_report(planted_run, kind):
+    from workbench.report.render import render_report
+
+    run = planted_run["sweep"] if kind == "threshold-sweep" else planted_run["run"]
+    kwargs = {}
+    if kind == "fidelity":
+        from workbench.evaluate.fidelity import fidelity_table
+
+        fid = fidelity_table(planted_run["dataset"], engine=ENGINE)
+        where = planted_run["root"] / "fidelity"
+        where.mkdir(exist_ok=True)
+        fid["summary"].write_parquet(where / "fidelity.parquet")
+        fid["requests"].write_parquet(where / "fidelity_requests.parquet")
+        kwargs["fidelity"] = where
+    out = planted_run["root"] / "reports" / kind
+    res = render_report(kind, run, out, **kwargs)
+    written = sorted(p for p in out.rglob("*") if p.suffix in (".html", ".ipynb", ".parquet"))
+    assert res.html in written and res.notebook in written
+    values = _planted_values(planted_run["dataset"])
+    fragments = {v: encoded_fragments(v) for v in values}
+    assert not find_planted(written, fragments)
+
+
+# ---- the scanner finds what it looks for ------------------------------------------------------
+def test_the_scan_finds_each_encoding(tmp_path):
+    """Each encoding of a value, written into an artefact, is found (the scan can fail)."""
+    value = "AKIAQ7WE9RT2YU4IO6PA"
+    page = tmp_path / "page.html"
+    frags = encoded_fragments(value)
+    for encoding, pieces in frags.items():
+        assert pieces, encoding
+        piece = sorted(pieces)[0]
+        page.write_text(f"<pre>{html.escape(piece)}</pre>", encoding="utf-8")
+        hits = find_planted([page], {value: {encoding: pieces}})
+        assert hits, encoding
+    # disguises: zero-width characters, homoglyphs, a split across (diff) lines
+    disguised = [value[:5] + "\u200b" + value[5:], value.replace("A", "\u0410"),
+                 "+k = " + value[:9] + "\n+" + value[9:], S.to_fullwidth(value)]
+    for shown in disguised:
+        page.write_text(f"<pre>{html.escape(shown)}</pre>", encoding="utf-8")
+        assert find_planted([page], {value: {"plain": frags["plain"]}}), shown
+    page.write_text("<pre>nothing planted here: AKIAIOSFODNN7EXAMPLE</pre>", encoding="utf-8")
+    assert not find_planted([page], {value: frags})
