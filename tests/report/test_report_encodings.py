@@ -19,12 +19,13 @@ under test.
 from __future__ import annotations
 
 import html
+import json
 from pathlib import Path
 
 import orjson
 import polars as pl
 import pytest
-from planted_encodings import encoded_fragments, find_planted
+from planted_encodings import encoded_fragments, find_planted, planted_in
 
 from workbench.synth import secrets as S
 
@@ -129,3 +130,37 @@ def test_the_scan_finds_each_encoding(tmp_path):
         assert find_planted([page], {value: {"plain": frags["plain"]}}), shown
     page.write_text("<pre>nothing planted here: AKIAIOSFODNN7EXAMPLE</pre>", encoding="utf-8")
     assert not find_planted([page], {value: frags})
+
+
+def _values() -> list[str]:
+    """One planted value per secret format (a PEM key included), and one nothing detects."""
+    import numpy as np
+
+    rng = np.random.default_rng(26)
+    values = {}
+    for fmt, context, transform in S.compatible_combinations():
+        if transform == "none" and fmt not in values:
+            values[fmt] = S.plant_secret(rng, fmt, context, transform).value
+    return [*values.values(), "zq8Xw2Lm9Pk4Rt7Yv1Bn3Cd6"]
+
+
+def test_the_guard_masks_every_encoding_of_a_planted_value():
+    """The mask alone (no redaction harness): every planted value, in every encoding and
+    disguise, shown whole, in part, or cut out of a longer encoding, is masked."""
+    from workbench.report.textguard import PLANTED_MARKER, TextGuard
+
+    values = _values()
+    guard = TextGuard(values)
+    for value in values:
+        frags = encoded_fragments(value)
+        k = len(value) // 2
+        shown = [piece for pieces in frags.values() for piece in sorted(pieces)[:2]]
+        shown += [value[:k] + "\u200b" + value[k:], "".join(S.HOMOGLYPHS.get(c, (c,))[0] for c in value),
+                  S.to_fullwidth(value), value[:k] + "\n" + value[k:], "+x = " + value[:k] + "\n+" + value[k:],
+                  json.dumps(json.dumps({"k": value})), html.escape(json.dumps({"k": value}))]
+        for piece in shown:
+            masked = guard.mask_known(f"Summary: it was {piece} (copied).")
+            assert PLANTED_MARKER in masked, (value[:8], piece[:60])
+            assert not planted_in([masked], {value: frags}), (value[:8], piece[:60], masked[:200])
+    assert guard.mask_known("nothing planted: AKIAIOSFODNN7EXAMPLE, 0123456789abcdef") == \
+        "nothing planted: AKIAIOSFODNN7EXAMPLE, 0123456789abcdef"

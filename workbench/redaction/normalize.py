@@ -371,13 +371,13 @@ def html_unescape(text: str, start: int = 0, end: int | None = None,
 
 # --------------------------------------------------------------------------- line breaks
 
-#: A line break as a reader sees one: real, or JSON-escaped (``\\n``, ``\\r\\n``); one
-#: pattern each (a literal first character keeps the scan fast).
-_R_BREAKS = (re.compile(r"\\n"), re.compile(r"\n"))
+#: A line break as a reader sees one: real, or JSON-escaped once or twice (``\\n``,
+#: ``\\r\\n``, ``\\\\n``); one pattern each (a literal first character keeps the scan fast).
+_R_BREAKS = (re.compile(r"\\{1,2}n"), re.compile(r"\n"))
 #: The same before a character that may continue a token (or a diff/quote mark): the only
 #: breaks the redactor joins across.
 _TOKEN_NEXT = r"(?=[A-Za-z0-9+/=_.~!#$%&*@^\-:;,'()?>])"
-_R_BREAKS_TOKEN = (re.compile(r"\\n" + _TOKEN_NEXT), re.compile(r"\n" + _TOKEN_NEXT))
+_R_BREAKS_TOKEN = (re.compile(r"\\{1,2}n" + _TOKEN_NEXT), re.compile(r"\n" + _TOKEN_NEXT))
 #: What starts a continuation line without belonging to it: a unified diff's ``+``/``-``
 #: (when the line before carries the same mark), a quote's ``>``.
 _DIFF_MARKS = "+->"
@@ -392,10 +392,11 @@ def line_breaks(view: str, start: int = 0, end: int | None = None, *, token_next
     for literal, pattern in zip(("\\n", "\n"), _R_BREAKS_TOKEN if token_next else _R_BREAKS, strict=True):
         if literal not in view:
             continue
-        cr = "\\r" if len(literal) == 2 else "\r"
         for m in pattern.finditer(view, start, end):
             b0, b1 = m.span()
-            if view.startswith(cr, b0 - len(cr)) and b0 >= len(cr):
+            brk = m.group()
+            cr = "\r" if brk == "\n" else brk[:-1] + "r"  # a carriage return written the same way
+            if b0 >= len(cr) and view.startswith(cr, b0 - len(cr)):
                 b0 -= len(cr)
             if b1 < end and view[b1] in _DIFF_MARKS:
                 mark = view[b1]

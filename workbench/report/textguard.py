@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from workbench.redaction.normalize import normalize, reader_views
+from workbench.redaction.normalize import join_lines, normalize, reader_views
 from workbench.rundir.read import load_secret_values, load_table
 
 PLANTED_MARKER = "<REDACTED:planted>"
@@ -52,10 +52,19 @@ class TextGuard:
             if len(plain.strip()) < 6:
                 continue
             m = fragment_size(plain)
-            for i in range(len(plain) - m + 1):
-                frag = plain[i:i + m]
-                if frag.strip():
-                    self.fragments.setdefault(m, set()).add(frag)
+            forms = [(plain, m)]
+            joined = join_lines(plain)[0]
+            if joined != plain:
+                # a multi-line value (a PEM key) is also matched with its lines joined, as the
+                # line-joined view of a text shows it (its breaks written as JSON escapes
+                # too); a fragment there stands for one with its breaks
+                breaks = max(plain.count("\n", i, i + m) for i in range(len(plain) - m + 1))
+                forms.append((joined, max(6, m - breaks)))
+            for form, size in forms:
+                for i in range(len(form) - size + 1):
+                    frag = form[i:i + size]
+                    if frag.strip():
+                        self.fragments.setdefault(size, set()).add(frag)
         self._min_bytes = min(self.fragments, default=12)
 
     def known_spans(self, text: str) -> list[tuple[int, int]]:
