@@ -1,4 +1,9 @@
-"""Detection views of a text, each with an offset map back to the original characters.
+"""The one normalization of the workbench: every view a reader, a browser or a decoder has
+of a text, each with an offset map back to the original characters. The redactor
+(:mod:`workbench.redaction.rules`), the leak criterion of the evaluations
+(:func:`workbench.redaction.harness.leak_views`) and the report guard
+(:class:`workbench.report.textguard.TextGuard`) all read text through this module; an
+encoding added here is seen by all three.
 
 Detectors never run on the raw text alone: an adversary (or a summariser) can hide a secret
 behind invisible characters, lookalike letters, fullwidth forms or an encoding. A *view*
@@ -10,10 +15,19 @@ the smallest span of the original that produced it:
   Cyrillic/Greek homoglyphs to the Latin letters they imitate, then NFKC (fullwidth forms,
   mathematical alphanumerics, ligatures). Only non-ASCII characters are touched, so an
   ASCII text is its own view and costs nothing.
-* :func:`percent_decode` / :func:`unicode_unescape`: decode ``%XX`` / ``\\uXXXX`` runs
-  character by character (each escape maps back to its own characters).
-* base64 and hex runs are decoded by the rules module; a finding inside one maps back to
-  the whole encoded run (:class:`WholeMap`).
+* :data:`ESCAPES` and :func:`decode_escapes`: character escapes decoded one by one, each
+  decoded character mapping back to its own escape: percent-encoding
+  (:func:`percent_decode`), backslash escapes ``\\uXXXX`` / ``\\xXX`` / ``\\UXXXXXXXX``, also
+  with a doubled backslash (:func:`unicode_unescape`), HTML character references, named,
+  decimal and hex (:func:`html_unescape`). An escape cut short by an ellipsis reads as
+  nothing (a summariser's partial copy).
+* :func:`line_breaks` / :func:`join_lines`: a value split across lines (real breaks or
+  JSON-escaped ones, once or twice), also across unified-diff lines (``+``/``-``).
+* :data:`BINARY_ENCODINGS` and :func:`binary_decodings`: base64 (standard and URL-safe),
+  base32 and hex runs, decoded from every offset of their first quantum; a finding inside
+  one maps back to the whole encoded run (:class:`WholeMap`).
+* :func:`reader_views`: all of the above, again on what a decoding yields, two layers deep
+  (:data:`MAX_NESTING`: ``base64(base64(x))``, ``%5Cu0041``).
 
 Maps compose (``parent``), so a finding in the decoded view of a normalised view of a
 text lands on the right characters of the text.
@@ -486,16 +500,16 @@ BINARY_ENCODINGS = (
 )
 
 
-def binary_decodings(view: str, min_bytes: int = MIN_RUN_BYTES):
+def binary_decodings(view: str, min_bytes: int = MIN_RUN_BYTES, *, shifts: bool = True):
     """``(decoded text, start, end)`` for every base64 / base32 / hex run of ``view`` that
     can hold ``min_bytes`` bytes, decoded from every offset inside its first quantum (a run
-    cut out of a longer encoding starts anywhere); bytes read as UTF-8, undecodable bytes
-    replaced."""
+    cut out of a longer encoding starts anywhere; ``shifts=False``: from its start only);
+    bytes read as UTF-8, undecodable bytes replaced."""
     for (_name, quantum, decode), pattern in zip(BINARY_ENCODINGS, _run_patterns(min_bytes), strict=True):
         for m in pattern.finditer(view):
             rs, re_ = m.span()
             run = m.group()
-            for shift in range(min(quantum, len(run))):
+            for shift in range(min(quantum, len(run)) if shifts else 1):
                 raw = decode(run[shift:])
                 if raw:
                     yield raw.decode("utf-8", "replace"), rs, re_
@@ -547,4 +561,13 @@ def reader_views(text: str, depth: int = MAX_NESTING, min_bytes: int = MIN_RUN_B
             visit(decoded, WholeMap(rs, re_, parent=nmap), level + 1)
 
     visit(text, None, 0)
+    return out
+
+
+def decoded_texts(view: str, min_bytes: int = MIN_RUN_BYTES) -> list[str]:
+    """One decoding layer of ``view``, without maps (the leak criterion's views): the view
+    with each kind of escape decoded, and every base64 / base32 / hex run decoded from its
+    start."""
+    out = [decode_escapes(esc, view)[0] for esc in ESCAPES if esc.possible(view)]
+    out += [text for text, _, _ in binary_decodings(view, min_bytes, shifts=False)]
     return out

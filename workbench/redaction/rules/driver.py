@@ -1,12 +1,12 @@
 """The scan driver: the passes over a detection view, line junctions, merging.
 
 :func:`_find` runs every rule over one view (already normalised): token runs (prefixed
-formats, AWS secret keys, base64/hex decoding, random pieces), SendGrid, the literal
-triggers (PEM, URLs, passwords, credential keys, HTTP headers, command-line flags,
-ellipses, markers), ``%XX`` and ``\\uXXXX`` clusters, and line junctions. :func:`join_at`
-joins the tail of one line (or message) with the head of the next and keeps the findings
-that need both sides; a keyword, header name or flag on the left vouches for a value
-without a shape of its own. :func:`scan` normalises, finds and merges.
+formats, AWS secret keys, base64/base32/hex decoding, random pieces), SendGrid, the
+literal triggers (PEM, URLs, passwords, credential keys, HTTP headers, command-line flags,
+ellipses, markers), escape clusters (``%XX``, ``\\uXXXX``, HTML references), and line
+junctions. :func:`join_at` joins the tail of one line (or message) with the head of the
+next and keeps the findings that need both sides; a keyword, header name or flag on the
+left vouches for a value without a shape of its own. :func:`scan` normalises, finds and merges.
 
 >>> scan("export GITHUB_TOKEN=ghp_" + "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY1z2A" + ".")
 [(20, 60, 'github_classic')]
