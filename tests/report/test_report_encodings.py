@@ -164,3 +164,14 @@ def test_the_guard_masks_every_encoding_of_a_planted_value():
             assert not planted_in([masked], {value: frags}), (value[:8], piece[:60], masked[:200])
     assert guard.mask_known("nothing planted: AKIAIOSFODNN7EXAMPLE, 0123456789abcdef") == \
         "nothing planted: AKIAIOSFODNN7EXAMPLE, 0123456789abcdef"
+
+
+def test_the_guard_masks_every_occurrence():
+    """The same encoded value written twice decodes to the same text twice; both go."""
+    from workbench.report.textguard import TextGuard
+
+    value = "zq8Xw2Lm9Pk4Rt7Yv1Bn3Cd6"
+    pieces = sorted(encoded_fragments(value)["base64"]) + sorted(encoded_fragments(value)["html_hex"])
+    for piece in pieces[:2] + pieces[-2:]:
+        masked = TextGuard([value]).mask_known(f"one {piece} two {piece} three")
+        assert masked == "one <REDACTED:planted> two <REDACTED:planted> three", masked

@@ -536,18 +536,25 @@ def reader_views(text: str, depth: int = MAX_NESTING, min_bytes: int = MIN_RUN_B
     'id: AKIA'
     """
     out: list[tuple[str, ViewMap | None]] = []
-    seen: set[str] = set()
+    # a view is known by its text and where it came from: the same encoded run written
+    # twice decodes to the same text twice, and each occurrence must map back
+    seen: set[tuple[str, tuple[int, int] | None]] = set()
+
+    def first_visit(view: str, vmap: ViewMap | None) -> bool:
+        key = (view, None if vmap is None else vmap.span(0, len(view)))
+        if key in seen:
+            return False
+        seen.add(key)
+        return True
 
     def visit(view: str, vmap: ViewMap | None, level: int) -> None:
         norm, nmap = normalize(view, parent=vmap)
         nmap = nmap if nmap is not None else vmap
-        if norm in seen:
+        if not first_visit(norm, nmap):
             return
-        seen.add(norm)
         out.append((norm, nmap))
         joined, jmap = join_lines(norm, parent=nmap)
-        if joined is not norm and joined not in seen:
-            seen.add(joined)
+        if joined is not norm and first_visit(joined, jmap):
             out.append((joined, jmap))
         if level >= depth:
             return
