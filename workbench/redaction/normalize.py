@@ -315,23 +315,22 @@ _CUT = r"(?=\u2026|\.\.\.)"
 #: JSON, Python and JavaScript (``\uXXXX``, ``\UXXXXXXXX``, ``\xXX``, also with the
 #: backslash doubled by a second JSON encoding); HTML character references (named with
 #: their semicolon, ``&#DDD;`` and ``&#xHH;`` with or without it, as browsers read them).
+_BACKSLASH = r"\\{1,2}(?:u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|U([0-9a-fA-F]{8}))"
+_HTML_REFERENCE = r"&(?:#[xX]([0-9a-fA-F]{1,6});?|#([0-9]{1,7});?|([A-Za-z][A-Za-z0-9]{1,31});)"
 ESCAPES: tuple[Escape, ...] = (
     Escape("percent", (("%",),), re.compile(r"%([0-9A-Fa-f]{2})|%[0-9A-Fa-f]?" + _CUT),
            min_hits=3, max_gap=8),
     Escape("backslash", (("\\u",), ("\\x",), ("\\U",)), re.compile(
-        r"\\{1,2}(?:u([0-9a-fA-F]{4})|x([0-9a-fA-F]{2})|U([0-9a-fA-F]{8}))"
-        r"|\\{1,2}(?:u[0-9a-fA-F]{0,3}|x[0-9a-fA-F]?|U[0-9a-fA-F]{0,7})" + _CUT), min_hits=4, max_gap=2),
-    Escape("html_reference", (("&", ";"),), re.compile(
-        r"&(?:#[xX]([0-9a-fA-F]{1,6});?|#([0-9]{1,7});?|([A-Za-z][A-Za-z0-9]{1,31});)"),
-        min_hits=1, max_gap=8),
+        _BACKSLASH + r"|\\{1,2}(?:u[0-9a-fA-F]{0,3}|x[0-9a-fA-F]?|U[0-9a-fA-F]{0,7})" + _CUT),
+           min_hits=4, max_gap=2),
+    Escape("html_reference", (("&", ";"),), re.compile(_HTML_REFERENCE), min_hits=1, max_gap=8),
 )
 ESCAPE = {e.name: e for e in ESCAPES}
 
-#: One escaped character (a backslash escape or an HTML reference) as a regex, for the rules
-#: whose value patterns read through escapes (a header, flag or keyed value written
-#: escaped is the value it decodes to).
-ESCAPED_CHAR = (r"\\{1,2}(?:u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|U[0-9a-fA-F]{8})"
-                r"|&#[xX][0-9a-fA-F]{1,6};?|&#[0-9]{1,7};?|&[A-Za-z][A-Za-z0-9]{1,31};")
+#: One escaped character (a backslash escape or an HTML reference) as a regex without
+#: groups, for the rules whose value patterns read through escapes (a header, flag or keyed
+#: value written escaped is the value it decodes to).
+ESCAPED_CHAR = re.sub(r"\((?!\?)", "(?:", f"{_BACKSLASH}|{_HTML_REFERENCE}")
 
 
 def has_escape(text: str) -> bool:
