@@ -4,7 +4,10 @@
 Every report kind is rendered on one tiny run whose secrets are planted with every
 transform the generator has (``workbench.synth.secrets.TRANSFORMS``), with a summarizer
 that copies secrets as they appear (encoded, split, disguised) and a policy with SR-1 off,
-so raw summarizer output reaches the report's text paths. The HTML, the executed notebooks
+so raw summarizer output reaches the report's text paths; the stored SR-1-off summaries are
+then rewritten to quote the planted values in every encoding (a summarizer may write any),
+among them the demo's case, a unicode-escaped copy cut short inside an escape (issue 26:
+``\\u0054\\u006f\\u006b…`` in compaction-inspector.html). The HTML, the executed notebooks
 and any Parquet a report writes are then scanned for every planted value in every encoding:
 JSON and unicode escapes (``\\uXXXX``, ``\\\\uXXXX``, ``\\xXX``), HTML character references
 (named, decimal, hex), percent-encoding, base64 / base32 / hex (also nested twice), and in
@@ -40,7 +43,8 @@ KINDS = ("policy-comparison", "redaction-audit", "determinism-audit", "compactio
 def planted_run(tmp_path_factory):
     """A tiny coding dataset with two secrets per transform, two policies (one with SR-1
     off), the redaction audit with a summarizer that copies secrets as they appear (whole
-    or in part), a determinism audit's files, a fidelity table and a threshold sweep."""
+    or in part) and SR-1-off summaries that quote every planted value in every encoding,
+    a determinism audit's files and a threshold sweep."""
     from workbench.audits import redaction_audit
     from workbench.engine.presets import get_policy
     from workbench.engine.run import simulate
@@ -57,6 +61,18 @@ def planted_run(tmp_path_factory):
     redaction_audit(result, ds, baseline=False, summary_samples=1,
                     summarizer_options={"p_copy_secret": 0.6, "p_partial_secret": 0.4,
                                         "copy_form": "surface"}).write(run)
+    # the summarizer copies secrets as the generator disguised them; a summarizer may also
+    # write them in any other encoding: every stored SR-1-off summary is rewritten as one a
+    # summarizer could write, each planted value in turn in every encoding
+    texts = pl.read_parquet(run / "texts.parquet")
+    copied = "\n".join(t for t in texts.filter(pl.col("policy") == NO_SR1)["text"].to_list() if t)
+    values = _planted_values(Path(ds.path))
+    mine = (pl.col("policy") == NO_SR1) & (pl.col("kind") == "summary")
+    order = texts.with_row_index("_row").filter(mine)["_row"].to_list()
+    rewritten = dict(zip(order, (encoded_summary(values[i % len(values)]) for i in range(len(order))), strict=True))
+    texts = texts.with_columns(pl.Series("text", [rewritten.get(i, t) for i, t in enumerate(texts["text"])],
+                                         dtype=pl.String))
+    texts.write_parquet(run / "texts.parquet")
     hashes = run_hashes(result)
     pl.DataFrame([{"check": "repeat", "policy": p, "status": "pass", "detail": "same bytes"}
                   for p in hashes]).write_parquet(run / "determinism.parquet")
@@ -66,7 +82,16 @@ def planted_run(tmp_path_factory):
                     f"parameters:\n  trigger.every_turns: [10, 30]\nseeds: [0]\nevaluate: true\n"
                     f"engine: {ENGINE}\ntokenizer: cl100k\n")
     runner.run_sweep(spec, root / "sweep", executor="serial")
-    return {"root": root, "dataset": Path(ds.path), "run": run, "sweep": root / "sweep"}
+    return {"root": root, "dataset": Path(ds.path), "run": run, "sweep": root / "sweep", "copied": copied}
+
+
+def encoded_summary(value: str) -> str:
+    """A summary that quotes a fragment of ``value`` in every encoding (this suite's own
+    encoders), and the demo's case: a unicode-escaped copy cut short inside an escape."""
+    lines = [f"- {encoding}: {sorted(pieces)[0]}" for encoding, pieces in encoded_fragments(value).items()
+             if pieces]
+    lines.append("- cut short: " + "".join(f"\\u{ord(c):04x}" for c in value[:12]) + "\\u00\u2026")
+    return "Summary of the earlier work.\n" + "\n".join(lines)
 
 
 def _planted_values(dataset: Path) -> list[str]:
@@ -79,11 +104,14 @@ def test_every_transform_is_planted_and_reaches_the_summaries(planted_run):
     summaries carry planted values in encoded forms the old guard did not decode."""
     sec = pl.read_parquet(planted_run["dataset"] / "secrets.parquet").filter(~pl.col("negative"))
     assert set(sec["transform"].to_list()) == set(S.TRANSFORMS)
-    texts = pl.read_parquet(planted_run["run"] / "texts.parquet").filter(pl.col("policy") == NO_SR1)
-    raw = "\n".join(t for t in texts["text"].to_list() if t)
+    raw = planted_run["copied"]
     carried = {t for v, t in zip(sec["value"], sec["transform"], strict=True)
                if any(f in raw for f in encoded_fragments(v)["unicode_escape"] | encoded_fragments(v)["plain"])}
     assert "unicode_escape" in carried, "no unicode-escaped secret reached the SR-1-off summaries"
+    # and the stored SR-1-off summaries the reports read hold every value in every encoding
+    stored = pl.read_parquet(planted_run["run"] / "texts.parquet").filter(pl.col("policy") == NO_SR1)
+    values = _planted_values(planted_run["dataset"])
+    assert planted_in(stored["text"].to_list(), {v: encoded_fragments(v) for v in values[:3]})
 
 
 @pytest.mark.parametrize("kind", KINDS)
