@@ -58,21 +58,21 @@ def planted_run(tmp_path_factory):
     policies = ["llm-summary", get_policy("llm-summary", {"redaction.sr1_carry_forward": False}, rename=NO_SR1)]
     result = simulate(ds, policies, engine=ENGINE)
     run = result.write(root / "run")
-    redaction_audit(result, ds, baseline=False, summary_samples=1,
-                    summarizer_options={"p_copy_secret": 0.6, "p_partial_secret": 0.4,
-                                        "copy_form": "surface"}).write(run)
+    audit = redaction_audit(result, ds, baseline=False, summary_samples=1,
+                            summarizer_options={"p_copy_secret": 0.6, "p_partial_secret": 0.4,
+                                                "copy_form": "surface"})
     # the summarizer copies secrets as the generator disguised them; a summarizer may also
     # write them in any other encoding: every stored SR-1-off summary is rewritten as one a
     # summarizer could write, each planted value in turn in every encoding
-    texts = pl.read_parquet(run / "texts.parquet")
+    texts = audit.tables["texts.parquet"]
     copied = "\n".join(t for t in texts.filter(pl.col("policy") == NO_SR1)["text"].to_list() if t)
     values = _planted_values(Path(ds.path))
     mine = (pl.col("policy") == NO_SR1) & (pl.col("kind") == "summary")
     order = texts.with_row_index("_row").filter(mine)["_row"].to_list()
     rewritten = dict(zip(order, (encoded_summary(values[i % len(values)]) for i in range(len(order))), strict=True))
-    texts = texts.with_columns(pl.Series("text", [rewritten.get(i, t) for i, t in enumerate(texts["text"])],
-                                         dtype=pl.String))
-    texts.write_parquet(run / "texts.parquet")
+    audit.tables["texts.parquet"] = texts.with_columns(
+        pl.Series("text", [rewritten.get(i, t) for i, t in enumerate(texts["text"])], dtype=pl.String))
+    audit.write(run)
     hashes = run_hashes(result)
     pl.DataFrame([{"check": "repeat", "policy": p, "status": "pass", "detail": "same bytes"}
                   for p in hashes]).write_parquet(run / "determinism.parquet")
