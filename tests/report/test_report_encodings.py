@@ -190,6 +190,9 @@ def test_the_guard_masks_every_encoding_of_a_planted_value():
             masked = guard.mask_known(f"Summary: it was {piece} (copied).")
             assert PLANTED_MARKER in masked, (value[:8], piece[:60])
             assert not planted_in([masked], {value: frags}), (value[:8], piece[:60], masked[:200])
+        # all of them in one text (escapes elsewhere in it must not stop a run decoding)
+        masked = guard.mask_known(encoded_summary(value))
+        assert not planted_in([masked], {value: frags}), (value[:8], masked)
     assert guard.mask_known("nothing planted: AKIAIOSFODNN7EXAMPLE, 0123456789abcdef") == \
         "nothing planted: AKIAIOSFODNN7EXAMPLE, 0123456789abcdef"
 

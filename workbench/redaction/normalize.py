@@ -546,27 +546,34 @@ def reader_views(text: str, depth: int = MAX_NESTING, min_bytes: int = MIN_RUN_B
         seen.add(key)
         return True
 
-    def visit(view: str, vmap: ViewMap | None, level: int) -> None:
-        norm, nmap = normalize(view, parent=vmap)
-        nmap = nmap if nmap is not None else vmap
-        if not first_visit(norm, nmap):
-            return
-        out.append((norm, nmap))
-        joined, jmap = join_lines(norm, parent=nmap)
-        if joined is not norm and first_visit(joined, jmap):
-            out.append((joined, jmap))
-        if level >= depth:
-            return
-        dec, dmap = norm, nmap
-        for esc in ESCAPES:
-            if esc.possible(dec) and esc.pattern.search(dec):
-                dec, dmap = decode_escapes(esc, dec, parent=dmap)
-        if dec != norm:
-            visit(dec, dmap, level + 1)
-        for decoded, rs, re_ in binary_decodings(norm, min_bytes):
-            visit(decoded, WholeMap(rs, re_, parent=nmap), level + 1)
-
-    visit(text, None, 0)
+    # breadth first, so a view is decoded further whenever some path reaches it with
+    # layers to spare (a run reached through the escape-decoded text too is still decoded)
+    frontier: list[tuple[str, ViewMap | None]] = [(text, None)]
+    for level in range(depth + 1):
+        nxt: list[tuple[str, ViewMap | None]] = []
+        for view, vmap in frontier:
+            norm, nmap = normalize(view, parent=vmap)
+            nmap = nmap if nmap is not None else vmap
+            if not first_visit(norm, nmap):
+                continue
+            out.append((norm, nmap))
+            readable = [(norm, nmap)]
+            joined, jmap = join_lines(norm, parent=nmap)
+            if joined is not norm and first_visit(joined, jmap):
+                out.append((joined, jmap))
+                readable.append((joined, jmap))  # (a run wrapped over lines decodes whole)
+            if level == depth:
+                continue
+            for seen_view, smap in readable:
+                dec, dmap = seen_view, smap
+                for esc in ESCAPES:
+                    if esc.possible(dec) and esc.pattern.search(dec):
+                        dec, dmap = decode_escapes(esc, dec, parent=dmap)
+                if dec != seen_view:
+                    nxt.append((dec, dmap))
+                nxt += [(decoded, WholeMap(rs, re_, parent=smap))
+                        for decoded, rs, re_ in binary_decodings(seen_view, min_bytes)]
+        frontier = nxt
     return out
 
 
