@@ -577,10 +577,22 @@ def reader_views(text: str, depth: int = MAX_NESTING, min_bytes: int = MIN_RUN_B
     return out
 
 
+#: Runs of escapes (with the literal characters such a run may hold, never a line break):
+#: a URL's percent-encoded part, consecutive backslash escapes, HTML references amid
+#: token characters.
+_ESCAPE_RUNS = {
+    "percent": re.compile(r"(?:%[0-9A-Fa-f]{2}|[A-Za-z0-9._~!$&'()*+,;=:@/?-])*%[0-9A-Fa-f]{2}"
+                          r"(?:%[0-9A-Fa-f]{2}|[A-Za-z0-9._~!$&'()*+,;=:@/?-])*"),
+    "backslash": re.compile(rf"(?:{_BACKSLASH})+"),
+    "html_reference": re.compile(rf"[A-Za-z0-9._~+/=-]*(?:(?:{_HTML_REFERENCE})[A-Za-z0-9._~+/=-]*)+"),
+}
+
+
 def decoded_texts(view: str, min_bytes: int = MIN_RUN_BYTES) -> list[str]:
-    """One decoding layer of ``view``, without maps (the leak criterion's views): the view
-    with each kind of escape decoded, and every base64 / base32 / hex run decoded from its
-    start."""
-    out = [decode_escapes(esc, view)[0] for esc in ESCAPES if esc.possible(view)]
+    """One decoding layer of ``view``, without maps (the leak criterion's views, line by
+    line: no decoded text spans a line break): every run of escapes decoded, and every
+    base64 / base32 / hex run decoded from its start."""
+    out = [decode_escapes(esc, m.group())[0] for esc in ESCAPES if esc.possible(view)
+           for m in _ESCAPE_RUNS[esc.name].finditer(view)]
     out += [text for text, _, _ in binary_decodings(view, min_bytes, shifts=False)]
     return out
