@@ -386,11 +386,11 @@ def html_unescape(text: str, start: int = 0, end: int | None = None,
 
 #: A line break as a reader sees one: real, or JSON-escaped once or twice (``\\n``,
 #: ``\\r\\n``, ``\\\\n``); one pattern each (a literal first character keeps the scan fast).
-_R_BREAKS = (re.compile(r"\\{1,2}n"), re.compile(r"\n"))
+_R_BREAKS = (re.compile(r"\\\\?n"), re.compile(r"\n"))
 #: The same before a character that may continue a token (or a diff/quote mark): the only
 #: breaks the redactor joins across.
 _TOKEN_NEXT = r"(?=[A-Za-z0-9+/=_.~!#$%&*@^\-:;,'()?>])"
-_R_BREAKS_TOKEN = (re.compile(r"\\{1,2}n" + _TOKEN_NEXT), re.compile(r"\n" + _TOKEN_NEXT))
+_R_BREAKS_TOKEN = (re.compile(r"\\\\?n" + _TOKEN_NEXT), re.compile(r"\n" + _TOKEN_NEXT))
 #: What starts a continuation line without belonging to it: a unified diff's ``+``/``-``
 #: (when the line before carries the same mark), a quote's ``>``.
 _DIFF_MARKS = "+->"
@@ -407,10 +407,11 @@ def line_breaks(view: str, start: int = 0, end: int | None = None, *, token_next
             continue
         for m in pattern.finditer(view, start, end):
             b0, b1 = m.span()
-            brk = m.group()
-            cr = "\r" if brk == "\n" else brk[:-1] + "r"  # a carriage return written the same way
-            if b0 >= len(cr) and view.startswith(cr, b0 - len(cr)):
-                b0 -= len(cr)
+            if b0 and view[b0 - 1] in "r\r":  # (cheap test first) a CR written the same way
+                brk = m.group()
+                cr = "\r" if brk == "\n" else brk[:-1] + "r"
+                if b0 >= len(cr) and view.startswith(cr, b0 - len(cr)):
+                    b0 -= len(cr)
             if b1 < end and view[b1] in _DIFF_MARKS:
                 mark = view[b1]
                 real, escaped = view.rfind("\n", 0, b0), view.rfind("\\n", 0, b0)
