@@ -111,10 +111,8 @@ _R_B32 = re.compile(r"(?:[A-Z2-7]{16,}|[a-z2-7]{16,})=*")
 
 def _decode_b32(view: str, rs: int, re_: int, out: list[Finding], depth: int,
                 find_text: FindText) -> None:
-    """Decode a single-case base32 run (a cut-short one from its start) and scan the text
-    it encodes; a finding there redacts the whole run."""
-    if _R_B32.fullmatch(view, rs, re_) is None:
-        return
+    """Decode a single-case base32 run (``_R_B32``, checked by the caller; a cut-short one
+    from its start) and scan the text it encodes; a finding there redacts the whole run."""
     raw = b32_bytes(view[rs:re_])
     text = None if raw is None or len(raw) < 8 else _printable_text(raw)
     if text is not None:

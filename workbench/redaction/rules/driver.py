@@ -20,6 +20,7 @@ from workbench.redaction.normalize import line_breaks, normalize
 from workbench.redaction.rules.command_line import _command_lines, cli_flag_in
 from workbench.redaction.rules.decode import (
     _ASCII_B64_FIRST,
+    _R_B32,
     _decode_b32,
     _decode_b64,
     _decode_hex,
@@ -296,7 +297,7 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
             if not (up and lo) or view.startswith("0x", rs):  # single-case: maybe hex
                 if n >= 20 and dg and _HEX_RUN.fullmatch(view, rs, re_):
                     _decode_hex(view, rs, re_, out, depth, find_text)
-                if len(out) == k:
+                if len(out) == k and _R_B32.fullmatch(view, rs, re_):
                     _decode_b32(view, rs, re_, out, depth, find_text)
             elif n >= 24 and not n % 4 or _ASCII_B64_FIRST.issuperset(view[rs:rs + 16:4]):
                 _decode_b64(view, rs, re_, out, depth, find_text)
