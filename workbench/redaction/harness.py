@@ -26,16 +26,13 @@ True
 
 from __future__ import annotations
 
-import base64
-import binascii
-import contextlib
 import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from workbench.redaction import rules
-from workbench.redaction.normalize import SegmentMap, normalize, percent_decode, unicode_unescape
+from workbench.redaction.normalize import SegmentMap, decoded_texts, join_lines, normalize
 
 Span = tuple[int, int, str]
 
@@ -176,33 +173,18 @@ def redact(text: str) -> RedactionResult:
 
 # --------------------------------------------------------------------------- leak measurement
 
-_B64_RUN = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
-_HEX_RUN = re.compile(r"[0-9a-fA-F]{16,}")
-_PCT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2}|[A-Za-z0-9._~!$&'()*+,;=:@/?-])*%[0-9A-Fa-f]{2}"
-                      r"(?:%[0-9A-Fa-f]{2}|[A-Za-z0-9._~!$&'()*+,;=:@/?-])*")
-_UESC_RUN = re.compile(r"(?:\\{1,2}u[0-9a-fA-F]{4})+")
-_BREAKS = re.compile(r"\\r\\n|\\n|\r?\n")
+#: Shortest base64/base32/hex run the leak criterion decodes, in bytes (16 hex digits).
+MIN_LEAK_RUN_BYTES = 8
 
 
 def leak_views(text: str) -> list[str]:
-    """The text, its normalised view, its line-joined view and every decodable run."""
+    """The text, its normalised view, its line-joined view and its decoded texts (every
+    escape and base64 / base32 / hex run of the shared normalization,
+    :func:`~workbench.redaction.normalize.decoded_texts`)."""
     norm, _ = normalize(text)
     views = [text] if norm == text else [text, norm]
-    views.append(_BREAKS.sub("", norm))
-    for m in _B64_RUN.finditer(norm):
-        run = m.group()
-        for dec in (base64.b64decode, base64.urlsafe_b64decode):
-            with contextlib.suppress(binascii.Error, ValueError):
-                views.append(dec(run + "=" * (-len(run) % 4)).decode("latin-1"))
-    for m in _HEX_RUN.finditer(norm):
-        h = m.group()
-        views.append(bytes.fromhex(h[: len(h) // 2 * 2]).decode("latin-1"))
-    if "%" in norm:
-        for m in _PCT_RUN.finditer(norm):
-            views.append(percent_decode(m.group())[0])
-    if "\\u" in norm:
-        for m in _UESC_RUN.finditer(norm):
-            views.append(unicode_unescape(m.group())[0])
+    views.append(join_lines(norm)[0])
+    views += decoded_texts(norm, min_bytes=MIN_LEAK_RUN_BYTES)
     return views
 
 

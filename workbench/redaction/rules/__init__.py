@@ -18,8 +18,11 @@ no secret at all):
    flags of command lines, ``curl -u``, ``mysql -p``, ``sshpass -p``, ``docker login -p``
    (:mod:`.command_line`); ``...`` (:mod:`.fragments`: secrets cut short by an ellipsis);
    ``<REDACTED:`` and ``[BYOK:`` (:mod:`.markers`);
-4. ``%XX`` and ``\\uXXXX`` clusters, decoded with exact offset maps and rescanned;
-5. line junctions: where a line break (real or JSON-escaped) separates two token runs, the
+4. clusters of every escape of :data:`workbench.redaction.normalize.ESCAPES` (``%XX``,
+   ``\\uXXXX`` / ``\\xXX``, HTML character references), decoded with exact offset maps and
+   rescanned (base32 runs are decoded with base64 and hex in pass 2);
+5. line junctions: where a line break (real or JSON-escaped, after a shared diff mark:
+   :func:`workbench.redaction.normalize.line_breaks`) separates two token runs, the
    tail of the line and the head of the next are joined and rescanned, so a secret split
    across lines is found (both halves) (:mod:`.driver`, which also drives the passes).
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 
+from workbench.redaction.normalize import ESCAPED_CHAR
 from workbench.redaction.rules.shape import (
     _CODEISH,
     _PLACEHOLDER_PASSWORDS,
@@ -41,7 +42,7 @@ from workbench.redaction.rules.shape import (
     is_wordy,
 )
 
-_VALUE = r"""(?:\\{1,2}u[0-9a-fA-F]{4}|[^\s"'`<>\\])+"""
+_VALUE = rf"""(?:{ESCAPED_CHAR}|[^\s"'`<>\\])+"""
 #: ``-u`` / ``--user`` value: ``user:password``, optionally quoted (also JSON-escaped).
 _R_USERPASS = re.compile(
     r"""(?:[ \t]+|=)?(?P<q>\\?["'])?(?P<user>[A-Za-z0-9_][A-Za-z0-9._@%+-]{0,127}):"""

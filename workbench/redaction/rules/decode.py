@@ -1,5 +1,7 @@
-"""Encoded text: ``%XX`` and ``\\uXXXX`` clusters decoded with exact offset maps, and
-base64 / hex runs (also cut short, decoded from their start when they could encode ASCII
+"""Encoded text: clusters of every character escape of
+:data:`workbench.redaction.normalize.ESCAPES` (``%XX``, ``\\uXXXX`` / ``\\xXX``, HTML
+references) decoded with exact offset maps, and base64 / base32 / hex runs (also cut
+short, decoded from their start when they could encode ASCII
 text). The decoded text is scanned again (``find_text``, one level deeper); a finding in a
 base64 or hex run redacts the whole run."""
 
@@ -8,14 +10,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from workbench.redaction.normalize import percent_decode, unicode_unescape
+from workbench.redaction.normalize import ESCAPES, b32_bytes, decode_escapes
 from workbench.redaction.rules.shape import _HEX_RUN, Finding, _b64_text, _printable_text
 
 #: The scan of a decoded text (``find_text(text, depth)``), given by the driver.
 FindText = Callable[[str, int], list[Finding]]
 
-_R_PCT = re.compile(r"%[0-9A-Fa-f]{2}")
-_R_UESC = re.compile(r"\\{1,2}u[0-9a-fA-F]{4}")
 _URL_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
                       "-._~!$&'()*+,;=:@/?")
 
@@ -36,20 +36,32 @@ def _clusters(view: str, pattern: re.Pattern, max_gap: int, min_hits: int):
         yield start, end
 
 
+#: Characters a value written with some of its characters escaped keeps literal (the
+#: cluster around an HTML reference, ``ghp&lowbar;Q7wE...``, is widened over them).
+_LITERAL_TOKEN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_.~-")
+
+
 def _decode_runs(view: str, out: list[Finding], depth: int, find_text: FindText) -> None:
-    if "%" in view:
-        for s, e in _clusters(view, _R_PCT, 8, 3):
-            # widen to the surrounding URL-ish characters (key names, the rest of a URL)
-            while s > 0 and e - s < 20000 and view[s - 1] in _URL_SAFE and view[s - 1] != "?":
-                s -= 1
-            while e < len(view) and view[e] in _URL_SAFE and view[e] != "&":
+    for esc in ESCAPES:
+        if not esc.possible(view):
+            continue
+        for s, e in _clusters(view, esc.pattern, esc.max_gap, esc.min_hits):
+            if esc.name == "percent":
+                # widen to the surrounding URL-ish characters (key names, the rest of a URL)
+                while s > 0 and e - s < 20000 and view[s - 1] in _URL_SAFE and view[s - 1] != "?":
+                    s -= 1
+                while e < len(view) and view[e] in _URL_SAFE and view[e] != "&":
+                    e += 1
+            elif esc.name == "html_reference":
+                while s > 0 and e - s < 20000 and view[s - 1] in _LITERAL_TOKEN:
+                    s -= 1
+                while e < len(view) and view[e] in _LITERAL_TOKEN:
+                    e += 1
+            if view.startswith("\u2026", e):  # a copy cut short: the decoded text says so too
                 e += 1
-            dec, dmap = percent_decode(view, s, e)
-            for a, b, k in find_text(dec, depth + 1):
-                out.append((*dmap.span(a, b), k))
-    if "\\u" in view:
-        for s, e in _clusters(view, _R_UESC, 2, 4):
-            dec, dmap = unicode_unescape(view, s, e)
+            elif view.startswith("...", e):
+                e += 3
+            dec, dmap = decode_escapes(esc, view, s, e)
             for a, b, k in find_text(dec, depth + 1):
                 out.append((*dmap.span(a, b), k))
 
@@ -92,3 +104,18 @@ def _decode_b64(view: str, rs: int, re_: int, out: list[Finding], depth: int,
         if found:
             out.append((rs, re_, found[0][2]))
 
+
+
+_R_B32 = re.compile(r"(?:[A-Z2-7]{16,}|[a-z2-7]{16,})=*")
+
+
+def _decode_b32(view: str, rs: int, re_: int, out: list[Finding], depth: int,
+                find_text: FindText) -> None:
+    """Decode a single-case base32 run (``_R_B32``, checked by the caller; a cut-short one
+    from its start) and scan the text it encodes; a finding there redacts the whole run."""
+    raw = b32_bytes(view[rs:re_])
+    text = None if raw is None or len(raw) < 8 else _printable_text(raw)
+    if text is not None:
+        found = find_text(text, depth + 1)
+        if found:
+            out.append((rs, re_, found[0][2]))

@@ -1,12 +1,12 @@
 """The scan driver: the passes over a detection view, line junctions, merging.
 
 :func:`_find` runs every rule over one view (already normalised): token runs (prefixed
-formats, AWS secret keys, base64/hex decoding, random pieces), SendGrid, the literal
-triggers (PEM, URLs, passwords, credential keys, HTTP headers, command-line flags,
-ellipses, markers), ``%XX`` and ``\\uXXXX`` clusters, and line junctions. :func:`join_at`
-joins the tail of one line (or message) with the head of the next and keeps the findings
-that need both sides; a keyword, header name or flag on the left vouches for a value
-without a shape of its own. :func:`scan` normalises, finds and merges.
+formats, AWS secret keys, base64/base32/hex decoding, random pieces), SendGrid, the
+literal triggers (PEM, URLs, passwords, credential keys, HTTP headers, command-line flags,
+ellipses, markers), escape clusters (``%XX``, ``\\uXXXX``, HTML references), and line
+junctions. :func:`join_at` joins the tail of one line (or message) with the head of the
+next and keeps the findings that need both sides; a keyword, header name or flag on the
+left vouches for a value without a shape of its own. :func:`scan` normalises, finds and merges.
 
 >>> scan("export GITHUB_TOKEN=ghp_" + "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY1z2A" + ".")
 [(20, 60, 'github_classic')]
@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import re
 
-from workbench.redaction.normalize import normalize
+from workbench.redaction.normalize import line_breaks, normalize
 from workbench.redaction.rules.command_line import _command_lines, cli_flag_in
 from workbench.redaction.rules.decode import (
     _ASCII_B64_FIRST,
+    _R_B32,
+    _decode_b32,
     _decode_b64,
     _decode_hex,
     _decode_runs,
@@ -66,9 +68,6 @@ from workbench.redaction.rules.urls import _url_credentials, _url_password_tails
 
 # --------------------------------------------------------------------------- line junctions
 
-_JUNCTION_NEXT = r"(?=[A-Za-z0-9+/=_.~!#$%&*@^\-:;,'()?])"
-_R_JUNCTION_ESC = re.compile(r"\\n" + _JUNCTION_NEXT)  # JSON-escaped line break
-_R_JUNCTION_NL = re.compile(r"\n" + _JUNCTION_NEXT)     # real line break
 TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
                         "+/=_.~!#$%&*@^-:;,'()?")
 _R_TOKEN_FWD = re.compile(r"[A-Za-z0-9+/=_.~!#$%&*@^\-:;,'()?]{1,600}")
@@ -118,14 +117,12 @@ def junction_ok(joined: str, a: int, b: int, cut: int, kind: str) -> bool:
 
 
 def _junction_points(view: str):
-    if "\\n" in view:
-        for m in _R_JUNCTION_ESC.finditer(view):
-            b0, b1 = m.span()
-            yield (b0 - 2 if view.startswith("\\r", b0 - 2) else b0), b1
-    if "\n" in view:
-        for m in _R_JUNCTION_NL.finditer(view):
-            b0, b1 = m.span()
-            yield (b0 - 1 if b0 and view[b0 - 1] == "\r" else b0), b1
+    """Line breaks (:func:`~workbench.redaction.normalize.line_breaks`: real or escaped,
+    after a shared diff mark) followed by a token character."""
+    n = len(view)
+    for b0, b1 in line_breaks(view, token_next=True):
+        if b1 < n and view[b1] in TOKEN_CHARS:
+            yield b0, b1
 
 
 _R_B64_TAIL = re.compile(r"[A-Za-z0-9+/]*$")
@@ -300,6 +297,8 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
             if not (up and lo) or view.startswith("0x", rs):  # single-case: maybe hex
                 if n >= 20 and dg and _HEX_RUN.fullmatch(view, rs, re_):
                     _decode_hex(view, rs, re_, out, depth, find_text)
+                if len(out) == k and _R_B32.fullmatch(view, rs, re_):
+                    _decode_b32(view, rs, re_, out, depth, find_text)
             elif n >= 24 and not n % 4 or _ASCII_B64_FIRST.issuperset(view[rs:rs + 16:4]):
                 _decode_b64(view, rs, re_, out, depth, find_text)
             if len(out) > k:

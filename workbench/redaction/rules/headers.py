@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 
+from workbench.redaction.normalize import ESCAPED_CHAR
 from workbench.redaction.rules.shape import (
     _CODEISH,
     _PLACEHOLDER_PASSWORDS,
@@ -50,7 +51,7 @@ from workbench.redaction.rules.shape import (
 _R_HEADER_SEP = re.compile(r"""(?:\\?["'])?[ \t]*(?::|=>|=)[ \t]*(?:\\?["'])?[ \t]*""")
 #: A credential token: anything but whitespace, quotes and brackets (``\\uXXXX`` escapes of
 #: an encoded value included).
-_CRED = r"""(?:\\{1,2}u[0-9a-fA-F]{4}|[^\s"'`<>\\,;])+"""
+_CRED = rf"""(?:{ESCAPED_CHAR}|[^\s"'`<>\\,;])+"""
 _R_CRED = re.compile(_CRED)
 #: A scheme name: letters and dashes (AWS4-HMAC-SHA256 aside); a token with digits is a
 #: bare credential (``Authorization: QmVhcmVy...``, an encoded header value).

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from workbench.redaction.normalize import percent_decode, unicode_unescape
+from workbench.redaction.normalize import ESCAPED_CHAR, ESCAPES, decode_escapes, has_escape
 from workbench.redaction.rules.prefixed import _PREFIX_SCAN
 from workbench.redaction.rules.shape import (
     _B32,
@@ -50,11 +50,11 @@ _R_PW_VALUE = re.compile(
     r"""|will[ \t]+be|has[ \t]+been|is|was|are)"""
     r"""(?:[ \t]+(?:now|still|currently|just))?[ \t]*:?)"""
     r"""[ \t]*(?:\\?["'`(\[<]){0,2}"""
-    r"""(?P<v>(?:\\{1,2}u[0-9a-fA-F]{4}|[^\s"'`<>\\])+)""",
+    rf"""(?P<v>(?:{ESCAPED_CHAR}|[^\s"'`<>\\])+)""",
     re.IGNORECASE)
 #: ``--password VALUE`` (also quoted: ``--password 'VALUE'``)
 _R_PW_CLI = re.compile(
-    r"""[ \t]+(?:\\?["'])?(?P<v>(?:\\{1,2}u[0-9a-fA-F]{4}|[^\s"'`<>\\-][^\s"'`<>\\]*))""")
+    rf"""[ \t]+(?:\\?["'])?(?P<v>(?:{ESCAPED_CHAR}|[^\s"'`<>\\-][^\s"'`<>\\]*))""")
 
 
 def _password_key_ok(key: str) -> bool:
@@ -120,7 +120,7 @@ def _passwords(view: str, out: list[Finding], low: str | None = None) -> None:
         if m:
             vs, ve = _clean_value(view, m.start("v"), m.end("v"))
             v = view[vs:ve]
-            if password_value_ok(v) or ("%" in v or "\\u" in v) and password_value_ok(_unescaped(v)):
+            if password_value_ok(v) or has_escape(v) and password_value_ok(_unescaped(v)):
                 out.append((vs, ve, "password_in_prose"))
             elif view.startswith(("...", "\\..."), ve) and _password_piece(v):
                 out.append((vs, ve, "password_in_prose"))  # cut short by an ellipsis
@@ -199,16 +199,17 @@ def random_token(v: str) -> bool:
 
 
 def _unescaped(v: str) -> str:
-    """``v`` with ``\\uXXXX`` and ``%XX`` escapes decoded, or the text a base64 value
-    encodes (a value written encoded is judged by what it encodes: a hex key is only hex
-    once decoded, a random key only random once decoded)."""
-    if "\\u" in v:
-        v = unicode_unescape(v)[0]
-    if "%" in v:
-        v = percent_decode(v)[0]
-    elif len(v) >= 16 and (text := _b64_text(v)) is not None:
-        v = text
-    return v
+    """``v`` with every escape of the shared normalization decoded (``%XX``, ``\\uXXXX`` /
+    ``\\xXX``, HTML references), or the text a base64 value encodes (a value written
+    encoded is judged by what it encodes: a hex key is only hex once decoded, a random key
+    only random once decoded)."""
+    decoded = v
+    for esc in ESCAPES:
+        if esc.possible(decoded):
+            decoded = decode_escapes(esc, decoded)[0]
+    if "%" not in v and len(v) >= 16 and (text := _b64_text(v)) is not None:
+        decoded = text
+    return decoded
 
 
 _HEX_KEY_ENDS = ("token", "secret", "apikey", "secretkey")
