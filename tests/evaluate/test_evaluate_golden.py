@@ -22,6 +22,14 @@ item now replaces the first (OpenAI's compaction guide: the latest item carries 
 it covers from the first span's start (``from_seq`` 1, not 1019) and is ``clamp(0.05 x (7,982 +
 151,647)) = 7,981`` tokens: a new artifact id and text digest; every other row, the leakage,
 retention and headline tables included, is unchanged.
+
+The shared normalization of issue 26/34 (escapes, HTML references, base32, splits) moved, each
+checked by hand against the old and new runs: ``demo-audit.json``'s openhands-default text row 18
+(a cut-short ``\\u006…`` after a redaction marker is now redacted: it was part of the copied
+secret); in ``leaky-summarizer.json`` two partial base64 copies whose length is one more than a
+multiple of 4 (173 and 17 characters) now decode and leak (leakage rows 185 and 337, so sr1-off's
+``leaks_context`` 34 -> 35), and texts rows 19 and 125 lose a cut-short escape, which SR-1 carries
+into openclaw-flush's later summaries (texts rows 127-149; retention row 285 memory -> summary).
 """
 
 from __future__ import annotations
