@@ -63,6 +63,7 @@ from workbench.redaction.rules.shape import (
     is_wordy,
 )
 from workbench.redaction.rules.urls import _url_credentials, _url_password_tails
+from workbench.redaction.rules.vendors import _vendor_tokens, vendor_trigger
 
 # --------------------------------------------------------------------------- line junctions
 
@@ -200,7 +201,7 @@ def join_at(lsrc: str, b0: int, rsrc: str, b1: int, depth: int = 0,
     # cheap triggers first: a token format needs its prefix (or the AWS secret shape)
     token_trigger = False
     if n_tok >= 20:
-        if _PREFIX.search(joined_tok) or "SG." in joined_tok:
+        if _PREFIX.search(joined_tok) or "SG." in joined_tok or vendor_trigger(joined_tok):
             token_trigger = True
         elif n_tok >= 40:  # an AWS secret key: a 40-char [A-Za-z0-9+/] run across the break
             lrun = _R_B64_TAIL.search(lsrc, max(0, b0 - 41), b0)
@@ -322,9 +323,11 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
             if view.startswith("//", rs) and view[rs - 1] == ":":
                 rs += 2  # (the piece is the user of a URL: ``https://TOKEN@host``)
             out.append((rs, re_, RANDOM_KIND))
-    # 2. SendGrid keys (``SG.`` + two dot-separated parts), whole or cut short
+    # 2. SendGrid keys (``SG.`` + two dot-separated parts), whole or cut short; the
+    #    provider tokens of the coverage table (:mod:`.vendors`)
     if "SG." in view:
         _sendgrid(view, out)
+    _vendor_tokens(view, out)
     # 3. literal triggers
     if "PRIVATE KEY" in view:
         _pem(view, out)
