@@ -200,8 +200,10 @@ def join_at(lsrc: str, b0: int, rsrc: str, b1: int, depth: int = 0,
         return []
     # cheap triggers first: a token format needs its prefix (or the AWS secret shape)
     token_trigger = False
-    if n_tok >= 20:
-        if _PREFIX.search(joined_tok) or "SG." in joined_tok or vendor_trigger(joined_tok):
+    if n_tok >= 16 and vendor_trigger(joined_tok):
+        token_trigger = True
+    elif n_tok >= 20:
+        if _PREFIX.search(joined_tok) or "SG." in joined_tok:
             token_trigger = True
         elif n_tok >= 40:  # an AWS secret key: a 40-char [A-Za-z0-9+/] run across the break
             lrun = _R_B64_TAIL.search(lsrc, max(0, b0 - 41), b0)

@@ -144,9 +144,10 @@ VENDOR_RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
 )
 #: The literal prefixes of the rules, for the cheap junction trigger of the driver: a token
 #: split across lines that holds one of them is joined and rescanned.
-VENDOR_TRIGGERS: tuple[str, ...] = tuple(sorted({t for _, t, _ in VENDOR_RULES if len(t) >= 3}))
+VENDOR_TRIGGERS: tuple[str, ...] = tuple(sorted({t for _, t, _ in VENDOR_RULES if len(t) >= 2}))
 _R_TRIGGER = re.compile("|".join(re.escape(t) for t in VENDOR_TRIGGERS))
 _R_BODY_PIECES = re.compile(r"[A-Za-z0-9]{8,}")
+_R_MODE_WORD = re.compile(r"(?<![A-Za-z])(?:TEST|LIVE|test|live)")
 
 
 def vendor_trigger(token: str) -> bool:
@@ -156,7 +157,8 @@ def vendor_trigger(token: str) -> bool:
 
 def _random_enough(value: str) -> bool:
     """The variable part of a token looks issued, not written: no placeholder, no words."""
-    pieces = _R_BODY_PIECES.findall(value)
+    # (a mode word glued to the body, ``FLWSECK_TEST1428eb...``, is part of the prefix)
+    pieces = _R_BODY_PIECES.findall(_R_MODE_WORD.sub("", value))
     # (a body written in short groups, ``A3-ABC123-...``, is judged as one piece)
     longest = max(pieces, key=len) if pieces else "".join(c for c in value if c.isalnum())
     if is_placeholder(longest) or is_placeholder(value):
@@ -164,8 +166,8 @@ def _random_enough(value: str) -> bool:
     if any(w in value.lower() for w in ("xxxx", "example", "your", "redacted", "placeholder",
                                          "dummy", "sample", "0000000", "1234567")):
         return False
-    if len(longest) >= 16 and all(c in "0123456789abcdefABCDEF" for c in longest):
-        return len(set(longest.lower())) >= 8
+    if all(c in "0123456789abcdefABCDEF" for c in longest):  # (hex reads as words by chance)
+        return len(set(longest.lower())) >= min(8, len(longest) // 2)
     return _classes(longest) >= 2 and not is_wordy(longest)
 
 

@@ -222,9 +222,9 @@ VENDOR_SHAPES: dict[str, tuple[Variant, ...]] = {
     "mailgun_key": (("", ("key-", (HEX, 32)), ""),),
     "mapbox_secret_token": (("", ("sk.", _b64json(_mapbox_claims), ".", (WORD_DASH, 22)), ""),),
     "maxmind_key": (("", ((ALNUM, 6), "_", (ALNUM, 29), "_mmk"), ""),),
-    "teams_webhook": (("", (_pick_of("https://acme.webhook.office.com/webhookb2/",
-                                     "https://acmecorp.webhook.office.com/webhookb2/"),
-                            _uuid, "@", _uuid, "/IncomingWebhook/", (HEX, 32), "/", _uuid), ""),),
+    "teams_webhook": ((_pick_of("https://acme.webhook.office.com/webhookb2/",
+                                "https://acmecorp.webhook.office.com/webhookb2/"),
+                       (_uuid, "@", _uuid, "/IncomingWebhook/", (HEX, 32), "/", _uuid), ""),),
     "newrelic_key": (("", ("NRAK-", (UPPER_DIGITS, 27)), ""), ("", ("NRII-", (WORD_DASH, 32)), ""),
                      ("", ("NRJS-", (HEX, 19)), "")),
     "notion_token": (("", ("ntn_", (DIGITS, 11), (ALNUM, 35)), ""),),
@@ -253,8 +253,9 @@ VENDOR_SHAPES: dict[str, tuple[Variant, ...]] = {
     "slack_app_token": (("", ("xapp-1-A", (UPPER_DIGITS, 10), "-", (DIGITS, 13), "-", (HEX, 64)), ""),
                         ("", ("xoxe.xoxp-1-", (UPPER_DIGITS, 164)), ""),
                         ("", ("xoxe-1-", (UPPER_DIGITS, 146)), "")),
-    "slack_webhook": (("", ("https://hooks.slack.com/services/T", (UPPER_DIGITS, 10), "/B",
-                            (UPPER_DIGITS, 10), "/", (ALNUM, 24)), ""),),
+    "slack_webhook": (("https://hooks.slack.com/services/", ("T", (UPPER_DIGITS, 10), "/B",
+                                                             (UPPER_DIGITS, 10), "/", (ALNUM, 24)),
+                       ""),),
     "sonar_token": (("", (_pick_of("squ_", "sqp_", "sqa_"), (HEX, 40)), ""),),
     "sourcegraph_token": (("", ("sgp_", (HEX, 16), "_", (HEX, 40)), ""),
                           ("", ("sgp_local_", (HEX, 40)), "")),
@@ -296,12 +297,14 @@ def _generator(fmt: str) -> Callable[[Rng], str]:
 
 VENDOR_GENERATORS: dict[str, Callable[[Rng], str]] = {f: _generator(f) for f in VENDOR_FORMATS}
 
-_BEFORE_ENDS = ("AccountKey=", "_gitlab_session=", 'value="', "CONTRIBSYS__COM=")
+_BEFORE_ENDS = ("AccountKey=", "_gitlab_session=", 'value="', "CONTRIBSYS__COM=",
+                "/services/", "/webhookb2/")
 _AFTERS = (";EndpointSuffix=core.windows.net", '" />')
 
 
 def vendor_span(fmt: str, raw: str) -> tuple[int, int]:
-    """The secret slice of a generated vendor string (the key of a connection string)."""
+    """The secret slice of a generated vendor string: the key of a connection string, the
+    path of a webhook URL (its host and scheme are no secret), the whole token otherwise."""
     start, end = 0, len(raw)
     for b in _BEFORE_ENDS:
         i = raw.find(b)
