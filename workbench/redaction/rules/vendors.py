@@ -123,6 +123,7 @@ VENDOR_RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
         r"BUNDLE_(?:ENTERPRISE|GEMS)__CONTRIBSYS__COM\\?[\"']?[ \t]*[=:][ \t]*\\?[\"']?"
         r"(?P<v>[0-9a-f]{8}:[0-9a-f]{8})" + _R)),
     ("slack_token", "xapp-", _r(r"xapp-[0-9]-[A-Z0-9]{6,20}-[0-9]{6,20}-[0-9a-f]{40,80}" + _R)),
+    ("slack_token", "xoxa-", _r(r"xoxa-[0-9]-[A-Za-z0-9]{20,48}" + _R)),
     ("slack_token", "xoxe", _r(r"xoxe(?:\.xox[bp])?-[0-9]-[A-Z0-9]{140,170}" + _R)),
     ("slack_webhook", "hooks.slack.com/", _r(
         r"(?:https?://)?hooks\.slack\.com/(?:services|workflows|triggers)/"
@@ -168,6 +169,12 @@ def _random_enough(value: str) -> bool:
         return False
     if all(c in "0123456789abcdefABCDEF" for c in longest):  # (hex reads as words by chance)
         return len(set(longest.lower())) >= min(8, len(longest) // 2)
+    if longest.isupper() or longest.islower():
+        # single-case letters and digits (``NRAK-``, ``dnkey-``, ``CLOJARS_``): the word test
+        # is meant for mixed case; ask for digits among the letters and a spread of both
+        digits = sum(c.isdigit() for c in longest)
+        return (digits >= 2 and len(longest) - digits >= 2
+                and len(set(longest)) >= min(10, len(longest) // 2))
     return _classes(longest) >= 2 and not is_wordy(longest)
 
 
