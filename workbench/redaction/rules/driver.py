@@ -63,7 +63,7 @@ from workbench.redaction.rules.shape import (
     is_wordy,
 )
 from workbench.redaction.rules.urls import _url_credentials, _url_password_tails
-from workbench.redaction.rules.vendors import _vendor_tokens, vendor_trigger
+from workbench.redaction.rules.vendors import FIXED_HEADS, _vendor_tokens, vendor_trigger
 
 # --------------------------------------------------------------------------- line junctions
 
@@ -320,6 +320,8 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
             if (lo < 2 and (lo or up < 5)) or (up > 1 and view.count("/", rs, re_) > 2):
                 continue
         elif lo < 3 or cls.find(b"s", rs, re_) != -1 or _HEXISH.fullmatch(view, rs, re_):
+            continue
+        if view[rs:re_] in FIXED_HEADS:
             continue
         if not _R_ID_PREFIX.match(view, rs) and _random_run(view, rs, re_):
             if view.startswith("//", rs) and view[rs - 1] == ":":

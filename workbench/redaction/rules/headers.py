@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 
 from workbench.redaction.rules.shape import (
+    placeholder_after_head,
     _CODEISH,
     _PLACEHOLDER_PASSWORDS,
     _PLACEHOLDER_WORDS,
@@ -77,6 +78,7 @@ def _value_noise(v: str) -> bool:
     return (_env_reference(v) or "://" in v
             or v[0] in "/~." or any(c in v for c in "()[]{}") or low in _PLACEHOLDER_PASSWORDS
             or any(w in low for w in _PLACEHOLDER_WORDS) or _weak_placeholder(v)
+            or placeholder_after_head(v)
             or bool(_CODEISH.match(v)))
 
 

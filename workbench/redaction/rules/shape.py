@@ -109,6 +109,48 @@ def is_wordy(body: str) -> bool:
 
 
 _CONSONANT_RUN = re.compile(r"[bcdfghjklmnpqrstvwxzBCDFGHJKLMNPQRSTVWXZ]{4,}")
+_R_TOKEN_HEAD = re.compile(r"(?:[A-Za-z0-9]{1,12}[_.~-]){1,3}")
+
+
+def reads_as_words(body: str) -> bool:
+    """Letters only, every case segment a syllable or more: ``DoNotUseThisInProduction``,
+    ``thisIsNotARealToken`` (short words that :func:`is_wordy`'s segment rate lets pass)."""
+    if len(body) < 8 or not body.isalpha():
+        return False
+    segs = _SEGMENT.findall(body)
+    return (sum(len(x) for x in segs) / len(segs) >= 3
+            and all(any(c in _VOWELS for c in x) for x in segs if len(x) > 1)
+            and sum(len(x) == 1 for x in segs) <= 1)
+
+
+def placeholder_after_head(value: str) -> bool:
+    """Filler, or a token head (``lin_api_``, ``v1.0-``, ``sq0atp-``, ``4b1d``) followed by
+    filler or documentation words: a placeholder written in a token's shape."""
+    if len(value) >= 8 and is_placeholder(value):
+        return True
+    m = _R_TOKEN_HEAD.match(value)
+    if m is not None and m.end() < len(value):
+        rest = value[m.end():]
+        if is_placeholder(rest) or reads_as_words(rest):
+            return True
+    return _words_tail(value) >= 12
+
+
+_R_CASE_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z](?![a-z])")
+
+
+def _words_tail(value: str) -> int:
+    """Length of the run of syllable-bearing case words that ends ``value``
+    (``4b1dDoNotUseThisInProduction`` -> 24): a head glued to documentation words."""
+    n = 0
+    end = len(value)
+    for m in reversed(list(_R_CASE_WORD.finditer(value))):
+        w = m.group()
+        if m.end() != end or (len(w) > 1 and not any(c in _VOWELS for c in w)):
+            break
+        n += len(w)
+        end = m.start()
+    return n if reads_as_words(value[end:]) else 0
 
 
 def is_wordy_strict(body: str) -> bool:

@@ -27,6 +27,7 @@ from workbench.redaction.rules.shape import (
     _in_doc_example,
     is_placeholder,
     is_wordy,
+    reads_as_words,
 )
 
 _R = r"(?![A-Za-z0-9])"         # not glued to a letter or digit on the right
@@ -151,6 +152,12 @@ _R_BODY_PIECES = re.compile(r"[A-Za-z0-9]{8,}")
 _R_MODE_WORD = re.compile(r"(?<![A-Za-z])(?:TEST|LIVE|test|live)")
 
 
+#: Literal heads that every token of a provider shares (published in its documentation):
+#: alone they are no secret, though they look random.
+FIXED_HEADS = frozenset({"ATATT3xFfGF0", "pypi-AgEIcHlwaS5vcmc", "cmVmdGtuOjAxOj",
+                         "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t"})
+
+
 def vendor_trigger(token: str) -> bool:
     """Does ``token`` hold the literal of some vendor rule (or a Discord token's dots)?"""
     return _R_TRIGGER.search(token) is not None or token.count(".") >= 2
@@ -175,7 +182,7 @@ def _random_enough(value: str) -> bool:
         digits = sum(c.isdigit() for c in longest)
         return (digits >= 2 and len(longest) - digits >= 2
                 and len(set(longest)) >= min(10, len(longest) // 2))
-    return _classes(longest) >= 2 and not is_wordy(longest)
+    return _classes(longest) >= 2 and not is_wordy(longest) and not reads_as_words(longest)
 
 
 def _vendor_tokens(view: str, out: list[Finding]) -> None:

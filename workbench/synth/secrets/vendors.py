@@ -320,3 +320,79 @@ def vendor_span(fmt: str, raw: str) -> tuple[int, int]:
 
 #: Characters a token may hold and still sit in a URL's userinfo or query unescaped.
 URL_SAFE = frozenset(ALNUM + "-._~")
+
+
+# --------------------------------------------------------------------------- hard negatives
+
+#: Hard negatives of the vendor shapes: a vendor prefix with a placeholder or a
+#: documentation body, digests and ids of the same length where no key names a secret,
+#: and prose that names the prefixes. Drawn only when asked for, like the families.
+VENDOR_NEGATIVE_KINDS: tuple[str, ...] = ("vendor_placeholder", "vendor_doc_example",
+                                          "vendor_digest", "vendor_prose")
+
+
+def vendor_prefixes() -> tuple[str, ...]:
+    """The literal heads of the families' variants (``dapi``, ``hvs.``, ``shpat_`` ...)."""
+    heads = []
+    for fmt, variants in VENDOR_SHAPES.items():
+        if fmt == "keyed_vendor_secret":
+            continue
+        for before, parts, _ in variants:
+            if before == "" and isinstance(parts[0], str) and len(parts[0]) >= 3:
+                heads.append(parts[0])
+    return tuple(dict.fromkeys(heads))
+
+
+_FILLERS = (
+    lambda n: "x" * n, lambda n: "X" * n, lambda n: "0" * n, lambda n: "*" * n,
+    lambda n: ("your_token_here_" * 8)[:n], lambda n: ("YOUR-API-KEY-" * 10)[:n],
+    lambda n: ("0123456789abcdef" * 12)[:n], lambda n: ("abcdefghijklmnopqrstuvwxyz" * 6)[:n],
+    lambda n: ("EXAMPLEKEY" * 20)[:n], lambda n: ("1234567890" * 20)[:n],
+)
+_DOC_BODIES = ("EXAMPLE", "YourTokenGoesHere", "REPLACE_ME", "thisIsNotARealToken",
+               "exampleexampleexample", "DoNotUseThisInProduction", "sampleTokenForTheDocs")
+_NEG_KEYS = ("API_TOKEN", "DATABRICKS_TOKEN", "VAULT_TOKEN", "SHOPIFY_ACCESS_TOKEN",
+             "DIGITALOCEAN_TOKEN", "LINEAR_API_KEY", "SENTRY_AUTH_TOKEN", "NEW_RELIC_API_KEY")
+_DIGEST_LINES = (
+    "commit {h40}\nAuthor: Dana Ortiz <dana@acme.dev>\n", "ETag: \"{h32}\"",
+    "Digest: sha256:{h64}", "md5sum: {h32}  dist/databricks-cli-0.18.tar.gz",
+    "X-Request-Id: {uuid}", "cluster_id: 0314-091244-{h8}", "\"droplet_image\": \"sha256:{h64}\"",
+    "build {h40} passed on CircleCI", "\"checksum\": \"{h64}\"", "trace_id={h32} span_id={h16}",
+    "sentry event id {h32} (issue ACME-4K1)", "Notion page id {h32}",
+)
+_PROSE_LINES = (
+    "GitLab deploy tokens start with `{p}`; runner tokens use a different prefix.",
+    "If a string begins with {p} it is probably a credential: rotate it.",
+    "The secret scanner flags anything that starts with `{p}` in pull requests.",
+    "Docs: tokens are issued with the {p} prefix followed by a random body.",
+    "grep -rn '{p}' . found nothing, so the repository is clean.",
+)
+
+
+def vendor_negative(rng: Rng, kind: str) -> tuple[str, str]:
+    """``(token, template with {S})`` for one vendor hard negative."""
+    if kind == "vendor_placeholder":
+        p = _pick(rng, vendor_prefixes())
+        n = int(rng.integers(20, 45))
+        tok = p + _pick(rng, _FILLERS)(n)
+        if rng.random() < 0.25:
+            tok = _pick(rng, ("<", "${", "{{ ")) + tok.upper().replace(".", "_").replace("-", "_") \
+                + _pick(rng, (">", "}", " }}"))
+        return tok, _pick(rng, ("export " + _pick(rng, _NEG_KEYS) + "={S}\n",
+                                "Replace {S} with your own key.", "token: \"{S}\"\n",
+                                "curl -H 'Authorization: Bearer {S}' https://api.acme.dev/v1/me"))
+    if kind == "vendor_doc_example":
+        p = _pick(rng, vendor_prefixes())
+        tok = p + _pick(rng, _DOC_BODIES)
+        return tok, _pick(rng, ("From the docs: `{S}` is the example value.",
+                                "For example, " + _pick(rng, _NEG_KEYS) + "={S}\n",
+                                "The README shows {S} as a sample."))
+    if kind == "vendor_digest":
+        line = _pick(rng, _DIGEST_LINES)
+        tok = line.format(h8=_rand(rng, HEX, 8), h16=_rand(rng, HEX, 16), h32=_rand(rng, HEX, 32),
+                          h40=_rand(rng, HEX, 40), h64=_rand(rng, HEX, 64), uuid=_uuid(rng))
+        return tok, "{S}"
+    if kind == "vendor_prose":
+        p = _pick(rng, vendor_prefixes())
+        return _pick(rng, _PROSE_LINES).format(p=p), "{S}"
+    raise ValueError(f"unknown vendor negative kind {kind!r}")
