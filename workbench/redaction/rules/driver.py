@@ -63,7 +63,12 @@ from workbench.redaction.rules.shape import (
     is_wordy,
 )
 from workbench.redaction.rules.urls import _url_credentials, _url_password_tails
-from workbench.redaction.rules.vendors import FIXED_HEADS, _vendor_tokens, vendor_trigger
+from workbench.redaction.rules.vendors import (
+    FIXED_HEADS,
+    VENDOR_LENGTHS,
+    _vendor_tokens,
+    vendor_trigger,
+)
 
 # --------------------------------------------------------------------------- line junctions
 
@@ -85,6 +90,7 @@ CANONICAL_LENGTHS: dict[str, frozenset[int]] = {
     "openai_project": frozenset(range(132, 165)), "anthropic_api": frozenset({108, 110}),
     "stripe_key": frozenset({32, 107}), "google_api_key": frozenset({39}),
     "huggingface": frozenset({37}), "npm": frozenset({40}), "sendgrid": frozenset({69}),
+    **VENDOR_LENGTHS,
 }
 
 

@@ -152,6 +152,16 @@ _R_BODY_PIECES = re.compile(r"[A-Za-z0-9]{8,}")
 _R_MODE_WORD = re.compile(r"(?<![A-Za-z])(?:TEST|LIVE|test|live)")
 
 
+#: Total lengths of the fixed-length vendor tokens: a token found only by joining two lines
+#: must have one of them (see ``CANONICAL_LENGTHS`` in :mod:`.driver`).
+VENDOR_LENGTHS: dict[str, frozenset[int]] = {
+    "octopus_key": frozenset({30}), "twilio_api_key": frozenset({34}),
+    "alibaba_access_key_id": frozenset(range(16, 25)), "mailgun_key": frozenset({36}),
+    "pulumi_token": frozenset({44}), "prefect_key": frozenset({40}),
+    "linear_key": frozenset({48}), "perplexity_key": frozenset({53}),
+    "sonar_token": frozenset({44}), "infracost_key": frozenset({36}),
+    "adafruit_io_key": frozenset({32}), "databricks_token": frozenset({36, 38}),
+}
 #: Literal heads that every token of a provider shares (published in its documentation):
 #: alone they are no secret, though they look random.
 FIXED_HEADS = frozenset({"ATATT3xFfGF0", "pypi-AgEIcHlwaS5vcmc", "cmVmdGtuOjAxOj",

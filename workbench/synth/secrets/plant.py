@@ -10,6 +10,7 @@ from workbench.synth.secrets.draw import Rng
 from workbench.synth.secrets.registry import ALL_FORMATS, SECRET_FORMATS, secret_span
 from workbench.synth.secrets.slots import SLOT_CONTEXTS, SLOT_FORMATS
 from workbench.synth.secrets.transforms import TRANSFORMS, _transform
+from workbench.synth.secrets.vendors import URL_SLOT_FORMATS, VENDOR_FORMATS
 
 _URLISH = frozenset({"psql_url", "url_userinfo", "url_query"})
 
@@ -39,6 +40,18 @@ for _c in ("curl_bearer", "psql_url", "url_userinfo", "url_query"):
 INCOMPATIBLE_FORMAT_CONTEXT[("cli_password", "curl_bearer")] = "a password is not a bearer token"
 INCOMPATIBLE_FORMAT_CONTEXT[("cli_password", "url_query")] = (
     "a password is not a query token ('&' and '=' would split it)")
+
+# vendor families (workbench.synth.secrets.vendors)
+for _c in ("prose", "code_span"):
+    INCOMPATIBLE_FORMAT_CONTEXT[("keyed_vendor_secret", _c)] = (
+        "a bare hex, UUID or alphanumeric value is a vendor secret only where a key names it; "
+        "in prose it is indistinguishable from a digest or an id (hard negatives)")
+for _f in VENDOR_FORMATS:
+    if _f not in URL_SLOT_FORMATS:
+        for _c in _URLISH:
+            INCOMPATIBLE_FORMAT_CONTEXT[(_f, _c)] = (
+                "its characters ('+', '/', '=', ':', ';', '@') or its structure (a URL, a "
+                "connection string, markup) do not fit a URL slot unescaped")
 
 #: (format, transform) pairs that make no sense. Every other pair is planted.
 INCOMPATIBLE_FORMAT_TRANSFORM: dict[tuple[str, str], str] = {}

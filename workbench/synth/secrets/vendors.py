@@ -318,8 +318,12 @@ def vendor_span(fmt: str, raw: str) -> tuple[int, int]:
     return start, end
 
 
-#: Characters a token may hold and still sit in a URL's userinfo or query unescaped.
-URL_SAFE = frozenset(ALNUM + "-._~")
+#: The families whose every string may sit in a URL's userinfo or query unescaped (letters,
+#: digits, ``-._~``): the others hold ``+/=:;@%`` or are URLs or markup themselves.
+URL_SLOT_FORMATS: tuple[str, ...] = tuple(f for f in VENDOR_FORMATS if f not in {
+    "aws_bedrock_api_key", "azure_storage_key", "flyio_token", "nuget_password",
+    "sidekiq_secret", "slack_webhook", "teams_webhook", "telegram_bot_token",
+    "twitter_bearer_token", "atlassian_api_token"})
 
 
 # --------------------------------------------------------------------------- hard negatives
