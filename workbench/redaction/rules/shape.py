@@ -129,7 +129,7 @@ def placeholder_after_head(value: str) -> bool:
     if len(value) >= 8 and is_placeholder(value):
         return True
     m = _R_TOKEN_HEAD.match(value)
-    if m is not None and m.end() < len(value):
+    if m is not None and len(value) - m.end() >= 8:
         rest = value[m.end():]
         if is_placeholder(rest) or reads_as_words(rest):
             return True

@@ -41,15 +41,17 @@ INCOMPATIBLE_FORMAT_CONTEXT[("cli_password", "curl_bearer")] = "a password is no
 INCOMPATIBLE_FORMAT_CONTEXT[("cli_password", "url_query")] = (
     "a password is not a query token ('&' and '=' would split it)")
 
-# vendor families (workbench.synth.secrets.vendors)
+#: (vendor family, context) pairs that make no sense (workbench.synth.secrets.vendors; kept
+#: apart from the core table, whose formats are the core registry's).
+INCOMPATIBLE_VENDOR_CONTEXT: dict[tuple[str, str], str] = {}
 for _c in ("prose", "code_span"):
-    INCOMPATIBLE_FORMAT_CONTEXT[("keyed_vendor_secret", _c)] = (
+    INCOMPATIBLE_VENDOR_CONTEXT[("keyed_vendor_secret", _c)] = (
         "a bare hex, UUID or alphanumeric value is a vendor secret only where a key names it; "
         "in prose it is indistinguishable from a digest or an id (hard negatives)")
 for _f in VENDOR_FORMATS:
     if _f not in URL_SLOT_FORMATS:
         for _c in _URLISH:
-            INCOMPATIBLE_FORMAT_CONTEXT[(_f, _c)] = (
+            INCOMPATIBLE_VENDOR_CONTEXT[(_f, _c)] = (
                 "its characters ('+', '/', '=', ':', ';', '@') or its structure (a URL, a "
                 "connection string, markup) do not fit a URL slot unescaped")
 
@@ -80,6 +82,7 @@ def compatible(fmt: str, context: str, transform: str) -> bool:
     if fmt not in ALL_FORMATS or context not in CONTEXT_FUNCS or transform not in TRANSFORMS:
         return False
     return ((fmt, context) not in INCOMPATIBLE_FORMAT_CONTEXT
+            and (fmt, context) not in INCOMPATIBLE_VENDOR_CONTEXT
             and (fmt, transform) not in INCOMPATIBLE_FORMAT_TRANSFORM
             and (context, transform) not in INCOMPATIBLE_CONTEXT_TRANSFORM)
 
