@@ -263,10 +263,12 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
     proxy = view.encode("ascii", "replace")
     cls = proxy.translate(_CLS_TABLE)
     search = _PREFIX_SCAN.search
+    runs: list[tuple[int, int]] = []  # (for the vendor rules)
     for m in _RUN_PROXY.finditer(proxy.translate(_RUN_TABLE)):
         rs, re_ = m.span()
         if view[rs - 1] == "\\" and rs and view[rs] in "ntrbf":
             rs += 1  # a JSON escape glued to the run
+        runs.append((rs, re_))
         p = search(view, rs, re_)
         owned = False  # a run starting with a known prefix is judged by the prefixed rules
         if p is not None:
@@ -337,7 +339,7 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
     #    provider tokens of the coverage table (:mod:`.vendors`)
     if "SG." in view:
         _sendgrid(view, out)
-    _vendor_tokens(view, out)
+    _vendor_tokens(view, out, runs)
     # 3. literal triggers
     if "PRIVATE KEY" in view:
         _pem(view, out)

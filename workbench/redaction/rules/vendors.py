@@ -66,7 +66,7 @@ VENDOR_RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("cloudflare_origin_ca_key", "v1.0-", _r(r"v1\.0-[0-9a-f]{24}-[0-9a-f]{146}" + _R)),
     ("databricks_token", "dapi", _r(r"dapi[0-9a-f]{32}(?:-[0-9])?" + _R)),
     ("defined_networking_key", "dnkey-", _r(r"dnkey-[a-z0-9=_-]{26}-[a-z0-9=_-]{52}" + _RW)),
-    ("digitalocean_token", "_v1_", _r(r"do[opr]_v1_[0-9a-f]{64}" + _R)),
+    ("digitalocean_token", "do", _r(r"do[opr]_v1_[0-9a-f]{64}" + _R)),
     ("doppler_token", "dp.", _r(r"dp\.(?:pt|st|ct|sa|scim|audit)\.[A-Za-z0-9]{40,44}" + _R)),
     ("duffel_token", "duffel_", _r(r"duffel_(?:test|live)_[A-Za-z0-9_=-]{43}" + _RW)),
     ("dynatrace_token", "dt0c01.", _r(r"dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}" + _R)),
@@ -195,17 +195,69 @@ def _random_enough(value: str) -> bool:
     return _classes(longest) >= 2 and not is_wordy(longest) and not reads_as_words(longest)
 
 
-def _vendor_tokens(view: str, out: list[Finding]) -> None:
-    """Findings of every vendor rule whose trigger occurs in ``view``."""
-    for kind, trigger, rx in VENDOR_RULES:
-        if trigger not in view:
-            continue
-        for m in rx.finditer(view):
-            s, e = m.span("v") if "v" in rx.groupindex else m.span()
-            # (checked here, not in the pattern: a leading look-behind would cost SRE its
-            # literal-prefix scan)
-            if m.start() and view[m.start() - 1].isascii() and view[m.start() - 1].isalnum() \
-                    and not (m.start() >= 2 and view[m.start() - 2] == "\\"):
-                continue
-            if _random_enough(view[s:e]) and not _in_doc_example(view, s, e):
-                out.append((s, e, kind))
+def _leading_literal(pattern: str) -> str:
+    m = re.match(r"(?:[A-Za-z0-9_~=:-]|\\.)+", pattern)
+    return re.sub(r"\\(.)", r"\1", m.group()) if m else ""
+
+
+#: Rules whose match starts with their trigger, by trigger: tried only where a token starts
+#: (one ``startswith`` over all their prefixes per token run, instead of a scan per rule).
+_AT_START: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
+#: Rules whose trigger sits inside the token (``-us``, ``Q~``, ``:AA``, webhook hosts).
+_INSIDE: list[tuple[str, str, re.Pattern[str]]] = []
+for _kind, _trigger, _rx in VENDOR_RULES:
+    if _trigger == ".":
+        continue  # (Discord: tried at runs that start with M/N/O and end on a dot)
+    if _leading_literal(_rx.pattern).startswith(_trigger):
+        _AT_START.setdefault(_trigger, []).append((_kind, _rx))
+    else:
+        _INSIDE.append((_kind, _trigger, _rx))
+_PREFIXES = tuple(sorted(_AT_START, key=len, reverse=True))
+_DISCORD = next(rx for k, _, rx in VENDOR_RULES if k == "discord_bot_token")
+#: Characters a token may hold before the run the driver found (``dp.pt.``, ``sha256~``).
+_HEAD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._~=-")
+
+
+def _accept(view: str, m: re.Match[str], kind: str, out: list[Finding]) -> None:
+    s, e = m.span("v") if "v" in m.re.groupindex else m.span()
+    # (checked here, not in the pattern: a leading look-behind would cost SRE its
+    # literal-prefix scan)
+    if m.start() and view[m.start() - 1].isascii() and view[m.start() - 1].isalnum() \
+            and not (m.start() >= 2 and view[m.start() - 2] == "\\"):
+        return
+    if _random_enough(view[s:e]) and not _in_doc_example(view, s, e):
+        out.append((s, e, kind))
+
+
+def _at(view: str, pos: int, out: list[Finding]) -> None:
+    for p in _PREFIXES:
+        if view.startswith(p, pos):
+            for kind, rx in _AT_START[p]:
+                m = rx.match(view, pos)
+                if m:
+                    _accept(view, m, kind, out)
+
+
+def _vendor_tokens(view: str, out: list[Finding], runs: list[tuple[int, int]]) -> None:
+    """Findings of the vendor rules in ``view``, given its token runs (``(start, end)`` of
+    every ``[A-Za-z0-9+/_-]{12,}`` run: every vendor token holds one)."""
+    if not runs:
+        return
+    starts = view.startswith
+    for rs, re_ in runs:
+        if starts(_PREFIXES, rs):
+            _at(view, rs, out)
+        if rs and view[rs - 1] in ".~=":  # a head with a dot or a tilde (``dp.pt.``, ``sha256~``)
+            ts = rs - 1
+            while ts > 0 and rs - ts < 24 and view[ts - 1] in _HEAD_CHARS:
+                ts -= 1
+                if not view[ts - 1].isalnum() and starts(_PREFIXES, ts):
+                    _at(view, ts, out)
+        if view[rs] in "MNO" and starts(".", re_):
+            m = _DISCORD.match(view, rs)
+            if m:
+                _accept(view, m, "discord_bot_token", out)
+    for kind, trigger, rx in _INSIDE:
+        if trigger in view:
+            for m in rx.finditer(view):
+                _accept(view, m, kind, out)
