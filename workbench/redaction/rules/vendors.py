@@ -249,10 +249,12 @@ def _vendor_tokens(view: str, out: list[Finding], runs: list[tuple[int, int]]) -
             _at(view, rs, out)
         if rs and view[rs - 1] in ".~=":  # a head with a dot or a tilde (``dp.pt.``, ``sha256~``)
             ts = rs - 1
-            while ts > 0 and rs - ts < 24 and view[ts - 1] in _HEAD_CHARS:
-                ts -= 1
-                if not view[ts - 1].isalnum() and starts(_PREFIXES, ts):
+            while True:
+                if (ts == 0 or not view[ts - 1].isalnum()) and starts(_PREFIXES, ts):
                     _at(view, ts, out)
+                if ts == 0 or rs - ts >= 24 or view[ts - 1] not in _HEAD_CHARS:
+                    break
+                ts -= 1
         if view[rs] in "MNO" and starts(".", re_):
             m = _DISCORD.match(view, rs)
             if m:
