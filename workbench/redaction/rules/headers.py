@@ -30,7 +30,6 @@ from __future__ import annotations
 import re
 
 from workbench.redaction.rules.shape import (
-    placeholder_after_head,
     _CODEISH,
     _PLACEHOLDER_PASSWORDS,
     _PLACEHOLDER_WORDS,
@@ -44,6 +43,7 @@ from workbench.redaction.rules.shape import (
     _template,
     _weak_placeholder,
     is_wordy,
+    placeholder_after_head,
 )
 
 #: ``name`` + separator of a header written as a raw line, a curl argument, a JSON or

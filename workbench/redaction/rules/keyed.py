@@ -17,7 +17,6 @@ import re
 from workbench.redaction.normalize import percent_decode, unicode_unescape
 from workbench.redaction.rules.prefixed import _PREFIX_SCAN
 from workbench.redaction.rules.shape import (
-    placeholder_after_head,
     _B32,
     _CODEISH,
     _KEY_CHARS,
@@ -35,6 +34,7 @@ from workbench.redaction.rules.shape import (
     _weak_placeholder,
     is_placeholder,
     is_wordy,
+    placeholder_after_head,
     random_shape,
     shannon,
 )
