@@ -13,7 +13,7 @@ into chosen events and recorded in side tables with character spans.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +24,7 @@ from workbench.synth.profiles import MEMORY, PROFILES, SIDE, SYSTEM, Profile
 from workbench.synth.text import CLASS_ID, build_pool
 
 TEXT_MODES = ("auto", "full", "labels-only")
+SECRET_FAMILIES = ("core", "all")
 FULL_TEXT_LIMIT = 2_000_000  # "auto" materialises text up to this many events
 EPOCH_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z: a fixed start keeps output reproducible
 
@@ -39,6 +40,10 @@ class GeneratorConfig:
     secrets: int | None = None
     hard_negatives: int | None = None
     continuity_id: str | None = None
+    #: "core": the formats the datasets were always planted with; "all" adds the vendor
+    #: families of docs/redaction-coverage.md and their hard negatives (a separate option so
+    #: that every existing dataset draws exactly what it drew before)
+    secret_families: str = "core"
 
     def resolved(self) -> GeneratorConfig:
         if self.profile not in PROFILES:
@@ -47,6 +52,8 @@ class GeneratorConfig:
             raise WorkbenchError(f"--text must be one of {', '.join(TEXT_MODES)}")
         if self.events < 2:
             raise WorkbenchError("--events must be at least 2")
+        if self.secret_families not in SECRET_FAMILIES:
+            raise WorkbenchError(f"secret_families must be one of {', '.join(SECRET_FAMILIES)}")
         from workbench.tokens.tokenizers import DEFAULT_TOKENIZERS
 
         n = self.events
@@ -59,6 +66,15 @@ class GeneratorConfig:
                             else int(min(400, max(4, n // 1_000)))),
             continuity_id=self.continuity_id or f"synthetic-{self.profile}-s{self.seed}",
         )
+
+
+def _generator_record(cfg: GeneratorConfig) -> dict:
+    """The config as a dataset records it; the default ``secret_families`` is left out, so
+    the metadata of a dataset generated as before stays byte-identical."""
+    rec = asdict(cfg)
+    if rec["secret_families"] == "core":
+        del rec["secret_families"]
+    return rec
 
 
 @dataclass
@@ -342,7 +358,7 @@ def _generate(cfg: GeneratorConfig, out: str | Path, force: bool):
     })
     return write_dataset(
         out, events=c.events, continuities=continuities, tokenizers=list(cfg.tokenizers),
-        source={"format": "synthetic", "generator": dataclasses.asdict(cfg),
+        source={"format": "synthetic", "generator": _generator_record(cfg),
                 "profile_description": PROFILES[cfg.profile].description},
         facts=c.facts, secrets=c.secrets,
         extra={"actors": c.actors, "text": c.text_mode}, force=force,
