@@ -110,6 +110,7 @@ def is_wordy(body: str) -> bool:
 
 _CONSONANT_RUN = re.compile(r"[bcdfghjklmnpqrstvwxzBCDFGHJKLMNPQRSTVWXZ]{4,}")
 _R_TOKEN_HEAD = re.compile(r"(?:[A-Za-z0-9]{1,12}[_.~-]){1,3}")
+_R_LETTER_HEAD = re.compile(r"[A-Za-z]{2,8}(?![A-Za-z])")
 
 
 def reads_as_words(body: str) -> bool:
@@ -126,9 +127,7 @@ def reads_as_words(body: str) -> bool:
 def placeholder_after_head(value: str) -> bool:
     """Filler, or a token head (``lin_api_``, ``v1.0-``, ``sq0atp-``, ``4b1d``) followed by
     filler or documentation words: a placeholder written in a token's shape."""
-    if len(value) >= 8 and is_placeholder(value):
-        return True
-    m = _R_TOKEN_HEAD.match(value)
+    m = _R_TOKEN_HEAD.match(value) or _R_LETTER_HEAD.match(value)
     if m is not None and len(value) - m.end() >= 8:
         rest = value[m.end():]
         if is_placeholder(rest) or reads_as_words(rest):
