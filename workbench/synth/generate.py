@@ -337,7 +337,6 @@ def generate_dataset(cfg: GeneratorConfig, out: str | Path, *, progress: bool = 
 
 
 def _generate(cfg: GeneratorConfig, out: str | Path, force: bool):
-    import dataclasses
 
     import pyarrow as pa
 

@@ -52,6 +52,7 @@ from workbench.redaction.rules.shape import (
     _RUN_PROXY,
     _RUN_TABLE,
     DOC_EXAMPLES,
+    FIXED_HEADS,
     MAX_DEPTH,
     RANDOM_KIND,
     Finding,
@@ -64,7 +65,7 @@ from workbench.redaction.rules.shape import (
 )
 from workbench.redaction.rules.urls import _url_credentials, _url_password_tails
 from workbench.redaction.rules.vendors import (
-    FIXED_HEADS,
+    VENDOR_KINDS,
     VENDOR_LENGTHS,
     _vendor_tokens,
     vendor_trigger,
@@ -118,6 +119,8 @@ def junction_ok(joined: str, a: int, b: int, cut: int, kind: str) -> bool:
     # alone is already a finding (of any kind: a keyed value may hold a prefixed or an
     # encoded token), the continuation must not read as a word.
     right = joined[cut:b]
+    if "." in right[1:-1] and kind in VENDOR_KINDS:
+        return True  # (a word does not carry a token's dotted suffix: ``...P7`` + ``3.01.5hj``)
     if not (_WORD_PIECE.fullmatch(right) or (is_wordy(right) and not (
             right.isalpha() and not _IDENT_SHAPE.fullmatch(right)))):
         return True

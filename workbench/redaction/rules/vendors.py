@@ -144,6 +144,7 @@ VENDOR_RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("discord_bot_token", ".", _r(r"[MNO][A-Za-z0-9_-]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}"
                                   + _RW)),
 )
+VENDOR_KINDS = frozenset(k for k, _, _ in VENDOR_RULES)
 #: The literal prefixes of the rules, for the cheap junction trigger of the driver: a token
 #: split across lines that holds one of them is joined and rescanned.
 VENDOR_TRIGGERS: tuple[str, ...] = tuple(sorted({t for _, t, _ in VENDOR_RULES if len(t) >= 2}))
@@ -162,10 +163,6 @@ VENDOR_LENGTHS: dict[str, frozenset[int]] = {
     "sonar_token": frozenset({44}), "infracost_key": frozenset({36}),
     "adafruit_io_key": frozenset({32}), "databricks_token": frozenset({36, 38}),
 }
-#: Literal heads that every token of a provider shares (published in its documentation):
-#: alone they are no secret, though they look random.
-FIXED_HEADS = frozenset({"ATATT3xFfGF0", "pypi-AgEIcHlwaS5vcmc", "cmVmdGtuOjAxOj",
-                         "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t"})
 
 
 def vendor_trigger(token: str) -> bool:
