@@ -2,18 +2,21 @@
 covered by a token shape of their own (Databricks ``dapi``, DigitalOcean ``do?_v1_``,
 Shopify ``shp??_``, Vault ``hvs.``, Slack and Teams webhooks, Azure account keys, ...).
 
-Each rule is ``(kind, trigger, regex)``: the regex runs only over a view that holds its
-literal ``trigger`` (one ``in`` test per rule on text without it), and group ``v`` (or the
-whole match) is the secret. Tokens must not be glued to letters or digits on either side (a JSON ``\\n``
+Each rule is ``(kind, trigger, regex)``; group ``v`` (or the whole match) is the secret. A
+rule whose match starts with its trigger is tried only where a token run starts (one
+``startswith`` over all such prefixes per run, the runs the driver already found); the
+few whose trigger sits inside the token (``-us``, ``Q~``, ``:AA``, webhook hosts) run
+over a view that holds their trigger. Tokens must not be glued to letters or digits on either side (a JSON ``\\n``
 escape before one is fine),
 and their variable bodies must look random: a placeholder (``xxxx``, ``0000``, ``YOUR_``,
 ``<token>``), an English-looking body or a documentation example is no finding, so the hard
 negatives of :mod:`workbench.synth.secrets.vendors` never match. The patterns are our own,
 written from the providers' published token formats.
 
->>> out = []; _vendor_tokens("DATABRICKS_TOKEN=dapi" + "3f9a0c7e2b" * 3 + "d1 ok", out); out
+>>> from workbench.redaction.rules import scan
+>>> scan("DATABRICKS_TOKEN=dapi" + "3f9a0c7e2b" * 3 + "d1 ok")
 [(17, 53, 'databricks_token')]
->>> out = []; _vendor_tokens("DATABRICKS_TOKEN=dapi" + "x" * 32, out); out
+>>> scan("DATABRICKS_TOKEN=dapi" + "x" * 32)
 []
 """
 
