@@ -65,9 +65,11 @@ from workbench.redaction.rules.shape import (
 )
 from workbench.redaction.rules.urls import _url_credentials, _url_password_tails
 from workbench.redaction.rules.vendors import (
+    HEADS2,
     VENDOR_KINDS,
     VENDOR_LENGTHS,
-    _vendor_tokens,
+    vendor_inside,
+    vendor_run,
     vendor_trigger,
 )
 
@@ -266,12 +268,14 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
     proxy = view.encode("ascii", "replace")
     cls = proxy.translate(_CLS_TABLE)
     search = _PREFIX_SCAN.search
-    runs: list[tuple[int, int]] = []  # (for the vendor rules)
+    any_run = False
     for m in _RUN_PROXY.finditer(proxy.translate(_RUN_TABLE)):
         rs, re_ = m.span()
         if view[rs - 1] == "\\" and rs and view[rs] in "ntrbf":
             rs += 1  # a JSON escape glued to the run
-        runs.append((rs, re_))
+        any_run = True
+        if view[rs:rs + 2] in HEADS2 or view[rs - 1] in ".~=" or view[rs] in "MNO":
+            vendor_run(view, rs, re_, out)  # (provider token shapes: :mod:`.vendors`)
         p = search(view, rs, re_)
         owned = False  # a run starting with a known prefix is judged by the prefixed rules
         if p is not None:
@@ -342,7 +346,8 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
     #    provider tokens of the coverage table (:mod:`.vendors`)
     if "SG." in view:
         _sendgrid(view, out)
-    _vendor_tokens(view, out, runs)
+    if any_run:
+        vendor_inside(view, out)
     # 3. literal triggers
     if "PRIVATE KEY" in view:
         _pem(view, out)
