@@ -62,7 +62,7 @@ VENDOR_RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("aws_bedrock_api_key", "bedrock-api-key-",
      _r(r"bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/]{40,}={0,2}")),
     ("azure_ad_client_secret", "Q~", _r(r"[A-Za-z0-9_.~-]{3}[0-9]Q~[A-Za-z0-9_.~-]{31,34}"
-                                        + r"(?![A-Za-z0-9_.~-])")),
+                                        + r"(?![A-Za-z0-9_~-])")),  # (a full stop may follow)
     ("azure_storage_key", "AccountKey=", _r(r"AccountKey=(?P<v>[A-Za-z0-9+/]{86}==)")),
     ("clickhouse_secret", "4b1d", _r(r"4b1d[A-Za-z0-9]{38}" + _R)),
     ("clojars_token", "CLOJARS_", _r(r"CLOJARS_[a-z0-9]{60}" + _R)),
@@ -152,6 +152,7 @@ VENDOR_KINDS = frozenset(k for k, _, _ in VENDOR_RULES)
 #: split across lines that holds one of them is joined and rescanned.
 VENDOR_TRIGGERS: tuple[str, ...] = tuple(sorted({t for _, t, _ in VENDOR_RULES if len(t) >= 2}))
 _R_BODY_PIECES = re.compile(r"[A-Za-z0-9]{8,}")
+_R_GROUPS = re.compile(r"[A-Za-z0-9]{4,}")
 _R_MODE_WORD = re.compile(r"(?<![A-Za-z])(?:TEST|LIVE|test|live)")
 
 
@@ -164,6 +165,7 @@ VENDOR_LENGTHS: dict[str, frozenset[int]] = {
     "linear_key": frozenset({48}), "perplexity_key": frozenset({53}),
     "sonar_token": frozenset({44}), "infracost_key": frozenset({36}),
     "adafruit_io_key": frozenset({32}), "databricks_token": frozenset({36, 38}),
+    "onepassword_secret_key": frozenset({39, 40}), "defined_networking_key": frozenset({85}),
 }
 
 
@@ -186,7 +188,10 @@ def _random_enough(value: str) -> bool:
                                          "dummy", "sample", "0000000", "1234567")):
         return False
     if all(c in "0123456789abcdefABCDEF" for c in longest):  # (hex reads as words by chance)
-        return len(set(longest.lower())) >= min(8, len(longest) // 2)
+        # judged over every hex group (a UUID's 12-digit group alone may repeat digits)
+        hexes = "".join(p for p in _R_GROUPS.findall(value)
+                        if all(c in "0123456789abcdefABCDEF" for c in p)).lower()
+        return len(set(hexes)) >= min(8, len(hexes) // 2)
     if longest.isupper() or longest.islower():
         # single-case letters and digits (``NRAK-``, ``dnkey-``, ``CLOJARS_``): the word test
         # is meant for mixed case; ask for digits among the letters and a spread of both
