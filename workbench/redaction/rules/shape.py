@@ -118,14 +118,17 @@ _R_LETTER_HEAD = re.compile(r"[A-Za-z]{2,8}(?![A-Za-z])")
 
 
 def reads_as_words(body: str) -> bool:
-    """Letters only, every case segment a syllable or more: ``DoNotUseThisInProduction``,
-    ``thisIsNotARealToken`` (short words that :func:`is_wordy`'s segment rate lets pass)."""
+    """Letters only, three or more case segments, each a syllable or more:
+    ``DoNotUseThisInProduction``, ``thisIsNotARealToken`` (short words that
+    :func:`is_wordy`'s segment rate lets pass; one random lowercase run is no sentence)."""
     if len(body) < 8 or not body.isalpha():
         return False
     segs = _SEGMENT.findall(body)
-    return (sum(len(x) for x in segs) / len(segs) >= 3
-            and all(any(c in _VOWELS for c in x) for x in segs if len(x) > 1)
-            and sum(len(x) == 1 for x in segs) <= 1)
+    return (len(segs) >= 3 and sum(len(x) for x in segs) / len(segs) >= 3
+            and sum(len(x) == 1 for x in segs) <= 1
+            # each a word: not all capitals, a vowel in every four letters, as English has
+            and all(len(x) == 1 or (not x.isupper() and 4 * sum(c in _VOWELS for c in x) >= len(x))
+                    for x in segs))
 
 
 def placeholder_after_head(value: str) -> bool:
@@ -140,7 +143,15 @@ def placeholder_after_head(value: str) -> bool:
         rest = value[m.end():]
         if is_placeholder(rest) or reads_as_words(rest):
             return True
-    return _words_tail(value) >= 12
+    n = _words_tail(value)
+    return n >= 14 and len(_R_COMMON_WORD.findall(value, len(value) - n)) >= 2
+
+
+#: Words that documentation placeholders are made of (``thisIsNotARealToken``,
+#: ``DoNotUseThisInProduction``): random letters that happen to read as words hold few.
+_R_COMMON_WORD = re.compile(r"(?:[Tt]his|[Nn]ot|[Rr]eal|[Uu]se|[Ii]n|[Pp]roduction|[Hh]ere|[Gg]oes|"
+                            r"[Rr]eplace|[Ss]ample|[Dd]ocs|[Oo]nly|[Ff]ake|[Vv]alue|[Tt]oken|[Kk]ey|"
+                            r"[Dd]o|[Ii]s|[Tt]he|[Ff]or|[Yy]our)(?=[A-Z]|$)")
 
 
 _R_CASE_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z](?![a-z])")
@@ -149,15 +160,16 @@ _R_CASE_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z](?![a-z])")
 def _words_tail(value: str) -> int:
     """Length of the run of syllable-bearing case words that ends ``value``
     (``4b1dDoNotUseThisInProduction`` -> 24): a head glued to documentation words."""
-    n = 0
+    best = 0
     end = len(value)
     for m in reversed(list(_R_CASE_WORD.finditer(value))):
         w = m.group()
         if m.end() != end or (len(w) > 1 and not any(c in _VOWELS for c in w)):
             break
-        n += len(w)
         end = m.start()
-    return n if reads_as_words(value[end:]) else 0
+        if reads_as_words(value[end:]):  # (the longest suffix that reads as words)
+            best = len(value) - end
+    return best
 
 
 def is_wordy_strict(body: str) -> bool:

@@ -25,11 +25,14 @@ from __future__ import annotations
 import re
 
 from workbench.redaction.rules.shape import (
+    FIXED_HEADS,
     Finding,
     _classes,
     _in_doc_example,
     is_placeholder,
     is_wordy,
+    is_wordy_strict,
+    placeholder_after_head,
     reads_as_words,
 )
 
@@ -176,29 +179,45 @@ def vendor_trigger(token: str) -> bool:
         token.count(".") >= 2 and _DISCORD.search(token) is not None)
 
 
-def _random_enough(value: str) -> bool:
-    """The variable part of a token looks issued, not written: no placeholder, no words."""
-    # (a mode word glued to the body, ``FLWSECK_TEST1428eb...``, is part of the prefix)
-    pieces = _R_BODY_PIECES.findall(_R_MODE_WORD.sub("", value))
-    # (a body written in short groups, ``A3-ABC123-...``, is judged as one piece)
-    longest = max(pieces, key=len) if pieces else "".join(c for c in value if c.isalnum())
-    if is_placeholder(longest) or is_placeholder(value):
+_HEX = frozenset("0123456789abcdefABCDEF")
+_FILLER_WORDS = ("xxxx", "example", "your", "redacted", "placeholder", "dummy", "sample",
+                 "0000000", "1234567", "deadbeef", "cafebabe")
+
+
+def _piece_random(piece: str, hexes: str) -> bool:
+    """One alphanumeric group of a token body looks issued (``hexes``: every all-hex group
+    of the token joined, judged together: a UUID's groups are short)."""
+    if is_placeholder(piece):
         return False
-    if any(w in value.lower() for w in ("xxxx", "example", "your", "redacted", "placeholder",
-                                         "dummy", "sample", "0000000", "1234567")):
-        return False
-    if all(c in "0123456789abcdefABCDEF" for c in longest):  # (hex reads as words by chance)
-        # judged over every hex group (a UUID's 12-digit group alone may repeat digits)
-        hexes = "".join(p for p in _R_GROUPS.findall(value)
-                        if all(c in "0123456789abcdefABCDEF" for c in p)).lower()
-        return len(set(hexes)) >= min(8, len(hexes) // 2)
-    if longest.isupper() or longest.islower():
+    if _HEX.issuperset(piece):  # (hex reads as words by chance)
+        return len(set(hexes.lower())) >= min(7, len(hexes) // 2)
+    if piece.isalpha():
+        return _classes(piece) >= 2 and not is_wordy_strict(piece) and not reads_as_words(piece)
+    if piece.isupper() or piece.islower():
         # single-case letters and digits (``NRAK-``, ``dnkey-``, ``CLOJARS_``): the word test
         # is meant for mixed case; ask for digits among the letters and a spread of both
-        digits = sum(c.isdigit() for c in longest)
-        return (digits >= 2 and len(longest) - digits >= 2
-                and len(set(longest)) >= min(10, len(longest) // 2))
-    return _classes(longest) >= 2 and not is_wordy(longest) and not reads_as_words(longest)
+        digits = sum(c.isdigit() for c in piece)
+        return (digits >= 2 and len(piece) - digits >= 2
+                and len(set(piece)) >= min(10, len(piece) // 2))
+    return _classes(piece) >= 2 and not is_wordy(piece) and not reads_as_words(piece)
+
+
+def _random_enough(value: str) -> bool:
+    """The variable part of a token looks issued, not written: no placeholder, no words."""
+    low = value.lower()
+    if any(w in low for w in _FILLER_WORDS) or placeholder_after_head(value):
+        return False
+    for head in FIXED_HEADS:  # (alone, or followed by filler, a provider's fixed head)
+        if value.startswith(head):
+            value = value[len(head):]
+    # (a mode word glued to the body, ``FLWSECK_TEST1428eb...``, is part of the prefix)
+    body = _R_MODE_WORD.sub("", value)
+    pieces = _R_BODY_PIECES.findall(body)
+    # (a body written in short groups, ``A3-ABC123-...``, is judged as one piece)
+    if not pieces:
+        pieces = ["".join(c for c in body if c.isalnum())]
+    hexes = "".join(p for p in _R_GROUPS.findall(body) if _HEX.issuperset(p))
+    return any(_piece_random(p, hexes) for p in pieces if len(p) >= 4)
 
 
 def _leading_literal(pattern: str) -> str:
