@@ -367,6 +367,14 @@ def markdown() -> str:
         "`workbench.synth.secrets` family that plants realistic fakes of it (and hard negatives "
         "of the same shape) for `benchmarks/bench_redaction.py`.",
         "",
+        "`benchmarks/bench_redaction.py` measures every family in every context and encoding "
+        "(recall per family and per transform, ours and detect-secrets', and false positives "
+        "on the",
+        "vendor hard negatives); gitleaks itself is not run: no gitleaks binary is installable "
+        "from the package registries. Synthetic datasets plant the vendor families with",
+        "`workbench generate --secret-families all` (the default, `core`, keeps every "
+        "existing dataset byte-identical).",
+        "",
         f"gitleaks: {covered} of {len(rules)} rules covered, {len(rules) - covered} out of scope. "
         f"detect-secrets: {ds_covered} of {len(plugins)} plugins covered.",
         "",
