@@ -11,10 +11,15 @@ Prints
    contexts alone, per format of the command-line and header families (issue 15:
    ``http_authorization``, ``api_key_header``, ``cli_password``) and per command-line and
    header context;
-3. false positives on hard negatives for both (texts with any finding), with the subtotal
+   and recall per core family;
+3. the vendor families of the coverage table (``docs/redaction-coverage.md``): recall per
+   family and per encoding (transform) for both, over every compatible context (quick: two
+   per family and transform); gitleaks is not measured (no binary in the package registries);
+4. false positives on hard negatives for both (texts with any finding), with the subtotal
    of the command-line and header negatives (prompting commands, placeholders, RFC and
-   vendor documentation examples, headers without credentials);
-4. partial secrets as a summariser copies them (:mod:`workbench.redaction.probes`: a fragment
+   vendor documentation examples, headers without credentials), and on the vendor hard
+   negatives (vendor prefixes with placeholder or documentation bodies, same-length digests);
+5. partial secrets as a summariser copies them (:mod:`workbench.redaction.probes`: a fragment
    with an ellipsis, one half of a split secret): recall per format, shape, transform and
    family (token formats / command-line and header formats) x shape for both (*caught*
    as in 2), and false positives on hard negatives quoted whole, cut short with
@@ -44,6 +49,7 @@ from workbench.redaction.baseline import detect_secrets_redact, detect_secrets_s
 from workbench.synth import secrets as S  # noqa: E402
 from workbench.synth.secrets.negatives import SLOT_NEGATIVE_KINDS  # noqa: E402
 from workbench.synth.secrets.slots import SLOT_CONTEXTS, SLOT_FORMATS  # noqa: E402
+from workbench.synth.secrets.vendors import VENDOR_FORMATS, VENDOR_NEGATIVE_KINDS  # noqa: E402
 
 RECORDED = ROOT.parent / "shared" / "datasets" / "recorded" / "claude-code"
 
@@ -101,6 +107,29 @@ def _table(title: str, label: str, rows: dict[str, list[int]], keys) -> None:
     print(f"{'ALL':20s} {n:5d} {hc / n:15.3f} {hf / n:8.3f} {dc / n:22.3f} {df / n:8.3f}")
 
 
+def _score(plants) -> tuple[list[list[int]], float, float]:
+    """Per plant: [1, harness caught, harness flagged, detect-secrets caught, flagged], and
+    the seconds each tool took (the harness's including its leak checks)."""
+    all_texts = [t for p in plants for t in p.texts]
+    w = time.perf_counter()
+    ds_texts = iter(detect_secrets_redact(all_texts))
+    ds_scan = iter(detect_secrets_scan(all_texts))
+    ds_time = time.perf_counter() - w
+    w = time.perf_counter()
+    hits = []
+    for p in plants:
+        res = H.redact_messages(p.texts)
+        d_out = [next(ds_texts) for _ in p.texts]
+        d_spans = [next(ds_scan).spans for _ in p.texts]
+        hits.append([1, not H.leaked(p.value, [r.text for r in res]),
+                     any(any(s < e0 and s0 < e for s, e, _ in r.spans)
+                         for (_, s0, e0), r in zip(p.parts, res, strict=True)),
+                     not H.leaked(p.value, d_out),
+                     any(any(s < e0 and s0 < e for s, e, _ in sp)
+                         for (_, s0, e0), sp in zip(p.parts, d_spans, strict=True))])
+    return hits, time.perf_counter() - w, ds_time
+
+
 def recall(seeds: int) -> None:
     # rows: n, harness caught, harness flagged, detect-secrets caught, detect-secrets flagged
     per_t: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
@@ -111,29 +140,14 @@ def recall(seeds: int) -> None:
     for seed in range(seeds):
         rng = np.random.default_rng(4000 + seed)
         plants += [S.plant_secret(rng, *c) for c in S.compatible_combinations()]
-    all_texts = [t for p in plants for t in p.texts]
-    w = time.perf_counter()
-    ds_texts = iter(detect_secrets_redact(all_texts))
-    ds_scan = iter(detect_secrets_scan(all_texts))
-    ds_time = time.perf_counter() - w
-    w = time.perf_counter()
-    for p in plants:
-        res = H.redact_messages(p.texts)
-        d_out = [next(ds_texts) for _ in p.texts]
-        d_spans = [next(ds_scan).spans for _ in p.texts]
-        hit = [1, not H.leaked(p.value, [r.text for r in res]),
-               any(any(s < e0 and s0 < e for s, e, _ in r.spans)
-                   for (_, s0, e0), r in zip(p.parts, res, strict=True)),
-               not H.leaked(p.value, d_out),
-               any(any(s < e0 and s0 < e for s, e, _ in sp)
-                   for (_, s0, e0), sp in zip(p.parts, d_spans, strict=True))]
+    hits, h_time, ds_time = _score(plants)
+    for p, hit in zip(plants, hits, strict=True):
         rows = [per_t[p.transform], per_f[p.kind], per_c[p.context]]
         if p.kind not in SLOT_FORMATS and p.context not in SLOT_CONTEXTS:
             rows.append(per_old[p.transform])
         for row in rows:
             for i, h in enumerate(hit):
                 row[i] += h
-    h_time = time.perf_counter() - w
     _table(f"\nrecall per transform over {len(plants)} planted secrets "
            f"(harness {h_time:.1f}s incl. leak checks, detect-secrets {ds_time:.1f}s)",
            "transform", per_t, S.TRANSFORMS)
@@ -143,6 +157,44 @@ def recall(seeds: int) -> None:
            "and transform", "format", per_f, SLOT_FORMATS)
     _table("\ncommand-line and header contexts: recall of every format planted there", "context",
            per_c, SLOT_CONTEXTS)
+    _table("\nrecall per family (core formats), every context and transform", "family", per_f,
+           S.SECRET_FORMATS)
+
+
+def vendor_recall(seeds: int, contexts_per_pair: int | None) -> None:
+    """The vendor families of the coverage table (docs/redaction-coverage.md): recall per
+    family and per encoding, every compatible context (or ``contexts_per_pair`` of them per
+    family and transform, round-robin, in quick runs)."""
+    print("\ngitleaks: not measured: no gitleaks binary is installable from the package "
+          "registries (PyPI has no gitleaks distribution, Debian no gitleaks package)")
+    combos = S.compatible_combinations(VENDOR_FORMATS)
+    if contexts_per_pair is not None:
+        kept: dict[tuple[str, str], int] = defaultdict(int)
+        picked = []
+        for i, (f, c, t) in enumerate(combos):
+            if kept[(f, t)] < contexts_per_pair and (i + len(f)) % 3 == 0:
+                kept[(f, t)] += 1
+                picked.append((f, c, t))
+        combos = picked
+    plants = []
+    for seed in range(seeds):
+        rng = np.random.default_rng(5000 + seed)
+        plants += [S.plant_secret(rng, *c) for c in combos]
+    hits, h_time, ds_time = _score(plants)
+    per_f: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    per_t: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    for p, hit in zip(plants, hits, strict=True):
+        for row in (per_f[p.kind], per_t[p.transform]):
+            for i, h in enumerate(hit):
+                row[i] += h
+    _table(f"\nvendor families (coverage table): recall per family over {len(plants)} planted "
+           f"secrets (harness {h_time:.1f}s incl. leak checks, detect-secrets {ds_time:.1f}s)",
+           "family", per_f, [f for f in VENDOR_FORMATS if per_f[f][0]])
+    _table("\nvendor families: recall per encoding (transform)", "transform", per_t,
+           [t for t in S.TRANSFORMS if per_t[t][0]])
+    missed = [(p.kind, p.context, p.transform) for p, h in zip(plants, hits, strict=True) if not h[1]]
+    if missed:
+        print(f"harness leaks ({len(missed)}): {missed[:12]}")
 
 
 def negatives(count: int) -> None:
@@ -169,6 +221,28 @@ def negatives(count: int) -> None:
     fam = [k for k in S.NEGATIVE_KINDS if k in SLOT_NEGATIVE_KINDS]
     print(f"{'command-line/header':22s} {sum(per_kind[k] for k in fam):5d}"
           f" {sum(h_fp[k] for k in fam):8d} {sum(d_fp[k] for k in fam):15d}")
+
+
+def vendor_negatives(count: int) -> None:
+    rng = np.random.default_rng(98)
+    negs = [S.plant_negative(rng, VENDOR_NEGATIVE_KINDS[i % len(VENDOR_NEGATIVE_KINDS)])
+            for i in range(count)]
+    texts = [n.parts[0][0] for n in negs]
+    h_fp: dict[str, int] = defaultdict(int)
+    d_fp: dict[str, int] = defaultdict(int)
+    for n, t in zip(negs, texts, strict=True):
+        if H.scan(t):
+            h_fp[n.kind] += 1
+    for n, r in zip(negs, detect_secrets_scan(texts), strict=True):
+        if r.spans:
+            d_fp[n.kind] += 1
+    print(f"\nfalse positives on {count} vendor hard negatives (vendor prefixes with placeholder "
+          "or documentation bodies, digests and ids of the same lengths, prose naming prefixes)")
+    print(f"{'kind':22s} {'n':>5s} {'harness':>8s} {'detect-secrets':>15s}")
+    for k in VENDOR_NEGATIVE_KINDS:
+        n = sum(1 for x in negs if x.kind == k)
+        print(f"{k:22s} {n:5d} {h_fp[k]:8d} {d_fp[k]:15d}")
+    print(f"{'ALL':22s} {count:5d} {sum(h_fp.values()):8d} {sum(d_fp.values()):15d}")
 
 
 def fragments(per_format: int, seeds: int) -> None:
@@ -235,7 +309,9 @@ def main(argv: list[str] | None = None) -> int:
     quick = args.quick or bool(os.environ.get("BENCH_QUICK"))
     throughput(repeats=2 if quick else 5)
     recall(seeds=1)
+    vendor_recall(seeds=1, contexts_per_pair=2 if quick else None)
     negatives(700 if quick else 2800)
+    vendor_negatives(400 if quick else 1600)
     fragments(per_format=20 if quick else 60, seeds=1 if quick else 2)
     return 0
 

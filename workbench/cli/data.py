@@ -22,13 +22,16 @@ def generate(
                                            "workbench wrote)")] = Path("datasets/synthetic"),
     text: Annotated[str, typer.Option(help="auto | full | labels-only")] = "auto",
     tokenizer: Annotated[list[str] | None, typer.Option(help="token-count columns to store")] = None,
+    secret_families: Annotated[str, typer.Option(
+        help="core | all (all: also the vendor families of docs/redaction-coverage.md)")] = "core",
     force: Force = False,
 ) -> None:
     """Generate a seeded synthetic continuity dataset."""
     from workbench.synth.generate import GeneratorConfig, generate_dataset
 
     cfg = GeneratorConfig(profile=profile, events=events, seed=seed, text=text,
-                          tokenizers=tuple(tokenizer) if tokenizer else None, continuities=continuities)
+                          tokenizers=tuple(tokenizer) if tokenizer else None, continuities=continuities,
+                          secret_families=secret_families)
     ds = generate_dataset(cfg, out, progress=sys.stderr.isatty(), force=force)
     c = ds.manifest["counts"]
     tasks = f"{c['continuities']:,} continuities, " if continuities > 1 else ""

@@ -14,7 +14,7 @@ into chosen events and recorded in side tables with character spans.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +25,7 @@ from workbench.synth.profiles import MEMORY, PROFILES, SIDE, SYSTEM, Profile
 from workbench.synth.text import CLASS_ID, build_pool
 
 TEXT_MODES = ("auto", "full", "labels-only")
+SECRET_FAMILIES = ("core", "all")
 FULL_TEXT_LIMIT = 2_000_000  # "auto" materialises text up to this many events
 EPOCH_MS = 1_767_225_600_000  # 2026-01-01T00:00:00Z: a fixed start keeps output reproducible
 
@@ -46,6 +47,10 @@ class GeneratorConfig:
     # lognormal profiles: every episode's turns times this (the same tasks, each stretched),
     # e.g. to a strategy's published mean trajectory length
     turn_scale: float = 1.0
+    #: "core": the formats the datasets were always planted with; "all" adds the vendor
+    #: families of docs/redaction-coverage.md and their hard negatives (a separate option so
+    #: that every existing dataset draws exactly what it drew before)
+    secret_families: str = "core"
 
     def resolved(self) -> GeneratorConfig:
         if self.profile not in PROFILES:
@@ -59,6 +64,8 @@ class GeneratorConfig:
         if self.turn_scale != 1.0 and (self.turn_scale <= 0 or PROFILES[self.profile].steps_sigma <= 0):
             raise WorkbenchError(f"turn_scale {self.turn_scale}: must be > 0, and the profile "
                                  f"{self.profile!r} must draw lognormal turns (e.g. swe-bench)")
+        if self.secret_families not in SECRET_FAMILIES:
+            raise WorkbenchError(f"secret_families must be one of {', '.join(SECRET_FAMILIES)}")
         from workbench.tokens.tokenizers import DEFAULT_TOKENIZERS
 
         n = self.events
@@ -71,6 +78,17 @@ class GeneratorConfig:
                             else int(min(400, max(4, n // 1_000)))),
             continuity_id=self.continuity_id or f"synthetic-{self.profile}-s{self.seed}",
         )
+
+
+def _generator_record(cfg: GeneratorConfig) -> dict:
+    """The config as a dataset records it; options at their defaults (``continuities``,
+    ``turn_scale``, ``secret_families``) are left out, so the metadata of a dataset generated
+    as before the options existed stays byte-identical."""
+    rec = asdict(cfg)
+    for key, default in (("continuities", 1), ("turn_scale", 1.0), ("secret_families", "core")):
+        if rec[key] == default:
+            del rec[key]
+    return rec
 
 
 @dataclass
@@ -375,7 +393,6 @@ def generate_dataset(cfg: GeneratorConfig, out: str | Path, *, progress: bool = 
 
 
 def _generate(cfg: GeneratorConfig, out: str | Path, force: bool):
-    import dataclasses
 
     import pyarrow as pa
 
@@ -395,15 +412,11 @@ def _generate(cfg: GeneratorConfig, out: str | Path, force: bool):
         "context_window": pa.array([200_000] * k, pa.int64()),
         "n_events": pa.array([c.events.num_rows for c in parts], pa.int64()),
     })
-    generator = dataclasses.asdict(cfg)
-    for key, default in (("continuities", 1), ("turn_scale", 1.0)):
-        if generator[key] == default:  # a manifest stays as it was before the option existed
-            del generator[key]
     text_modes = sorted({c.text_mode for c in parts})
     return write_dataset(
         out, events=pa.concat_tables([c.events for c in parts]), continuities=continuities,
         tokenizers=list(cfg.tokenizers),
-        source={"format": "synthetic", "generator": generator,
+        source={"format": "synthetic", "generator": _generator_record(cfg),
                 "profile_description": PROFILES[cfg.profile].description},
         facts=pa.concat_tables([c.facts for c in parts]), secrets=pa.concat_tables([c.secrets for c in parts]),
         extra={"actors": parts[0].actors, "text": text_modes[0] if len(text_modes) == 1 else "mixed"},

@@ -26,11 +26,14 @@ class Planted:
     secrets: object  # pyarrow.Table (secrets schema)
 
 
-def secret_plan(n_secrets: int, rng) -> list[tuple[str, str, str]]:
-    """(format, context, transform) triples covering formats and transforms evenly."""
+def secret_plan(n_secrets: int, rng, families: str = "core") -> list[tuple[str, str, str]]:
+    """(format, context, transform) triples covering formats and transforms evenly
+    (``families="all"``: the vendor families too)."""
     from workbench.synth import secrets as sec
+    from workbench.synth.secrets.registry import ALL_SECRET_FORMATS
 
-    combos = [c for c in itertools.product(sec.SECRET_FORMATS, sec.CONTEXTS, sec.TRANSFORMS)
+    formats = ALL_SECRET_FORMATS if families == "all" else sec.SECRET_FORMATS
+    combos = [c for c in itertools.product(formats, sec.CONTEXTS, sec.TRANSFORMS)
               if sec.compatible(*c)]
     order = rng.permutation(len(combos))
     # round-robin over transforms so small plans still see every transform
@@ -90,7 +93,8 @@ def plant_labels(cfg, st, pool, pool_idx, rng) -> Planted:
         f = fct.plant_fact(rng, i)
         placed_facts.append((place(int(row), (f.text, f.start, f.end)), f))
 
-    plan = secret_plan(cfg.secrets, rng) if cfg.secrets else []
+    families = getattr(cfg, "secret_families", "core")
+    plan = secret_plan(cfg.secrets, rng, families) if cfg.secrets else []
     single = [p for p in plan if p[2] != "split_messages"]
     split = [p for p in plan if p[2] == "split_messages"]
     placed_secrets = []  # ([(row, j), ...], PlantedSecret)
@@ -114,7 +118,11 @@ def plant_labels(cfg, st, pool, pool_idx, rng) -> Planted:
         for (fmt, ctx, tr), (a, b) in zip(split, sorted(pair_rows), strict=False):
             s = sec.plant_secret(rng, fmt, ctx, tr)
             placed_secrets.append(([place(a, s.parts[0]), place_first(b, s.parts[1])], s))
-    neg_kinds = list(sec.NEGATIVE_KINDS) if cfg.hard_negatives else []
+    neg_kinds = []
+    if cfg.hard_negatives:
+        from workbench.synth.secrets.negatives import ALL_NEGATIVE_KINDS
+
+        neg_kinds = list(ALL_NEGATIVE_KINDS if families == "all" else sec.NEGATIVE_KINDS)
     for i, row in enumerate(take(rows_tb, cfg.hard_negatives)):
         s = sec.plant_negative(rng, neg_kinds[i % len(neg_kinds)])
         placed_secrets.append(([place(int(row), s.parts[0])], s))

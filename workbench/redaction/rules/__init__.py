@@ -9,7 +9,9 @@ no secret at all):
    search inside each run finds AWS/GitHub/GitLab/OpenAI/Anthropic/Slack/Stripe/Google/JWT/
    Hugging Face/npm candidates, whole or *cut short* (:mod:`.prefixed`); the same runs feed
    the prefix-less AWS secret key check, pieces of Slack tokens and the *random pieces*
-   rule (:mod:`.pieces`, shape tests in :mod:`.shape`), and the base64 / hex decoders
+   rule (:mod:`.pieces`, shape tests in :mod:`.shape`), the provider tokens of the coverage
+   table (:mod:`.vendors`: Databricks, DigitalOcean, Shopify, Vault, webhooks, Azure keys ...;
+   rows in :mod:`.coverage`, ``docs/redaction-coverage.md``), and the base64 / hex decoders
    (:mod:`.decode`: the decoded text is scanned recursively);
 3. a few literal searches: ``PRIVATE KEY`` and armor lines (:mod:`.pem`); ``SG.``
    (SendGrid); ``://`` and ``@`` (:mod:`.urls`: only the password is a finding);

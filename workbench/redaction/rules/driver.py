@@ -54,6 +54,7 @@ from workbench.redaction.rules.shape import (
     _RUN_PROXY,
     _RUN_TABLE,
     DOC_EXAMPLES,
+    FIXED_HEADS,
     MAX_DEPTH,
     RANDOM_KIND,
     Finding,
@@ -65,6 +66,14 @@ from workbench.redaction.rules.shape import (
     is_wordy,
 )
 from workbench.redaction.rules.urls import _url_credentials, _url_password_tails
+from workbench.redaction.rules.vendors import (
+    HEADS2,
+    VENDOR_KINDS,
+    VENDOR_LENGTHS,
+    vendor_inside,
+    vendor_run,
+    vendor_trigger,
+)
 
 # --------------------------------------------------------------------------- line junctions
 
@@ -83,6 +92,7 @@ CANONICAL_LENGTHS: dict[str, frozenset[int]] = {
     "openai_project": frozenset(range(132, 165)), "anthropic_api": frozenset({108, 110}),
     "stripe_key": frozenset({32, 107}), "google_api_key": frozenset({39}),
     "huggingface": frozenset({37}), "npm": frozenset({40}), "sendgrid": frozenset({69}),
+    **VENDOR_LENGTHS,
 }
 
 
@@ -110,6 +120,8 @@ def junction_ok(joined: str, a: int, b: int, cut: int, kind: str) -> bool:
     # alone is already a finding (of any kind: a keyed value may hold a prefixed or an
     # encoded token), the continuation must not read as a word.
     right = joined[cut:b]
+    if "." in right[1:-1] and kind in VENDOR_KINDS:
+        return True  # (a word does not carry a token's dotted suffix: ``...P7`` + ``3.01.5hj``)
     if not (_WORD_PIECE.fullmatch(right) or (is_wordy(right) and not (
             right.isalpha() and not _IDENT_SHAPE.fullmatch(right)))):
         return True
@@ -196,7 +208,9 @@ def join_at(lsrc: str, b0: int, rsrc: str, b1: int, depth: int = 0,
         return []
     # cheap triggers first: a token format needs its prefix (or the AWS secret shape)
     token_trigger = False
-    if n_tok >= 20:
+    if n_tok >= 16 and vendor_trigger(joined_tok):
+        token_trigger = True
+    elif n_tok >= 20:
         if _PREFIX.search(joined_tok) or "SG." in joined_tok:
             token_trigger = True
         elif n_tok >= 40:  # an AWS secret key: a 40-char [A-Za-z0-9+/] run across the break
@@ -251,10 +265,14 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
     proxy = view.encode("ascii", "replace")
     cls = proxy.translate(_CLS_TABLE)
     search = _PREFIX_SCAN.search
+    any_run = False
     for m in _RUN_PROXY.finditer(proxy.translate(_RUN_TABLE)):
         rs, re_ = m.span()
         if view[rs - 1] == "\\" and rs and view[rs] in "ntrbf":
             rs += 1  # a JSON escape glued to the run
+        any_run = True
+        if view[rs:rs + 2] in HEADS2 or view[rs - 1] in ".~=" or view[rs] in "MNO":
+            vendor_run(view, rs, re_, out)  # (provider token shapes: :mod:`.vendors`)
         p = search(view, rs, re_)
         owned = False  # a run starting with a known prefix is judged by the prefixed rules
         if p is not None:
@@ -317,13 +335,18 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
                 continue
         elif lo < 3 or cls.find(b"s", rs, re_) != -1 or _HEXISH.fullmatch(view, rs, re_):
             continue
+        if view[rs:re_] in FIXED_HEADS:
+            continue
         if not _R_ID_PREFIX.match(view, rs) and _random_run(view, rs, re_):
             if view.startswith("//", rs) and view[rs - 1] == ":":
                 rs += 2  # (the piece is the user of a URL: ``https://TOKEN@host``)
             out.append((rs, re_, RANDOM_KIND))
-    # 2. SendGrid keys (``SG.`` + two dot-separated parts), whole or cut short
+    # 2. SendGrid keys (``SG.`` + two dot-separated parts), whole or cut short; the
+    #    provider tokens of the coverage table (:mod:`.vendors`)
     if "SG." in view:
         _sendgrid(view, out)
+    if any_run:
+        vendor_inside(view, out)
     # 3. literal triggers
     if "PRIVATE KEY" in view:
         _pem(view, out)

@@ -44,6 +44,7 @@ from workbench.redaction.rules.shape import (
     _template,
     _weak_placeholder,
     is_wordy,
+    placeholder_after_head,
 )
 
 #: ``name`` + separator of a header written as a raw line, a curl argument, a JSON or
@@ -78,6 +79,7 @@ def _value_noise(v: str) -> bool:
     return (_env_reference(v) or "://" in v
             or v[0] in "/~." or any(c in v for c in "()[]{}") or low in _PLACEHOLDER_PASSWORDS
             or any(w in low for w in _PLACEHOLDER_WORDS) or _weak_placeholder(v)
+            or placeholder_after_head(v)
             or bool(_CODEISH.match(v)))
 
 

@@ -34,6 +34,7 @@ from workbench.redaction.rules.shape import (
     _weak_placeholder,
     is_placeholder,
     is_wordy,
+    placeholder_after_head,
     random_shape,
     shannon,
 )
@@ -239,12 +240,15 @@ def generic_value_ok(v: str, key: str = "") -> bool:
     core = v[:-3] if v.endswith("...") else v
     if _PREFIX_SCAN.match(core) or core.startswith(("sk_", "rk_", "SG.")):
         return False  # a known prefix: the prefixed rules judge it
+    if placeholder_after_head(core):
+        return False
     if random_token(core):
         return True
     if core.isdigit() and len(core) >= 24 and key.endswith(_HEX_KEY_ENDS):
         return not _weak_placeholder(core)  # (a hex key hex-encoded again: digits only)
     if (len(core) < 10 or _template(core) or "://" in core or core[0] in "/~."
-            or any(c in core for c in "()[]{} ") or _CODEISH.match(core) or is_placeholder(core)):
+            or any(c in core for c in "()[]{} ") or _CODEISH.match(core) or is_placeholder(core)
+            or placeholder_after_head(core)):
         return False
     if _HEXISH.fullmatch(core):
         return _hex_value_ok(core, key)

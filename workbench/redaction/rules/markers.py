@@ -10,10 +10,12 @@ from collections.abc import Callable
 from workbench.redaction.rules.shape import Finding, _clean_value, _path_like, secretish
 
 _R_MARKER = re.compile(r"<REDACTED:([A-Za-z0-9_]{1,40})>")
-#: A raw tail glued to a marker; ``@`` only when no host follows (``@db.internal:5432/`` is
+#: A raw tail glued to a marker; ``:`` only inside it (``<REDACTED:x>8:ba01b5d3``, a key in
+#: two halves); ``@`` only when no host follows (``@db.internal:5432/`` is
 #: the rest of a URL whose password was redacted; ``...@058.`` ends a sentence).
 _R_MARKER_TAIL = re.compile(
-    r"(?:[A-Za-z0-9+/=_.~!$&'()*,;%#^-]|@(?![A-Za-z0-9-]+[.:/][A-Za-z0-9]))+")
+    r"(?:[A-Za-z0-9+/=_.~!$&'()*,;%#^-]|@(?![A-Za-z0-9-]+[.:/][A-Za-z0-9])"
+    r"|:(?=[A-Za-z0-9]))+")
 _R_BYOK = re.compile(r"\[BYOK:([^\]]{1,20000})\]")
 _R_BYOK_OPEN = re.compile(r"\[BYOK:([^\s\]]{1,4096})")
 _MARKER_BEFORE = re.compile(r"<REDACTED:[A-Za-z0-9_]{1,40}>$")

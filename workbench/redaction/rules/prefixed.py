@@ -28,6 +28,7 @@ from workbench.redaction.rules.shape import (
     is_placeholder,
     is_wordy,
     is_wordy_strict,
+    reads_as_words,
     shannon,
 )
 
@@ -101,7 +102,8 @@ def _prefixed(view: str, pos: int) -> tuple[int, str] | None:
             return None
         if view.startswith("glpat-", pos):
             m = _R_GITLAB.match(view, pos)
-            if m and not is_placeholder(m.group()[6:]) and not is_wordy(m.group()[6:]):
+            if m and not is_placeholder(m.group()[6:]) and not is_wordy(m.group()[6:]) \
+                    and not reads_as_words(m.group()[6:]):
                 return m.end(), "gitlab_pat"
             return None
         m = _R_GH.match(view, pos)
@@ -216,7 +218,8 @@ def _truncated(view: str, ps: int) -> tuple[int, str] | None:
         if view.startswith("glpat-", ps):
             e = _R_TRUNC_BODY_WORD_DASH.match(view, ps + 6).end()
             body = view[ps + 6:e]
-            if _body_ok(body, 6) and _classes(body) >= 2 and not is_wordy(body):
+            if _body_ok(body, 6) and _classes(body) >= 2 and not is_wordy(body) \
+                    and not reads_as_words(body):
                 return e, "gitlab_pat"
             return None
         e = _R_TRUNC_BODY_ALNUM.match(view, ps + 4).end()

@@ -109,6 +109,67 @@ def is_wordy(body: str) -> bool:
 
 
 _CONSONANT_RUN = re.compile(r"[bcdfghjklmnpqrstvwxzBCDFGHJKLMNPQRSTVWXZ]{4,}")
+#: Literal heads that every token of a provider shares (published in its documentation):
+#: alone, or followed by filler, they are no secret, though they look random.
+FIXED_HEADS = frozenset({"ATATT3xFfGF0", "pypi-AgEIcHlwaS5vcmc", "cmVmdGtuOjAxOj",
+                         "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t"})
+_R_TOKEN_HEAD = re.compile(r"(?:[A-Za-z0-9]{1,12}[_.~-]){1,3}")
+_R_LETTER_HEAD = re.compile(r"[A-Za-z]{2,8}(?![A-Za-z])")
+
+
+def reads_as_words(body: str) -> bool:
+    """Letters only, three or more case segments, each a syllable or more:
+    ``DoNotUseThisInProduction``, ``thisIsNotARealToken`` (short words that
+    :func:`is_wordy`'s segment rate lets pass; one random lowercase run is no sentence)."""
+    if len(body) < 8 or not body.isalpha():
+        return False
+    segs = _SEGMENT.findall(body)
+    return (len(segs) >= 3 and sum(len(x) for x in segs) / len(segs) >= 3
+            and sum(len(x) == 1 for x in segs) <= 1
+            # each a word: not all capitals, a vowel in every four letters, as English has
+            and all(len(x) == 1 or (not x.isupper() and 4 * sum(c in _VOWELS for c in x) >= len(x))
+                    for x in segs))
+
+
+def placeholder_after_head(value: str) -> bool:
+    """Filler, or a token head (``lin_api_``, ``v1.0-``, ``sq0atp-``, ``4b1d``) followed by
+    filler or documentation words: a placeholder written in a token's shape."""
+    for head in FIXED_HEADS:
+        if value.startswith(head):
+            rest = value[len(head):]
+            return not rest or is_placeholder(rest) or reads_as_words(rest)
+    m = _R_TOKEN_HEAD.match(value) or _R_LETTER_HEAD.match(value)
+    if m is not None and len(value) - m.end() >= 8:
+        rest = value[m.end():]
+        if is_placeholder(rest) or reads_as_words(rest):
+            return True
+    n = _words_tail(value)
+    return n >= 14 and len(_R_COMMON_WORD.findall(value, len(value) - n)) >= 2
+
+
+#: Words that documentation placeholders are made of (``thisIsNotARealToken``,
+#: ``DoNotUseThisInProduction``): random letters that happen to read as words hold few.
+_R_COMMON_WORD = re.compile(r"(?:[Tt]his|[Nn]ot|[Rr]eal|[Uu]se|[Ii]n|[Pp]roduction|[Hh]ere|[Gg]oes|"
+                            r"[Rr]eplace|[Ss]ample|[Dd]ocs|[Oo]nly|[Ff]ake|[Vv]alue|[Tt]oken|[Kk]ey|"
+                            r"[Dd]o|[Ii]s|[Tt]he|[Ff]or|[Yy]our)(?=[A-Z]|$)")
+
+
+_R_CASE_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z](?![a-z])")
+
+
+def _words_tail(value: str) -> int:
+    """Length of the run of syllable-bearing case words that ends ``value``
+    (``4b1dDoNotUseThisInProduction`` -> 24): a head glued to documentation words."""
+    best = 0
+    end = len(value)
+    for m in reversed(list(_R_CASE_WORD.finditer(value))):
+        w = m.group()
+        if m.end() != end or (len(w) > 1 and not any(c in _VOWELS for c in w)):
+            break
+        end = m.start()
+        if reads_as_words(value[end:]):  # (the longest suffix that reads as words)
+            best = len(value) - end
+    return best
 
 
 def is_wordy_strict(body: str) -> bool:

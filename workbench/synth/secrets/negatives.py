@@ -9,6 +9,7 @@ import base64
 from workbench.synth.secrets.contexts import _fill
 from workbench.synth.secrets.draw import HEX, Rng, _pick, _rand, _rand_bytes
 from workbench.synth.secrets.plant import PlantedSecret, _new_id
+from workbench.synth.secrets.vendors import VENDOR_NEGATIVE_KINDS, vendor_negative
 
 #: The hard negatives of the command-line and header family (workbench.synth.secrets.slots).
 SLOT_NEGATIVE_KINDS: tuple[str, ...] = ("prompting_command", "credential_placeholder",
@@ -18,6 +19,8 @@ NEGATIVE_KINDS: tuple[str, ...] = (
     "placeholder", "template", "prose_about_keys", "camel_identifier", "url_no_credentials",
     "redaction_marker", "public_key_block",
 ) + SLOT_NEGATIVE_KINDS
+#: The core kinds and those of the vendor families (drawn only when asked for).
+ALL_NEGATIVE_KINDS: tuple[str, ...] = NEGATIVE_KINDS + VENDOR_NEGATIVE_KINDS
 
 _HARMLESS = (
     "The quick brown fox jumps over the lazy dog while the build runs.",
@@ -144,6 +147,8 @@ def _negative_token(rng: Rng, kind: str) -> tuple[str, str]:
         return blk, "Public part, safe to share:\n{S}\n"
     if kind in SLOT_NEGATIVE_KINDS:
         return _slot_negative(rng, kind)
+    if kind in VENDOR_NEGATIVE_KINDS:
+        return vendor_negative(rng, kind)
     raise ValueError(f"unknown negative kind {kind!r}")
 
 

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 
 from workbench.synth.secrets.contexts import CONTEXT_FUNCS, CONTEXTS, _json_escape
 from workbench.synth.secrets.draw import Rng
-from workbench.synth.secrets.registry import FORMATS, SECRET_FORMATS, secret_span
+from workbench.synth.secrets.registry import ALL_FORMATS, SECRET_FORMATS, secret_span
 from workbench.synth.secrets.slots import SLOT_CONTEXTS, SLOT_FORMATS
 from workbench.synth.secrets.transforms import TRANSFORMS, _transform
+from workbench.synth.secrets.vendors import URL_SLOT_FORMATS, VENDOR_FORMATS
 
 _URLISH = frozenset({"psql_url", "url_userinfo", "url_query"})
 
@@ -40,6 +41,20 @@ INCOMPATIBLE_FORMAT_CONTEXT[("cli_password", "curl_bearer")] = "a password is no
 INCOMPATIBLE_FORMAT_CONTEXT[("cli_password", "url_query")] = (
     "a password is not a query token ('&' and '=' would split it)")
 
+#: (vendor family, context) pairs that make no sense (workbench.synth.secrets.vendors; kept
+#: apart from the core table, whose formats are the core registry's).
+INCOMPATIBLE_VENDOR_CONTEXT: dict[tuple[str, str], str] = {}
+for _c in ("prose", "code_span"):
+    INCOMPATIBLE_VENDOR_CONTEXT[("keyed_vendor_secret", _c)] = (
+        "a bare hex, UUID or alphanumeric value is a vendor secret only where a key names it; "
+        "in prose it is indistinguishable from a digest or an id (hard negatives)")
+for _f in VENDOR_FORMATS:
+    if _f not in URL_SLOT_FORMATS:
+        for _c in _URLISH:
+            INCOMPATIBLE_VENDOR_CONTEXT[(_f, _c)] = (
+                "its characters ('+', '/', '=', ':', ';', '@') or its structure (a URL, a "
+                "connection string, markup) do not fit a URL slot unescaped")
+
 #: (format, transform) pairs that make no sense. Every other pair is planted.
 INCOMPATIBLE_FORMAT_TRANSFORM: dict[tuple[str, str], str] = {}
 for _f in SLOT_FORMATS:
@@ -64,15 +79,19 @@ for _c in ("shell_command", "http_request"):
 
 def compatible(fmt: str, context: str, transform: str) -> bool:
     """Whether planting ``fmt`` into ``context`` under ``transform`` yields realistic text."""
-    if fmt not in FORMATS or context not in CONTEXT_FUNCS or transform not in TRANSFORMS:
+    if fmt not in ALL_FORMATS or context not in CONTEXT_FUNCS or transform not in TRANSFORMS:
         return False
     return ((fmt, context) not in INCOMPATIBLE_FORMAT_CONTEXT
+            and (fmt, context) not in INCOMPATIBLE_VENDOR_CONTEXT
             and (fmt, transform) not in INCOMPATIBLE_FORMAT_TRANSFORM
             and (context, transform) not in INCOMPATIBLE_CONTEXT_TRANSFORM)
 
 
-def compatible_combinations() -> list[tuple[str, str, str]]:
-    return [(f, c, t) for f in SECRET_FORMATS for c in CONTEXTS for t in TRANSFORMS
+def compatible_combinations(formats: tuple[str, ...] = SECRET_FORMATS
+                            ) -> list[tuple[str, str, str]]:
+    """Every compatible (format, context, transform) of ``formats`` (the core formats by
+    default; ``ALL_SECRET_FORMATS`` adds the vendor families)."""
+    return [(f, c, t) for f in formats for c in CONTEXTS for t in TRANSFORMS
             if compatible(f, c, t)]
 
 
@@ -121,7 +140,7 @@ def plant_secret(rng: Rng, fmt: str, context: str, transform: str = "none", *,
         raise ValueError(f"incompatible combination: {fmt} x {context} x {transform}")
     sid = secret_id or _new_id(rng, "sec")
     for _ in range(16):
-        raw = FORMATS[fmt](rng)
+        raw = ALL_FORMATS[fmt](rng)
         core = secret_span(fmt, raw)
         try:
             shaped = _transform(rng, fmt, raw, core, transform)
