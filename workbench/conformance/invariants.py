@@ -152,10 +152,6 @@ class _Findings:
         return pl.DataFrame(self.rows, schema=schema)
 
 
-def empty_findings():
-    return _Findings().frame()
-
-
 # --------------------------------------------------------------------------- inputs
 
 

@@ -33,7 +33,7 @@ import contextlib
 import functools
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from importlib import resources
 from typing import Any
 
@@ -271,16 +271,6 @@ def to_wire(row: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = _clean(row.get(key))
         return out
     raise ValueError(f"no wire shape for event_type {etype!r}; known: {', '.join(WIRE_EVENT_TYPES)}")
-
-
-def wire_events(events, event_types: Iterable[str] = WIRE_EVENT_TYPES) -> list[dict[str, Any]]:
-    """Every row of ``events`` (a polars frame) of a known wire type, in row order."""
-    import polars as pl
-
-    if events.height == 0 or "event_type" not in events.columns:
-        return []
-    part = events.filter(pl.col("event_type").is_in(list(event_types)))
-    return [to_wire(r) for r in part.iter_rows(named=True)]
 
 
 def validate_events(events):
