@@ -3,7 +3,7 @@ kernel, Dask overhead per task, and the speed-up from 1 to 2 workers.
 
     .venv/bin/python benchmarks/bench_sweep.py [--events 1000000] [--configs 1000] [--skip-sweep]
 
-Figures only, no assertions (ARCHITECTURE.md §7 target: <= 60 s for the 1,000 x 1 M sweep on
+Figures only, no assertions (docs/targets.md: <= 60 s for the 1,000 x 1 M sweep on
 2 cores). The machine may be shared: the load average is printed first; read ratios with it.
 """
 

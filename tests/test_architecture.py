@@ -157,3 +157,28 @@ def test_front_door_names_survive_their_subpackages():
             "print('ok')")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+def test_the_engine_map_names_every_engine_module():
+    """``workbench/engine/__init__.py`` says who owns what; a new module must be placed in it."""
+    import re
+
+    import workbench.engine as engine
+
+    named = set(re.findall(r"``(\w+)\.py``", engine.__doc__))
+    modules = {p.stem for p in (PACKAGE / "engine").glob("*.py") if p.stem != "__init__"}
+    assert modules - named == set(), f"engine modules missing from the map: {sorted(modules - named)}"
+    assert named - modules == set(), f"the map names modules that do not exist: {sorted(named - modules)}"
+
+
+# what a clone of the project does not have: the workplace's shared folder, its architecture file
+_OUTSIDE_CITATIONS = ("../shared", "ARCHITECTURE §", "ARCHITECTURE.md")
+
+
+def test_code_and_benchmarks_cite_only_the_projects_own_files():
+    root = PACKAGE.parent
+    files = [*PACKAGE.rglob("*.py"), *(root / "benchmarks").rglob("*.py"), root / "README.md"]
+    bad = [f"{p.relative_to(root)}:{i}" for p in files
+           for i, line in enumerate(p.read_text().splitlines(), 1)
+           if any(c in line for c in _OUTSIDE_CITATIONS)]
+    assert bad == [], f"citations of files a clone does not have: {bad}"

@@ -1,5 +1,5 @@
-"""The two compaction layers' rules (Holon's OpenAI remote compaction boundary,
-``../shared/seeds/holon-openai-remote-compaction-boundary.md`` §4–§8, as the engines model
+"""The two compaction layers' rules (Holon's RFC "OpenAI Remote Compaction
+Boundary For Holon", 2026-04-30 draft, §4–§8, as the engines model
 them: :mod:`workbench.engine.provider_window`), checked on a run's events, ledger and summary.
 
 Each check reports the items it examined (a check that examined nothing proved nothing):

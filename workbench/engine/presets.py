@@ -1,4 +1,5 @@
-"""Presets mirroring real harness policies (../shared/reference/harness-presets.md).
+"""Presets mirroring real harness policies: facts from the systems' public code, docs and issue
+threads, stated in each preset's description.
 
 Numbers the sources mark as uncertain are ordinary parameters; override them with
 ``get_policy(name, {"section.key": value})`` or in a YAML spec (``preset: NAME``).
@@ -25,8 +26,8 @@ from workbench.errors import PolicyError
 
 _SUMMARY = Compaction(kind="summary", ratio=0.05, floor=1_500, cap=12_000, prompt_tokens=900)
 # Claude Code's summarizer call re-writes the conversation to the cache instead of reading
-# it (issues report ~97k tokens re-written per compaction; the recorded acompact call in
-# ../shared read only the 17.8k system prefix and wrote 121.7k)
+# it (issues report ~97k tokens re-written per compaction; the recorded acompact call of a
+# recorded log read only the 17.8k system prefix and wrote 121.7k)
 # (its instruction, recorded in the same call, is ~2k cl100k tokens)
 _CLAUDE_SUMMARY = Compaction(kind="summary", ratio=0.05, floor=1_500, cap=12_000, prompt_tokens=2_000,
                              shares_cache=False)

@@ -1,6 +1,6 @@
-"""Two compaction layers (Holon's OpenAI remote compaction boundary, ``../shared/seeds/
-holon-openai-remote-compaction-boundary.md`` §4–§8): the provider window and the local
-semantic checkpoint, kept apart.
+"""Two compaction layers (Holon's RFC "OpenAI Remote Compaction Boundary For Holon",
+2026-04-30 draft, §4–§8): the provider window and the local semantic checkpoint, kept
+apart.
 
 A policy has the second layer when ``compaction.local_tokens > 0`` (it needs the opaque,
 accumulating strategy: the ``holon-openai`` preset). Per request, in the engines' order:

@@ -3,7 +3,7 @@
 * :func:`simulate` replays every continuity under every policy and keeps everything: the
   per-call ledger, the events (ADR-0011 checkpoints, RFC 0012 ``memory.compacted``, ...),
   the summary rows and the run's configuration.
-* :func:`summarize` gives only the summary rows (:mod:`workbench.engine.metrics`), without
+* :func:`run_totals` gives only the summary rows (:mod:`workbench.engine.metrics`), without
   building per-call frames; with ``engine="batch"`` many policies of one continuity are
   replayed in one compiled call (``prange`` over them), which is what sweeps use.
 
@@ -354,7 +354,7 @@ def _summary(keys: list[tuple], totals: list[tuple[np.ndarray, np.ndarray]]):
     return metrics.summary_frame(dict(zip(metrics.SUMMARY_KEYS, columns, strict=True)), ints, costs)
 
 
-def summarize(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel",
+def run_totals(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel",
               tokenizer: str = "cl100k", model: str | None = None, run_id: str | None = None,
               inputs: list | None = None, accounting: str = "auto", calibration: str | Path | None = None,
               line_source: str = "own"):
