@@ -44,7 +44,8 @@ PRESETS: dict[str, Policy] = {p.name: p for p in (
     Policy("claude-code", "auto-compact at window - min(max_output, 20k) - 13k (~167k of 200k): whole history -> one summary",
            trigger=CutRule(kind="tokens", reserve_tokens=33_000, keep_first=1),
            compaction=_CLAUDE_SUMMARY),
-    Policy("codex-local", "compact at 90% of the window: initial context + recent user messages (20k) + handoff summary; the summary call omits tool specs (no cache)",
+    Policy("codex-local", "compact at 90% of the window: initial context + recent user messages (20k) + handoff summary; "
+           "the summary call omits tool specs (no cache)",
            trigger=CutRule(kind="tokens", fraction=0.9, keep_first=1),
            compaction=Compaction(kind="summary", ratio=0.04, floor=1_000, cap=8_000, prompt_tokens=700,
                                  retain="user_messages", retain_tokens=20_000, shares_cache=False)),
@@ -107,7 +108,8 @@ PRESETS: dict[str, Policy] = {p.name: p for p in (
            compaction=Compaction(kind="opaque", ratio=0.05, floor=1_000, cap=10_000, prompt_tokens=0,
                                  accumulate=True, max_segments=4, local_tokens=32_000,
                                  local_prompt_tokens=900)),
-    Policy("openclaw-flush", "memory flush at window - reserveTokensFloor (20k) - softThresholdTokens (4k), once per compaction; compaction at window - 20k",
+    Policy("openclaw-flush", "memory flush at window - reserveTokensFloor (20k) - softThresholdTokens (4k), once per "
+           "compaction; compaction at window - 20k",
            trigger=CutRule(kind="tokens", reserve_tokens=20_000, keep_first=1),
            compaction=_SUMMARY,
            flush=Flush(enabled=True, reserve_tokens=20_000, soft_threshold_tokens=4_000)),
