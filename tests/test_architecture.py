@@ -195,3 +195,33 @@ def test_long_lines_only_get_fewer():
     over = [f"{p.relative_to(root)}:{i}" for p in files
             for i, line in enumerate(p.read_text().splitlines(), 1) if len(line) > 120]
     assert len(over) <= LINES_OVER_120, f"{len(over)} lines over 120 characters (at most {LINES_OVER_120})"
+
+
+def _spelled_names(tree: ast.AST, values: set[str]) -> list[tuple[int, str]]:
+    """``(line, value)`` of each string constant in ``values`` that is code (not a docstring,
+    not a piece of an f-string's text)."""
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+            and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    text = {id(c) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for c in ast.walk(n)}
+    return [(n.lineno, n.value) for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in values
+            and id(n) not in docs and id(n) not in text]
+
+
+def test_the_wire_vocabulary_is_spelled_only_by_its_owner():
+    """Event types, summary kinds and RFC 0012 names are spelled in ``rundir/wire.py`` and
+    imported everywhere else."""
+    from workbench.rundir import wire
+
+    values = {v for k, v in vars(wire).items() if k.isupper() and isinstance(v, str)}
+    assert {"continuity_compaction_checkpoint_created", "memory.compacted", "provider.compacted"} <= values
+    owner = PACKAGE / "rundir" / "wire.py"
+    copies = [f"{p.relative_to(PACKAGE.parent)}:{line}: {value!r}" for p in sorted(PACKAGE.rglob("*.py"))
+              if p != owner for line, value in _spelled_names(ast.parse(p.read_text()), values)]
+    assert copies == [], "wire names spelled outside workbench/rundir/wire.py:\n" + "\n".join(copies)
+
+
+def test_the_wire_check_finds_a_planted_copy():
+    tree = ast.parse('"""memory.compacted in prose"""\nX = "memory.compacted"\ny = f"{X} memory.compacted"\n')
+    assert _spelled_names(tree, {"memory.compacted"}) == [(2, "memory.compacted")]

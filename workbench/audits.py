@@ -176,7 +176,7 @@ def conformance_audit(run_dir: str | Path) -> AuditResult:
 def conformance_checked(events, scenarios) -> dict[str, int]:
     """What a conformance audit had to check: checkpoint frames, RFC 0012 ``memory.compacted``
     events, and scenarios run (not skipped) over the policies of the run."""
-    from workbench.conformance.schemas import CHECKPOINT_EVENT, COMPACTED_EVENT
+    from workbench.rundir.wire import CHECKPOINT_EVENT, COMPACTED_EVENT
 
     kinds = events["event_type"]
     per = events.filter(kinds == CHECKPOINT_EVENT)["policy"].value_counts(sort=True) if events.height else None

@@ -38,9 +38,15 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from workbench.conformance.invariants import FAIL, MERGE_EVENT
-from workbench.conformance.schemas import CHECKPOINT_EVENT, COMPACTED_EVENT
 from workbench.engine.enums import INTENTIONAL_LOSSES, CacheLoss, names
-from workbench.engine.provider_window import LOCAL_EVENT, OPAQUE_KIND, PROVIDER_EVENT, REBUILD_EVENT
+from workbench.rundir.wire import (
+    CHECKPOINT_EVENT,
+    COMPACTED_EVENT,
+    LOCAL_EVENT,
+    OPAQUE_KIND,
+    PROVIDER_EVENT,
+    REBUILD_EVENT,
+)
 
 CHECKS: dict[str, str] = {
     "memory_compacted_readable": "memory.compacted never names a provider item; with a local layer, a local checkpoint",
