@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.conformance import schemas as S
+from workbench.rundir import wire as W
 
 # RFC 0012 §A, verbatim
 RFC0012_MEMORY = {
@@ -213,12 +214,12 @@ json_values = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_siz
 
 
 @settings(max_examples=120, deadline=None)
-@given(trigger=st.one_of(st.sampled_from(S.COMPACTION_TRIGGERS), st.text(max_size=12)),
+@given(trigger=st.one_of(st.sampled_from(W.COMPACTION_TRIGGERS), st.text(max_size=12)),
        supported=json_values, ttl=json_values)
 def test_fuzz_capability_fields(trigger, supported, ttl):
     mem = {"supported": True, "compaction": {"supported": supported, "trigger": trigger},
            "retention": {"ttl": ttl}}
-    ok = trigger in S.COMPACTION_TRIGGERS and isinstance(supported, bool) and isinstance(ttl, bool)
+    ok = trigger in W.COMPACTION_TRIGGERS and isinstance(supported, bool) and isinstance(ttl, bool)
     assert (S.validate("memory-capability", mem) == []) == ok
     # the trigger is only required when compaction is supported
     mem["compaction"].pop("trigger")

@@ -75,10 +75,16 @@ class SimulationResult:
         return out
 
 
-def _resolve_policies(policies: Sequence[str | Policy]) -> list[Policy]:
+def policy_list(policies: str | Path | Policy | Sequence[str | Path | Policy]) -> list:
+    """``policies`` as a list: one name, spec path or :class:`Policy` is a list of one (a
+    name is never read as a sequence of letters)."""
+    return [policies] if isinstance(policies, str | Path | Policy) else list(policies)
+
+
+def _resolve_policies(policies: str | Path | Policy | Sequence[str | Path | Policy]) -> list[Policy]:
     from workbench.engine.presets import get_policy
 
-    out = [p if isinstance(p, Policy) else get_policy(p) for p in policies]
+    out = [p if isinstance(p, Policy) else get_policy(p) for p in policy_list(policies)]
     names = [p.name for p in out]
     dupes = {n for n in names if names.count(n) > 1}
     if dupes:
