@@ -12,13 +12,15 @@ Who owns what (every module of the package; ``tests/test_architecture.py`` check
   replays it in the tokens its provider billed (calibrated or harness-profile accounting).
 * ``reference.py`` (the oracle) and ``kernel.py`` + ``kernel_nb.py`` (the compiled
   simulator: records for one configuration, totals under ``prange`` for many).
-* The rules both engines share, one module each, with the reference's step and the
-  kernel's twin named in it: ``checkpoints.py`` (ADR-0011 checkpoint selection),
+* Rules with a module of their own, which the engines (and the evaluations) take their
+  step from: ``checkpoints.py`` (ADR-0011 checkpoint selection),
   ``masking.py`` (masking by a bound), ``pruning.py`` (session pruning in one request's
   prompt), ``provider_window.py`` (the two compaction layers).
 * ``enums.py`` (codes) and ``records.py`` (ledger/event/totals layouts): what both
   engines and the tables share.
 * ``metrics.py`` (+ ``metrics_nb.py``): the summary columns.
 * ``run.py``: ``simulate`` and ``run_totals`` (summary rows only), the API everything else
-  calls; ``lean.py`` what keeps a large ``simulate`` within its memory budget.
+  calls; ``lean.py`` what keeps a large ``simulate`` within its memory budget. A run's
+  event rows are built by :mod:`workbench.rundir.event_frames`, in the names of
+  :mod:`workbench.rundir.wire`.
 """
