@@ -63,7 +63,7 @@ def test_an_explicit_stand_in_is_recorded_and_said(synthetic, tmp_path):
     from workbench.report.verdict import build_verdict
 
     html = build_verdict(out).to_html()
-    assert "Pricing" in html and "priced as gpt-5" in html
+    assert "Note" in html and "priced as gpt-5" in html and "(in 1 of 1 replays (policy × continuity))" in html
 
 
 def test_leakage_without_labels_is_not_measured(tmp_path):
@@ -78,7 +78,7 @@ def test_leakage_without_labels_is_not_measured(tmp_path):
     assert "not measured (no labels):" in r.output and "redactor findings carried into derived text" in r.output
     r = runner.invoke(app, ["audit", "redaction", "--run", str(run), "--format", "json"])
     assert r.exit_code == 0, r.output
-    row = json.loads(r.output[: r.output.rindex("]") + 1])[0]
+    row = json.loads(r.stdout)[0]  # stdout is the document alone (messages: stderr)
     assert row["leaks"].startswith("not measured (no labels): ") and row["leaks"].endswith(
         " redactor findings carried into derived text")
     ev = orjson.loads((run / "evaluation.json").read_bytes())
@@ -153,7 +153,7 @@ def test_policies_in_every_format(fmt):
         rows = json.loads(r.output)
         assert {row["preset"] for row in rows} >= {"claude-code", "rip-adr0011"}
     elif fmt == "csv":
-        assert r.output.splitlines()[0] == "preset,harness,trigger,strategy,flush,masking,at_overflow,description"
+        assert r.output.splitlines()[0] == "preset,harness,trigger,strategy,flush,masking,at_overflow,description,source"
     else:
         assert r.output.startswith("| preset | harness | trigger |")
 

@@ -232,7 +232,7 @@ def fidelity_audit(dataset, *, engine: str = "kernel", price_as: str | None = No
 
         raise WorkbenchError(f"{getattr(dataset, 'path', dataset)}: nothing to compare: no continuity "
                              "recorded usage or a compaction (fidelity compares a replay with what real "
-                             "logs recorded: import them with `workbench import`)")
+                             "logs recorded: import them with `workbench import LOGS --out DIR`)")
     profiles = fit_profiles(ds)
     inputs = prepare_dataset(ds, "cl100k")
     preset = preset_compactions(ds, inputs, profiles, engine=engine, price_as=price_as)

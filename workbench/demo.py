@@ -241,7 +241,9 @@ def checked_text(res) -> str:
     if not c:
         return ""
     if "checkpoints_raced" in c:
-        return f" ({c['checks']} checks over {c['policies']} policies, {c['checkpoints_raced']:,} checkpoints raced)"
+        from workbench.evaluate.determinism import describe_checks
+
+        return f" ({describe_checks(c, c['policies'])}; {c['checkpoints_raced']:,} checkpoints raced)"
     by = c.get("checkpoints_by_policy") or {}
     each = ", ".join(f"{p} {n:,}" for p, n in by.items())
     return (f" ({c['checkpoints']:,} checkpoints{f': {each}' if each else ''}; "

@@ -24,7 +24,7 @@ def test_every_format_declares_a_known_harness_profile():
     formats = load_formats()
     assert set(formats) == {"claude_code", "codex", "swe_agent", "mini_swe_agent", "openhands",
                             "openhands_sdk", "gemini_cli", "openai_messages", "aider", "cline", "roo_code",
-                            "opencode"}
+                            "opencode", "atif"}
     for name, fmt in formats.items():
         assert fmt.profile in PRESETS, name
         assert profile_of(name) == fmt.profile

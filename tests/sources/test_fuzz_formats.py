@@ -155,7 +155,7 @@ def _check_roundtrip(fmt: str, conts, data: bytes, container: str) -> None:
         assert rebuilt == orjson.loads(data)
 
 
-@pytest.mark.parametrize("fmt", FILE_FORMATS)
+@pytest.mark.parametrize("fmt", [*FILE_FORMATS, "atif"])
 @SETTINGS
 @given(data=st.binary(max_size=400))
 def test_random_bytes(fmt, data):
@@ -163,7 +163,7 @@ def test_random_bytes(fmt, data):
     _run(fmt, data, "skip")
 
 
-@pytest.mark.parametrize("fmt", FILE_FORMATS)
+@pytest.mark.parametrize("fmt", [*FILE_FORMATS, "atif"])
 @SETTINGS
 @given(value=json_any, indent=st.booleans())
 def test_random_json(fmt, value, indent):

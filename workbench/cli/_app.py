@@ -4,7 +4,14 @@ Exit codes: 0 the command did what was asked; 1 it ran but what it found or did 
 failure (a failed audit, failed sweep configurations, no feasible configuration); 2 bad
 input (a path, a value, a spec) — the message names it and what is allowed. An error the
 workbench did not anticipate prints one line and exits 1; ``--debug`` (or
-``WORKBENCH_DEBUG=1``) shows the traceback of either.
+``WORKBENCH_DEBUG=1``) shows the traceback of either. Ctrl-C prints one line and exits 130.
+
+Under ``--format csv|json`` stdout is exactly one document (every table of the command in it,
+:func:`workbench.util.tables.one_document`); whatever else a command says goes to stderr.
+
+Help is click's plain layout (``rich_markup_mode=None``): at any width an option's name is
+printed whole and a switch reads ``--force`` or ``--evaluate / --no-evaluate``, where the
+rich panels cut names to fit a column (``--model-price-…``) and gave switches a ``<bool>``.
 """
 
 from __future__ import annotations
@@ -20,12 +27,13 @@ import typer
 from workbench.errors import WorkbenchError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  rich_markup_mode=None,
                   help="Replay agent continuities through compaction policies and measure them.")
-audit_app = typer.Typer(no_args_is_help=True, help="Evaluate runs: leakage and retention, "
-                        "determinism, conformance, fidelity.")
+audit_app = typer.Typer(no_args_is_help=True, rich_markup_mode=None,
+                        help="Evaluate runs: leakage and retention, determinism, conformance, fidelity.")
 app.add_typer(audit_app, name="audit")
 
-_STATE = {"debug": False}
+_STATE = {"debug": False, "machine": False}
 # a message longer than this is cut on screen; --debug prints it whole
 MESSAGE_LIMIT = 400
 
@@ -53,7 +61,14 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 
 
 def say(message: str, *, err: bool = False) -> None:
-    typer.echo(message, err=err)
+    """A message for the person running the command: stdout, unless stdout carries a
+    machine-readable document (``--format csv|json``), then stderr."""
+    typer.echo(message, err=err or bool(_STATE["machine"]))
+
+
+def print_document(text: str) -> None:
+    """The command's machine-readable result (``--json``): stdout, whatever the format."""
+    typer.echo(text)
 
 
 def warn(message: str) -> None:
@@ -68,10 +83,23 @@ def handled(fn, name: str | None = None):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         from workbench.rundir.output import rerunning
+        from workbench.util.tables import FORMATS, MACHINE_FORMATS, one_document
 
+        fmt = kwargs.get("fmt")
+        if fmt is not None and fmt not in FORMATS:  # before any work, not after a run is written
+            raise fail(f"--format {fmt}: unknown format; choose one of {', '.join(FORMATS)}")
+        _STATE["machine"] = fmt in MACHINE_FORMATS
         try:
-            with rerunning(name or fn.__name__):
-                return fn(*args, **kwargs)
+            with rerunning(name or fn.__name__), one_document(fmt) as doc:
+                try:
+                    result = fn(*args, **kwargs)
+                except typer.Exit as exc:
+                    if doc is not None and exc.exit_code in (0, 1):  # a result, failed or not
+                        doc.write()
+                    raise
+                if doc is not None:
+                    doc.write()
+                return result
         except typer.Exit:
             raise
         except WorkbenchError as exc:
@@ -81,7 +109,7 @@ def handled(fn, name: str | None = None):
                 traceback.print_exc(file=sys.stderr)
             raise fail(str(exc), 2) from None
         except KeyboardInterrupt:
-            raise fail("interrupted; whatever was complete is kept", 130) from None
+            raise interrupted() from None
         except BrokenPipeError:
             # the reader went away (`workbench policies | head`): stop quietly, as a shell
             # tool killed by SIGPIPE does; stdout is closed so Python's exit does not complain
@@ -94,6 +122,18 @@ def handled(fn, name: str | None = None):
                        "traceback; please report it)", 1) from None
 
     return wrapper
+
+
+def interrupted() -> typer.Exit:
+    """Ctrl-C: one line, exit 130 (128 + SIGINT, as a shell reports it)."""
+    from workbench.cli import INTERRUPTED
+
+    _STATE["interrupted"] = True
+    return fail(INTERRUPTED.removeprefix("error: "), 130)
+
+
+def said_interrupted() -> bool:
+    return bool(_STATE.get("interrupted"))
 
 
 def command(target: typer.Typer = app, **kwargs):
@@ -109,5 +149,6 @@ def command(target: typer.Typer = app, **kwargs):
 
 Force = Annotated[bool, typer.Option("--force", help="also replace a workbench directory of "
                                                       "another kind (never anything else)")]
-Format = Annotated[str, typer.Option("--format", help="table | csv | json | markdown")]
+Format = Annotated[str, typer.Option("--format", help="table | csv | json | markdown (csv and json: "
+                                                      "stdout is one document, messages go to stderr)")]
 OutDir = Annotated[Path, typer.Option("--out")]

@@ -54,21 +54,26 @@ def redaction(
 
 @command(audit_app)
 def determinism(
-    dataset: Annotated[Path, typer.Option(help="dataset directory")],
-    policy: Annotated[list[str], typer.Option(help="preset or spec; repeat")],
     out: Annotated[Path, typer.Option(help="directory for determinism.parquet and drift.parquet "
                                            "(a run directory, or a new one)")],
+    dataset: Annotated[Path | None, typer.Option(help="dataset directory (default: the one the run "
+                                                      "at --out replayed)")] = None,
+    policy: Annotated[list[str] | None, typer.Option(help="preset or spec; repeat (default: the "
+                                                          "policies of the run at --out)")] = None,
     engine: Annotated[str, typer.Option(help="kernel | reference")] = "kernel",
     drift_tokenizer: Annotated[str, typer.Option(help="second tokenizer for drift")] = "approx",
     force: Force = False,
     fmt: Format = "table",
 ) -> None:
-    """Byte-identical ledgers, checkpoints and compiled contexts; tokenizer drift of cut points."""
+    """Byte-identical ledgers, checkpoints and compiled contexts; tokenizer drift of cut points.
+
+    `workbench audit determinism --out RUN_DIR` audits a run's own dataset and policies."""
     from workbench.audits import determinism_audit
     from workbench.rundir import Kind, check_output
 
     check_output(out, Kind.AUDIT, accept=(Kind.RUN,), force=force, replacing=False)
-    audit = determinism_audit(dataset, policy, engine=engine, drift_tokenizer=drift_tokenizer)
+    dataset, policies = _determinism_inputs(out, dataset, policy)
+    audit = determinism_audit(dataset, policies, engine=engine, drift_tokenizer=drift_tokenizer)
     audit.write(out, force=force)
     checks = audit.tables[N.DETERMINISM]
     # a row per policy: presets are many, checks are few, so this stays readable in a terminal
@@ -77,17 +82,41 @@ def determinism(
     for name in checks["policy"].unique(maintain_order=True).to_list():
         status = dict(checks.filter(checks["policy"] == name).select("check", "status").iter_rows())
         rows.append({"policy": name, **{c: status.get(c, "-") for c in names}})
-    emit(rows, ["policy", *names], fmt=fmt, title="Determinism")
+    emit(rows, ["policy", *names], fmt=fmt, title="Determinism", name="determinism")
     drift = audit.tables[N.DRIFT]
     emit(drift.to_dicts(), ["policy", "trigger", "cuts", "cuts_other", "moved"], fmt=fmt,
-         title="Tokenizer drift", headers={"cuts_other": f"cuts ({drift_tokenizer})"})
+         title="Tokenizer drift", name="drift", headers={"cuts_other": f"cuts ({drift_tokenizer})"})
+    from workbench.evaluate.determinism import describe_checks
+
     c = audit.details["checked"]
-    say(f"checked {c['checks']} checks over {c['policies']} policies; {c['checkpoints_raced']:,} checkpoints raced")
+    say(f"checked {describe_checks(c, c['policies'])}; {c['checkpoints_raced']:,} checkpoints raced")
     if not c["checkpoints_raced"]:
         say("no checkpoint to race: no policy compacted this dataset, so checkpoint selection was not exercised")
     say(f"{'PASS' if audit.passed else 'FAIL'}: wrote {out}/determinism.parquet, drift.parquet")
     if not audit.passed:
         raise typer.Exit(1)
+
+
+def _determinism_inputs(out: Path, dataset: Path | None, policy: list[str] | None):
+    """The dataset and policies to audit: as given, else those of the run at ``out``."""
+    from workbench.errors import WorkbenchError
+
+    if dataset is not None and policy:
+        return dataset, policy
+    if not (out / N.CONFIG).is_file():
+        missing = " and ".join(o for o, v in (("--dataset", dataset), ("--policy", policy)) if not v)
+        raise WorkbenchError(f"{out} is not a run directory (no {N.CONFIG}): give {missing}, or pass a "
+                             "run directory as --out to audit its dataset and policies")
+    from types import SimpleNamespace
+
+    from workbench.evaluate.texts import policies_of
+    from workbench.rundir.read import load_config
+
+    config = load_config(out)
+    if dataset is None:
+        dataset = Path(config["dataset"]["path"])
+    # policies_of reads only the run's config (the policies it recorded, parameters and all)
+    return dataset, policy or list(policies_of(SimpleNamespace(config=config)).values())
 
 
 @command(audit_app)
@@ -137,16 +166,23 @@ def fidelity(
         help="provider: replay in provider tokens (the line inside the replay) | counted: replay "
              "counted tokens and apply the line afterwards")] = "provider",
     force: Force = False,
+    fmt: Format = "table",
 ) -> None:
     """Replay `as-recorded` and each log's harness preset; compare with the usage and
-    compactions the logs recorded, in sample and leave-one-log-out."""
+    compactions the logs recorded, in sample and leave-one-log-out (`--format` other than
+    table: the tables the report reads)."""
     from workbench.audits import fidelity_audit
     from workbench.rundir import Kind, check_output
 
     check_output(out, Kind.AUDIT, accept=(Kind.RUN,), force=force, replacing=False)
     audit = fidelity_audit(dataset, engine=engine, price_as=model_price_as, accounting=accounting)
     audit.write(out, force=force)
-    say(audit.details["text"])
+    if fmt == "table":
+        say(audit.details["text"])
+    else:
+        for name in (N.FIDELITY, N.FIDELITY_CONTINUITIES, N.FIDELITY_TOTALS, N.FIDELITY_PRESET):
+            frame = audit.tables[name]
+            emit(frame.to_dicts(), frame.columns, fmt=fmt, name=name.removesuffix(".parquet"))
     say(f"wrote fidelity Parquet tables to {out}")
 
 

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from workbench.cli._app import Force, Format, command, fail, say
+from workbench.cli._app import Force, Format, command, fail, print_document, say
 
 
 @command()
@@ -91,7 +91,7 @@ def inspect(
     if json:
         import orjson
 
-        say(orjson.dumps(info, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode())
+        print_document(orjson.dumps(info, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode())
     else:
         render_text(info)
 
@@ -206,7 +206,7 @@ def calibrate(
              "logs": len(p["logs"]), "requests": p["requests"], "ape_median_pct": p["ape_median_pct"],
              "ape_p90_pct": p["ape_p90_pct"]}
             for h, fams in doc["profiles"].items() for fam, p in fams.items()]
-    emit(rows, list(rows[0]) if rows else ["profile"], fmt=fmt, title="profiles (in sample)")
+    emit(rows, list(rows[0]) if rows else ["profile"], fmt=fmt, title="profiles (in sample)", name="profiles")
     logs = [{"log": cid, "profile": f"{e['harness']}/{e['family']}", "requests": e["requests"],
              "own_ape_median_pct": (e["own"] or {}).get("ape_median_pct"),
              "loo_profile": (e["loo"] or {}).get("profile"),
@@ -215,7 +215,7 @@ def calibrate(
             for cid, e in doc["logs"].items() if e["requests"] >= 3]
     emit(logs, ["log", "profile", "requests", "own_ape_median_pct", "loo_profile", "loo_ape_median_pct",
                 "loo_ape_p90_pct"], fmt=fmt, title="each log's prompt error: its own line vs the profile "
-         "fitted without it (leave-one-log-out)")
+         "fitted without it (leave-one-log-out)", name="logs")
     say(f"wrote {out}")
 
 

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from workbench.cli import summarizer as S
-from workbench.cli._app import Force, Format, command, fail, say, warn
+from workbench.cli._app import Force, Format, command, fail, print_document, say, warn
 from workbench.report.console import print_summary
 
 
@@ -18,7 +18,7 @@ def policies(fmt: Format = "table",
              harness: Annotated[str | None, typer.Option(help="only the presets of this harness")] = None) -> None:
     """List the policy presets and their parameters (release lines of a versioned preset,
     ``NAME@LINE``, under it: on an imported log the preset follows the log's version)."""
-    from workbench.engine.presets import PRESETS, VERSIONS, harness_of
+    from workbench.engine.presets import PRESETS, VERSIONS, harness_of, source_of
     from workbench.util.tables import emit
 
     listed = {}
@@ -33,24 +33,27 @@ def policies(fmt: Format = "table",
     if json:
         import orjson
 
-        say(orjson.dumps({n: p.to_dict() for n, p in listed.items()}, option=orjson.OPT_INDENT_2).decode())
+        print_document(orjson.dumps({n: p.to_dict() for n, p in listed.items()}, option=orjson.OPT_INDENT_2).decode())
         return
     rows = [{"preset": name, "harness": harness_of(p) or "", "trigger": p.trigger.rule_id(),
              "strategy": p.compaction.kind, "flush": "yes" if p.flush.enabled else "",
              "masking": p.masking.after_turns or (f"all but the newest {p.masking.keep_tokens:,} tokens"
                                                   if p.masking.keep_tokens else ""),
              "at_overflow": p.at_overflow(),
-             "description": p.description} for name, p in listed.items()]
-    emit(rows, ["preset", "harness", "trigger", "strategy", "flush", "masking", "at_overflow", "description"],
+             "description": p.description, "source": source_of(p)} for name, p in listed.items()]
+    emit(rows, ["preset", "harness", "trigger", "strategy", "flush", "masking", "at_overflow", "description",
+                "source"],
          fmt=fmt, headers={"at_overflow": "at overflow"}, display={"masking": str})
 
 
 def report_notes(config: dict) -> None:
-    """Say what was done otherwise than asked (stand-in prices, defaults)."""
+    """Say what was done otherwise than asked (stand-in prices, defaults), and where."""
+    from workbench.report.verdict import scoped_note
+
     for n in config.get("notes") or []:
         where = n["where"]
         shown = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
-        warn(f"{n['note']} ({shown})")
+        warn(f"{scoped_note(n, config)}: {shown}")
 
 
 @command()

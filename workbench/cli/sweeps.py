@@ -116,6 +116,9 @@ def tune(
         raise fail(f"nothing to tune: all {agg.height} configurations of {out} failed (listed above)", 1)
     result = tune_sweep(agg, objective, constraint or [], "max" if maximize else "min")
     render_table(result, top=top, fmt=fmt)
+    if fmt != "table":  # the table prints its notes under it; a document has no place for them
+        for n in result.notes:
+            say(f"note: {n}", err=True)
     if failed:
         warn(f"{len(failed)} of {agg.height} configurations failed and were not considered: "
              + ", ".join(str(r["config_index"]) for r in failed[:20]))

@@ -111,7 +111,7 @@ def load_dataset(path: str | Path) -> Dataset:
     manifest_path = path / MANIFEST_FILE
     if not manifest_path.is_file():
         raise DatasetError(f"{path}: not a dataset (no {MANIFEST_FILE}); create one with "
-                           "`workbench generate` or `workbench import`")
+                           "`workbench generate --out DIR` or `workbench import LOGS --out DIR`")
     try:
         manifest = orjson.loads(manifest_path.read_bytes())
     except orjson.JSONDecodeError as exc:

@@ -223,6 +223,72 @@ LOG_FORMAT = {"claude-code": "claude_code", "codex-local": "codex", "codex-remot
 # ... and back: the preset that mirrors the harness of each log format (the first listed)
 PRESET_OF_FORMAT = {fmt: name for name, fmt in reversed(LOG_FORMAT.items())}
 
+# Where each preset's rule was read (file and line, issue or doc page), the citation of its
+# description in a field of its own: `workbench policies` prints it. A release line
+# (``name@line``) cites its preset's sources unless SOURCE names the line itself.
+SOURCE = {
+    "no-compaction": "workbench baseline (no harness): never compacts",
+    "as-recorded": "the imported log itself: its recorded compaction boundaries and summaries",
+    "claude-code": "anthropics/claude-code#31806 (deobfuscated auto-compact threshold: window - min(max_output, "
+                   "20k) - 13k); /context buffer: anthropics/claude-code#10266, #15435, #23409; "
+                   "code.claude.com docs 'How Claude Code works'",
+    "claude-code@2.0": "anthropics/claude-code#10266 (/context: 45k autocompact buffer, 22.5 %, 2.0.x)",
+    "claude-code@2.1": "anthropics/claude-code#31806, #23409 (33k buffer, 16.5 %, from 2.1.x)",
+    "claude-code-microcompact": "anthropics/claude-code#31806 (threshold); microcompact: third-party readings "
+                                "of Claude Code's services/compact/microCompact.ts (gap 60 min, keepRecent 5)",
+    "codex-local": "openai/codex codex-rs/protocol/src/openai_models.rs (ModelInfo::auto_compact_token_limit, "
+                   "90 %), codex-rs/core/models.json; openai/codex#40095 (272k -> 244,800)",
+    "codex-remote": "openai/codex codex-rs/protocol/src/openai_models.rs; remote compaction path: "
+                    "openai/codex#11805",
+    "openhands-default": "All-Hands-AI/OpenHands condenser pipeline: ConversationWindow, BrowserOutput"
+                         "(attention_window=2), LLMSummarizing(keep_first=4, max_size=120)",
+    "openhands-sdk": "OpenHands/software-agent-sdk LLMSummarizingCondenser (max_size=80, keep_first=4, "
+                     "minimum_progress=0.1 in the default agent)",
+    "observation-masking": "The Complexity Trap, arXiv 2508.21433 (observation masking, M=10)",
+    "llm-summary": "The Complexity Trap, arXiv 2508.21433 (LLM summary, N=21, M=10)",
+    "hybrid": "The Complexity Trap, arXiv 2508.21433 (hybrid, W=10, N=43, M=10)",
+    "anthropic-clear-tool-uses": "Anthropic docs: context editing, clear_tool_uses_20250919 (trigger "
+                                 "input_tokens 100,000, keep 3 tool uses)",
+    "anthropic-compact": "Anthropic docs: server-side compaction (compact_20260112; trigger 150,000 "
+                         "input_tokens, minimum 50,000)",
+    "openai-responses-compact": "OpenAI docs: Responses API context_management.compact_threshold (no "
+                                "documented default)",
+    "holon-openai": "Holon seed holon-openai-remote-compaction-boundary §4-§8",
+    "openclaw-flush": "openclaw/openclaw memory flush: reserveTokensFloor 20,000, softThresholdTokens 4,000 "
+                      "(the flush settings the harness reference lists)",
+    "openclaw-pruning": "openclaw/openclaw docs/concepts/session-pruning.md; src/agents/pi-extensions/"
+                        "context-pruning/pruner.ts, settings.ts, extension.ts",
+    "openclaw-pruning-flush": "openclaw/openclaw docs/concepts/session-pruning.md; src/agents/pi-extensions/"
+                              "context-pruning/pruner.ts; memory flush as openclaw-flush",
+    "letta": "letta-ai/letta summarizer: warn at 0.75 of the window, summarize down to 0.3",
+    "langchain-summarization": "langchain SummarizationMiddleware (trigger ('fraction', 0.8), keep 20 "
+                               "messages)",
+    "gemini-cli": "google-gemini/gemini-cli packages/core/src/context/chatCompressionService.ts, "
+                  "toolOutputMaskingService.ts; thresholds: #12306, #13079, #13517",
+    "gemini-cli@0.1": "google-gemini/gemini-cli v0.1.9 packages/core/src/core/client.ts (tryCompressChat)",
+    "gemini-cli@0.1.10": "google-gemini/gemini-cli#3049; packages/core/src/core/client.ts",
+    "gemini-cli@0.11.3": "google-gemini/gemini-cli#12306",
+    "gemini-cli@0.17": "google-gemini/gemini-cli#13079, #13517; "
+                       "packages/core/src/services/chatCompressionService.ts",
+    "gemini-cli@0.26": "google-gemini/gemini-cli#15710 (probe call); "
+                       "packages/core/src/services/chatCompressionService.ts",
+    "gemini-cli@0.29": "google-gemini/gemini-cli#18389 (tool-output masking); "
+                       "packages/core/src/context/toolOutputMaskingService.ts",
+    "cline": "cline/cline sdk/packages/core/src/extensions/context/compaction-shared.ts",
+    "roo-code": "RooCodeInc/Roo-Code src/core/context-management/index.ts, src/core/condense/",
+    "opencode": "sst/opencode packages/opencode/src/session/compaction.ts",
+    "aider": "Aider-AI/aider aider/models.py, aider/history.py",
+    "hermes": "NousResearch/hermes-agent agent/context_compressor.py; threshold: PR #1096",
+    "rip-adr0011": "docs/adr0011.md (summaries_recent_messages_v1, message-count stride)",
+}
+
+
+def source_of(policy) -> str:
+    """The source a preset or release line cites ("" for a policy no preset declares)."""
+    name = policy.name
+    return SOURCE.get(name) or SOURCE.get(name.split("@", 1)[0], "")
+
+
 # Presets whose rule changed between releases of their harness: the variant for a release
 # line (``name@line``), matched against the version a log records (Claude Code writes it on
 # every record). The preset itself is the newest line; on an imported log it follows the

@@ -188,8 +188,23 @@ def audit_determinism(dataset, policies: Sequence[str | Policy], *, engine: str 
     # an audit whose races had no checkpoint to select checked nothing of ADR-0011: no pass
     passed = bool((table["status"] != "fail").all()) and raced > 0
     return {"checks": table, "drift": drift, "passed": passed, "hashes": base,
-            "checked": {"policies": len(base), "checkpoints_raced": raced,
-                        "checks": int((table["status"] != "skip").sum())}}
+            "checked": {"policies": len(base), "checkpoints_raced": raced, **check_counts(table)}}
+
+
+def check_counts(table) -> dict[str, int]:
+    """How many checks of a determinism table ran (``checks``: passed + failed), passed,
+    failed, and were skipped (nothing to check: a skip is not a check). The one count the
+    command line, the demo and the report print (:func:`describe_checks`)."""
+    status = table["status"].to_list()
+    passed, failed, skipped = status.count("pass"), status.count("fail"), status.count("skip")
+    return {"checks": passed + failed, "passed": passed, "failed": failed, "skipped": skipped}
+
+
+def describe_checks(counts: dict[str, int], policies: int) -> str:
+    """``129 checks over 27 policies: 129 passed, 0 failed; 6 skipped``."""
+    text = (f"{counts['checks']:,} checks over {policies} policies: {counts['passed']:,} passed, "
+            f"{counts['failed']:,} failed")
+    return text + (f"; {counts['skipped']:,} skipped (nothing to check)" if counts["skipped"] else "")
 
 
 def race(cps, racers: int, rng: random.Random) -> dict[str, list[Checkpoint]]:

@@ -12,7 +12,7 @@ def print_summary(summary, fmt: str = "table") -> None:
 
     rows = policy_totals(summary).to_dicts()
     emit(rows, ["policy", "requests", "cost_usd", "compactions", "flushes", "overflows", "truncations",
-                "failed_requests", "peak_context_tokens", "cache_hit_rate"], fmt=fmt,
+                "failed_requests", "peak_context_tokens", "cache_hit_rate"], fmt=fmt, name="summary",
          headers={"cost_usd": "cost $", "peak_context_tokens": "peak context", "cache_hit_rate": "cache hit"},
          display={"cost_usd": lambda v: f"{v:,.2f}", "cache_hit_rate": lambda v: f"{v:.1%}"})
 
@@ -31,7 +31,7 @@ def print_evaluation(report: dict, fmt: str = "table") -> None:
              "retention": h["retention"], "redactor_findings": h.get("redactions")}
             for name, h in report["policies"].items()]
     emit(rows, ["policy", "sr1", "secrets", "leaks", "leaks_context", "retention", "redactor_findings"],
-         fmt=fmt, title=f"Redaction and retention ({report.get('summarizer')} summarizer)",
+         fmt=fmt, title=f"Redaction and retention ({report.get('summarizer')} summarizer)", name="evaluation",
          headers={"sr1": "SR-1", "leaks": "leaks (summaries+memory)",
                   "leaks_context": "in context after compaction", "redactor_findings": "redactor findings"},
          display={"retention": lambda v: "-" if v is None else f"{v:.1%}"})
@@ -42,7 +42,7 @@ def print_evaluation(report: dict, fmt: str = "table") -> None:
         pct = lambda v: "–" if v is None else f"{v:.1%}"  # noqa: E731
         emit([{"policy": p, **j} for p, j in report["judged_probes"].items()],
              ["policy", "probes", "answerable", "answerable_kept", "answerable_paraphrased", "answerable_lost"],
-             fmt=fmt, title="LLM-judged probes: dropped facts the summary answers",
+             fmt=fmt, title="LLM-judged probes: dropped facts the summary answers", name="judged_probes",
              display={c: pct for c in ("answerable", "answerable_kept", "answerable_paraphrased", "answerable_lost")})
     if fmt == "table":
         o = report["over_redaction"]
@@ -61,7 +61,7 @@ def print_spread(samples: dict, fmt: str = "table") -> None:
 
     rows = [{"policy": name, "retention": cell(by["retention"], pct=True), "leaks": cell(by["leaks"]),
              "summary_tokens": cell(by["summary_tokens"])} for name, by in samples["by_policy"].items()]
-    emit(rows, ["policy", "retention", "leaks", "summary_tokens"], fmt=fmt,
+    emit(rows, ["policy", "retention", "leaks", "summary_tokens"], fmt=fmt, name="summary_samples",
          title=f"Over {samples['samples']} summary samples: mean (min–max, sd)",
          headers={"summary_tokens": "summary tokens"})
 

@@ -367,7 +367,7 @@ def leak_comparison(summary, *, channels: Sequence[str] = ("summary", "memory"))
     import polars as pl
 
     if summary is None or summary.height == 0:
-        return _message("no leakage table: run `workbench audit redaction`")
+        return _message("no leakage table: run `workbench audit redaction --run RUN_DIR`")
     rows = summary.filter(pl.col("channel").is_in(list(channels)))
     measured = rows["leaks_detect_secrets"].null_count() < rows.height  # only with --baseline
     s = (rows.group_by("policy", maintain_order=True)
@@ -467,7 +467,7 @@ def determinism_matrix(checks):
     from matplotlib.colors import ListedColormap
 
     if checks is None or checks.height == 0:
-        return _message("no determinism audit: run `workbench audit determinism --out DIR`")
+        return _message("no determinism audit: run `workbench audit determinism --out RUN_DIR`")
     rows = checks["policy"].unique(maintain_order=True).to_list()
     cols = checks["check"].unique(maintain_order=True).to_list()
     code = {"pass": 0, "fail": 1}
@@ -495,7 +495,7 @@ def usage_scatter(frame, *, recorded: str = "recorded_prompt", simulated: Sequen
     import polars as pl
 
     if frame is None or frame.height == 0 or recorded not in frame.columns:
-        return _message("no recorded usage to compare (run `workbench audit fidelity` on an imported dataset)")
+        return _message("no recorded usage to compare (run `workbench audit fidelity --dataset DATASET --out RUN_DIR` on an imported dataset)")
     sims = [s for s in simulated if s in frame.columns]
     fig = _figure(7.5, 6)
     ax = fig.add_subplot()

@@ -319,7 +319,7 @@ def _summary_html(run_dir: Path, row, labels: _Labels, guard: TextGuard, limit: 
     texts = load_table(run_dir, "texts")
     hit = None if texts is None else texts.filter(pl.col("artifact_id") == row["artifact_id"])
     if hit is None or hit.height == 0 or not hit["text"][0]:
-        notes.append("texts.parquet holds no text for this summary: re-run `workbench audit redaction`.")
+        notes.append("texts.parquet holds no text for this summary: re-run `workbench audit redaction --run RUN_DIR`.")
         return ""
     shown = guard(hit["text"][0], limit=limit)
     marks: list[tuple[int, int, str, str]] = []

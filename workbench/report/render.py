@@ -24,6 +24,7 @@ index, the section it sits in, its first line) and the exception, e.g.::
 from __future__ import annotations
 
 import base64
+import contextlib
 import html
 import json
 import logging
@@ -99,7 +100,7 @@ def render_report(kind: str, run: str | Path, out: str | Path, *, determinism: s
     """Execute the ``kind`` notebook on ``run`` and write HTML, notebook and PNGs into ``out``
     (new, empty, or a report directory the workbench wrote: :mod:`workbench.rundir`);
     ``ab_sweep``: a sweep over the summarizer's prompt and model (compaction-inspector)."""
-    from workbench.rundir import Kind, adding, check_output, claim, write_file
+    from workbench.rundir import Kind, check_output
 
     src = notebook_path(kind)
     cwd = Path(cwd) if cwd is not None else Path.cwd()
@@ -113,19 +114,69 @@ def render_report(kind: str, run: str | Path, out: str | Path, *, determinism: s
                  ab_sweep=absolute(ab_sweep))
     if continuity is not None:
         check_continuity(run_abs, continuity)
-    with adding(out_abs, Kind.REPORT, f"report {kind}", force=force) as out:
-        claim(out, [f"{kind}.ipynb", f"{kind}.html"])
-        cpath = None
+    # Everything is made in a staging directory beside ``out`` and only then added to it: a
+    # report stopped halfway (Ctrl-C, a killed kernel) leaves no partial report directory
+    stage = _make_stage(out_abs)
+    try:
+        cname = f"{kind}.constraints.json"
+        staged_constraints = None
         if constraints is not None and constraints != Constraints():
-            cpath = write_file(out, f"{kind}.constraints.json",
-                               json.dumps(constraints.to_dict(), indent=2).encode()).resolve()
-        params = build_parameters(kind, run, determinism=determinism, fidelity=fidelity,
-                                  continuity=continuity, constraints_path=cpath, ab_sweep=ab_sweep)
-        executed = out / f"{kind}.ipynb"
-        nb = execute(src, executed, params, cwd=cwd, kind=kind, timeout=timeout)
-        html_path = write_file(out, f"{kind}.html", to_html(nb, TITLES.get(kind, kind)).encode("utf-8"))
-        figures = export_figures(nb, out, prefix=kind)
-    return RenderResult(kind=kind, html=html_path, notebook=executed, figures=figures)
+            staged_constraints = stage / cname
+            staged_constraints.write_text(json.dumps(constraints.to_dict(), indent=2))
+        params = build_parameters(kind, run, determinism=determinism, fidelity=fidelity, continuity=continuity,
+                                  constraints_path=staged_constraints, ab_sweep=ab_sweep)
+        try:
+            nb = execute(src, stage / f"{kind}.ipynb", params, cwd=cwd, kind=kind, timeout=timeout,
+                         shown_as=out_abs / f"{kind}.ipynb")
+        except ReportError:
+            # the executed notebook shows where a cell failed: it is kept, as the error says
+            if (stage / f"{kind}.ipynb").is_file():
+                _add_files(out_abs, kind, force, {f"{kind}.ipynb": (stage / f"{kind}.ipynb").read_bytes()})
+            raise
+        if staged_constraints is not None:  # the notebook names the file where it is kept
+            _point_parameters(nb, str(staged_constraints), str((out_abs / cname).resolve()))
+        import nbformat
+
+        files = {f"{kind}.ipynb": nbformat.writes(nb).encode("utf-8"),
+                 f"{kind}.html": to_html(nb, TITLES.get(kind, kind)).encode("utf-8"),
+                 **figure_files(nb, prefix=kind)}
+        if staged_constraints is not None:
+            files[cname] = staged_constraints.read_bytes()
+        written = _add_files(out_abs, kind, force, files)
+    finally:
+        import shutil
+
+        shutil.rmtree(stage, ignore_errors=True)
+    figures = [written[n] for n in files if n.endswith(".png")]
+    return RenderResult(kind=kind, html=written[f"{kind}.html"], notebook=written[f"{kind}.ipynb"],
+                        figures=figures)
+
+
+def _make_stage(out: Path) -> Path:
+    """``.NAME.PID.*.tmp`` beside ``out`` (inside, it would be a file the workbench did not
+    write in an empty directory; `workbench clean` knows a killed writer's leftover)."""
+    from workbench.rundir.temp import make_temp_dir
+
+    out = out.resolve()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    return make_temp_dir(out)
+
+
+def _add_files(out: Path, kind: str, force: bool, files: dict[str, bytes]) -> dict[str, Path]:
+    """Add ``files`` (name: bytes) to the report directory ``out``, each atomically."""
+    from workbench.rundir import Kind, adding, claim, write_file
+
+    with adding(out, Kind.REPORT, f"report {kind}", force=force) as target:
+        claim(target, list(files))
+        return {name: write_file(target, name, data) for name, data in files.items()}
+
+
+def _point_parameters(nb, staged: str, final: str) -> None:
+    """Rewrite a staged path in papermill's injected parameters cell to where it is kept."""
+    for cell in nb.cells:
+        if "injected-parameters" in (cell.get("metadata") or {}).get("tags", []):
+            cell.source = cell.source.replace(repr(staged), repr(final)).replace(json.dumps(staged),
+                                                                               json.dumps(final))
 
 
 def check_inputs(kind: str, run_dir: Path, *, determinism: Path | None = None,
@@ -177,27 +228,82 @@ def check_continuity(run_dir: Path, continuity: str) -> None:
 
 
 def execute(src: Path, dest: Path, parameters: dict[str, Any], *, cwd: Path, kind: str,
-            timeout: int = CELL_TIMEOUT_S):
-    """papermill; a failing cell becomes a ReportError that names it."""
+            timeout: int = CELL_TIMEOUT_S, shown_as: Path | None = None):
+    """papermill, in a child process of its own session; a failing cell becomes a ReportError
+    that names it (and ``shown_as``, where the executed notebook is kept).
+
+    Its own session: Ctrl-C reaches only this process, which stops the child and its kernel
+    (the whole group) and raises KeyboardInterrupt; the kernel's shutdown noise (ZMQError,
+    DeadKernelError, "Task exception was never retrieved") stays in the child's captured
+    stderr instead of the user's terminal."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
     import nbformat
+
+    job = json.dumps({"src": str(src), "dest": str(dest), "parameters": parameters, "cwd": str(cwd),
+                      "kind": kind, "timeout": timeout, "shown_as": str(shown_as or dest),
+                      "parent": os.getpid()})
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(PROJECT), os.environ.get("PYTHONPATH"))
+                                                       if p)}
+    child = subprocess.Popen([sys.executable, "-c", "from workbench.report.render import execute_job; "
+                              "execute_job()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True, cwd=str(cwd), env=env, start_new_session=True)
+    try:
+        out, err = child.communicate(job)
+    except BaseException:  # KeyboardInterrupt above all: the child and its kernel go with us
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGTERM)
+        try:
+            child.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+        raise
+    if child.returncode == FAILED_CELL:
+        raise ReportError(json.loads(out)["error"])
+    if child.returncode != 0:
+        last = next((ln for ln in reversed(err.strip().splitlines()) if ln.strip()), "no message")
+        raise ReportError(f"{kind} report: papermill stopped (exit code {child.returncode}): {last}")
+    return nbformat.read(str(dest), as_version=4)
+
+
+FAILED_CELL = 3  # the child's exit code when a notebook cell failed (stdout: the description)
+
+
+def execute_job() -> None:
+    """The child of :func:`execute`: read the job (JSON) on stdin, run papermill."""
+    import sys
+
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
     from traitlets.config import Config
 
+    from workbench.util.processes import die_with_parent
+
+    job = json.loads(sys.stdin.read())
+    # `kill -9` of `workbench report` takes this process along (its kernel follows its parent)
+    die_with_parent(job["parent"])
     # IPC sockets, not TCP: the kernel is local, and ipykernel warns (rightly) about
     # unencrypted TCP on every start
     local = Config({"KernelManager": {"transport": "ipc"}})
     try:
-        pm.execute_notebook(str(src), str(dest), parameters=parameters, kernel_name=KERNEL,
-                            language="python", cwd=str(cwd), progress_bar=False, log_output=False,
-                            execution_timeout=timeout, config=local)
+        pm.execute_notebook(job["src"], job["dest"], parameters=job["parameters"], kernel_name=KERNEL,
+                            language="python", cwd=job["cwd"], progress_bar=False, log_output=False,
+                            execution_timeout=job["timeout"], config=local)
     except PapermillExecutionError as exc:
-        raise ReportError(describe_failure(kind, dest, exc)) from None
-    return nbformat.read(str(dest), as_version=4)
+        sys.stdout.write(json.dumps({"error": describe_failure(job["kind"], Path(job["dest"]), exc,
+                                                               shown_as=Path(job["shown_as"]))}))
+        sys.stdout.flush()
+        raise SystemExit(FAILED_CELL) from None
 
 
-def describe_failure(kind: str, executed: Path, exc) -> str:
-    """'<kind> report failed in cell N (section "...", `first line`): Ename: evalue'."""
+def describe_failure(kind: str, executed: Path, exc, *, shown_as: Path | None = None) -> str:
+    """'<kind> report failed in cell N (section "...", `first line`): Ename: evalue' (the
+    executed notebook read at ``executed``, named as ``shown_as``, where it is kept)."""
     import nbformat
 
     section = None
@@ -220,7 +326,7 @@ def describe_failure(kind: str, executed: Path, exc) -> str:
     evalue = (exc.evalue or "").strip()
     if len(evalue) > 600:
         evalue = evalue[:600] + " …"
-    return f"{kind} report failed in {where}: {exc.ename}: {evalue}; executed notebook: {executed}"
+    return f"{kind} report failed in {where}: {exc.ename}: {evalue}; executed notebook: {shown_as or executed}"
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -276,10 +382,9 @@ def _png_names(nb) -> list[str | None]:
             for o in cell.get("outputs", []) if "image/png" in (o.get("data") or {})]
 
 
-def export_figures(nb, out: Path, *, prefix: str) -> list[Path]:
-    """Write every PNG output tagged by :func:`figures.show` as ``<prefix>-<name>.png``."""
-    from workbench.rundir import write_file
-    written: list[Path] = []
+def figure_files(nb, *, prefix: str) -> dict[str, bytes]:
+    """Every PNG output tagged by :func:`figures.show`, as ``{"<prefix>-<name>.png": bytes}``."""
+    files: dict[str, bytes] = {}
     seen: dict[str, int] = {}
     for cell in nb.cells:
         for o in cell.get("outputs", []) if cell.cell_type == "code" else []:
@@ -290,6 +395,6 @@ def export_figures(nb, out: Path, *, prefix: str) -> list[Path]:
             n = seen.get(name, 0)
             seen[name] = n + 1
             safe = re.sub(r"[^A-Za-z0-9_.-]+", "-", name) + (f"-{n + 1}" if n else "")
-            written.append(write_file(out, f"{prefix}-{safe}.png",
-                                      base64.b64decode(data if isinstance(data, str) else "".join(data))))
-    return written
+            files[f"{prefix}-{safe}.png"] = base64.b64decode(data if isinstance(data, str) else "".join(data))
+    return files
+

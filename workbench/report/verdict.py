@@ -128,7 +128,7 @@ def provenance(config: dict[str, Any], *, run_dir: str | Path | None = None,
         "seed": config.get("seed"),
         "model_override": config.get("model_override"),
         "model_price_as": config.get("model_price_as"),
-        "pricing_notes": [n["note"] for n in config.get("notes") or []],
+        "notes": [scoped_note(n, config) for n in config.get("notes") or []],
         "summarizer": (evaluation or {}).get("summarizer"),
         "dataset": {"name": ds.get("name"), "path": ds.get("path"),
                     "source_format": ds.get("source_format")},
@@ -136,6 +136,22 @@ def provenance(config: dict[str, Any], *, run_dir: str | Path | None = None,
         "versions": dict(config.get("versions") or {}),
         "policy_digests": {n: p.get("digest") for n, p in (config.get("policies") or {}).items()},
     }
+
+
+def scoped_note(note: dict[str, Any], config: dict[str, Any]) -> str:
+    """A run's note (what was done otherwise than asked) with how much of the run it is true
+    of: "as-recorded: no compaction recorded in the log; replayed as no-compaction (in 114 of
+    117 continuities)". A note names continuities, or policy/continuity replays."""
+    where = set(note.get("where") or [])
+    policies = config.get("policies") or {}
+    continuities = {c for p in policies.values() for c in (p.get("providers") or {})}
+    if not where or not continuities:
+        return note["note"]
+    if where <= continuities:
+        total, unit = len(continuities), "continuities"
+    else:
+        total, unit = sum(len(p.get("providers") or {}) for p in policies.values()), "replays (policy × continuity)"
+    return f"{note['note']} (in {len(where):,} of {total:,} {unit})"
 
 
 # ---- the verdict ------------------------------------------------------------------------------
@@ -174,7 +190,7 @@ class Verdict:
             ("Run", f"{self.provenance.get('run_id') or self.provenance.get('name')} · "
                     f"git {self.provenance.get('git_revision')} · created {self.provenance.get('created_at')}"),
         ]
-        items += [("Pricing", n) for n in self.provenance.get("pricing_notes") or []]
+        items += [("Note", n) for n in self.provenance.get("notes") or []]
         status = ("pass" if self.chosen and self.chosen_verified else
                   "unverified" if self.chosen else "fail")
         parts = [_CSS, f'<div class="wb-verdict wb-{status}">',
@@ -357,7 +373,9 @@ def _determinism(run_dir, determinism_dir, names: Sequence[str]) -> dict[str, An
     failed = (checks.filter(pl.col("status") == "fail") if checks is not None else None)
     text = "PASS" if det["passed"] else "FAIL"
     if checks is not None:
-        text += f" ({checks.height} checks over {len(audited)} policies"
+        from workbench.evaluate.determinism import check_counts, describe_checks
+
+        text += f" ({describe_checks(check_counts(checks), len(audited))}"
         text += ")" if failed.height == 0 else (
             "; failing: " + ", ".join(f"{r['check']}/{r['policy']}" for r in failed.head(6).iter_rows(named=True)) + ")")
     missing = [n for n in names if n not in audited]
@@ -406,7 +424,7 @@ def build_sweep_verdict(sweep_dir: str | Path, *, constraints: Constraints | Non
     constraints = constraints or Constraints()
     meta = read_json(sweep_dir / names.SWEEP)
     if meta is None:
-        raise ReportError(f"{sweep_dir}: not a sweep directory (no sweep.json); run `workbench sweep` first")
+        raise ReportError(f"{sweep_dir}: not a sweep directory (no sweep.json); run `workbench sweep SPEC --out {sweep_dir}` first")
     result, agg = sweep_results(sweep_dir, constraints)
     params = [c for c in agg.columns if "." in c and agg[c].n_unique() > 1] or \
              [c for c in agg.columns if "." in c]

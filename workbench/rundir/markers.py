@@ -45,6 +45,7 @@ class Kind(StrEnum):
     SWEEP = "sweep"
     REPORT = "report"
     AUDIT = "audit"  # determinism / fidelity tables written apart from a run
+    EXPORT = "export"  # a dataset written in another format (workbench export)
 
 
 @dataclass(frozen=True)

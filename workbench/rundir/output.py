@@ -103,7 +103,7 @@ def check_output(path: str | Path, kind: Kind, *, force: bool = False,
 
 WRITERS = {Kind.DATASET: "`workbench generate` or `workbench import`", Kind.RUN: "`workbench simulate`",
            Kind.SWEEP: "`workbench sweep`", Kind.REPORT: "`workbench report`",
-           Kind.AUDIT: "`workbench audit determinism|fidelity --out`"}
+           Kind.AUDIT: "`workbench audit determinism|fidelity --out`", Kind.EXPORT: "`workbench export`"}
 
 
 class IncompleteError(WorkbenchError):

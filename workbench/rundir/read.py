@@ -45,6 +45,17 @@ WRITTEN_BY = {"summary": "workbench simulate", "ledger": "workbench simulate", "
               "determinism": "workbench audit determinism", "drift": "workbench audit determinism",
               "conformance": "workbench audit conformance", "scenarios": "workbench audit conformance",
               "capability": "workbench audit conformance"}
+# what each writer needs to (re)write a run's table, so that a message's command runs as printed
+WRITER_OPTIONS = {"workbench simulate": "--dataset DATASET --policy POLICY --out {run}",
+                  "workbench audit redaction": "--run {run}", "workbench audit conformance": "--run {run}",
+                  "workbench audit determinism": "--out {run}"}
+
+
+def writer_command(name: str, run_dir: str | Path) -> str:
+    """The command that writes table ``name`` of ``run_dir``, e.g. ``workbench audit redaction
+    --run runs/x``."""
+    by = WRITTEN_BY.get(name, "workbench simulate")
+    return f"{by} {WRITER_OPTIONS[by].format(run=run_dir)}"
 
 
 def read_json(path: Path) -> dict | None:
@@ -77,9 +88,10 @@ def _check_size(path: Path) -> None:
     marker = read_marker(path.parent)
     rec = (marker.files.get(path.name) if marker is not None else None) or {}
     if rec and path.stat().st_size != rec.get("bytes"):
-        by = WRITTEN_BY.get(path.stem, "the command that wrote it")
+        by = f"`{writer_command(path.stem, path.parent)}`" if path.stem in WRITTEN_BY else \
+            "the command that wrote it"
         raise RunDirError(f"{path} is damaged or incomplete ({path.stat().st_size:,} bytes, written as "
-                          f"{rec['bytes']:,}); re-run `{by}` for it")
+                          f"{rec['bytes']:,}); re-run {by}")
 
 
 def check_complete(directory: str | Path) -> None:
@@ -98,7 +110,7 @@ def load_config(run_dir: str | Path) -> dict[str, Any]:
     config = read_json(run_dir / N.CONFIG)
     if config is None:
         raise RunDirError(f"{run_dir}: not a run directory (no {N.CONFIG}); create one with "
-                          "`workbench simulate`")
+                          f"`{writer_command('summary', run_dir)}`")
     return config
 
 
@@ -107,15 +119,14 @@ def load_table(run_dir: str | Path, name: str, *, required: bool = False):
     path = Path(run_dir) / f"{name}.parquet"
     if not path.is_file():
         if required:
-            by = WRITTEN_BY.get(name, "workbench simulate")
-            raise RunDirError(f"{path} is missing; `{by}` writes it")
+            raise RunDirError(f"{path} is missing; `{writer_command(name, run_dir)}` writes it")
         return None
     _check_size(path)
     frame = read_parquet(path)
     lacking = [c for c in REQUIRED_COLUMNS.get(name, ()) if c not in frame.columns]
     if lacking:
         raise RunDirError(f"{path}: lacks column(s) {', '.join(lacking)} (written by an older "
-                          f"workbench?); re-run `{WRITTEN_BY.get(name, 'workbench simulate')}`")
+                          f"workbench?); re-run `{writer_command(name, run_dir)}`")
     return frame
 
 

@@ -30,6 +30,7 @@ FORMAT_MODULES = (
     "aider",
     "cline",
     "opencode",
+    "atif",
 )
 
 

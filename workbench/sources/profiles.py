@@ -154,10 +154,10 @@ def load_profiles(path: str | Path | None = None) -> dict[str, Any]:
     except FileNotFoundError:
         raise WorkbenchError(f"{p}: no such calibration profile file") from None
     except orjson.JSONDecodeError as exc:
-        raise WorkbenchError(f"{p}: not JSON ({exc}); write one with `workbench calibrate`") from None
+        raise WorkbenchError(f"{p}: not JSON ({exc}); write one with `workbench calibrate DATASET --out FILE`") from None
     if not isinstance(doc, dict) or doc.get("schema") != SCHEMA or not isinstance(doc.get("profiles"), dict):
         raise WorkbenchError(f"{p}: not a calibration profile file (expected \"schema\": \"{SCHEMA}\" "
-                             "and \"profiles\"); write one with `workbench calibrate`")
+                             "and \"profiles\"); write one with `workbench calibrate DATASET --out FILE`")
     for harness, fams in doc["profiles"].items():
         for fam, prof in (fams or {}).items():
             try:

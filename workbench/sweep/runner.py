@@ -414,7 +414,7 @@ def run_table(out: str | Path):
 
     path = Path(out) / RUNS_FILE
     if not path.is_file():
-        raise WorkbenchError(f"{out}: not a sweep directory (no {RUNS_FILE}); run `workbench sweep` first")
+        raise WorkbenchError(f"{out}: not a sweep directory (no {RUNS_FILE}); run `workbench sweep SPEC --out {out}` first")
     return pl.read_parquet(path)
 
 
