@@ -1,4 +1,4 @@
-"""Replay engine benchmarks (ARCHITECTURE.md §7): kernel vs reference, structural replay
+"""Replay engine benchmarks (docs/targets.md): kernel vs reference, structural replay
 throughput at 1 M and 10 M events, per-request cost at 10 k vs 1 M events, peak memory of
 the 10 M replay, and cold vs warm numba start. Prints tables; asserts nothing.
 

@@ -15,7 +15,7 @@ evaluated 2.5 s (2.26x wall, 2.23x CPU); evaluated 40k / 10k 1.51x wall; 1 M eve
 evaluated 26.2 s wall, 26.0 s CPU, 1.8 GB peak. Both kinds of run are run once, untimed,
 before the timed ones (numba cache and page cache warm).
 
-Figures only, no assertions (ARCHITECTURE.md §7 targets: evaluated <= 3x plain, linear in
+Figures only, no assertions (docs/targets.md: evaluated <= 3x plain, linear in
 events; a 1 M-event evaluated run <= 60 s on one core). The machine may be shared: the load
 average is printed before and after; read the ratios with it. (The 10 M-event simulate peak
 and the README figures come from bench_simulate.py.)
@@ -161,7 +161,7 @@ def main() -> None:
     if len(sweep) == 2:
         print(f"speed-up 1 -> 2 workers: {float(sweep[1][4]) / float(sweep[0][4]):.2f}x")
     print(f"load average after: {load()}")
-    print("targets (ARCHITECTURE §7): evaluated <= 3x plain at 40k and linear in events; "
+    print("targets (docs/targets.md): evaluated <= 3x plain at 40k and linear in events; "
           "1 M events evaluated <= 60 s on one core")
     acceptance(runs)
 

@@ -2,7 +2,7 @@
 
 Run::
 
-    .venv/bin/python benchmarks/bench_fidelity.py                 # imports ../shared/datasets/recorded
+    .venv/bin/python benchmarks/bench_fidelity.py                 # imports the workplace's shared/datasets/recorded
     .venv/bin/python benchmarks/bench_fidelity.py --dataset /tmp/rec --engine reference
     .venv/bin/python benchmarks/bench_fidelity.py --out /tmp/fidelity   # also write the frames
 

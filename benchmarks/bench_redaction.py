@@ -2,7 +2,7 @@
 
 Prints
 1. harness throughput (MB/s) redacting the raw lines of the recorded Claude Code logs
-   (``../shared/datasets/recorded/claude-code/*.jsonl``), wall and CPU time, best of N,
+   (the workplace's ``shared/datasets/recorded/claude-code/*.jsonl``), wall and CPU time, best of N,
    and the number of findings there; detect-secrets' throughput on a sample of them;
 2. recall per adversarial transform, harness vs detect-secrets 1.5, over planted secrets
    (every format x context x transform combination, one seed): *caught* = no fragment of

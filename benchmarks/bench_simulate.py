@@ -109,7 +109,7 @@ def main() -> None:
                        "simulate s", "simulate M ev/s", "peak MB", "load 1/5/15 min")))
     print(f"\n`workbench simulate --policy {args.policy}` (its own process, writing the run directory)")
     print(table(cli, ("events", "wall s", "cpu s", "peak MB", "load 1/5/15 min")))
-    print("target (ARCHITECTURE §7): a 10 M-event structural replay in <= 2,048 MB RSS")
+    print("target (docs/targets.md): a 10 M-event structural replay in <= 2,048 MB RSS")
 
 
 if __name__ == "__main__":

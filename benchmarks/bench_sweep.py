@@ -3,7 +3,7 @@ kernel, Dask overhead per task, and the speed-up from 1 to 2 workers.
 
     .venv/bin/python benchmarks/bench_sweep.py [--events 1000000] [--configs 1000] [--skip-sweep]
 
-Figures only, no assertions (ARCHITECTURE.md §7 target: <= 60 s for the 1,000 x 1 M sweep on
+Figures only, no assertions (docs/targets.md: <= 60 s for the 1,000 x 1 M sweep on
 2 cores). The machine may be shared: the load average is printed first; read ratios with it.
 """
 
@@ -84,7 +84,8 @@ def bench_batch(path: Path, n: int) -> list[tuple]:
     rows.append((f"single-run kernel (ledger matrices), per config, x{len(sample)}", f"{single * len(pols):.2f}*",
                  f"{single_cpu * len(pols):.2f}*", f"{single * 1e3:.1f}", f"{inp.n / single / 1e6:,.1f}"))
     from workbench.engine.metrics import replay_totals
-    from workbench.engine.run import events_frame, ledger_frame, summarize_inputs
+    from workbench.engine.run import ledger_frame, summarize_inputs
+    from workbench.rundir.event_frames import events_frame
 
     summarize_inputs([inp], sample[:1], engine="kernel", run_id="r")  # load the price rule's kernel
     t, c = time.perf_counter(), time.process_time()

@@ -123,3 +123,53 @@ def test_help_shows_the_front_door_functions_with_their_signatures():
     import workbench.evaluate.pipeline as pipeline  # the subpackage stays importable
 
     assert pipeline.__name__ == "workbench.evaluate.pipeline" and callable(wb.evaluate)
+
+
+def test_the_front_door_simulate_spells_out_every_option_of_the_engine():
+    """``wb.simulate`` hides no parameter behind ``**options``: its keywords are the engine's,
+    with the same defaults."""
+    import inspect
+
+    import workbench as wb
+    from workbench.engine.run import simulate
+
+    front, engine = inspect.signature(wb.simulate).parameters, inspect.signature(simulate).parameters
+    assert not any(p.kind is p.VAR_KEYWORD for p in front.values())
+    assert list(front) == list(engine)
+    assert {n: p.default for n, p in front.items()} == {n: p.default for n, p in engine.items()}
+
+
+def test_simulate_takes_one_policy_name(tmp_path):
+    import workbench as wb
+
+    ds = wb.generate("coding", events=300, seed=1, out=tmp_path / "d")
+    result = wb.simulate(ds, "observation-masking", engine="reference")
+    assert result.summary["policy"].to_list() == ["observation-masking"]
+    assert result.ledger.height > 0 and result.ledger["policy"].unique().to_list() == ["observation-masking"]
+
+
+def test_audit_results_have_their_tables_as_attributes():
+    import polars as pl
+    import pytest
+
+    from workbench.audits import AuditResult
+
+    texts = pl.DataFrame({"a": [1]})
+    res = AuditResult("redaction", {"texts.parquet": texts}, {"evaluation.json": {"passed": True}}, None)
+    assert res.texts is texts and res.tables["texts.parquet"] is texts  # the old mapping still works
+    assert res.evaluation == {"passed": True}
+    assert {"texts", "evaluation"} <= set(dir(res))
+    with pytest.raises(AttributeError, match="has no table or document 'leakage'; it has texts, evaluation"):
+        _ = res.leakage
+
+
+def test_every_audit_is_reachable_from_the_front_door():
+    import inspect
+
+    import workbench as wb
+
+    assert wb.audit.redaction is wb.api.evaluate  # one concept, one function
+    for name, first in (("conformance", "run_dir"), ("determinism", "dataset"), ("fidelity", "dataset")):
+        fn = getattr(wb.audit, name)
+        assert list(inspect.signature(fn).parameters)[0] == first and fn.__doc__, name
+    assert "audit" in wb.__all__

@@ -2,8 +2,9 @@
 
 ``import workbench as wb`` is the front door (:mod:`workbench.api`): ``wb.load_dataset``,
 ``wb.generate``, ``wb.import_logs``, ``wb.policies``, ``wb.get_policy``, ``wb.simulate``,
-``wb.evaluate``, ``wb.inspect_compaction``, ``wb.context_bundle``, ``wb.sweep``, ``wb.tune``, ``wb.report``,
-``wb.redact`` and ``wb.figures``. Importing the package is cheap
+``wb.evaluate``, ``wb.audit`` (``.conformance``, ``.determinism``, ``.fidelity``,
+``.redaction``), ``wb.inspect_compaction``, ``wb.context_bundle``, ``wb.sweep``, ``wb.tune``,
+``wb.report``, ``wb.redact`` and ``wb.figures``. Importing the package is cheap
 on purpose: these names, and numba, polars and pyarrow behind them, are loaded when first
 used (PEP 562).
 
@@ -19,7 +20,7 @@ import types as _types
 
 __version__ = "0.1.0"
 
-_API = ("load_dataset", "generate", "import_logs", "policies", "get_policy", "simulate", "evaluate",
+_API = ("load_dataset", "generate", "import_logs", "policies", "get_policy", "simulate", "evaluate", "audit",
         "inspect_compaction", "context_bundle", "sweep", "tune", "report", "redact")
 # modules a notebook reaches through the front door: wb.figures.sawtooth(...)
 _MODULES = {"figures": "workbench.report.figures"}

@@ -61,13 +61,25 @@ def get_policy(name: str, overrides: dict[str, Any] | None = None, *, rename: st
     return get(name, overrides, rename=rename)
 
 
-def simulate(dataset, policies: Sequence, **options: Any):
-    """Replay every continuity of ``dataset`` under each policy (names, spec paths or
-    :class:`Policy` objects); options: ``engine``, ``tokenizer``, ``seed``, ``model``,
-    ``price_as``. ``result.write(path)`` writes the run directory."""
+def simulate(dataset, policies: str | Path | Any | Sequence, *, engine: str = "kernel",
+             tokenizer: str = "cl100k", seed: int = 0, model: str | None = None,
+             price_as: str | None = None, run_id: str | None = None, progress: bool = False,
+             inputs: list | None = None, accounting: str = "auto", calibration: str | Path | None = None,
+             line_source: str = "own", keep_inputs: bool = True):
+    """Replay every continuity of ``dataset`` under each policy: one name, spec path or
+    :class:`~workbench.engine.policy.Policy`, or a list of them (``wb.simulate(ds,
+    "claude-code")``). ``engine``: ``kernel`` or ``reference``; ``model`` prices every
+    policy as that model, ``price_as`` names the stand-in for a model genai-prices does not
+    know; ``accounting`` (``auto``, ``provider``, ``counted``), ``calibration`` and
+    ``line_source`` choose the tokens a replay counts; ``keep_inputs=False`` frees the
+    prepared continuities (nothing will evaluate the result). The rest as
+    :func:`workbench.engine.run.simulate`. The result has ``.ledger``, ``.events``,
+    ``.summary``, ``.config``; ``result.write(path)`` writes the run directory."""
     from workbench.engine.run import simulate as run
 
-    return run(dataset, list(policies), **options)
+    return run(dataset, policies, engine=engine, tokenizer=tokenizer, seed=seed, model=model,
+               price_as=price_as, run_id=run_id, progress=progress, inputs=inputs, accounting=accounting,
+               calibration=calibration, line_source=line_source, keep_inputs=keep_inputs)
 
 
 def evaluate(result, dataset=None, *, summarizer: str = "modelled", summarizer_options: dict | None = None,
@@ -75,7 +87,9 @@ def evaluate(result, dataset=None, *, summarizer: str = "modelled", summarizer_o
     """Summaries and memory entries through SR-1, leakage by channel, fact retention, what
     each compaction kept and its drift, of a simulation (``result``) or a run directory;
     ``summary_samples`` > 1 writes every summary that many times and measures the spread.
-    ``.tables`` holds the frames and ``.write(run_dir)`` puts them beside the run."""
+    Each table is an attribute named after its file (``evaluation.texts``,
+    ``evaluation.leakage``; ``.tables`` maps the file names) and ``.write(run_dir)`` puts
+    them beside the run. The same function is ``wb.audit.redaction``."""
     from workbench.audits import redaction_audit
 
     if isinstance(result, str | Path):
@@ -163,3 +177,42 @@ def redact(text: str):
     from workbench.redaction.harness import redact as run
 
     return run(text)
+
+
+class _Audits:
+    """The audits, ``wb.audit.NAME(...)``; each returns a result whose tables and documents
+    are attributes named after their files (``.passed``: the verdict, None where an audit
+    measures without judging) and ``.write(directory)`` writes them."""
+
+    @staticmethod
+    def conformance(run_dir: str | Path):
+        """JSON Schemas, ADR-0011 invariants, physical bounds, the two compaction layers'
+        rules, RFC 0012 scenarios and the RFC 0080 projection, on a written run."""
+        from workbench.audits import conformance_audit
+
+        return conformance_audit(run_dir)
+
+    @staticmethod
+    def determinism(dataset, policies: str | Path | Any | Sequence, *, engine: str = "kernel",
+                    drift_tokenizer: str = "approx"):
+        """Byte-identical ledgers, checkpoints and compiled contexts across repeats, worker
+        counts and job orders; how many cut points move under ``drift_tokenizer``."""
+        from workbench.audits import determinism_audit
+
+        return determinism_audit(dataset, policies, engine=engine, drift_tokenizer=drift_tokenizer)
+
+    @staticmethod
+    def fidelity(dataset, *, engine: str = "kernel", price_as: str | None = None,
+                 accounting: str = "provider"):
+        """Replays of imported logs against the usage and compactions they recorded."""
+        from workbench.audits import fidelity_audit
+
+        return fidelity_audit(dataset, engine=engine, price_as=price_as, accounting=accounting)
+
+    redaction = staticmethod(evaluate)
+
+    def __repr__(self) -> str:
+        return "wb.audit: conformance, determinism, fidelity, redaction"
+
+
+audit = _Audits()

@@ -39,6 +39,25 @@ class AuditResult:
     passed: bool | None
     details: dict[str, Any] = field(default_factory=dict)
 
+    def __getattr__(self, name: str) -> Any:
+        """A table or document by its file's stem: ``result.texts`` is
+        ``result.tables["texts.parquet"]``, ``result.evaluation`` the ``evaluation.json``
+        document (the dicts stay as they were)."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        tables, documents = self.__dict__.get("tables", {}), self.__dict__.get("documents", {})
+        for files, suffix in ((tables, ".parquet"), (documents, ".json")):
+            if name + suffix in files:
+                return files[name + suffix]
+        raise AttributeError(f"the {self.__dict__.get('name')} audit has no table or document {name!r}; "
+                             f"it has {', '.join(self._stems()) or 'none'}")
+
+    def __dir__(self) -> list[str]:
+        return sorted({*super().__dir__(), *self._stems()})
+
+    def _stems(self) -> list[str]:
+        return [Path(f).stem for f in (*self.__dict__.get("tables", {}), *self.__dict__.get("documents", {}))]
+
     def write(self, directory: str | Path, *, force: bool = False) -> Path:
         """Write the files into ``directory``: a run the workbench wrote, an audit directory,
         or a new/empty one (which becomes an audit directory)."""
@@ -112,9 +131,10 @@ def _without_userinfo(url: str) -> str:
 def determinism_audit(dataset, policies: Sequence, *, engine: str = "kernel",
                       drift_tokenizer: str = "approx") -> AuditResult:
     """Byte-identical ledgers, checkpoints and compiled contexts; tokenizer drift of cuts."""
+    from workbench.engine.run import policy_list
     from workbench.evaluate.determinism import audit_determinism
 
-    res = audit_determinism(dataset, list(policies), engine=engine, drift_tokenizer=drift_tokenizer)
+    res = audit_determinism(dataset, policy_list(policies), engine=engine, drift_tokenizer=drift_tokenizer)
     return AuditResult("determinism", {N.DETERMINISM: res["checks"], N.DRIFT: res["drift"]},
                        {N.DETERMINISM_JSON: {"passed": res["passed"], "hashes": res["hashes"],
                                              "checked": res["checked"]}},
@@ -176,7 +196,7 @@ def conformance_audit(run_dir: str | Path) -> AuditResult:
 def conformance_checked(events, scenarios) -> dict[str, int]:
     """What a conformance audit had to check: checkpoint frames, RFC 0012 ``memory.compacted``
     events, and scenarios run (not skipped) over the policies of the run."""
-    from workbench.conformance.schemas import CHECKPOINT_EVENT, COMPACTED_EVENT
+    from workbench.rundir.wire import CHECKPOINT_EVENT, COMPACTED_EVENT
 
     kinds = events["event_type"]
     per = events.filter(kinds == CHECKPOINT_EVENT)["policy"].value_counts(sort=True) if events.height else None

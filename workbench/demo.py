@@ -5,7 +5,7 @@ Steps: generate a seeded synthetic coding continuity (and a smaller one for the
 text-level audit, a long-running one whose summaries are summarized again and again, and a
 message-dense chat one long enough for ADR-0011's own stride of 10,000 messages to cut three
 times), import the bundled real agent logs (``datasets/bundled``, else the workplace's
-``../shared/datasets/recorded``), inspect them, replay every preset on each
+recorded logs beside the project, ``shared/datasets/recorded``), inspect them, replay every preset on each
 (``runs/demo-*``; the long-running one through the summarizing presets and an anchored
 summary, the chat one through ``rip-adr0011`` and ``claude-code``), run the redaction (with
 summary samples), conformance and determinism audits on the smaller synthetic run, the

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.conformance import schemas as S
+from workbench.rundir import wire as W
 
 # RFC 0012 §A, verbatim
 RFC0012_MEMORY = {
@@ -123,7 +124,8 @@ def test_rfc0062_amendment_and_unknown_fields_are_accepted():
     ("memory-capability", {"supported": True, "search": {"modes": ["semantic"]}}, "$.search: 'supported' is a required property"),
     ("memory-capability", {"supported": True, "search": {"supported": True, "modes": ["fuzzy"]}}, "$.search.modes[0]: 'fuzzy' is not one of"),
     ("memory-capability", {"supported": True, "writable": "no"}, "$.writable: 'no' is not of type 'boolean'"),
-    ("capabilities", {"memory": {"supported": True}, "agents": {"memoryBackends": "long-term"}}, "$.agents.memoryBackends: 'long-term' is not of type 'array'"),
+    ("capabilities", {"memory": {"supported": True}, "agents": {"memoryBackends": "long-term"}},
+     "$.agents.memoryBackends: 'long-term' is not of type 'array'"),
     ("memory.compacted", with_(RFC0012_EVENT, "outputId", DEL), "$: 'outputId' is a required property"),
     ("memory.compacted", with_(RFC0012_EVENT, "type", "memory.compact"), "$.type: 'memory.compacted' was expected"),
     ("memory.compacted", with_(RFC0012_EVENT, "sourceCount", "47"), "$.sourceCount: '47' is not of type 'integer'"),
@@ -136,15 +138,18 @@ def test_rfc0062_amendment_and_unknown_fields_are_accepted():
     ("continuity_compaction_checkpoint_created", with_(FRAME, "from_seq", 2000), "$.from_seq: from_seq 2000 > to_seq 1045"),
     ("continuity_compaction_checkpoint_created", with_(FRAME, "seq", 1000), "$.seq: the frame (seq 1000) must come after its cut point"),
     ("continuity_compaction_checkpoint_created", with_(FRAME, "cut_rule_id", DEL), "$: 'cut_rule_id' is a required property"),
-    ("continuity_compaction_checkpoint_created", with_(FRAME, "summary_artifact_id", None), "$.summary_artifact_id: None is not of type 'string'"),
-    ("continuity_compaction_checkpoint_created", {**FRAME, "summary_kind": "truncation_v1"}, "$.summary_artifact_id: 'art_161b54f736a072e7' is not of type 'null'"),
+    ("continuity_compaction_checkpoint_created", with_(FRAME, "summary_artifact_id", None),
+     "$.summary_artifact_id: None is not of type 'string'"),
+    ("continuity_compaction_checkpoint_created", {**FRAME, "summary_kind": "truncation_v1"},
+     "$.summary_artifact_id: 'art_161b54f736a072e7' is not of type 'null'"),
     ("continuity_compaction_checkpoint_created", with_(FRAME, "to_message_id", ""), "$.to_message_id: '' should be non-empty"),
     ("rip.compaction_summary.v1", with_(ARTIFACT, "coverage.thread_id", DEL), "$.coverage: 'thread_id' is a required property"),
     ("rip.compaction_summary.v1", with_(ARTIFACT, "schema", "rip.compaction_summary.v2"), "$.schema: 'rip.compaction_summary.v1' was expected"),
     ("rip.compaction_summary.v1", with_(ARTIFACT, "summary.format", "html"), "$.summary.format: 'markdown' was expected"),
     ("rip.compaction_summary.v1", with_(ARTIFACT, "provenance.origin", DEL), "$.provenance: 'origin' is a required property"),
     ("agent-inventory-entry", {"memoryDegraded": True}, "$: 'degradedMemoryDimensions' is a required property"),
-    ("agent-inventory-entry", {"memoryDegraded": True, "degradedMemoryDimensions": ["longTerm"]}, "$.degradedMemoryDimensions[0]: 'longTerm' is not one of"),
+    ("agent-inventory-entry", {"memoryDegraded": True, "degradedMemoryDimensions": ["longTerm"]},
+     "$.degradedMemoryDimensions[0]: 'longTerm' is not one of"),
     ("agent-inventory-entry", {"memoryDegraded": True, "degradedMemoryDimensions": []}, "$.degradedMemoryDimensions: [] should be non-empty"),
 ])
 def test_malformed_is_rejected_with_a_json_path(kind, obj, expected):
@@ -209,12 +214,12 @@ json_values = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_siz
 
 
 @settings(max_examples=120, deadline=None)
-@given(trigger=st.one_of(st.sampled_from(S.COMPACTION_TRIGGERS), st.text(max_size=12)),
+@given(trigger=st.one_of(st.sampled_from(W.COMPACTION_TRIGGERS), st.text(max_size=12)),
        supported=json_values, ttl=json_values)
 def test_fuzz_capability_fields(trigger, supported, ttl):
     mem = {"supported": True, "compaction": {"supported": supported, "trigger": trigger},
            "retention": {"ttl": ttl}}
-    ok = trigger in S.COMPACTION_TRIGGERS and isinstance(supported, bool) and isinstance(ttl, bool)
+    ok = trigger in W.COMPACTION_TRIGGERS and isinstance(supported, bool) and isinstance(ttl, bool)
     assert (S.validate("memory-capability", mem) == []) == ok
     # the trigger is only required when compaction is supported
     mem["compaction"].pop("trigger")

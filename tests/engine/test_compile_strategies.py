@@ -62,6 +62,6 @@ def test_the_compile_strategy_is_validated_and_lowered():
         Policy("t", compile=Compile(strategy="recent_messages_v2"))
     lowered = {s: Policy("t", compile=Compile(strategy=s)).lower(100_000, 1, 300_000.0, 1)[0][E.K_COMPILE]
                for s in ("summaries_recent_messages_v1", "recent_messages_v1")}
-    assert lowered == {"summaries_recent_messages_v1": E.Compile.SUMMARIES_RECENT_MESSAGES_V1,
-                       "recent_messages_v1": E.Compile.RECENT_MESSAGES_V1}
+    assert lowered == {"summaries_recent_messages_v1": E.CompileStrategy.SUMMARIES_RECENT_MESSAGES_V1,
+                       "recent_messages_v1": E.CompileStrategy.RECENT_MESSAGES_V1}
     assert not Policy("t", compile=Compile(strategy="recent_messages_v1")).compile.shows_summaries

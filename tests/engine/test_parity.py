@@ -89,6 +89,7 @@ def policies(draw, window: int):
         keep_last_events=draw(st.sampled_from([0, 0, 1, 2, 5, 12])),
         keep_last_tokens=draw(st.sampled_from([0, 0, 50, 400, 3000, window])),
         keep_last_share=draw(st.sampled_from([0.0, 0.0, 0.0, 0.1, 0.3, 0.777, 1.0])),
+        keep_last_fraction=draw(st.sampled_from([0.0, 0.0, 0.0, 0.05, 0.3])),
         min_progress=draw(st.sampled_from([0.0, 0.0, 0.1, 0.3, 0.9])),
         scope=draw(st.sampled_from(["total", "total", "body"])),
     )
@@ -149,6 +150,66 @@ def policies(draw, window: int):
     return Policy("random", trigger=trigger, compaction=compaction, masking=masking, flush=flush,
                   compile=compile_, provider=provider, pruning=pruning,
                   emergency=draw(st.sampled_from(["compact", "truncate", "truncate_half"])))
+
+
+# fields the strategy leaves at their defaults, with why; every other field of every section
+# (dataclasses.fields, so a field added later is included) must be drawn
+NOT_DRAWN = {
+    # resolved before the lowering: assert_same draws window, cache, TTL and granularity itself
+    ("provider", "model"): "resolved", ("provider", "provider"): "resolved",
+    ("provider", "context_window"): "resolved", ("provider", "cache"): "resolved",
+    ("provider", "ttl_s"): "resolved", ("provider", "granularity"): "resolved",
+    # never read by the lowering (checked below): the engines cannot see them
+    ("provider", "max_output"): "unread", ("redaction", "sr1_carry_forward"): "unread",
+    ("summarizer", "prompt"): "unread", ("summarizer", "model"): "unread",
+    ("policy", "name"): "label", ("policy", "description"): "label",
+    ("policy", "base_description"): "label",
+}
+
+
+def _policy_fields(p: Policy):
+    """``((section, field), value)`` for every field of the policy and of its sections."""
+    from dataclasses import fields
+
+    from workbench.engine.policy import SECTIONS
+
+    for f in fields(p):
+        if f.name not in SECTIONS:
+            yield ("policy", f.name), getattr(p, f.name)
+    for section in SECTIONS:
+        obj = getattr(p, section)
+        for f in fields(obj):
+            yield (section, f.name), getattr(obj, f.name)
+
+
+def test_the_random_policies_draw_every_field():
+    seen: dict[tuple[str, str], set[str]] = {}
+
+    @settings(max_examples=300, deadline=None, derandomize=True, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(policies(20_000))
+    def collect(p):
+        for key, value in _policy_fields(p):
+            seen.setdefault(key, set()).add(repr(value))
+
+    collect()
+    undrawn = {key for key, values in seen.items() if len(values) < 2}
+    assert undrawn == set(NOT_DRAWN), f"drawn by no example: {sorted(undrawn - set(NOT_DRAWN))}"
+
+
+def test_the_fields_left_undrawn_are_unread_by_the_lowering():
+    base = Policy("p")
+    changed = {"max_output": replace(base.provider, max_output=1_000),
+               "sr1_carry_forward": replace(base.redaction, sr1_carry_forward=False),
+               "summarizer": replace(base.summarizer, prompt="prompts/x.txt", model="m")}
+    lowered = base.lower(20_000, int(CACHE["explicit"]), 300_000.0, 1)
+    for section, new in (("provider", changed["max_output"]), ("redaction", changed["sr1_carry_forward"]),
+                         ("summarizer", changed["summarizer"])):
+        kinds, params = replace(base, **{section: new}).lower(20_000, int(CACHE["explicit"]), 300_000.0, 1)
+        assert np.array_equal(kinds, lowered[0]) and np.array_equal(params, lowered[1]), section
+    assert {k for k, why in NOT_DRAWN.items() if why == "unread"} == {
+        ("provider", "max_output"), ("redaction", "sr1_carry_forward"), ("summarizer", "prompt"),
+        ("summarizer", "model")}
 
 
 accounting = st.fixed_dictionaries({

@@ -100,3 +100,22 @@ def test_buffers_too_small_for_the_replay_grow():
             assert np.array_equal(led[:n_led], want_led) and np.array_equal(ev[:n_ev], want_ev)
         else:
             assert totals.tolist() == metrics.replay_totals(want_led, want_ev, PRICES)[0].tolist()
+
+
+def test_run_totals_are_the_summary_rows_of_simulate():
+    """``run_totals`` (a run's totals without per-call frames) gives the rows of
+    :func:`simulate`'s summary: same columns and integers, costs up to summation order."""
+    import tempfile
+    from pathlib import Path
+
+    from workbench.engine.run import run_totals, simulate
+    from workbench.synth.generate import GeneratorConfig, generate_dataset
+
+    ds = generate_dataset(GeneratorConfig(profile="coding", events=400, seed=4), Path(tempfile.mkdtemp()) / "d")
+    full = simulate(ds, ["claude-code", "observation-masking"], engine="kernel").summary
+    totals = run_totals(ds, ["claude-code", "observation-masking"], engine="batch")
+    floats = [c for c, t in full.schema.items() if t.is_float()]
+    assert totals.columns == full.columns and totals.height == 2
+    assert totals.drop(floats).equals(full.drop(floats))
+    for c in floats:
+        assert np.allclose(totals[c].to_numpy(), full[c].to_numpy(), rtol=1e-12, atol=0), c

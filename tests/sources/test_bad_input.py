@@ -195,8 +195,8 @@ def _check(tmp: Path, data: bytes) -> None:
 
 
 # WORKBENCH_FUZZ_EXAMPLES=5000 for a long bug hunt; the default keeps the suite fast
-FUZZ = settings(max_examples=int(os.environ.get("WORKBENCH_FUZZ_EXAMPLES", "120")), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                        HealthCheck.too_slow])
+FUZZ = settings(max_examples=int(os.environ.get("WORKBENCH_FUZZ_EXAMPLES", "120")), deadline=None,
+                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 VOCAB_KEYS = ["type", "message", "content", "usage", "payload", "info", "last_token_usage", "role", "id",
               "tool_use_id", "is_error", "subtype", "compactMetadata", "trigger", "preTokens",

@@ -52,6 +52,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from workbench.errors import WorkbenchError
+from workbench.rundir import wire as W
 
 DIMENSIONS: tuple[str, ...] = ("read", "write", "search", "long-term", "compaction", "attribution",
                                "replay-snapshot", "retention-forget")
@@ -70,7 +71,6 @@ SHAPE_DIMENSIONS: dict[str, tuple[str, ...]] = {
 }
 LONG_TERM_BACKEND = "long-term"
 REPLAY_SNAPSHOT_MIN_VERSION = 2
-BYTES_PER_TOKEN = 4  # as the engine models summary byte sizes
 
 
 class CapabilityError(WorkbenchError):
@@ -210,7 +210,7 @@ _FULL_MEMORY = {
     "memory": {
         "supported": True, "writable": True, "maxEntrySizeBytes": 65_536, "ttlSupported": True,
         "search": {"supported": True, "modes": ["semantic", "filter"]},
-        "compaction": {"supported": True, "trigger": "host-managed", "maxInputEntries": 1_000,
+        "compaction": {"supported": True, "trigger": W.TRIGGER_HOST, "maxInputEntries": 1_000,
                        "maxOutputBytes": 65_536},
         "attribution": {"supported": True, "emitsWriteEvents": True},
         "retention": {"ttl": True, "forget": True},
@@ -261,9 +261,9 @@ def host_caps_for_policy(policy) -> dict[str, Any]:
     extra = _HARNESS_EXTRAS.get(pol.name, {})
     mem: dict[str, Any] = {"supported": True, "writable": True}
     if pol.compaction.kind in _PRODUCES_ENTRY:
-        comp: dict[str, Any] = {"supported": True, "trigger": "host-managed"}
+        comp: dict[str, Any] = {"supported": True, "trigger": W.TRIGGER_HOST}
         if pol.compaction.kind in ("summary", "opaque") and pol.compaction.cap > 0:
-            comp["maxOutputBytes"] = int(pol.compaction.cap) * BYTES_PER_TOKEN
+            comp["maxOutputBytes"] = int(pol.compaction.cap) * W.BYTES_PER_TOKEN
         mem["compaction"] = comp
     else:
         mem["compaction"] = {"supported": False}

@@ -78,21 +78,21 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from workbench.conformance.schemas import (
+from workbench.conformance.schemas import schema_errors, to_wire
+from workbench.rundir.wire import (
     CHECKPOINT_EVENT,
     COMPACTED_EVENT,
-    schema_errors,
-    to_wire,
+    LOCAL_EVENT,
+    MERGE_EVENT,
+    OPAQUE_KIND,
+    OVERFLOW_EVENT,
+    SOURCE_IDS_LIMIT,
+    TRUNCATION_EVENT,
 )
-from workbench.engine.provider_window import LOCAL_EVENT, OPAQUE_KIND
 
 FAIL, WARN = "fail", "warn"
-SOURCE_IDS_LIMIT = 100
 TAG_PREFIX = "compacted-from:"
 _TAG_ID = re.compile(r"^[^\s\x00-\x1f\x7f]+$")
-MERGE_EVENT = "summary.merged"
-OVERFLOW_EVENT = "context.overflow"
-TRUNCATION_EVENT = "context.truncated"
 
 CHECKS: dict[str, str] = {
     "wire_shape": "frames and memory.compacted events validate against their JSON Schemas",
@@ -150,10 +150,6 @@ class _Findings:
 
         schema = {k: getattr(pl, v) for k, v in FINDING_SCHEMA.items()}
         return pl.DataFrame(self.rows, schema=schema)
-
-
-def empty_findings():
-    return _Findings().frame()
 
 
 # --------------------------------------------------------------------------- inputs

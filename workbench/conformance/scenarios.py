@@ -48,16 +48,11 @@ from workbench.conformance.scenario_base import (  # noqa: F401  (re-exported na
     _policy_name,
     _policy_obj,
 )
-from workbench.conformance.schemas import (
-    CHECKPOINT_EVENT,
-    COMPACTED_EVENT,
-    SUMMARY_SCHEMA,
-    to_wire,
-    validate,
-)
+from workbench.conformance.schemas import to_wire, validate
 from workbench.conformance.sr1 import scenario_sr1_carry_forward
-from workbench.engine.provider_window import LOCAL_EVENT, OPAQUE_KIND
+from workbench.rundir import wire as W
 from workbench.rundir.summary_docs import SummaryDocs
+from workbench.rundir.wire import CHECKPOINT_EVENT, COMPACTED_EVENT, LOCAL_EVENT, OPAQUE_KIND, SUMMARY_SCHEMA
 
 ArtifactStore = Mapping[str, Mapping[str, Any]] | Callable[[str], Mapping[str, Any] | None]
 
@@ -141,8 +136,8 @@ def _compacted(events) -> list[dict[str, Any]]:
     return list(events.filter(pl.col("event_type") == COMPACTED_EVENT).iter_rows(named=True))
 
 
-_TRIGGERS_OK = {"host-managed": {"host-managed"}, "client-requested": {"client-requested"},
-                "both": {"host-managed", "client-requested"}}
+_TRIGGERS_OK = {W.TRIGGER_HOST: {W.TRIGGER_HOST}, W.TRIGGER_CLIENT: {W.TRIGGER_CLIENT},
+                "both": {W.TRIGGER_HOST, W.TRIGGER_CLIENT}}
 
 
 # --------------------------------------------------------------------------- (a) event emitted

@@ -33,37 +33,34 @@ import contextlib
 import functools
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from importlib import resources
 from typing import Any
+
+from workbench.rundir import wire as W
+from workbench.rundir.wire import CHECKPOINT_EVENT, COMPACTED_EVENT, SUMMARY_SCHEMA, WIRE_EVENT_TYPES
 
 SCHEMA_FILES: dict[str, str] = {
     "memory-capability": "memory-capability.schema.json",
     "capabilities": "capabilities.schema.json",
-    "memory.compacted": "memory-compacted.schema.json",
-    "continuity_compaction_checkpoint_created": "compaction-checkpoint.schema.json",
-    "rip.compaction_summary.v1": "compaction-summary.schema.json",
+    W.COMPACTED_EVENT: "memory-compacted.schema.json",
+    W.CHECKPOINT_EVENT: "compaction-checkpoint.schema.json",
+    W.SUMMARY_SCHEMA: "compaction-summary.schema.json",
     "agent-inventory-entry": "agent-inventory-entry.schema.json",
     "memory-shape": "memory-shape.schema.json",
 }
 ALIASES = {
     "memory_capability": "memory-capability",
-    "memory_compacted": "memory.compacted",
-    "checkpoint": "continuity_compaction_checkpoint_created",
-    "compaction_checkpoint": "continuity_compaction_checkpoint_created",
-    "compaction_summary": "rip.compaction_summary.v1",
-    "summary_artifact": "rip.compaction_summary.v1",
+    "memory_compacted": W.COMPACTED_EVENT,
+    "checkpoint": W.CHECKPOINT_EVENT,
+    "compaction_checkpoint": W.CHECKPOINT_EVENT,
+    "compaction_summary": W.SUMMARY_SCHEMA,
+    "summary_artifact": W.SUMMARY_SCHEMA,
     "inventory_entry": "agent-inventory-entry",
     "memory_shape": "memory-shape",
 }
 KINDS = tuple(SCHEMA_FILES)
 
-CHECKPOINT_EVENT = "continuity_compaction_checkpoint_created"
-COMPACTED_EVENT = "memory.compacted"
-SUMMARY_SCHEMA = "rip.compaction_summary.v1"
-COMPACTION_TRIGGERS = ("host-managed", "client-requested", "both")
-#: Event types :func:`to_wire` knows how to render.
-WIRE_EVENT_TYPES = (CHECKPOINT_EVENT, COMPACTED_EVENT)
 
 _CHECKPOINT_FIELDS = ("from_seq", "from_message_id", "to_seq", "to_message_id", "summary_artifact_id",
                       "cut_rule_id", "summary_kind", "actor_id", "origin")
@@ -206,7 +203,7 @@ def advisories(kind: str, obj: Any) -> list[str]:
             mo, me = comp.get("maxOutputBytes"), mem.get("maxEntrySizeBytes")
             if _is_int(mo) and _is_int(me) and mo > me:
                 out.append(f"$.compaction.maxOutputBytes: {mo} > maxEntrySizeBytes {me} (SHOULD be <=)")
-            if comp.get("supported") is True and comp.get("trigger") in ("client-requested", "both"):
+            if comp.get("supported") is True and comp.get("trigger") in (W.TRIGGER_CLIENT, "both"):
                 out.append(f"$.compaction.trigger: {comp['trigger']!r} is reserved; v1.x normates only host-managed")
     elif k == COMPACTED_EVENT:
         if obj.get("trigger") == "both":
@@ -271,16 +268,6 @@ def to_wire(row: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = _clean(row.get(key))
         return out
     raise ValueError(f"no wire shape for event_type {etype!r}; known: {', '.join(WIRE_EVENT_TYPES)}")
-
-
-def wire_events(events, event_types: Iterable[str] = WIRE_EVENT_TYPES) -> list[dict[str, Any]]:
-    """Every row of ``events`` (a polars frame) of a known wire type, in row order."""
-    import polars as pl
-
-    if events.height == 0 or "event_type" not in events.columns:
-        return []
-    part = events.filter(pl.col("event_type").is_in(list(event_types)))
-    return [to_wire(r) for r in part.iter_rows(named=True)]
 
 
 def validate_events(events):

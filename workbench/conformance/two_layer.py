@@ -1,5 +1,5 @@
-"""The two compaction layers' rules (Holon's OpenAI remote compaction boundary,
-``../shared/seeds/holon-openai-remote-compaction-boundary.md`` §4–§8, as the engines model
+"""The two compaction layers' rules (Holon's RFC "OpenAI Remote Compaction
+Boundary For Holon", 2026-04-30 draft, §4–§8, as the engines model
 them: :mod:`workbench.engine.provider_window`), checked on a run's events, ledger and summary.
 
 Each check reports the items it examined (a check that examined nothing proved nothing):
@@ -38,9 +38,15 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from workbench.conformance.invariants import FAIL, MERGE_EVENT
-from workbench.conformance.schemas import CHECKPOINT_EVENT, COMPACTED_EVENT
 from workbench.engine.enums import INTENTIONAL_LOSSES, CacheLoss, names
-from workbench.engine.provider_window import LOCAL_EVENT, OPAQUE_KIND, PROVIDER_EVENT, REBUILD_EVENT
+from workbench.rundir.wire import (
+    CHECKPOINT_EVENT,
+    COMPACTED_EVENT,
+    LOCAL_EVENT,
+    OPAQUE_KIND,
+    PROVIDER_EVENT,
+    REBUILD_EVENT,
+)
 
 CHECKS: dict[str, str] = {
     "memory_compacted_readable": "memory.compacted never names a provider item; with a local layer, a local checkpoint",

@@ -180,8 +180,10 @@ def write_dataset(
     report = validate_events(ev)
     ct = conform(pa.table(continuities) if not isinstance(continuities, pa.Table)
                  else continuities, S.continuities_schema())
-    fa = _empty(S.facts_schema()) if facts is None else conform(pa.table(facts) if not isinstance(facts, pa.Table) else facts, S.facts_schema())
-    se = _empty(S.secrets_schema()) if secrets is None else conform(pa.table(secrets) if not isinstance(secrets, pa.Table) else secrets, S.secrets_schema())
+    fa = _empty(S.facts_schema()) if facts is None else conform(
+        pa.table(facts) if not isinstance(facts, pa.Table) else facts, S.facts_schema())
+    se = _empty(S.secrets_schema()) if secrets is None else conform(
+        pa.table(secrets) if not isinstance(secrets, pa.Table) else secrets, S.secrets_schema())
 
     with replace_dir(path, Kind.DATASET, force=force) as tmp:
         files = {

@@ -1,16 +1,26 @@
 """The replay engine: policies, a pure-Python reference engine and a numba kernel engine
 with one semantics (see ``reference.py`` for the readable statement of it).
 
-Who owns what:
+Who owns what (every module of the package; ``tests/test_architecture.py`` checks the list):
 
 * ``policy.py``, ``presets.py``, ``provider.py``: policies, their registry, and their
-  lowering against a provider to the kernel's ``(kinds, params)``; ``pricing.py`` prices
-  from genai-prices, ``pricing_nb.py`` the one price rule.
-* ``prepare.py``: a continuity as replay arrays (``ReplayInput``).
+  lowering against a provider to the kernel's ``(kinds, params)``; ``policy_schema.py``
+  the JSON Schema a policy spec is checked against before any work; ``thresholds.py`` the
+  token thresholds of a policy's rules (compaction, flush).
+* ``pricing.py`` prices from genai-prices, ``pricing_nb.py`` the one price rule.
+* ``prepare.py``: a continuity as replay arrays (``ReplayInput``); ``accounting.py``
+  replays it in the tokens its provider billed (calibrated or harness-profile accounting).
 * ``reference.py`` (the oracle) and ``kernel.py`` + ``kernel_nb.py`` (the compiled
   simulator: records for one configuration, totals under ``prange`` for many).
+* Rules with a module of their own, which the engines (and the evaluations) take their
+  step from: ``checkpoints.py`` (ADR-0011 checkpoint selection),
+  ``masking.py`` (masking by a bound), ``pruning.py`` (session pruning in one request's
+  prompt), ``provider_window.py`` (the two compaction layers).
 * ``enums.py`` (codes) and ``records.py`` (ledger/event/totals layouts): what both
   engines and the tables share.
 * ``metrics.py`` (+ ``metrics_nb.py``): the summary columns.
-* ``run.py``: ``simulate`` and ``summarize``, the API everything else calls.
+* ``run.py``: ``simulate`` and ``run_totals`` (summary rows only), the API everything else
+  calls; ``lean.py`` what keeps a large ``simulate`` within its memory budget. A run's
+  event rows are built by :mod:`workbench.rundir.event_frames`, in the names of
+  :mod:`workbench.rundir.wire`.
 """

@@ -20,6 +20,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from workbench.rundir import wire as W
+
 
 @dataclass(frozen=True)
 class Checkpoint:
@@ -43,6 +45,6 @@ def checkpoints_from_events(events) -> list[Checkpoint]:
     """Checkpoint frames of one continuity x policy from an ``events.parquet`` frame."""
     import polars as pl
 
-    cp = events.filter(pl.col("event_type") == "continuity_compaction_checkpoint_created")
+    cp = events.filter(pl.col("event_type") == W.CHECKPOINT_EVENT)
     return [Checkpoint(int(r["frame_seq"]), int(r["from_seq"]), int(r["to_seq"]), r["summary_artifact_id"])
             for r in cp.iter_rows(named=True)]

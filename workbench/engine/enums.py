@@ -108,7 +108,7 @@ class EventTypeT(NamedTuple):
     REBUILD: int = 8
 
 
-class CompileT(NamedTuple):
+class CompileStrategyT(NamedTuple):
     """How the context is compiled (ADR-0011 compile strategies)."""
 
     SUMMARIES_RECENT_MESSAGES_V1: int = 0  # the latest summary items + the recent raw messages
@@ -149,7 +149,7 @@ CacheLoss = CacheLossT()
 LedgerFlag = LedgerFlagT()
 EventType = EventTypeT()
 Retain = RetainT()
-Compile = CompileT()
+CompileStrategy = CompileStrategyT()
 Emergency = EmergencyT()
 PruneState = PruneStateT()
 
@@ -167,7 +167,7 @@ def names(codes: NamedTuple) -> dict[int, str]:
 def recorded_summaries_visible(strategy: int, compile_strategy: int) -> bool:
     """Whether the log's own summary events are compiled in as rows: only when the policy
     keeps them (``Strategy.RECORDED``) and its compile strategy shows summaries."""
-    return strategy == Strategy.RECORDED and compile_strategy != Compile.RECENT_MESSAGES_V1
+    return strategy == Strategy.RECORDED and compile_strategy != CompileStrategy.RECENT_MESSAGES_V1
 
 
 # ---- slots of the lowered policy -------------------------------------------------------

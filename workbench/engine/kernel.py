@@ -171,7 +171,7 @@ def lowered_config(kinds: np.ndarray, params: np.ndarray, pos: Positions) -> np.
     cfg[nb.C_FIRST_USER] = int(users[0]) if len(users) else -1
     cfg[nb.C_LOCAL_TOKENS] = int(params[E.P_LOCAL_TOKENS])
     cfg[nb.C_LOCAL_PROMPT] = int(params[E.P_LOCAL_PROMPT])
-    cfg[nb.C_NO_SUMMARIES] = int(int(k[E.K_COMPILE]) == E.Compile.RECENT_MESSAGES_V1)
+    cfg[nb.C_NO_SUMMARIES] = int(int(k[E.K_COMPILE]) == E.CompileStrategy.RECENT_MESSAGES_V1)
     # rows of the placeholder prefix-sum table, only those this policy reads
     rows = []
     if mask_on:

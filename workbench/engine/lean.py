@@ -1,4 +1,4 @@
-"""What keeps a 10 M-event ``workbench simulate`` under 2 GB (ARCHITECTURE §7), used by
+"""What keeps a 10 M-event ``workbench simulate`` under 2 GB (docs/targets.md), used by
 :mod:`workbench.engine.run`:
 
 * :func:`read_columns`: the events read a column at a time into one contiguous array each

@@ -2,7 +2,7 @@
 what a policy totals to over continuities. The one module that computes them.
 
 * :func:`replay_totals` reduces an engine's ledger/event matrices with NumPy (``simulate``,
-  ``summarize`` and the sweeps' per-run engines use it); :func:`workbench.engine.metrics_nb.add_totals_nb`
+  ``run_totals`` and the sweeps' per-run engines use it); :func:`workbench.engine.metrics_nb.add_totals_nb`
   is its compiled twin inside the many-configuration simulator. Both price calls with the
   one price rule (:mod:`workbench.engine.pricing_nb`).
 * :func:`summary_frame` turns totals into the ``summary.parquet`` rows (one per

@@ -33,7 +33,7 @@ STRATEGIES = {name: code for code, name in E.names(E.Strategy).items()}
 CACHE_MODES = {name: code for code, name in E.names(E.CacheMode).items()}
 RETAIN = {name: code for code, name in E.names(E.Retain).items()}
 EMERGENCY = {name: code for code, name in E.names(E.Emergency).items()}
-COMPILES = tuple(E.names(E.Compile).values())  # compile strategy names, in code order
+COMPILES = tuple(E.names(E.CompileStrategy).values())  # compile strategy names, in code order
 PRUNING_MODES = ("off", "cache-ttl")
 SCOPES = ("total", "body")  # what a tokens trigger measures (CutRule.scope)
 
@@ -209,7 +209,7 @@ class Compile:
     @property
     def shows_summaries(self) -> bool:
         """Whether summary items are compiled into the context."""
-        return COMPILES.index(self.strategy) != E.Compile.RECENT_MESSAGES_V1
+        return COMPILES.index(self.strategy) != E.CompileStrategy.RECENT_MESSAGES_V1
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Presets mirroring real harness policies (../shared/reference/harness-presets.md).
+"""Presets mirroring real harness policies: facts from the systems' public code, docs and issue
+threads, stated in each preset's description.
 
 Numbers the sources mark as uncertain are ordinary parameters; override them with
 ``get_policy(name, {"section.key": value})`` or in a YAML spec (``preset: NAME``).
@@ -25,8 +26,8 @@ from workbench.errors import PolicyError
 
 _SUMMARY = Compaction(kind="summary", ratio=0.05, floor=1_500, cap=12_000, prompt_tokens=900)
 # Claude Code's summarizer call re-writes the conversation to the cache instead of reading
-# it (issues report ~97k tokens re-written per compaction; the recorded acompact call in
-# ../shared read only the 17.8k system prefix and wrote 121.7k)
+# it (issues report ~97k tokens re-written per compaction; the recorded acompact call of a
+# recorded log read only the 17.8k system prefix and wrote 121.7k)
 # (its instruction, recorded in the same call, is ~2k cl100k tokens)
 _CLAUDE_SUMMARY = Compaction(kind="summary", ratio=0.05, floor=1_500, cap=12_000, prompt_tokens=2_000,
                              shares_cache=False)
@@ -43,7 +44,8 @@ PRESETS: dict[str, Policy] = {p.name: p for p in (
     Policy("claude-code", "auto-compact at window - min(max_output, 20k) - 13k (~167k of 200k): whole history -> one summary",
            trigger=CutRule(kind="tokens", reserve_tokens=33_000, keep_first=1),
            compaction=_CLAUDE_SUMMARY),
-    Policy("codex-local", "compact at 90% of the window: initial context + recent user messages (20k) + handoff summary; the summary call omits tool specs (no cache)",
+    Policy("codex-local", "compact at 90% of the window: initial context + recent user messages (20k) + handoff summary; "
+           "the summary call omits tool specs (no cache)",
            trigger=CutRule(kind="tokens", fraction=0.9, keep_first=1),
            compaction=Compaction(kind="summary", ratio=0.04, floor=1_000, cap=8_000, prompt_tokens=700,
                                  retain="user_messages", retain_tokens=20_000, shares_cache=False)),
@@ -106,7 +108,8 @@ PRESETS: dict[str, Policy] = {p.name: p for p in (
            compaction=Compaction(kind="opaque", ratio=0.05, floor=1_000, cap=10_000, prompt_tokens=0,
                                  accumulate=True, max_segments=4, local_tokens=32_000,
                                  local_prompt_tokens=900)),
-    Policy("openclaw-flush", "memory flush at window - reserveTokensFloor (20k) - softThresholdTokens (4k), once per compaction; compaction at window - 20k",
+    Policy("openclaw-flush", "memory flush at window - reserveTokensFloor (20k) - softThresholdTokens (4k), once per "
+           "compaction; compaction at window - 20k",
            trigger=CutRule(kind="tokens", reserve_tokens=20_000, keep_first=1),
            compaction=_SUMMARY,
            flush=Flush(enabled=True, reserve_tokens=20_000, soft_threshold_tokens=4_000)),

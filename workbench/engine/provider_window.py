@@ -1,6 +1,6 @@
-"""Two compaction layers (Holon's OpenAI remote compaction boundary, ``../shared/seeds/
-holon-openai-remote-compaction-boundary.md`` §4–§8): the provider window and the local
-semantic checkpoint, kept apart.
+"""Two compaction layers (Holon's RFC "OpenAI Remote Compaction Boundary For Holon",
+2026-04-30 draft, §4–§8): the provider window and the local semantic checkpoint, kept
+apart.
 
 A policy has the second layer when ``compaction.local_tokens > 0`` (it needs the opaque,
 accumulating strategy: the ``holon-openai`` preset). Per request, in the engines' order:
@@ -48,11 +48,8 @@ from typing import Any
 import numpy as np
 
 from workbench.engine import enums as E
+from workbench.rundir.wire import LOCAL_EVENT, PROVIDER_EVENT, REBUILD_EVENT
 
-OPAQUE_KIND = "provider_opaque_v1"  # the summary_kind of a provider item's checkpoint frame
-LOCAL_EVENT = "local.checkpoint"
-REBUILD_EVENT = "provider_window.rebuilt"
-PROVIDER_EVENT = "provider.compacted"
 EVENT_NAMES = {E.EventType.LOCAL_CHECKPOINT: LOCAL_EVENT, E.EventType.REBUILD: REBUILD_EVENT}
 # why the provider compacted (§8): its threshold, or a context-window overflow
 TRIGGER_THRESHOLD = "threshold"
@@ -113,7 +110,7 @@ def rebuild(rp, r: int, p: int) -> None:
              dropped, dropped_tokens, E.Strategy.SUMMARY)
 
 
-# ---- events: the provider layer's metadata rows (engine.run.events_frame) ------------------
+# ---- events: the provider layer's metadata rows (rundir.event_frames) ---------------------
 def provider_columns(pl) -> dict[str, Any]:
     """The ``provider.compacted`` columns of ``events.parquet`` (null on other rows)."""
     return {"compaction_id": pl.String, "provider_trigger": pl.String, "request_shape_hash": pl.String,

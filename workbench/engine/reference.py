@@ -83,7 +83,7 @@ class _Replay:
         self.excluded = excluded
         self.trigger = int(kinds[E.K_TRIGGER])
         self.strategy = int(kinds[E.K_STRATEGY])
-        self.shows_summaries = int(kinds[E.K_COMPILE]) != E.Compile.RECENT_MESSAGES_V1
+        self.shows_summaries = int(kinds[E.K_COMPILE]) != E.CompileStrategy.RECENT_MESSAGES_V1
         self.visible = inp.visible | (inp.is_summary if E.recorded_summaries_visible(
             self.strategy, int(kinds[E.K_COMPILE])) else False)
         self.visible_rows = np.flatnonzero(self.visible)

@@ -45,6 +45,7 @@ from workbench.errors import WorkbenchError
 from workbench.evaluate.dataset_text import DatasetText
 from workbench.evaluate.matching import Memo
 from workbench.evaluate.texts import Checkpoint, policies_of
+from workbench.rundir import wire as W
 
 READABLE = ("summary", "recorded", "merge")
 SUMMARIZER_CALLS = ("compaction", "merge")
@@ -152,7 +153,7 @@ def compaction_table(result, texts, checkpoints: Sequence[Checkpoint], dt: Datas
 
     policies = policies_of(result)
     tx = _Texts(texts, dt)
-    frames = result.events.filter(pl.col("event_type") == "continuity_compaction_checkpoint_created")
+    frames = result.events.filter(pl.col("event_type") == W.CHECKPOINT_EVENT)
     frames = frames.with_columns(pl.int_range(pl.len()).over("policy", "continuity_id").alias("_index"))
     frame_of = {(r["policy"], r["continuity_id"], r["_index"]): r for r in frames.iter_rows(named=True)}
     labelled = dt.secrets.filter(~pl.col("negative")).height > 0

@@ -26,14 +26,15 @@ from workbench.engine.masking import MaskRule, mask_step
 from workbench.engine.policy import COMPILES, STRATEGIES, Policy
 from workbench.engine.prepare import ReplayInput
 from workbench.engine.provider import context_window_of
-from workbench.engine.provider_window import LOCAL_EVENT, OPAQUE_KIND, REBUILD_EVENT
 from workbench.engine.pruning import PruneRule, prune_step
+from workbench.rundir import wire as W
+from workbench.rundir.wire import LOCAL_EVENT, OPAQUE_KIND, REBUILD_EVENT
 
-CHECKPOINT = "continuity_compaction_checkpoint_created"
-TRUNCATION = "context.truncated"  # overflow handling: not a checkpoint frame
+CHECKPOINT = W.CHECKPOINT_EVENT
+TRUNCATION = W.TRUNCATION_EVENT  # overflow handling: not a checkpoint frame
 #: the events that change what the compiled context holds (and a two-layer policy's local
 #: checkpoints, which do not but whose text a later rebuild puts there)
-ACTIONS = (CHECKPOINT, "summary.merged", "context.edited", "context.overflow", TRUNCATION, REBUILD_EVENT,
+ACTIONS = (CHECKPOINT, W.MERGE_EVENT, W.EDIT_EVENT, W.OVERFLOW_EVENT, TRUNCATION, REBUILD_EVENT,
            LOCAL_EVENT)
 
 
@@ -150,13 +151,13 @@ class ContextTracker:
         s = self.state
         if a["event_type"] == LOCAL_EVENT:  # the provider window is left as it is
             return
-        if a["event_type"] == "context.overflow":
+        if a["event_type"] == W.OVERFLOW_EVENT:
             self._overflow_request = int(a["request"])
             return
-        if a["event_type"] == "context.edited":
+        if a["event_type"] == W.EDIT_EVENT:
             s.cleared_upto = int(np.searchsorted(self.inp.seq, a["to_seq"]))
             return
-        if a["event_type"] == "summary.merged":
+        if a["event_type"] == W.MERGE_EVENT:
             s.segments = [(a["summary_artifact_id"], int(a["item_tokens"]))]
             return
         if a["event_type"] == TRUNCATION:  # the overflow's last resort: a cut that retains nothing
@@ -170,7 +171,7 @@ class ContextTracker:
         if span is None:
             span = self.span_of(a)
         kind = a["summary_kind"]
-        if kind in ("llm_summary_v1", "provider_opaque_v1"):
+        if kind in (W.SUMMARY_KIND, W.OPAQUE_KIND):
             item = (a["summary_artifact_id"], int(a["item_tokens"]))
             s.segments = [*s.segments, item] if self.accumulate else [item]
         self._retain(span)
@@ -307,7 +308,7 @@ class ContextTracker:
 
 
 def summary_kinds_with_text() -> tuple[str, ...]:
-    return ("llm_summary_v1", "recorded_summary_v1", "hierarchical_merge_v1")
+    return (W.SUMMARY_KIND, W.RECORDED_KIND, W.MERGE_KIND)
 
 
 __all__ = ["ContextTracker", "ContextState", "summary_kinds_with_text", "E"]

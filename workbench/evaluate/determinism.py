@@ -26,9 +26,10 @@ from typing import Any
 
 from workbench.engine.checkpoints import Checkpoint, select_checkpoint
 from workbench.engine.policy import Policy
+from workbench.rundir import wire as W
 
-CHECKPOINT = "continuity_compaction_checkpoint_created"
-TRUNCATION = "context.truncated"  # an overflow's truncation: a cut, not a checkpoint frame
+CHECKPOINT = W.CHECKPOINT_EVENT
+TRUNCATION = W.TRUNCATION_EVENT  # an overflow's truncation: a cut, not a checkpoint frame
 CUTS = (CHECKPOINT, TRUNCATION)
 
 

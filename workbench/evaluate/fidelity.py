@@ -56,11 +56,13 @@ from typing import Any
 
 import numpy as np
 
+from workbench.rundir import wire as W
+
 POLICY = "as-recorded"
 # a recorded output of at most this many tokens, for a request whose output events hold
 # more, is a stream snapshot (Claude Code's message_start value), not the real output
 OUTPUT_PLACEHOLDER_MAX = 1
-CHECKPOINT = "continuity_compaction_checkpoint_created"
+CHECKPOINT = W.CHECKPOINT_EVENT
 
 
 def _ape(sim, rec):
@@ -123,15 +125,9 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
     from workbench.engine.accounting import Accountant
     from workbench.engine.presets import get_policy
     from workbench.engine.provider import resolve_provider
-    from workbench.engine.run import (
-        accounted,
-        events_frame,
-        ledger_frame,
-        prepare_dataset,
-        replay,
-        stable_run_id,
-    )
+    from workbench.engine.run import accounted, ledger_frame, prepare_dataset, replay, stable_run_id
     from workbench.evaluate.fidelity_runs import run_level_frame
+    from workbench.rundir.event_frames import events_frame
     from workbench.sources.claude_code import usage_placeholders
     from workbench.sources.compaction_calls import calls_by_boundary, parents_of_calls
 

@@ -2,7 +2,7 @@
 compaction of that log could keep or lose.
 
 On a synthetic continuity the facts are planted and labelled; on an imported log the log's
-own contents stand in for them (docs/ARCHITECTURE.md §5, Retention). :func:`log_facts`
+own contents stand in for them (docs/targets.md, Retention on real logs). :func:`log_facts`
 returns one row per fact: ``kind``, ``value``, ``first_seq`` / ``last_seq`` (its first and
 last mention), ``mentions`` (the events that mention it), and for ``task`` facts the
 ``task_role`` (``todo``, ``request``, ``next_step``) and the todo item's latest ``status``.

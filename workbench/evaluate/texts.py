@@ -44,12 +44,13 @@ from typing import Any
 import numpy as np
 
 from workbench.engine.policy import Policy
-from workbench.engine.provider_window import LOCAL_EVENT, REBUILD_EVENT
 from workbench.evaluate.context import ContextTracker
 from workbench.evaluate.dataset_text import DatasetText
+from workbench.rundir import wire as W
+from workbench.rundir.wire import LOCAL_EVENT, REBUILD_EVENT
 
-TEXT_KINDS = {"llm_summary_v1": "summary", "recorded_summary_v1": "recorded",
-              "provider_opaque_v1": "opaque"}
+TEXT_KINDS = {W.SUMMARY_KIND: "summary", W.RECORDED_KIND: "recorded",
+              W.OPAQUE_KIND: "opaque"}
 
 
 def policies_of(result) -> dict[str, Policy]:
@@ -166,10 +167,10 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                         draw = position_key(cid, digest, produced, a["from_seq"], a["to_seq"])
                         produced += 1
                     kind = a.get("summary_kind")
-                    checkpoint = a["event_type"] == "continuity_compaction_checkpoint_created"
+                    checkpoint = a["event_type"] == W.CHECKPOINT_EVENT
                     span = tracker.span_of(a) if checkpoint else None
                     if checkpoint and kind in TEXT_KINDS:
-                        if kind == "provider_opaque_v1":
+                        if kind == W.OPAQUE_KIND:
                             rows.append({**_base(result, name, cid, r, "opaque", a["summary_artifact_id"]),
                                          "from_seq": a["from_seq"], "to_seq": a["to_seq"], "sr1": on,
                                          "target_tokens": int(a["item_tokens"]), "text_raw": None, "text": None,
@@ -185,13 +186,13 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                                 previous_summary=previous, target_tokens=max(1, int(a["item_tokens"])),
                                 labels=dt.labels(cont, span), purpose="compaction", session=session,
                                 draw_key=draw)
-                            if kind == "recorded_summary_v1":
+                            if kind == W.RECORDED_KIND:
                                 result_ = _recorded(dt, inp, a)
                             else:
                                 result_ = derive.summarize(req, cont, span)
                             row = _row(result, name, cid, r, TEXT_KINDS[kind], req, result_, on, redact)
                             rows.append(row)
-                            if kind != "recorded_summary_v1":
+                            if kind != W.RECORDED_KIND:
                                 if not policy.compaction.accumulate:
                                     segments = {}
                                 segments[a["summary_artifact_id"]] = row["text"]
@@ -209,7 +210,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                         local[a["summary_artifact_id"]] = row["text"]
                     elif a["event_type"] == REBUILD_EVENT:  # the window holds the local checkpoint now
                         segments = {a["summary_artifact_id"]: local.get(a["summary_artifact_id"]) or ""}
-                    elif a["event_type"] == "summary.merged":
+                    elif a["event_type"] == W.MERGE_EVENT:
                         req = SummaryRequest(
                             continuity_id=cid, artifact_id=a["summary_artifact_id"], from_seq=0, to_seq=0,
                             events=(), previous_summary="\n\n".join(segments.values()) or None,
@@ -226,7 +227,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                             policy=name, continuity_id=cid, index=len(done), request=int(a["request"]),
                             artifact_id=a["summary_artifact_id"], summary_kind=kind, dropped=tuple(span),
                             retained=tuple(tracker.state.retained), segments=after, emergency=emergency))
-                    elif a["event_type"] == "summary.merged" and done:
+                    elif a["event_type"] == W.MERGE_EVENT and done:
                         done[-1] = dataclasses.replace(done[-1], segments=after)
             checkpoints.extend(done)
     schema = {"run_id": pl.String, "policy": pl.String, "continuity_id": pl.String, "request": pl.Int64,
@@ -266,7 +267,7 @@ def _flush_requests(events, policy: str, cid: str) -> dict[int, list[dict]]:
     import polars as pl
 
     fl = events.filter((pl.col("policy") == policy) & (pl.col("continuity_id") == cid)
-                       & (pl.col("event_type") == "memory.flushed"))
+                       & (pl.col("event_type") == W.FLUSH_EVENT))
     out: dict[int, list[dict]] = {}
     for r in fl.iter_rows(named=True):
         out.setdefault(int(r["request"]), []).append(r)

@@ -69,19 +69,6 @@ class ViewMap:
         return self.parent.span(a, b) if self.parent is not None else (a, b)
 
 
-class ShiftMap(ViewMap):
-    """The view is ``source[offset:...]``: an identity up to a shift."""
-
-    __slots__ = ("offset",)
-
-    def __init__(self, offset: int, parent: ViewMap | None = None):
-        super().__init__(parent)
-        self.offset = offset
-
-    def _local(self, a, b):
-        return a + self.offset, b + self.offset
-
-
 class WholeMap(ViewMap):
     """Every span maps to one fixed source span (a decoded base64/hex run)."""
 

@@ -531,10 +531,6 @@ def _kfmt():
     return FuncFormatter(lambda v, _: f"{v / 1000:,.0f}k" if abs(v) >= 1000 else f"{v:,.0f}")
 
 
-def names_of(frame, column: str = "policy") -> list[Any]:
-    return frame[column].unique(maintain_order=True).to_list()
-
-
 def __getattr__(name: str):
     if name in COMPACTION_FIGURES:
         import importlib

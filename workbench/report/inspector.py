@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.report.textguard import MARKER_RE, PLANTED_MARKER, TextGuard
+from workbench.rundir import wire as W
 
 _CSS = """<style>
 .wb-i{font-size:12px;margin:6px 0 18px 0}
@@ -118,9 +119,9 @@ class CompactionView:
 
 
 def _no_summary(kind: str) -> str:
-    if kind == "provider_opaque_v1":
+    if kind == W.OPAQUE_KIND:
         return "An opaque provider compaction item: its size is known, its content is not readable."
-    if kind == "truncation_v1":
+    if kind == W.TRUNCATION_KIND:
         return "A truncation policy's compaction: the span was dropped without a summary."
     return f"No readable summary ({kind})."
 

@@ -7,7 +7,7 @@ run, and its id (:func:`workbench.rundir.artifacts.artifact_id`, the hash of the
 document) is stable; the run's ``compacted-from:<runId>`` tag stays on ``memory.compacted``.
 
 The engine names artifacts with it while it builds a run's events
-(:func:`workbench.engine.run.events_frame`) and the store is written from the same
+(:func:`workbench.rundir.event_frames.events_frame`) and the store is written from the same
 documents (:func:`workbench.conformance.scenarios.modelled_artifact_store`).
 
 >>> docs = SummaryDocs()
@@ -28,7 +28,9 @@ import hashlib
 from collections.abc import Mapping
 from typing import Any
 
-MERGE_KIND = "hierarchical_merge_v1"
+from workbench.rundir import wire as W
+from workbench.rundir.wire import CHECKPOINT_EVENT, LOCAL_EVENT, MERGE_KIND, SUMMARY_SCHEMA
+
 _COVERAGE = ("from_seq", "from_message_id", "to_seq", "to_message_id")
 #: the columns of an events row a document is built from
 ROW_FIELDS = ("event_type", "continuity_id", "policy", "summary_kind", "item_tokens", *_COVERAGE, "actor_id",
@@ -39,9 +41,6 @@ def summary_document(coverage: Mapping[str, Any], provenance: Mapping[str, Any],
     """The ``rip.compaction_summary.v1`` document: the one shape of a run's artifacts and of a
     summarizer's result (:func:`workbench.summarize.artifact_document`). It holds no id: its
     id is its hash (:func:`workbench.rundir.artifacts.artifact_id`)."""
-    # imported here: workbench.conformance imports this module
-    from workbench.conformance.schemas import SUMMARY_SCHEMA
-
     return {"schema": SUMMARY_SCHEMA, "coverage": dict(coverage), "provenance": dict(provenance),
             "summary": {"format": "markdown", "text": text}}
 
@@ -49,7 +48,7 @@ def summary_document(coverage: Mapping[str, Any], provenance: Mapping[str, Any],
 def modelled_text(summary_kind: str | None, item_tokens: Any, from_seq: Any, to_seq: Any) -> str:
     """The payload of a modelled summary: its kind, size and range (no text was produced)."""
     kind = summary_kind or "summary"
-    if kind == "provider_opaque_v1":
+    if kind == W.OPAQUE_KIND:
         return (f"_Opaque provider compaction item ({item_tokens} tokens); the provider's encrypted "
                 "content is not readable._\n")
     return (f"_Modelled {kind} ({item_tokens} tokens) of events {from_seq}..{to_seq}; "
@@ -82,10 +81,6 @@ class SummaryDocs:
     def add(self, r: Mapping[str, Any]) -> dict[str, Any] | None:
         """The document of row ``r``, a row that produced an artifact (a checkpoint frame
         with one, or a merge); None for a merge with no checkpoint before it to cover."""
-        # imported here: workbench.conformance imports this module
-        from workbench.conformance.schemas import CHECKPOINT_EVENT
-        from workbench.engine.provider_window import LOCAL_EVENT
-
         scope = (r.get("continuity_id"), r.get("policy"))
         if r["event_type"] in (CHECKPOINT_EVENT, LOCAL_EVENT):
             if r["event_type"] == CHECKPOINT_EVENT:  # a merge covers the frames, not the local layer

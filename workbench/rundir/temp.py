@@ -53,10 +53,6 @@ def make_temp_dir(target: Path) -> Path:
     return tmp
 
 
-def temp_file_prefix(path: Path) -> str:
-    return f".{path.name}.{os.getpid()}."
-
-
 @dataclass(frozen=True)
 class Temporary:
     path: Path

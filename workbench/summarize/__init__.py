@@ -19,6 +19,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 
+from workbench.rundir import wire as W
 from workbench.rundir.summary_docs import summary_document
 from workbench.summarize.base import (
     PURPOSES,
@@ -41,7 +42,7 @@ from workbench.summarize.base import (
     render_span,
 )
 
-ARTIFACT_SCHEMA = "rip.compaction_summary.v1"
+ARTIFACT_SCHEMA = W.SUMMARY_SCHEMA
 
 #: registry name -> "module:Class" (imported on first use)
 SUMMARIZERS: dict[str, str] = {

@@ -48,7 +48,7 @@ PACKAGED = Path(__file__).with_name("retention_profiles.json")
 POOLED = "*"
 RIDGE = 1.0
 ITERATIONS = 50
-LOO_TARGET_PP = 10.0  # docs/ARCHITECTURE.md §7: within 10 percentage points of unseen logs
+LOO_TARGET_PP = 10.0  # docs/targets.md: within 10 percentage points of unseen logs
 MIN_KIND_FACTS = 20   # a kind's error is judged when it has at least this many facts
 
 

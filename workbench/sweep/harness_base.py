@@ -3,7 +3,6 @@ renders them): keys with their provenance, code blocks, and the threshold helper
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,14 +46,6 @@ def threshold_of(policy, window: int) -> int | None:
     if t.kind != "tokens":
         return None
     return int(t.threshold(window))
-
-
-def toml_value(v: Any) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int | float):
-        return repr(v)
-    return json.dumps(str(v))  # a TOML basic string is JSON-compatible for plain text
 
 
 def not_tokens(policy, harness: str) -> str:

@@ -380,7 +380,7 @@ def execute_batch(task: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _run_rows(ds, inputs, policy, *, run_id: str, seed: int, engine: str, tokenizer: str,
               evaluate: dict | None = None, root: str | None = None) -> tuple[list[dict], dict | None]:
-    """The summary rows of one run (the engine's :func:`~workbench.engine.run.summarize`,
+    """The summary rows of one run (the engine's :func:`~workbench.engine.run.summarize_inputs`,
     or :func:`~workbench.engine.run.simulate` and the evaluation when asked), with the
     evaluation headline (``root``: where ``summarizer.prompt`` files are taken from)."""
     from workbench.engine.run import simulate, summarize_inputs

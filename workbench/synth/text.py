@@ -10,7 +10,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-_WORDS = ["the", "function", "returns", "value", "when", "config", "is", "missing", "so", "we", "fall", "back", "to", "default", "and", "log", "a", "warning", "before", "retrying", "request", "with", "backoff", "cache", "layer", "stores", "parsed", "result", "keyed", "by", "path", "test", "fails", "because", "fixture", "creates", "temp", "directory", "without", "cleanup", "parser", "handles", "nested", "blocks", "but", "drops", "trailing", "comment", "migration", "adds", "column", "index", "on", "user", "id", "scheduler", "runs", "job", "every", "minute", "queue", "worker", "picks", "task", "marks", "done", "updates", "status", "field", "response", "includes", "pagination", "cursor", "client", "should", "follow", "next", "link", "until", "empty", "page", "arrives"]
+_WORDS = [
+    "the", "function", "returns", "value", "when", "config", "is", "missing", "so", "we", "fall",
+    "back", "to", "default", "and", "log", "a", "warning", "before", "retrying", "request", "with",
+    "backoff", "cache", "layer", "stores", "parsed", "result", "keyed", "by", "path", "test",
+    "fails", "because", "fixture", "creates", "temp", "directory", "without", "cleanup", "parser",
+    "handles", "nested", "blocks", "but", "drops", "trailing", "comment", "migration", "adds",
+    "column", "index", "on", "user", "id", "scheduler", "runs", "job", "every", "minute", "queue",
+    "worker", "picks", "task", "marks", "done", "updates", "status", "field", "response",
+    "includes", "pagination", "cursor", "client", "should", "follow", "next", "link", "until",
+    "empty", "page", "arrives",
+]
 _IDENTS = ("parse_config", "load_state", "UserRepository", "fetch_page", "retry_with_backoff",
            "CacheEntry", "validate_schema", "render_template", "compute_digest", "SessionManager",
            "handle_request", "build_index", "TokenBucket", "apply_migration", "serialize_event")
