@@ -24,20 +24,14 @@ For each request ``r`` (whose first output event is row ``p``), in order:
    summary, or clearing old tool uses).
 4. **Overflow**: if the context exceeds the window, record it; the emergency action
    compacts (forced; summary and opaque strategies with ``emergency: compact``) and then,
-   if the context still exceeds the window, truncates the oldest raw events until it fits.
-   A truncation is not a compaction: it writes a ``TRUNCATION`` event (no checkpoint frame,
-   no summary, no ``memory.compacted``), sets the ``TRUNCATED`` ledger flag, and a cache it
-   breaks is lost to ``truncation``. No call is ever sent over the window. A main request
-   that still does not fit (what cannot be truncated, the fixed prefix, pinned head, retained
-   block and summary items, or a tail with no safe cut, exceeds it) is a *failed* request: the
-   provider rejects it, as the harness would see (``FAILED`` flag, ``failed_requests``; 0
-   prompt tokens, nothing read, written or cached, the attempted context in ``context_after``).
-   A policy call (compaction, probe, merge, flush, local checkpoint) whose context plus
-   instruction exceeds the window sends the newest part that fits, as Codex trims the oldest
-   history items until its compaction request fits (codex-rs/core/src/compact.rs): its prompt
-   is the window, and it reads back at most the fixed prefix (the trimmed start breaks the
-   common prefix; the loss is counted as ``truncation`` unless another cause came first).
-   ``docs/window-bound.md`` says why, with the providers' documents.
+   if the context still exceeds the window, truncates the oldest raw events until it fits: a
+   ``TRUNCATION`` event (no checkpoint frame, no summary, no ``memory.compacted``), the
+   ``TRUNCATED`` flag, a cache lost to ``truncation``. No call is sent over the window
+   (``docs/window-bound.md``): a main request that still does not fit is a *failed* request,
+   the provider's error (``FAILED``; nothing billed, read, written or cached; the attempted
+   context in ``context_after``); a policy call that would not fit sends the newest part that
+   fits, as Codex trims its compaction request (codex-rs/core/src/compact.rs), and reads back
+   at most the fixed prefix (a loss counted as ``truncation`` unless another came first).
 5. **Prune** (session pruning, :func:`~workbench.engine.pruning.prune_step`): after an idle
    gap, the main request's prompt may carry old tool results trimmed or cleared; the context
    keeps them, and the next request sends them again. Pruned results are items of their own
@@ -104,11 +98,10 @@ class _Replay:
         self.next_stride = 1
         self.boundaries_done = -1
         self.coverage_from = -1
+        # per cache key (0: main requests, 1: policy calls): its last prompt, and what broke it since
         self.prev_items: list[list[Item] | None] = [None, None]
         self.prev_ts = [0, 0]
-        self.compacted_since = [False, False]
-        self.truncated_since = [False, False]
-        self.edited_since = [False, False]
+        self.compacted_since, self.truncated_since, self.edited_since = [False, False], [False, False], [False, False]
         self.window_start = -1  # first tail row shown under a recent-messages limit
         # the local layer of a two-layer policy (provider_window): its cut row, checkpoint
         # tokens and artifact; a rebuild's pending continuation reset, by cache key
@@ -226,14 +219,9 @@ class _Replay:
         loss = E.CacheLoss.NONE
         if mode != E.CacheMode.NONE:
             prev = self.prev_items[key]
-            if prev is None:
-                loss = E.CacheLoss.COLD
-                lcp = 0
-            elif self.reset_since[key]:
-                loss = E.CacheLoss.RESET
-                lcp = 0
-            elif ts - self.prev_ts[key] > self.p[E.P_TTL_MS]:
-                loss = E.CacheLoss.TTL
+            if prev is None or self.reset_since[key] or ts - self.prev_ts[key] > self.p[E.P_TTL_MS]:
+                loss = (E.CacheLoss.COLD if prev is None else E.CacheLoss.RESET if self.reset_since[key]
+                        else E.CacheLoss.TTL)
                 lcp = 0
             else:
                 lcp = self.prefix  # the harness's fixed prefix is always common
@@ -271,10 +259,7 @@ class _Replay:
                     write = total - read if total >= min_cache else 0
         self.prev_items[key] = list(items)  # the trailing instruction is never reused
         self.prev_ts[key] = ts
-        self.compacted_since[key] = False
-        self.truncated_since[key] = False
-        self.edited_since[key] = False
-        self.reset_since[key] = False
+        self.compacted_since[key] = self.truncated_since[key] = self.edited_since[key] = self.reset_since[key] = False
         self.ledger.append(ledger_row(
             request=r, call_kind=int(call), prompt_tokens=total, cache_read_tokens=read,
             cache_write_tokens=write, uncached_tokens=total - read - write, output_tokens=output,
@@ -388,15 +373,12 @@ class _Replay:
         s = self.strategy
         artifact = -1
         item_tokens = 0
-        ratio, cap, floor = self.p[E.P_SUMMARY_RATIO], self.p[E.P_SUMMARY_CAP], self.p[E.P_SUMMARY_FLOOR]
         accumulate = bool(self.k[E.K_ACCUMULATE])
         if s in (E.Strategy.SUMMARY, E.Strategy.OPAQUE, E.Strategy.RECORDED):
             if s == E.Strategy.RECORDED:
                 item_tokens = self.recorded_summary if self.trigger == E.Trigger.RECORDED else 0
-            elif accumulate:
-                item_tokens = clamp_summary(span_tokens, ratio, cap, floor)
-            else:
-                item_tokens = clamp_summary(sum(t for _, t in self.segments) + span_tokens, ratio, cap, floor)
+            else:  # an accumulated item summarizes its span; a folded one the earlier items too
+                item_tokens = self.summary_size(span_tokens + (0 if accumulate else sum(t for _, t in self.segments)))
             artifact = self.next_artifact
             self.next_artifact += 1
             key = 0 if self.k[E.K_SUMMARY_SHARES_CACHE] else 1
@@ -450,7 +432,7 @@ class _Replay:
             return provider_window.rebuild(self, r, p)
         seg_items: list[Item] = [("seg", no, t) for no, t in self.segments]
         total = sum(t for _, t in self.segments)
-        merged = clamp_summary(total, self.p[E.P_SUMMARY_RATIO], self.p[E.P_SUMMARY_CAP], self.p[E.P_SUMMARY_FLOOR])
+        merged = self.summary_size(total)
         before = self.size(self.compile(r, p))
         self.account(1, seg_items, int(self.p[E.P_SUMMARY_PROMPT]), r, E.CallKind.MERGE, merged, before, before, 0)
         artifact = self.next_artifact
@@ -484,15 +466,16 @@ class _Replay:
         """Emergency (Roo Code's fallback): drop the older half of the raw tail, cut at the
         last safe row of that half (a truncation)."""
         tail = self.tail(p)
-        half = len(tail) // 2
-        if half <= 0:
-            return 0
-        need_message = bool(self.k[E.K_MESSAGE_BOUNDARY])
-        safe = [i for i in tail[:half] if self.inp.open_after[i] == 0
-                and (not need_message or self.inp.is_message[i])]
+        safe = self.safe_rows(tail[:len(tail) // 2])
         if not safe:
             return 0
         return self.cut_tail(r, p, tail, safe[-1], self.size(self.compile(r, p)))
+
+    def safe_rows(self, rows: list[int]) -> list[int]:
+        """The rows an emergency truncation may cut at: no tool call waiting for its result,
+        and a message where the policy cuts only at messages."""
+        need_message = bool(self.k[E.K_MESSAGE_BOUNDARY])
+        return [i for i in rows if self.inp.open_after[i] == 0 and (not need_message or self.inp.is_message[i])]
 
     def cut_tail(self, r: int, p: int, tail: list[int], chosen: int, before: int) -> int:
         """Truncate the tail up to row ``chosen`` (an overflow's last resort: nothing retained,
@@ -513,8 +496,7 @@ class _Replay:
         items = self.compile(r, p)
         before = self.size(items)
         tail = self.tail(p)
-        need_message = bool(self.k[E.K_MESSAGE_BOUNDARY])
-        safe = [i for i in tail if self.inp.open_after[i] == 0 and (not need_message or self.inp.is_message[i])]
+        safe = self.safe_rows(tail)
         if not safe:
             return 0
         saved_cut = self.cut

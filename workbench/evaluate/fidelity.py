@@ -62,7 +62,6 @@ POLICY = "as-recorded"
 # a recorded output of at most this many tokens, for a request whose output events hold
 # more, is a stream snapshot (Claude Code's message_start value), not the real output
 OUTPUT_PLACEHOLDER_MAX = 1
-CHECKPOINT = W.CHECKPOINT_EVENT
 
 
 def _ape(sim, rec):
@@ -189,7 +188,6 @@ def fidelity_table(dataset, *, engine: str = "kernel", tokenizer: str = "cl100k"
 
 
 # ------------------------------------------------------------------ per request
-
 
 def _request_frame(usage, ledger, fmt_of, cal, inputs, call_of, placeholders):
     import polars as pl
@@ -338,7 +336,7 @@ def _compaction_frame(bounds, sim_events, ledger, usage, fmt_of, cal, inputs, re
         r["recorded_prompt_before"] = rec_prompt[(cid, max(before))] if before else None
     # simulated checkpoints
     if sim_events is not None and sim_events.height and "event_type" in sim_events.columns:
-        cps = sim_events.filter(pl.col("event_type") == CHECKPOINT)
+        cps = sim_events.filter(pl.col("event_type") == W.CHECKPOINT_EVENT)
         for cid, req, ri, tb, ta, item, span_tokens, to_seq, kind in cps.select(
                 "continuity_id", "source_request", "request", "tokens_before", "tokens_after",
                 "item_tokens", "span_tokens", "to_seq", "summary_kind").iter_rows():

@@ -340,7 +340,8 @@ def _note(study: Study, setting: str, p: Published, value: float | None, within:
     return ". ".join([head, *said])
 
 
-def rankings(rows: list[dict[str, Any]], measured_costs: dict[tuple[str, str], Measured] | None = None) -> list[dict[str, Any]]:
+def rankings(rows: list[dict[str, Any]],
+             measured_costs: dict[tuple[str, str], Measured] | None = None) -> list[dict[str, Any]]:
     """Per setting and model: the strategies (masking, LLM-Summary) ordered cheapest first,
     measured and published, whether the orders agree, and for the cached setting why its
     measured order differs from the paper setting's (``change``)."""

@@ -101,7 +101,8 @@ PROFILES: dict[str, Profile] = {
         ),
         Profile(
             name="long-running",
-            description="long-running agent: coding turns buried in dense non-message side-effect events and memory writes",
+            description=("long-running agent: coding turns buried in dense non-message side-effect events "
+                         "and memory writes"),
             open_turn=TASK, close_turn=FINAL, work_turns=(STEP, STEP_REASONING),
             work_weights=(0.85, 0.15), steps_min=40, steps_max=250, side_effects_mean=6.0,
             memory_write_rate=0.01, think_median_s=600.0, think_sigma=2.0,
