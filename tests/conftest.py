@@ -1,11 +1,134 @@
-"""Shared test fixtures."""
+"""Shared test fixtures, and a test session that leaves nothing behind.
+
+Every temporary file of the session (pytest's ``tmp_path`` directories, and whatever the
+workbench, papermill's kernels, Dask or a subprocess puts in the temporary directory) lives
+in one directory of its own, ``$TMPDIR/workbench-tests-*``: ``TMPDIR`` points inside it for
+the session and every process it starts, and the per-user caches of matplotlib, IPython and
+the XDG directories too. It is removed when the session passes (kept, and named, when it
+fails). At the end the session fails if it left a new file in the repository (outside the
+caches ``.pytest_cache``, ``.numba_cache``, ``.hypothesis``, ``__pycache__``), in the
+session's temporary directory (outside pytest's ``tmp_path`` directories) or in ``$HOME``.
+"""
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 from bundled_logs import BUNDLED_LOGS
+
+ROOT = Path(__file__).resolve().parents[1]
+# what a test run may add to the repository: caches of pytest, numba, hypothesis, Python
+REPO_CACHES = frozenset({".pytest_cache", ".numba_cache", ".hypothesis", "__pycache__"})
+REPO_SKIP = frozenset({".git", ".venv"})  # not the project's files (a worktree's .git is a file)
+HOME_DEPTH = 2  # ~/.cache/dconf, ~/.config/chromium: deep enough for a tool's own directory
+
+_SESSION: dict[str, object] = {}
+
+
+def _repo_listing(root: Path) -> set[str]:
+    found: set[str] = set()
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel = Path(dirpath).relative_to(root)
+        dirnames[:] = [d for d in dirnames if d not in REPO_CACHES and not (rel == Path(".") and d in REPO_SKIP)]
+        found.update(str(rel / n) for n in dirnames + filenames
+                     if not (rel == Path(".") and n in REPO_SKIP))
+    return found
+
+
+def _listing(root: Path, depth: int) -> set[str]:
+    """Names below ``root`` down to ``depth`` levels (symbolic links not followed)."""
+    found: set[str] = set()
+    if depth <= 0:
+        return found
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return found
+    for entry in entries:
+        found.add(entry.path)
+        if entry.is_dir(follow_symlinks=False):
+            found |= _listing(Path(entry.path), depth - 1)
+    return found
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    """Before pytest makes its temporary directories: one private directory for the session."""
+    if hasattr(config, "workerinput") or "root" in _SESSION:
+        return
+    home = Path.home()
+    _SESSION["repo"] = _repo_listing(ROOT)
+    _SESSION["home"] = _listing(home, HOME_DEPTH)
+    root = Path(tempfile.mkdtemp(prefix="workbench-tests-"))
+    _SESSION["root"] = root
+    if config.option.basetemp is None:
+        config.option.basetemp = str(root / "pytest")  # instead of /tmp/pytest-of-USER, kept 3 runs
+    tmp = root / "tmp"
+    caches = root / "caches"
+    for d in (tmp, caches):
+        d.mkdir()
+    _SESSION["saved_env"] = {k: os.environ.get(k) for k in _ENV}
+    os.environ.update({"TMPDIR": str(tmp), **{k: str(caches / sub) for k, sub in _ENV.items() if k != "TMPDIR"}})
+    tempfile.tempdir = str(tmp)
+    _SESSION["tmp"] = tmp
+
+
+# the session's temporary directory, and the per-user caches the stack writes below $HOME
+# (matplotlib's font list, IPython's profile, Jupyter's runtime files), as names under it
+_ENV = {"TMPDIR": "tmp", "MPLCONFIGDIR": "matplotlib", "IPYTHONDIR": "ipython",
+        "XDG_CACHE_HOME": "cache", "XDG_CONFIG_HOME": "config", "XDG_DATA_HOME": "data",
+        "XDG_STATE_HOME": "state", "JUPYTER_RUNTIME_DIR": "jupyter-runtime"}
+
+
+def _left_behind() -> list[str]:
+    left = [f"{ROOT / p}" for p in sorted(_repo_listing(ROOT) - _SESSION["repo"])]
+    tmp = _SESSION["tmp"]
+    left += [str(p) for p in sorted(tmp.iterdir())] if tmp.is_dir() else []
+    left += sorted(_listing(Path.home(), HOME_DEPTH) - _SESSION["home"])
+    # a name inside a new directory says the same thing again
+    return [p for p in left if not any(p.startswith(q + os.sep) for q in left)]
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if "root" not in _SESSION or hasattr(session.config, "workerinput"):
+        return
+    left = _left_behind()
+    _SESSION["keep"] = bool(left) or exitstatus != 0
+    if left:
+        _SESSION["left"] = left
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    left = _SESSION.get("left")
+    if left:
+        terminalreporter.section("files left behind", sep="=", red=True, bold=True)
+        terminalreporter.line(f"the test session wrote {len(left)} path(s) outside its temporary "
+                              "directories, so the run fails:", red=True)
+        for p in left[:50]:
+            terminalreporter.line(f"  {p}")
+        if len(left) > 50:
+            terminalreporter.line(f"  ... and {len(left) - 50} more")
+
+
+def pytest_unconfigure(config):
+    root = _SESSION.pop("root", None)
+    if root is None:
+        return
+    for k, v in _SESSION.pop("saved_env", {}).items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+    tempfile.tempdir = None
+    if _SESSION.get("keep"):
+        print(f"\nthe session's temporary files are kept in {root}")
+    else:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -24,10 +24,15 @@ index, the section it sits in, its first line) and the exception, e.g.::
 from __future__ import annotations
 
 import base64
+import contextlib
 import html
 import json
 import logging
+import os
 import re
+import shutil
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -182,18 +187,55 @@ def execute(src: Path, dest: Path, parameters: dict[str, Any], *, cwd: Path, kin
     import nbformat
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
+
+    with kernel_config() as local:
+        try:
+            pm.execute_notebook(str(src), str(dest), parameters=parameters, kernel_name=KERNEL,
+                                language="python", cwd=str(cwd), progress_bar=False, log_output=False,
+                                execution_timeout=timeout, config=local)
+        except PapermillExecutionError as exc:
+            raise ReportError(describe_failure(kind, dest, exc)) from None
+    return nbformat.read(str(dest), as_version=4)
+
+
+@contextlib.contextmanager
+def kernel_config() -> Iterator[Any]:
+    """The configuration papermill starts a notebook's kernel with, for the block's duration.
+
+    IPC sockets, not TCP: the kernel is local, and ipykernel warns (rightly) about
+    unencrypted TCP on every start. The sockets and the connection file go into a private
+    directory removed afterwards, even when the kernel dies: by default they would be
+    ``kernel-ipc-N`` in the working directory and ``tmp*.json`` in ``$TMPDIR``."""
     from traitlets.config import Config
 
-    # IPC sockets, not TCP: the kernel is local, and ipykernel warns (rightly) about
-    # unencrypted TCP on every start
-    local = Config({"KernelManager": {"transport": "ipc"}})
+    _remove_stale_channels(Path(tempfile.gettempdir()))
+    channels = Path(tempfile.mkdtemp(prefix=f"workbench-kernel-{os.getpid()}-"))
     try:
-        pm.execute_notebook(str(src), str(dest), parameters=parameters, kernel_name=KERNEL,
-                            language="python", cwd=str(cwd), progress_bar=False, log_output=False,
-                            execution_timeout=timeout, config=local)
-    except PapermillExecutionError as exc:
-        raise ReportError(describe_failure(kind, dest, exc)) from None
-    return nbformat.read(str(dest), as_version=4)
+        yield Config({"KernelManager": {"transport": "ipc", "ip": str(channels / "ipc"),
+                                        "connection_file": str(channels / "kernel.json")}})
+    finally:
+        shutil.rmtree(channels, ignore_errors=True)
+
+
+_CHANNELS = re.compile(r"^workbench-kernel-(\d+)-[A-Za-z0-9_]+$")
+_CHANNEL_FILES = re.compile(r"^(ipc-\d+|kernel\.json)$")
+
+
+def _remove_stale_channels(tmp: Path) -> None:
+    """Remove the kernel directories of renders killed before they could (``kill -9``): named
+    by a pid no process has, holding nothing but sockets and the connection file."""
+    import psutil
+
+    try:
+        entries = [e for e in tmp.iterdir() if _CHANNELS.match(e.name)]
+    except OSError:
+        return
+    for entry in entries:
+        if psutil.pid_exists(int(_CHANNELS.match(entry.name).group(1))) or entry.is_symlink():
+            continue
+        with contextlib.suppress(OSError):
+            if all(_CHANNEL_FILES.match(f.name) for f in entry.iterdir()):
+                shutil.rmtree(entry)
 
 
 def describe_failure(kind: str, executed: Path, exc) -> str:
