@@ -67,6 +67,7 @@ def pytest_configure(config):
     _SESSION["root"] = root
     if config.option.basetemp is None:
         config.option.basetemp = str(root / "pytest")  # instead of /tmp/pytest-of-USER, kept 3 runs
+    _SESSION["basetemp"] = Path(config.option.basetemp).resolve()
     tmp = root / "tmp"
     caches = root / "caches"
     for d in (tmp, caches):
@@ -89,7 +90,11 @@ def _left_behind() -> list[str]:
     tmp = _SESSION["tmp"]
     left += [str(p) for p in sorted(tmp.iterdir())] if tmp.is_dir() else []
     left += sorted(_listing(Path.home(), HOME_DEPTH) - _SESSION["home"])
-    # a name inside a new directory says the same thing again
+    # the session's own directory is not litter, wherever it is (the repository, $HOME); a
+    # name inside a new directory says the same thing again
+    mine = [str(_SESSION["root"]), str(_SESSION["basetemp"])]
+    left = sorted({p for p in left if p.startswith(str(tmp) + os.sep)
+                   or not any(p == m or p.startswith(m + os.sep) for m in mine)})
     return [p for p in left if not any(p.startswith(q + os.sep) for q in left)]
 
 

@@ -160,12 +160,13 @@ class DaskExecutor(Executor):
             self._owns_client = True
         else:
             n = max(1, int(self._n or _cpu_count()))
-            # the workers' scratch space in a directory of ours, removed at close (by default
-            # it is $TMPDIR/dask-scratch-space, left behind)
+            # the scheduler's and workers' scratch space in a directory of ours, removed at
+            # close (by default it is $TMPDIR/dask-scratch-space, left behind)
             self._scratch = Path(tempfile.mkdtemp(prefix="workbench-dask-"))
             self._cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
                                          dashboard_address=None, host="127.0.0.1",
-                                         local_directory=str(self._scratch))
+                                         local_directory=str(self._scratch),
+                                         scheduler_kwargs={"local_directory": str(self._scratch)})
             self._client = Client(self._cluster)
             self._owns_client = True
         return self._client
