@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -31,11 +32,18 @@ def _sockets(*roots: Path) -> list[Path]:
     return [p for root in roots for p in root.rglob("*") if p.is_socket()]
 
 
+@pytest.fixture
+def short_tmp():
+    """A temporary directory short enough for a socket's path (``tmp_path`` may not be)."""
+    path = Path(tempfile.mkdtemp(prefix="t"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.mark.slow
-def test_a_report_killed_with_its_kernel_leaves_no_socket_behind(tmp_path):
-    cwd, tmp = tmp_path / "cwd", tmp_path / "tmp"
+def test_a_report_killed_with_its_kernel_leaves_no_socket_behind(tmp_path, short_tmp):
+    cwd, tmp = tmp_path / "cwd", short_tmp
     cwd.mkdir()
-    tmp.mkdir()
     assert runner.invoke(app, ["generate", "--events", "600", "--seed", "1", "--out", str(cwd / "d")]).exit_code == 0
     assert runner.invoke(app, ["simulate", "--dataset", str(cwd / "d"), "--policy", "claude-code",
                                "--out", str(cwd / "r")]).exit_code == 0
@@ -55,13 +63,30 @@ def test_a_report_killed_with_its_kernel_leaves_no_socket_behind(tmp_path):
         with contextlib.suppress(psutil.NoSuchProcess):
             child.kill()
     psutil.wait_procs(family, timeout=30)
-    # the kernel's sockets were in a directory of the report's own, never in the working directory
-    assert sorted(p.name for p in cwd.iterdir()) == ["d", "r", "rep"]
+    # the kernel's sockets were in a directory of the report's own, never in the working
+    # directory (where the killed writer's lock is all it left: workbench.rundir.lock)
+    assert not _sockets(cwd)
+    assert sorted(p.name for p in cwd.iterdir()) in (["d", "r", "rep"], [".rep.lock", "d", "r", "rep"])
     # the next report removes what the killed one left, and leaves nothing itself
     r = subprocess.run(report, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-2000:]
     assert sorted(p.name for p in cwd.iterdir()) == ["d", "r", "rep"]
     assert sorted(p.name for p in tmp.iterdir()) == []
+
+
+def test_kernel_channels_fit_a_socket_path_or_use_tcp(tmp_path, short_tmp, monkeypatch):
+    from workbench.report.render import kernel_config
+
+    for where, transport in ((short_tmp, "ipc"), (tmp_path / ("deep" * 30), "tcp")):
+        where.mkdir(exist_ok=True)
+        monkeypatch.setattr(tempfile, "tempdir", str(where))
+        with kernel_config() as config:
+            manager = config.KernelManager
+            assert manager.transport == transport
+            assert Path(manager.connection_file).parent.parent == where
+            if transport == "ipc":
+                assert len(os.fsencode(manager.ip + "-10")) < 104
+        assert list(where.iterdir()) == []
 
 
 def test_a_dask_sweep_takes_its_scratch_space_with_it(tmp_path, monkeypatch):

@@ -205,16 +205,23 @@ def kernel_config() -> Iterator[Any]:
     IPC sockets, not TCP: the kernel is local, and ipykernel warns (rightly) about
     unencrypted TCP on every start. The sockets and the connection file go into a private
     directory removed afterwards, even when the kernel dies: by default they would be
-    ``kernel-ipc-N`` in the working directory and ``tmp*.json`` in ``$TMPDIR``."""
+    ``kernel-ipc-N`` in the working directory and ``tmp*.json`` in ``$TMPDIR``. A socket's
+    path has a length limit (108 bytes on Linux, 104 on macOS): below a ``$TMPDIR`` too deep
+    for it the kernel talks TCP on localhost."""
     from traitlets.config import Config
 
     _remove_stale_channels(Path(tempfile.gettempdir()))
     channels = Path(tempfile.mkdtemp(prefix=f"workbench-kernel-{os.getpid()}-"))
+    manager = {"transport": "tcp", "connection_file": str(channels / "kernel.json")}
+    if len(os.fsencode(channels / "ipc-00")) <= _SOCKET_PATH_MAX:
+        manager.update(transport="ipc", ip=str(channels / "ipc"))
     try:
-        yield Config({"KernelManager": {"transport": "ipc", "ip": str(channels / "ipc"),
-                                        "connection_file": str(channels / "kernel.json")}})
+        yield Config({"KernelManager": manager})
     finally:
         shutil.rmtree(channels, ignore_errors=True)
+
+
+_SOCKET_PATH_MAX = 100  # sun_path's 104 bytes (macOS), less a margin
 
 
 _CHANNELS = re.compile(r"^workbench-kernel-(\d+)-[A-Za-z0-9_]+$")
