@@ -23,6 +23,7 @@ Two ways to write:
 ... except OutputError as exc:
 ...     print(str(exc).split(":", 1)[1].strip()[:59])
 refusing to write a dataset here: it holds NOTES.txt, which
+>>> import shutil; shutil.rmtree(root)
 """
 
 from __future__ import annotations
