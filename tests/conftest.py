@@ -70,10 +70,13 @@ def pytest_configure(config):
     _SESSION["basetemp"] = Path(config.option.basetemp).resolve()
     tmp = root / "tmp"
     caches = root / "caches"
-    for d in (tmp, caches):
+    for d in (tmp, caches, root / "scratch"):
         d.mkdir()
-    _SESSION["saved_env"] = {k: os.environ.get(k) for k in _ENV}
+    _SESSION["saved_env"] = {k: os.environ.get(k) for k in (*_ENV, "WORKBENCH_TEST_SCRATCH")}
     os.environ.update({"TMPDIR": str(tmp), **{k: str(caches / sub) for k, sub in _ENV.items() if k != "TMPDIR"}})
+    # for data a test module caches outside fixtures (functools.cache helpers that hypothesis
+    # tests call), removed with the session's directory
+    os.environ["WORKBENCH_TEST_SCRATCH"] = str(root / "scratch")
     tempfile.tempdir = str(tmp)
     _SESSION["tmp"] = tmp
 
