@@ -4,10 +4,12 @@ Every temporary file of the session (pytest's ``tmp_path`` directories, and what
 workbench, papermill's kernels, Dask or a subprocess puts in the temporary directory) lives
 in one directory of its own, ``$TMPDIR/workbench-tests-*``: ``TMPDIR`` points inside it for
 the session and every process it starts, and the per-user caches of matplotlib, IPython and
-the XDG directories too. It is removed when the session passes (kept, and named, when it
-fails). At the end the session fails if it left a new file in the repository (outside the
-caches ``.pytest_cache``, ``.numba_cache``, ``.hypothesis``, ``__pycache__``), in the
-session's temporary directory (outside pytest's ``tmp_path`` directories) or in ``$HOME``.
+the XDG directories too (a user's matplotlibrc does not reach the figures either). It is
+removed when the session passes (kept, and named, when it fails). At the end the session
+fails if it left a new file in the repository (outside the caches ``.pytest_cache``,
+``.numba_cache``, ``.hypothesis``, ``__pycache__``), in its temporary directory (pytest's
+``tmp_path`` directories and ``$WORKBENCH_TEST_SCRATCH`` are apart from it) or in ``$HOME``
+(two levels deep: ``~/.config/chromium``); a ``--basetemp`` given is the session's too.
 """
 
 from __future__ import annotations
@@ -25,6 +27,12 @@ ROOT = Path(__file__).resolve().parents[1]
 REPO_CACHES = frozenset({".pytest_cache", ".numba_cache", ".hypothesis", "__pycache__"})
 REPO_SKIP = frozenset({".git", ".venv"})  # not the project's files (a worktree's .git is a file)
 HOME_DEPTH = 2  # ~/.cache/dconf, ~/.config/chromium: deep enough for a tool's own directory
+
+# the session's temporary directory, and the per-user caches the stack writes below $HOME
+# (matplotlib's font list, IPython's profile, Jupyter's runtime files), as names under it
+_ENV = {"TMPDIR": "tmp", "MPLCONFIGDIR": "matplotlib", "IPYTHONDIR": "ipython",
+        "XDG_CACHE_HOME": "cache", "XDG_CONFIG_HOME": "config", "XDG_DATA_HOME": "data",
+        "XDG_STATE_HOME": "state", "JUPYTER_RUNTIME_DIR": "jupyter-runtime"}
 
 _SESSION: dict[str, object] = {}
 
@@ -74,6 +82,7 @@ def pytest_configure(config):
         d.mkdir()
     _SESSION["saved_env"] = {k: os.environ.get(k) for k in (*_ENV, "WORKBENCH_TEST_SCRATCH")}
     os.environ.update({"TMPDIR": str(tmp), **{k: str(caches / sub) for k, sub in _ENV.items() if k != "TMPDIR"}})
+    _reuse_font_list(caches / _ENV["MPLCONFIGDIR"])
     # for data a test module caches outside fixtures (functools.cache helpers that hypothesis
     # tests call), removed with the session's directory
     os.environ["WORKBENCH_TEST_SCRATCH"] = str(root / "scratch")
@@ -81,11 +90,15 @@ def pytest_configure(config):
     _SESSION["tmp"] = tmp
 
 
-# the session's temporary directory, and the per-user caches the stack writes below $HOME
-# (matplotlib's font list, IPython's profile, Jupyter's runtime files), as names under it
-_ENV = {"TMPDIR": "tmp", "MPLCONFIGDIR": "matplotlib", "IPYTHONDIR": "ipython",
-        "XDG_CACHE_HOME": "cache", "XDG_CONFIG_HOME": "config", "XDG_DATA_HOME": "data",
-        "XDG_STATE_HOME": "state", "JUPYTER_RUNTIME_DIR": "jupyter-runtime"}
+def _reuse_font_list(config_dir: Path) -> None:
+    """Start from the user's matplotlib font list, if there is one: a kernel that builds it
+    says so on stderr, which a notebook test reads as a failure."""
+    saved = _SESSION["saved_env"]
+    where = saved.get("MPLCONFIGDIR") or os.path.join(saved.get("XDG_CACHE_HOME") or
+                                                      os.path.join(Path.home(), ".cache"), "matplotlib")
+    config_dir.mkdir(parents=True, exist_ok=True)
+    for font_list in Path(where).glob("fontlist-*.json"):
+        shutil.copy2(font_list, config_dir / font_list.name)
 
 
 def _left_behind() -> list[str]:
