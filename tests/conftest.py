@@ -23,8 +23,9 @@ import pytest
 from bundled_logs import BUNDLED_LOGS
 
 ROOT = Path(__file__).resolve().parents[1]
-# what a test run may add to the repository: caches of pytest, numba, hypothesis, Python
-REPO_CACHES = frozenset({".pytest_cache", ".numba_cache", ".hypothesis", "__pycache__"})
+# what a test run may add to the repository: caches of pytest, numba, hypothesis, Python (and
+# ruff's, of a `make lint` run meanwhile)
+REPO_CACHES = frozenset({".pytest_cache", ".numba_cache", ".hypothesis", "__pycache__", ".ruff_cache"})
 REPO_SKIP = frozenset({".git", ".venv"})  # not the project's files (a worktree's .git is a file)
 HOME_DEPTH = 2  # ~/.cache/dconf, ~/.config/chromium: deep enough for a tool's own directory
 
