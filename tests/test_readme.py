@@ -1,7 +1,9 @@
 """README.md runs as written: every ``sh`` block, top to bottom, in a fresh copy of the
 repository (the files git tracks), with this checkout's ``.venv``. A block preceded by
 ``<!-- readme-test: skip (why) -->`` is not run (the set-up commands: `make test` is what
-runs this). Afterwards nothing shipped with the repository is changed or missing."""
+runs this). Then, in the same copy, every command the comments of ``simulations/*.yaml``
+give (``#   workbench ...``), with ``.venv/bin`` on the PATH. Afterwards nothing shipped
+with the repository is changed or missing."""
 
 from __future__ import annotations
 
@@ -34,6 +36,38 @@ def shell_blocks(text: str) -> list[tuple[int, str]]:
     return blocks
 
 
+def spec_examples(spec: Path) -> list[tuple[int, str]]:
+    """``(line, command)`` of every command a spec's comments give: an indented comment line
+    ``#   workbench ...`` and the comment lines it continues onto (a trailing backslash)."""
+    found: list[tuple[int, str]] = []
+    pending: list[str] = []
+    start = 0
+    for number, line in enumerate(spec.read_text().splitlines(), start=1):
+        text = line[1:].strip() if line.startswith("#") else None
+        if pending:
+            if text is None:
+                raise AssertionError(f"{spec}:{start}: the example's last line ends in a backslash")
+            pending.append(text)
+        elif text is not None and line.startswith("#  ") and text.startswith("workbench "):  # indented
+            pending, start = [text], number
+        if pending and not pending[-1].endswith("\\"):
+            found.append((start, "\n".join(pending)))
+            pending = []
+    return found
+
+
+def test_spec_examples_are_found(tmp_path):
+    examples = {p.name: spec_examples(p) for p in sorted((ROOT / "simulations").glob("*.yaml"))}
+    assert examples and all(examples.values()), f"a spec gives no command: {examples}"
+    tune = examples["claude-code-threshold.yaml"][-1][1]
+    assert tune.startswith("workbench tune") and "--harness claude-code" in tune and "retention>=" in tune
+    # a continued line, and a comment that is not a command
+    spec = tmp_path / "s.yaml"
+    spec.write_text("# a sweep\n#\n#   workbench tune s.yaml \\\n#       --constraint 'leaks==0'\n"
+                    "# workbench is a word here\nname: s\n")
+    assert spec_examples(spec) == [(3, "workbench tune s.yaml \\\n--constraint 'leaks==0'")]
+
+
 def test_the_blocks_are_found():
     blocks = shell_blocks((ROOT / "README.md").read_text())
     commands = "\n".join(b for _, b in blocks)
@@ -55,7 +89,7 @@ def _digest(path: Path) -> str:
 
 
 @pytest.mark.slow
-def test_readme_runs_as_written(tmp_path):
+def test_readme_and_spec_examples_run_as_written(tmp_path):
     clone = tmp_path / "clone"
     files = _tracked_files()
     for f in files:
@@ -70,13 +104,19 @@ def test_readme_runs_as_written(tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = {**os.environ, "TMPDIR": str(tmp), "COLUMNS": "80"}
-    for line, script in shell_blocks((clone / "README.md").read_text()):
+    scripts = [(f"README.md block at line {line}", script)
+               for line, script in shell_blocks((clone / "README.md").read_text())]
+    # after the README (whose sweeps they reuse), the commands the specs' comments give
+    scripts += [(f"{spec.relative_to(clone)}:{line}", command)
+                for spec in sorted((clone / "simulations").glob("*.yaml")) for line, command in spec_examples(spec)]
+    env["PATH"] = f"{clone / '.venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}"  # `workbench` as a spec says it
+    for where, script in scripts:
         r = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=clone, capture_output=True,
                            text=True, timeout=1200, env=env)
-        assert r.returncode == 0, (f"README.md block at line {line} failed ({r.returncode}):\n{script}\n"
+        assert r.returncode == 0, (f"{where} failed ({r.returncode}):\n{script}\n"
                                    f"--- stdout\n{r.stdout[-3000:]}\n--- stderr\n{r.stderr[-3000:]}")
         # piped (as here), tables print every figure and name in full
-        assert "…" not in r.stdout, f"README.md block at line {line} printed a cut table:\n{r.stdout[-3000:]}"
+        assert "…" not in r.stdout, f"{where} printed a cut table:\n{r.stdout[-3000:]}"
     assert sorted(p.name for p in tmp.iterdir()) == [], "README commands left files in $TMPDIR"
     after = {f: _digest(clone / f) for f in files if (clone / f).is_file()}
     assert after == before, "a README command changed or deleted a file shipped with the repository"

@@ -9,6 +9,7 @@ thin call into the module that owns it (imported when first called).
 ['claude-code', 'observation-masking']
 >>> "claude-code" in wb.policies()
 True
+>>> import shutil; shutil.rmtree(ds.path.parent)
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ from __future__ import annotations
 import atexit
 import dataclasses
 import functools
+import os
 import shutil
 import tempfile
 
@@ -26,7 +27,9 @@ def holon_run():
     from workbench.engine.run import simulate
     from workbench.synth.generate import GeneratorConfig, generate_dataset
 
-    root = tempfile.mkdtemp(prefix="wb-two-layer-")
+    # beside pytest's tmp_path directories (tests/conftest.py): the atexit removal comes
+    # after the session's check for files left behind
+    root = tempfile.mkdtemp(prefix="wb-two-layer-", dir=os.environ.get("WORKBENCH_TEST_SCRATCH"))
     atexit.register(shutil.rmtree, root, True)
     ds = generate_dataset(GeneratorConfig(profile="coding", events=3000, seed=3, tokenizers=("cl100k",)),
                           f"{root}/ds")

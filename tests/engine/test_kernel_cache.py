@@ -31,10 +31,10 @@ path, dataset = sys.argv[1:]
 if path == "simulate":
     row = simulate(dataset, [get_policy("claude-code", {"trigger.reserve_tokens": 30_000})]).summary
 else:
-    out = tempfile.mkdtemp()
-    run_sweep(SweepSpec.from_dict({"name": "s", "dataset": dataset, "base": "claude-code", "engine": "batch",
-                                   "parameters": {"trigger.reserve_tokens": 30_000}}), out, executor="serial")
-    row = collect(out)
+    with tempfile.TemporaryDirectory() as out:
+        run_sweep(SweepSpec.from_dict({"name": "s", "dataset": dataset, "base": "claude-code", "engine": "batch",
+                                       "parameters": {"trigger.reserve_tokens": 30_000}}), out, executor="serial")
+        row = collect(out)
 print(json.dumps({"package": workbench.__file__, "row": row.row(0, named=True)}, default=str))
 """
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -234,11 +235,15 @@ def test_getting_started_notebook(tiny, sweep_dir, tmp_path):
     import nbformat
     import papermill as pm
 
+    from workbench.report.render import kernel_config
+
     out = tmp_path / "getting-started.ipynb"
-    pm.execute_notebook(str(PROJECT / "notebooks" / "getting-started.ipynb"), str(out),
-                        parameters={"dataset_path": str(tiny["dataset"]), "run_dir": str(tmp_path / "run"),
-                                    "long_dataset_path": str(tmp_path / "long"), "ab_sweep_dir": str(sweep_dir)},
-                        kernel_name="python3", language="python", cwd=str(PROJECT / "notebooks"), progress_bar=False)
+    with kernel_config() as config:
+        pm.execute_notebook(str(PROJECT / "notebooks" / "getting-started.ipynb"), str(out),
+                            parameters={"dataset_path": str(tiny["dataset"]), "run_dir": str(tmp_path / "run"),
+                                        "long_dataset_path": str(tmp_path / "long"), "ab_sweep_dir": str(sweep_dir)},
+                            kernel_name="python3", language="python", cwd=str(PROJECT / "notebooks"),
+                            progress_bar=False, config=config)
     nb = nbformat.read(str(out), as_version=4)
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert sum("image/png" in o.get("data", {}) for o in outputs) >= 3, "sawtooth, drift and spread not drawn"
@@ -388,7 +393,13 @@ def test_report_renders_in_headless_chromium(rendered, tmp_path):
     cmd = [str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
            "--disable-component-update", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}",
            f"--screenshot={shot}", "--window-size=1280,2400", html.resolve().as_uri()]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    # a home of its own: with only --user-data-dir, Chromium still writes ~/.config/chromium
+    # and dconf ~/.cache/dconf in the user's home
+    home = tmp_path / "home"
+    env = {**os.environ, "HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config"),
+           "XDG_CACHE_HOME": str(home / ".cache"), "XDG_DATA_HOME": str(home / ".local" / "share"),
+           "XDG_STATE_HOME": str(home / ".local" / "state")}
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
     assert shot.is_file(), f"no screenshot: {proc.returncode} {proc.stderr[-2000:]}"
     img = mpimg.imread(str(shot))[..., :3]
     assert img.shape[0] >= 2000 and img.shape[1] >= 1200

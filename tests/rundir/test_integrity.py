@@ -200,7 +200,9 @@ def _state(path) -> str:
 
 @pytest.mark.slow
 def test_sigkill_leaves_the_previous_state_or_a_marked_incomplete_one(dataset, tmp_path):
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    # what a killed command cannot remove (a report's kernel directory) stays in tmp_path
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "TMPDIR": str(tmp_path / "tmp")}
     seen: dict[str, set[str]] = {}
     run = tmp_path / "run"
     out_ds = tmp_path / "imported"

@@ -20,10 +20,12 @@ def small_dataset(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def dask_cluster():
+def dask_cluster(tmp_path_factory):
     distributed = pytest.importorskip("distributed")
+    scratch = str(tmp_path_factory.mktemp("dask"))  # not $TMPDIR/dask-scratch-space, left behind
     cluster = distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=1,
-                                       dashboard_address=None, host="127.0.0.1")
+                                       dashboard_address=None, host="127.0.0.1", local_directory=scratch,
+                                       scheduler_kwargs={"local_directory": scratch})
     try:
         yield cluster
     finally:

@@ -28,7 +28,11 @@ import contextlib
 import html
 import json
 import logging
+import os
 import re
+import shutil
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -284,29 +288,77 @@ FAILED_CELL = 3  # the child's exit code when a notebook cell failed (stdout: th
 
 def execute_job() -> None:
     """The child of :func:`execute`: read the job (JSON) on stdin, run papermill."""
+    import signal
     import sys
 
     import papermill as pm
     from papermill.exceptions import PapermillExecutionError
-    from traitlets.config import Config
 
     from workbench.util.processes import die_with_parent
 
     job = json.loads(sys.stdin.read())
     # `kill -9` of `workbench report` takes this process along (its kernel follows its parent)
     die_with_parent(job["parent"])
-    # IPC sockets, not TCP: the kernel is local, and ipykernel warns (rightly) about
-    # unencrypted TCP on every start
-    local = Config({"KernelManager": {"transport": "ipc"}})
+    # the parent stops this child with SIGTERM (Ctrl-C): unwind, so the kernel's private
+    # directory is removed on the way out
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    with kernel_config() as local:
+        try:
+            pm.execute_notebook(job["src"], job["dest"], parameters=job["parameters"], kernel_name=KERNEL,
+                                language="python", cwd=job["cwd"], progress_bar=False, log_output=False,
+                                execution_timeout=job["timeout"], config=local)
+        except PapermillExecutionError as exc:
+            sys.stdout.write(json.dumps({"error": describe_failure(job["kind"], Path(job["dest"]), exc,
+                                                                   shown_as=Path(job["shown_as"]))}))
+            sys.stdout.flush()
+            raise SystemExit(FAILED_CELL) from None
+
+
+@contextlib.contextmanager
+def kernel_config() -> Iterator[Any]:
+    """The configuration papermill starts a notebook's kernel with, for the block's duration.
+
+    IPC sockets, not TCP: the kernel is local, and ipykernel warns (rightly) about
+    unencrypted TCP on every start. The sockets and the connection file go into a private
+    directory removed afterwards, even when the kernel dies: by default they would be
+    ``kernel-ipc-N`` in the working directory and ``tmp*.json`` in ``$TMPDIR``. A socket's
+    path has a length limit (108 bytes on Linux, 104 on macOS): below a ``$TMPDIR`` too deep
+    for it the kernel talks TCP on localhost."""
+    from traitlets.config import Config
+
+    _remove_stale_channels(Path(tempfile.gettempdir()))
+    channels = Path(tempfile.mkdtemp(prefix=f"workbench-kernel-{os.getpid()}-"))
+    manager = {"transport": "tcp", "connection_file": str(channels / "kernel.json")}
+    if len(os.fsencode(channels / "ipc-00")) <= _SOCKET_PATH_MAX:
+        manager.update(transport="ipc", ip=str(channels / "ipc"))
     try:
-        pm.execute_notebook(job["src"], job["dest"], parameters=job["parameters"], kernel_name=KERNEL,
-                            language="python", cwd=job["cwd"], progress_bar=False, log_output=False,
-                            execution_timeout=job["timeout"], config=local)
-    except PapermillExecutionError as exc:
-        sys.stdout.write(json.dumps({"error": describe_failure(job["kind"], Path(job["dest"]), exc,
-                                                               shown_as=Path(job["shown_as"]))}))
-        sys.stdout.flush()
-        raise SystemExit(FAILED_CELL) from None
+        yield Config({"KernelManager": manager})
+    finally:
+        shutil.rmtree(channels, ignore_errors=True)
+
+
+_SOCKET_PATH_MAX = 100  # sun_path's 104 bytes (macOS), less a margin
+
+
+_CHANNELS = re.compile(r"^workbench-kernel-(\d+)-[A-Za-z0-9_]+$")
+_CHANNEL_FILES = re.compile(r"^(ipc-\d+|kernel\.json)$")
+
+
+def _remove_stale_channels(tmp: Path) -> None:
+    """Remove the kernel directories of renders killed before they could (``kill -9``): named
+    by a pid no process has, holding nothing but sockets and the connection file."""
+    import psutil
+
+    try:
+        entries = [e for e in tmp.iterdir() if _CHANNELS.match(e.name)]
+    except OSError:
+        return
+    for entry in entries:
+        if psutil.pid_exists(int(_CHANNELS.match(entry.name).group(1))) or entry.is_symlink():
+            continue
+        with contextlib.suppress(OSError):
+            if all(_CHANNEL_FILES.match(f.name) for f in entry.iterdir()):
+                shutil.rmtree(entry)
 
 
 def describe_failure(kind: str, executed: Path, exc, *, shown_as: Path | None = None) -> str:

@@ -60,7 +60,7 @@ def exclusive(target: str | Path) -> Iterator[None]:
 
 def _acquire(path: Path, target) -> int:
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)  # less the umask
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

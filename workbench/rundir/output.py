@@ -23,6 +23,7 @@ Two ways to write:
 ... except OutputError as exc:
 ...     print(str(exc).split(":", 1)[1].strip()[:59])
 refusing to write a dataset here: it holds NOTES.txt, which
+>>> import shutil; shutil.rmtree(root)
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import ctypes.util
 import errno
 import os
 import shutil
+import stat
 from collections.abc import Iterable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
@@ -236,6 +238,10 @@ def replace_dir(target: str | Path, kind: Kind, *, force: bool = False) -> Itera
             files = {p.name: file_record(p) for p in tmp.iterdir() if p.is_file()}
             write_marker(tmp, kind, entries, files=files)  # last: the directory is complete
             check_output(target, kind, force=force)
+            if target.is_dir():
+                # the directory at this path keeps its permissions (a user's empty 0755 one,
+                # or a run a team shares): only a new one takes the umask's
+                os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
             old = _swap_in(tmp, target)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)

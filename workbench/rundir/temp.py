@@ -17,7 +17,6 @@ import os
 import re
 import shutil
 import socket
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -46,7 +45,9 @@ def _process_started(pid: int) -> float | None:
 
 def make_temp_dir(target: Path) -> Path:
     """A fresh temporary directory beside ``target``, recording who writes it."""
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent))
+    from workbench.util.atomic import create_temp_dir
+
+    tmp = create_temp_dir(target)
     started = _process_started(os.getpid())
     (tmp / OWNER).write_bytes(orjson.dumps({"host": socket.gethostname(), "pid": os.getpid(),
                                             "process_started": started}))

@@ -14,7 +14,10 @@ sweep of a million runs never materialises a million futures.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 from workbench.errors import WorkbenchError
@@ -138,6 +141,7 @@ class DaskExecutor(Executor):
         self._client = None
         self._owns_client = False
         self._cluster = None
+        self._scratch: Path | None = None
 
     def _ensure(self):
         if self._client is not None:
@@ -156,8 +160,13 @@ class DaskExecutor(Executor):
             self._owns_client = True
         else:
             n = max(1, int(self._n or _cpu_count()))
+            # the scheduler's and workers' scratch space in a directory of ours, removed at
+            # close (by default it is $TMPDIR/dask-scratch-space, left behind)
+            self._scratch = Path(tempfile.mkdtemp(prefix="workbench-dask-"))
             self._cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                         dashboard_address=None, host="127.0.0.1")
+                                         dashboard_address=None, host="127.0.0.1",
+                                         local_directory=str(self._scratch),
+                                         scheduler_kwargs={"local_directory": str(self._scratch)})
             self._client = Client(self._cluster)
             self._owns_client = True
         return self._client
@@ -217,6 +226,9 @@ class DaskExecutor(Executor):
         if self._cluster is not None:
             self._cluster.close()
             self._cluster = None
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
 
 
 EXECUTORS: dict[str, type[Executor]] = {"serial": SerialExecutor, "process": ProcessExecutor,

@@ -1,19 +1,54 @@
 """Atomic file writes: a reader never sees a half-written file. Whole directories are
-written through :mod:`workbench.rundir` (the rule for output paths lives there)."""
+written through :mod:`workbench.rundir` (the rule for output paths lives there).
+
+Files and directories are created with modes 0o666 / 0o777 and the kernel applies the
+user's umask, as for anything a shell command creates (``tempfile.mkstemp``/``mkdtemp``
+would make them 0600 / 0700 whatever the umask, and a report written for a team would be
+unreadable to it)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
+import secrets
 from pathlib import Path
+
+_ATTEMPTS = 100
+
+
+def temp_prefix(path: Path) -> str:
+    """``.NAME.PID.``: the start of the name of a temporary being written for ``path``; the
+    rest is a random part and ``.tmp`` (:mod:`workbench.rundir.temp` recognises leftovers)."""
+    return f".{Path(path).name}.{os.getpid()}."
+
+
+def _create(path: Path, make):
+    path = Path(path)
+    for _ in range(_ATTEMPTS):
+        tmp = path.parent / f"{temp_prefix(path)}{secrets.token_hex(6)}.tmp"
+        try:
+            return make(tmp), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{path.parent}: no free temporary name for {path.name}")
+
+
+def create_temp_file(path: Path) -> tuple[int, Path]:
+    """A new, empty temporary file beside ``path`` (mode 0o666 less the umask), opened for
+    writing: ``(fd, temp path)``."""
+    return _create(path, lambda tmp: os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666))
+
+
+def create_temp_dir(path: Path) -> Path:
+    """A new, empty temporary directory beside ``path`` (mode 0o777 less the umask)."""
+    return _create(path, lambda tmp: os.mkdir(tmp, 0o777))[1]
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     # .NAME.PID.RANDOM.tmp: a leftover of a killed writer is recognised (workbench.rundir.temp)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = create_temp_file(path)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
