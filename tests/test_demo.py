@@ -135,7 +135,8 @@ def test_the_drift_curve_reaches_five_generations_from_the_parquet_alone(demo):
     _, out, _ = demo
     generations = pl.read_parquet(out["run-long-running"] / "generations.parquet")
     fig = facts_surviving(generations)
-    lines = {ln.get_label().split(" (")[0]: ln for ln in fig.axes[0].get_lines() if not ln.get_label().startswith("_")}
+    # each policy's line carries its name as its gid (only the highlighted ones are named on the figure)
+    lines = {ln.get_gid(): ln for ln in fig.axes[0].get_lines() if ln.get_gid()}
     summarizing = generations.filter(pl.col("summarizes_summaries"))["policy"].unique().to_list()
     assert set(summarizing) == {"claude-code", "codex-local", "langchain-summarization", "letta"}
     assert "claude-code-anchored" in lines  # the anchored summary, for contrast

@@ -102,16 +102,13 @@ def test_buffers_too_small_for_the_replay_grow():
             assert totals.tolist() == metrics.replay_totals(want_led, want_ev, PRICES)[0].tolist()
 
 
-def test_run_totals_are_the_summary_rows_of_simulate():
+def test_run_totals_are_the_summary_rows_of_simulate(tmp_path):
     """``run_totals`` (a run's totals without per-call frames) gives the rows of
     :func:`simulate`'s summary: same columns and integers, costs up to summation order."""
-    import tempfile
-    from pathlib import Path
-
     from workbench.engine.run import run_totals, simulate
     from workbench.synth.generate import GeneratorConfig, generate_dataset
 
-    ds = generate_dataset(GeneratorConfig(profile="coding", events=400, seed=4), Path(tempfile.mkdtemp()) / "d")
+    ds = generate_dataset(GeneratorConfig(profile="coding", events=400, seed=4), tmp_path / "d")
     full = simulate(ds, ["claude-code", "observation-masking"], engine="kernel").summary
     totals = run_totals(ds, ["claude-code", "observation-masking"], engine="batch")
     floats = [c for c, t in full.schema.items() if t.is_float()]

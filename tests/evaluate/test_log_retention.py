@@ -242,7 +242,9 @@ def test_inspect_compactions_prints_each_recorded_compaction(bundle):
     assert r.exit_code == 0, r.output
     assert f"{CC_AUTO} (claude_code) compaction 0 at request 37" in r.output
     assert "kept 22/47 facts (47%)" in r.output
-    assert "the recorded summary begins:\n  This session is being continued from a previous conversation" in r.output
+    assert ("the recorded summary begins (its first 600 characters):\n  This session is being continued from a "
+            "previous conversation") in r.output
+    assert "[15,562 more characters]" in r.output  # 16,162 characters in all
     assert f"{ROO} (roo_code) compaction 0" in r.output
     r = CliRunner().invoke(app, ["inspect", str(bundle.path), "--compactions", "--json"])
     import orjson

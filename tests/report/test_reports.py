@@ -364,7 +364,7 @@ def test_missing_run_and_unknown_kind(tmp_path):
     with pytest.raises(ReportError, match="unknown report"):
         render_report("nonsense", tmp_path, tmp_path / "out")
     assert set(KINDS) == {"policy-comparison", "threshold-sweep", "redaction-audit", "determinism-audit", "fidelity",
-                          "compaction-inspector"}
+                          "compaction-inspector", "replication"}
 
 
 

@@ -130,8 +130,10 @@ def _inspect_compactions(ds, as_json: bool) -> None:
             f"{c['summary_tokens'] or 0:,} tokens{ratio}; {kept}")
         if c["kept"] is None:
             continue
-        say("the recorded summary begins:\n  " + "\n  ".join(c["summary_text"][:SUMMARY_HEAD].splitlines())
-            + ("\n  …" if len(c["summary_text"]) > SUMMARY_HEAD else ""))
+        rest = len(c["summary_text"]) - SUMMARY_HEAD  # said in words: a "…" would read as a cut table
+        say(f"the recorded summary begins (its first {min(SUMMARY_HEAD, len(c['summary_text'])):,} characters):\n  "
+            + "\n  ".join(c["summary_text"][:SUMMARY_HEAD].splitlines())
+            + (f"\n  [{rest:,} more characters]" if rest > 0 else ""))
         emit(r["by_kind"], ["kind", "facts_before", "kept", "exact", "retention"], title="by kind")
         emit(r["by_recency"], ["recency", "facts_before", "kept", "retention"],
              title="by recency (requests from the last mention to the cut)")

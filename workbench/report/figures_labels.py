@@ -62,7 +62,7 @@ def policy_lines(ax, lines: dict[str, tuple[Any, Any]], highlight: Sequence[str]
     others = [n for n in lines if n not in col]
     for n in others:
         x, y = lines[n]
-        ax.plot(x, y, color=MUTED, lw=0.8, zorder=1, **styles.get(n, {}))
+        ax.plot(x, y, color=MUTED, lw=0.8, zorder=1, gid=n, **styles.get(n, {}))  # gid: the policy, for readers
     if others:
         ax.plot([], [], color=MUTED, lw=0.8,
                 label=f"{len(others)} other polic{'y' if len(others) == 1 else 'ies'}"
@@ -70,7 +70,7 @@ def policy_lines(ax, lines: dict[str, tuple[Any, Any]], highlight: Sequence[str]
     ends = []
     for n in shown:
         x, y = (np.asarray(v, dtype=float) for v in lines[n])
-        ax.plot(x, y, color=col[n], lw=1.6, zorder=3, **{"marker": "o", "ms": 3, **styles.get(n, {})})
+        ax.plot(x, y, color=col[n], lw=1.6, zorder=3, gid=n, **{"marker": "o", "ms": 3, **styles.get(n, {})})
         if x.size:
             ends.append((n, x[-1], y[-1]))
     if not ends:

@@ -83,8 +83,10 @@ VENDOR_RULES: tuple[tuple[str, str, re.Pattern[str]], ...] = (
     ("flyio_token", "fm", _r(r"fm(?:1[ar]|2)_[A-Za-z0-9+/]{100,}={0,3}" + _R)),
     ("frameio_token", "fio-u-", _r(r"fio-u-[A-Za-z0-9_=-]{64}" + _RW)),
     ("gitlab_token", "gl", _r(r"gl(?:cbt-[A-Za-z0-9]{1,5}_|dt-|ffct-|ft-|imt-|agent-|oas-|ptt-|"
-                              r"rt-(?:t[0-9]_)?|soat-|pat-)[A-Za-z0-9_-]{20,300}"
+                              r"rt-(?:t[0-9]_)?|soat-)[A-Za-z0-9_-]{20,300}"
                               r"(?:\.[0-9a-z]{2}\.[0-9a-z]{9})?" + _RW)),
+    # a personal access token is the core rule's (gitlab_pat); only its routable form is new
+    ("gitlab_token", "glpat-", _r(r"glpat-[A-Za-z0-9_-]{20,300}\.[0-9a-z]{2}\.[0-9a-z]{9}" + _RW)),
     ("gitlab_token", "GR1348941", _r(r"GR1348941[A-Za-z0-9_-]{20}" + _RW)),
     ("gitlab_token", "_gitlab_session=", _r(r"_gitlab_session=(?P<v>[0-9a-z]{32})" + _R)),
     ("grafana_token", "glc_", _r(r"glc_[A-Za-z0-9+/_-]{32,400}={0,3}" + _RW)),
