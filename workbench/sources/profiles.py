@@ -185,21 +185,8 @@ def profile_for(doc: dict[str, Any], harness: str | None, family: str) -> tuple[
 def write_profiles(doc: dict[str, Any], path: str | Path) -> Path:
     """Write a profiles document atomically; only a new path or a profiles file the
     workbench wrote may be replaced (anything else is refused, never overwritten)."""
-    import orjson
+    from workbench.util.atomic import write_owned_json
 
-    from workbench.util.atomic import atomic_write_bytes
-
-    p = Path(path)
-    if p.is_dir():
-        raise WorkbenchError(f"{p} is a directory; give a file name, e.g. {p / 'calibration.json'}")
-    if p.exists():
-        try:
-            current = orjson.loads(p.read_bytes())
-        except (OSError, orjson.JSONDecodeError):
-            current = None
-        if not isinstance(current, dict) or current.get("schema") != SCHEMA:
-            raise WorkbenchError(f"{p} exists and is not a calibration profile file the workbench wrote; "
-                                 "refusing to replace it (choose another --out)")
     body = {k: v for k, v in doc.items() if not k.startswith("_")}
-    atomic_write_bytes(p, orjson.dumps(body, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n")
-    return p
+    return write_owned_json(path, body, schema=SCHEMA, what="calibration profile", example="calibration.json",
+                            option="--out")

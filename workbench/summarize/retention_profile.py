@@ -266,20 +266,7 @@ def profile_for(doc: dict[str, Any], harness: str | None) -> RetentionProfile:
 
 def write_profiles(doc: dict[str, Any], path: str | Path) -> Path:
     """Write atomically; only a new path or a retention profile file may be replaced."""
-    import orjson
+    from workbench.util.atomic import write_owned_json
 
-    from workbench.util.atomic import atomic_write_bytes
-
-    p = Path(path)
-    if p.is_dir():
-        raise WorkbenchError(f"{p} is a directory; give a file name, e.g. {p / 'retention.json'}")
-    if p.exists():
-        try:
-            current = orjson.loads(p.read_bytes())
-        except (OSError, orjson.JSONDecodeError):
-            current = None
-        if not isinstance(current, dict) or current.get("schema") != SCHEMA:
-            raise WorkbenchError(f"{p} exists and is not a retention profile file the workbench wrote; "
-                                 "refusing to replace it (choose another --retention-out)")
-    atomic_write_bytes(p, orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n")
-    return p
+    return write_owned_json(path, doc, schema=SCHEMA, what="retention profile", example="retention.json",
+                            option="--retention-out")

@@ -69,3 +69,27 @@ def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
         while block := fh.read(chunk):
             h.update(block)
     return h.hexdigest()
+
+
+def write_owned_json(path: str | Path, doc: dict, *, schema: str, what: str, example: str,
+                     option: str) -> Path:
+    """Write ``doc`` as sorted, indented JSON atomically at ``path``: a new path, or a ``what``
+    file the workbench wrote (its ``schema`` field is ``schema``); anything else is refused,
+    never overwritten (``option`` is the flag that names the path, ``example`` a file name)."""
+    import orjson
+
+    from workbench.errors import WorkbenchError
+
+    p = Path(path)
+    if p.is_dir():
+        raise WorkbenchError(f"{p} is a directory; give a file name, e.g. {p / example}")
+    if p.exists():
+        try:
+            current = orjson.loads(p.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            current = None
+        if not isinstance(current, dict) or current.get("schema") != schema:
+            raise WorkbenchError(f"{p} exists and is not a {what} file the workbench wrote; "
+                                 f"refusing to replace it (choose another {option})")
+    atomic_write_bytes(p, orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n")
+    return p
