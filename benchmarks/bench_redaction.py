@@ -197,52 +197,38 @@ def vendor_recall(seeds: int, contexts_per_pair: int | None) -> None:
         print(f"harness leaks ({len(missed)}): {missed[:12]}")
 
 
-def negatives(count: int) -> None:
-    rng = np.random.default_rng(99)
-    negs = [S.plant_negative(rng, S.NEGATIVE_KINDS[i % len(S.NEGATIVE_KINDS)])
-            for i in range(count)]
+def _false_positives(kinds, count: int, seed: int):
+    """``count`` hard negatives drawn round-robin over ``kinds``: how many of each kind there
+    are, and how many of each our harness and detect-secrets flag (texts with any finding)."""
+    rng = np.random.default_rng(seed)
+    negs = [S.plant_negative(rng, kinds[i % len(kinds)]) for i in range(count)]
     texts = [n.parts[0][0] for n in negs]
+    per_kind: dict[str, int] = defaultdict(int)
     h_fp: dict[str, int] = defaultdict(int)
     d_fp: dict[str, int] = defaultdict(int)
-    for n, t in zip(negs, texts, strict=True):
-        if H.scan(t):
-            h_fp[n.kind] += 1
-    for n, r in zip(negs, detect_secrets_scan(texts), strict=True):
-        if r.spans:
-            d_fp[n.kind] += 1
-    print(f"\nfalse positives on {count} hard negatives (texts with any finding)")
-    print(f"{'kind':22s} {'n':>5s} {'harness':>8s} {'detect-secrets':>15s}")
-    per_kind: dict[str, int] = defaultdict(int)
-    for n in negs:
+    for n, t, r in zip(negs, texts, detect_secrets_scan(texts), strict=True):
         per_kind[n.kind] += 1
-    for k in S.NEGATIVE_KINDS:
+        h_fp[n.kind] += bool(H.scan(t))
+        d_fp[n.kind] += bool(r.spans)
+    print(f"{'kind':22s} {'n':>5s} {'harness':>8s} {'detect-secrets':>15s}")
+    for k in kinds:
         print(f"{k:22s} {per_kind[k]:5d} {h_fp[k]:8d} {d_fp[k]:15d}")
     print(f"{'ALL':22s} {count:5d} {sum(h_fp.values()):8d} {sum(d_fp.values()):15d}")
+    return per_kind, h_fp, d_fp
+
+
+def negatives(count: int) -> None:
+    print(f"\nfalse positives on {count} hard negatives (texts with any finding)")
+    per_kind, h_fp, d_fp = _false_positives(S.NEGATIVE_KINDS, count, 99)
     fam = [k for k in S.NEGATIVE_KINDS if k in SLOT_NEGATIVE_KINDS]
     print(f"{'command-line/header':22s} {sum(per_kind[k] for k in fam):5d}"
           f" {sum(h_fp[k] for k in fam):8d} {sum(d_fp[k] for k in fam):15d}")
 
 
 def vendor_negatives(count: int) -> None:
-    rng = np.random.default_rng(98)
-    negs = [S.plant_negative(rng, VENDOR_NEGATIVE_KINDS[i % len(VENDOR_NEGATIVE_KINDS)])
-            for i in range(count)]
-    texts = [n.parts[0][0] for n in negs]
-    h_fp: dict[str, int] = defaultdict(int)
-    d_fp: dict[str, int] = defaultdict(int)
-    for n, t in zip(negs, texts, strict=True):
-        if H.scan(t):
-            h_fp[n.kind] += 1
-    for n, r in zip(negs, detect_secrets_scan(texts), strict=True):
-        if r.spans:
-            d_fp[n.kind] += 1
     print(f"\nfalse positives on {count} vendor hard negatives (vendor prefixes with placeholder "
           "or documentation bodies, digests and ids of the same lengths, prose naming prefixes)")
-    print(f"{'kind':22s} {'n':>5s} {'harness':>8s} {'detect-secrets':>15s}")
-    for k in VENDOR_NEGATIVE_KINDS:
-        n = sum(1 for x in negs if x.kind == k)
-        print(f"{k:22s} {n:5d} {h_fp[k]:8d} {d_fp[k]:15d}")
-    print(f"{'ALL':22s} {count:5d} {sum(h_fp.values()):8d} {sum(d_fp.values()):15d}")
+    _false_positives(VENDOR_NEGATIVE_KINDS, count, 98)
 
 
 def fragments(per_format: int, seeds: int) -> None:

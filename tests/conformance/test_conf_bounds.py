@@ -22,6 +22,7 @@ from workbench.conformance.bounds import (
 from workbench.engine.records import LEDGER
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "engine"))
+from planted_tables import plant  # noqa: E402  (tests/ is on the path)
 from test_parity import (  # noqa: E402  (the parity tests' random policies and continuities)
     _settings,
     accounting,
@@ -52,17 +53,6 @@ def ledger_of(led: np.ndarray, policy: str = "p", continuity: str = "c") -> pl.D
 
 def windows(window: int, policy: str = "p", continuity: str = "c") -> pl.DataFrame:
     return pl.DataFrame({"policy": [policy], "continuity_id": [continuity], "context_window": [window]})
-
-
-def plant(run: Path, name: str, frame: pl.DataFrame) -> None:
-    """Replace a run's table with a planted one, recording its new size in the run's marker
-    (as if the workbench had written it), so only the planted figures differ."""
-    from workbench.rundir.markers import file_record, read_marker, update_marker
-
-    path = Path(run) / name
-    frame.write_parquet(path)
-    marker = read_marker(Path(run))
-    update_marker(Path(run), marker, files={**marker.files, name: file_record(path)})
 
 
 def _row(**over) -> pl.DataFrame:

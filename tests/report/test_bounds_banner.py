@@ -7,6 +7,7 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from planted_tables import plant
 
 from workbench.report import html as H
 
@@ -18,17 +19,6 @@ def _clean_flags():
     H._FLAGGED.clear()
     yield
     H._FLAGGED.clear()
-
-
-def plant(run: Path, name: str, frame: pl.DataFrame) -> None:
-    """Replace a run's table with a planted one, recording its new size in the run's marker
-    (as if the workbench had written it), so only the planted figures differ."""
-    from workbench.rundir.markers import file_record, read_marker, update_marker
-
-    path = Path(run) / name
-    frame.write_parquet(path)
-    marker = read_marker(Path(run))
-    update_marker(Path(run), marker, files={**marker.files, name: file_record(path)})
 
 
 def test_a_table_whose_own_figures_break_a_bound_is_flagged_in_red():
