@@ -59,6 +59,10 @@ class Line:
     factor: float  # b: provider tokens per counted token
     source: str  # "counted", "own fit", or "profile HARNESS/FAMILY"
     anchored: bool = True  # rescale to the recorded prompts where the log has them
+    # what the log does not show, for a line that is not anchored (workbench.tokens.unlogged):
+    per_request: float = 0.0  # framing tokens each request adds (on its first output row)
+    attachments: tuple = ()  # ((seq, counted tokens), ...): files a user message attached
+    drop_thinking: bool = False  # earlier turns' thinking is not sent (Anthropic)
 
     def as_dict(self) -> dict[str, Any]:
         return {"prefix_tokens": int(round(self.prefix)), "factor": round(float(self.factor), 4),
@@ -170,9 +174,34 @@ def provider_view(inp, line: Line, recorded: Recorded | None = None):
         billed = np.stack([sent, recorded.cache_read, recorded.cache_write])
     else:
         billed = None
+        tokens = _unlogged(inp, line, tokens)
     rec_sum = recorded_summary_sizes(tokens, inp.visible, inp.is_summary, inp.is_boundary)
     return replace(inp, tokens=tokens, prefix_tokens=prefix, req_output_tokens=out_tok,
                    recorded_summary_tokens=rec_sum, billed_usage=billed)
+
+
+def _unlogged(inp, line: Line, tokens: np.ndarray) -> np.ndarray:
+    """``tokens`` with what the log does not show added (an unanchored line's estimate:
+    :mod:`workbench.tokens.unlogged`): attached files at their message, the framing of each
+    request on its first output row, and thinking a later user turn drops at 0 (counted up
+    to its turn's end in the kernel's static view, nothing after)."""
+    if not (line.per_request or line.attachments or line.drop_thinking):
+        return tokens
+    from workbench.tokens.unlogged import dropped_thinking
+
+    tokens = tokens.copy()
+    if line.drop_thinking:
+        tokens[dropped_thinking(inp.kind, inp.is_user_message) & inp.visible] = 0
+    if line.attachments:
+        rows = {int(s): i for i, s in enumerate(np.asarray(inp.seq).tolist())}
+        for seq, counted in line.attachments:
+            if int(seq) in rows:
+                tokens[rows[int(seq)]] += int(round(counted * line.factor))
+    if line.per_request:
+        first = np.asarray(inp.req_first_row, np.int64)
+        first = first[(first >= 0) & (first < tokens.size)]
+        np.add.at(tokens, first, int(round(line.per_request)))
+    return tokens
 
 
 def _stretches(inp, prompt: np.ndarray):

@@ -44,12 +44,20 @@ def _lines(profiles: dict[str, Any]) -> dict[str, dict[str, Any]]:
     the accountant's default)."""
     from workbench.engine.accounting import Line
 
+    from workbench.tokens.unlogged import drops_thinking
+
     loo, bare = {}, {}
     for cid, entry in (profiles.get("logs") or {}).items():
         fit = entry.get("loo")
         if fit:
             loo[cid] = Line(fit["prefix_tokens"], fit["factor"], f"loo profile {fit['profile']}")
             bare[cid] = Line(fit["prefix_tokens"], fit["factor"], f"loo profile {fit['profile']}", anchored=False)
+        grown = entry.get("loo_unanchored")
+        if grown:  # the growth model: what the log does not show, estimated (workbench.tokens.unlogged)
+            bare[cid] = Line(grown["prefix_tokens"], grown["factor"], f"loo growth {grown['profile']}",
+                             anchored=False, per_request=grown["per_request_tokens"],
+                             attachments=tuple(tuple(a) for a in grown.get("attachments", ())),
+                             drop_thinking=drops_thinking(entry.get("family")))
     return {"in_sample": {}, "loo": loo, "loo_unanchored": bare}
 
 

@@ -116,6 +116,11 @@ def fit_profiles(ds, tokenizer: str = "cl100k") -> dict[str, Any]:
         out = {ANY: _fit(pooled)}
         out.update({fam: _fit(group) for fam, group in sorted(families.items()) if fam != ANY})
         profiles[harness] = {k: v for k, v in out.items() if v is not None}
+    from workbench.sources.compaction_calls import compaction_call_ids
+    from workbench.tokens.unlogged import growth_points
+
+    growth, attached = growth_points(ds, tokenizer)
+    skip = compaction_call_ids(ds.manifest)  # one call of its parent, not a conversation that grows
     logs: dict[str, Any] = {}
     for cid, (harness, family) in sorted(meta.items()):
         x, y = points[cid]
@@ -137,11 +142,33 @@ def fit_profiles(ds, tokenizer: str = "cl100k") -> dict[str, Any]:
                 break
         else:
             entry["loo"] = None
+        entry["loo_unanchored"] = _unanchored_fit(cid, harness, growth, meta, skip)
+        if entry["loo_unanchored"] is not None:
+            entry["loo_unanchored"]["attachments"] = [list(a) for a in attached.get(cid, [])]
         logs[cid] = entry
     return {"schema": SCHEMA, "tokenizer": tokenizer,
             "fitted_from": {"dataset": ds.name,
                             "files": {k: v.get("sha256") for k, v in ds.manifest.get("files", {}).items()}},
             "profiles": profiles, "logs": logs}
+
+
+def _unanchored_fit(cid: str, harness: str, growth: dict[str, tuple], meta: dict[str, tuple[str, str]],
+                    skip: set[str]) -> dict[str, Any] | None:
+    """The line a replay without this log's usage uses (the audit's ``loo_unanchored``): the
+    growth model (:func:`workbench.tokens.unlogged.fit_growth`: unseen prefix, factor and
+    per-request framing, with attachments and dropped thinking) fitted on the other logs of
+    its harness (every model family: the increments need long logs)."""
+    from workbench.tokens.unlogged import fit_growth, predict
+
+    others = {c: growth[c] for c, (h, _f) in meta.items()
+              if h == harness and c != cid and c in growth and c not in skip}
+    fit = fit_growth(others)
+    if fit is None or cid not in growth:
+        return None
+    sent, rec, k, _stretch = growth[cid]
+    ape = np.abs(predict(fit, sent, k) - rec) / rec * 100
+    return {"profile": f"{harness}/growth", **fit, "ape_median_pct": round(float(np.median(ape)), 2),
+            "ape_p90_pct": round(float(np.percentile(ape, 90)), 2)}
 
 
 def load_profiles(path: str | Path | None = None) -> dict[str, Any]:

@@ -1,0 +1,210 @@
+"""What a harness sends that its log does not show, estimated from the log alone (no usage).
+
+A replay without the log's own usage (the fidelity audit's ``loo_unanchored`` line) decides
+when to compact on its own estimate of the prompt. On Claude Code logs that estimate was low
+or high by tens of thousands of tokens for reasons the log itself can tell
+(docs/fidelity-findings.md, "Unanchored compaction positions"):
+
+* **Attachments.** A user turn that mentions a file (``@src/notes.md``) sends the file's
+  content with the turn; Claude Code does not write it to the log. When the log holds the
+  whole file elsewhere (a ``Read`` of the same path without ``offset``/``limit``), its
+  counted tokens are the estimate (:func:`mention_attachments`); else nothing is added.
+* **Thinking of earlier turns.** Anthropic's API leaves out the thinking blocks of earlier
+  assistant turns once a user turn that is not a tool result follows them (documented in
+  the extended-thinking guide): they are in the log, not in the prompt
+  (:func:`dropped_thinking`).
+* **Per-request framing.** Each call appends tool-use/tool-result blocks, ids and role
+  framing that no text event holds: a constant number of tokens per request, fitted.
+
+The growth model (:func:`fit_growth`) is ``prompt ≈ a + b·sent + c·k``: ``sent`` the counted
+tokens the request sends (attachments in, dropped thinking out), ``k`` the requests since the
+stretch began. ``b`` and ``c`` come from the increments between consecutive requests of one
+stretch (the unseen prefix cancels out; a robust line, every increment one observation), ``a``
+from each log's first request, median over logs.
+
+>>> import numpy as np
+>>> kind = np.array([1, 4, 1, 3, 1, 4])      # user, thinking, assistant, result, user, thinking
+>>> user = np.array([1, 0, 0, 0, 1, 0], bool)
+>>> dropped_thinking(kind, user).tolist()     # the first thinking is followed by a user turn
+[False, True, False, False, False, False]
+>>> MENTION.findall("@src/a.md review it, and @moduledoc is a tag")
+['src/a.md']
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+
+REASONING = 4  # workbench.continuity.enums.EventKind.REASONING (kept literal: no enum import here)
+# a mention of a file path: "@" at a word start, a path whose last part has an extension
+MENTION = re.compile(r"(?:^|(?<=\s))@((?:[\w.~-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]+)\b")
+# harnesses whose logs name attached files with "@path" in the user's text
+MENTIONING_HARNESSES = ("claude_code",)
+MIN_INCREMENTS = 5  # a growth fit needs this many increments in all
+
+
+def drops_thinking(model: str | None) -> bool:
+    """Whether the model's provider leaves earlier turns' thinking out of the prompt
+    (Anthropic's rule; other providers' reasoning is either encrypted or not logged)."""
+    return bool(model) and model.rsplit("/", 1)[-1].lower().startswith("claude")
+
+
+def dropped_thinking(kind: np.ndarray, is_user_message: np.ndarray) -> np.ndarray:
+    """Reasoning rows a later user message (not a tool result) follows: once that turn is
+    sent the provider no longer counts them (the static view: a row counts fully up to its
+    turn's end and nothing after)."""
+    kind = np.asarray(kind)
+    user = np.asarray(is_user_message, bool)
+    users_after = np.cumsum(user[::-1])[::-1]  # user messages at or after each row
+    return (kind == REASONING) & (users_after > 0) & ~user
+
+
+def dropped_before(kind: np.ndarray, is_user_message: np.ndarray, lo: int, fo: int) -> np.ndarray:
+    """Rows of ``[lo, fo)`` that a request whose first output row is ``fo`` does not send:
+    reasoning with a user message after it and before ``fo``."""
+    k = np.asarray(kind)[lo:fo]
+    u = np.asarray(is_user_message, bool)[lo:fo]
+    return dropped_thinking(k, u)
+
+
+def mention_attachments(texts: list, kinds: np.ndarray, roles: np.ndarray, names: list, call_ids: list,
+                        tokens: np.ndarray, *, user_role: int = 2, call_kind: int = 2,
+                        result_kind: int = 3, message_kind: int = 1) -> dict[int, int]:
+    """``{row: counted tokens}`` for one continuity's rows: each user message that mentions a
+    file whose whole content the log holds in a ``Read`` result gets that result's tokens
+    (the first whole read of the path; each path counted once per message)."""
+    import orjson
+
+    whole: dict[str, int] = {}  # path -> tokens of its first whole Read
+    result_rows = {cid: i for i, (k, cid) in enumerate(zip(kinds.tolist(), call_ids, strict=True))
+                   if k == result_kind and cid}
+    for i, (k, nm) in enumerate(zip(kinds.tolist(), names, strict=True)):
+        if k != call_kind or nm != "Read" or not texts[i]:
+            continue
+        try:
+            args = orjson.loads(texts[i])
+        except orjson.JSONDecodeError:
+            continue  # a Read whose input is not JSON names no path
+        path = args.get("file_path") if isinstance(args, dict) else None
+        res = result_rows.get(call_ids[i])
+        if not path or res is None or args.get("offset") is not None or args.get("limit") is not None:
+            continue
+        whole.setdefault(str(path), int(tokens[res]))
+    out: dict[int, int] = {}
+    if not whole:
+        return out
+    for i, (k, r) in enumerate(zip(kinds.tolist(), roles.tolist(), strict=True)):
+        if k != message_kind or r != user_role or not texts[i]:
+            continue
+        total = 0
+        for rel in dict.fromkeys(MENTION.findall(texts[i])):
+            hits = [t for p, t in whole.items() if p == rel or p.endswith("/" + rel.lstrip("./"))]
+            if hits:
+                total += hits[0]
+        if total:
+            out[i] = total
+    return out
+
+
+def fit_growth(logs: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]) -> dict[str, Any] | None:
+    """``{prefix_tokens, factor, per_request_tokens}`` fitted on ``{log: (sent, recorded,
+    k, stretch)}`` (per request with recorded usage, in request order); None when the logs
+    hold fewer than :data:`MIN_INCREMENTS` increments or the slope is implausible."""
+    from workbench.sources.calibrate import PLAUSIBLE_FACTOR, robust_line
+
+    dx, dy = [], []
+    for sent, rec, k, stretch in logs.values():
+        same = (stretch[1:] == stretch[:-1]) & (np.diff(k) == 1)  # consecutive requests of one stretch
+        dx.append((sent[1:] - sent[:-1])[same])
+        dy.append((rec[1:] - rec[:-1])[same])
+    dx_all = np.concatenate(dx) if dx else np.zeros(0)
+    if dx_all.size < MIN_INCREMENTS:
+        return None
+    per_request, factor = robust_line(dx_all, np.concatenate(dy))
+    lo, hi = PLAUSIBLE_FACTOR
+    if not (np.isfinite(factor) and lo <= factor <= hi):
+        return None
+    per_request = max(0.0, float(per_request))
+    firsts = [float(rec[0] - factor * sent[0]) for sent, rec, _k, _s in logs.values() if sent.size]
+    return {"prefix_tokens": round(max(0.0, float(np.median(firsts))), 1), "factor": round(float(factor), 4),
+            "per_request_tokens": round(per_request, 1), "fitted_on": sorted(logs),
+            "increments": int(dx_all.size)}
+
+
+def predict(fit: dict[str, Any], sent: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """The growth model's prompt per request."""
+    return fit["prefix_tokens"] + fit["factor"] * np.asarray(sent, np.float64) + fit["per_request_tokens"] * k
+
+
+def growth_points(ds, tokenizer: str = "cl100k") -> tuple[dict[str, tuple], dict[str, list[tuple[int, int]]]]:
+    """Per continuity id: ``(sent, recorded, k, stretch)`` per request with recorded usage
+    whose context the log holds (the requests :func:`workbench.sources.calibrate.calibration_points`
+    fits on): counted tokens sent (attachments in, dropped thinking out), recorded prompt,
+    requests since the stretch began, the stretch's first row; and per continuity id its
+    attachments, ``[(seq of the mentioning message, counted tokens)]``."""
+    from workbench.continuity.enums import EventKind, Origin, Role
+    from workbench.sources.calibrate import (
+        ANCHOR_ROLES,
+        CONTEXT_KINDS,
+        NOT_CONTEXT_NAMES,
+        _ContextSums,
+        _request_windows,
+    )
+
+    cols = ["continuity", "seq", "kind", "role", "origin", "flags", "request", "name", "call_id", "text",
+            "usage_input", "usage_cache_read", "usage_cache_write", f"tokens_{tokenizer}"]
+    ev = ds.events(columns=cols).sort("continuity", "seq")
+    conts = ds.continuities().sort("continuity")
+    ids = conts["continuity_id"].to_list()
+    fmt = dict(zip(conts["continuity"].to_list(), conts["source_format"].to_list(), strict=True))
+    thinking_dropped = {c for c, m in zip(conts["continuity"].to_list(), conts["model"].to_list(), strict=True)
+                        if drops_thinking(m)}
+    kind, role = ev["kind"].to_numpy(), ev["role"].to_numpy()
+    cont, origin = ev["continuity"].to_numpy(), ev["origin"].to_numpy()
+    names = ev["name"].to_list()
+    tokens = ev[f"tokens_{tokenizer}"].to_numpy().astype(np.int64)
+    context = np.isin(kind, [int(k) for k in CONTEXT_KINDS]) & ~np.isin(np.asarray(names, dtype=object),
+                                                                         list(NOT_CONTEXT_NAMES))
+    user = (kind == int(EventKind.MESSAGE)) & (role == int(Role.USER))
+    anchor = context & (((kind == int(EventKind.MESSAGE)) & np.isin(role, [int(r) for r in ANCHOR_ROLES]))
+                        | (kind == int(EventKind.SUMMARY)))
+    extra = np.zeros(tokens.size, np.int64)
+    starts = np.flatnonzero(np.concatenate([[True], cont[1:] != cont[:-1]])) if cont.size else np.zeros(0, int)
+    ends = np.append(starts[1:], cont.size)
+    texts, call_ids = ev["text"].to_list(), ev["call_id"].to_list()
+    seqs = ev["seq"].to_numpy()
+    attached: dict[str, list[tuple[int, int]]] = {}
+    for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
+        if fmt.get(int(cont[s])) in MENTIONING_HARNESSES:
+            for row, t in mention_attachments(texts[s:e], kind[s:e], role[s:e], names[s:e], call_ids[s:e],
+                                              tokens[s:e]).items():
+                extra[s + row] = t
+                attached.setdefault(ids[int(cont[s])], []).append((int(seqs[s + row]), int(t)))
+    flags = ev["flags"].to_numpy()
+    counted = _ContextSums(tokens + extra, flags, context)  # main chain and side chain apart
+    side = counted.side
+    reasoning = context & (kind == REASONING)
+    windows = _request_windows(cont, kind, flags, ev["request"].to_numpy(),
+                               ev["usage_input"].to_numpy(), ev["usage_cache_read"].to_numpy(),
+                               ev["usage_cache_write"].to_numpy())
+    out: dict[int, list[tuple[int, int, int, int]]] = {}
+    for c, req, u, lo, fo, recorded in windows:
+        if recorded <= 0 or origin[u] == int(Origin.BACKGROUND) or not anchor[lo:fo].any():
+            continue
+        sent = counted.between(lo, fo)
+        if c in thinking_dropped and reasoning[lo:fo].any():
+            chain = side == side[fo]
+            gone = dropped_before(np.where(chain, kind, -1), user & chain, lo, fo)
+            sent -= int(tokens[lo:fo][gone].sum())
+        out.setdefault(c, []).append((sent, recorded, req, lo))
+    res = {}
+    for c, pts in out.items():
+        sent, rec = (np.array(v, np.float64) for v in list(zip(*pts, strict=True))[:2])
+        req, lo = (np.array(v, np.int64) for v in list(zip(*pts, strict=True))[2:])
+        first: dict[int, int] = {}
+        k = np.array([req[i] - first.setdefault(int(lo[i]), int(req[i])) for i in range(req.size)], np.int64)
+        res[ids[c]] = (sent, rec, k, lo)
+    return res, attached
