@@ -35,7 +35,7 @@ from workbench.engine.presets import PRESET_OF_FORMAT
 # summarises its chat history without writing it to the log, so no aider log can say where it
 # compacted: left out
 HARNESS_PRESET = {fmt: name for fmt, name in PRESET_OF_FORMAT.items() if fmt != "aider"}
-WITHIN_REQUESTS = 2  # "compacts where the real harness did": within this many requests
+WITHIN_REQUESTS = 3  # "compacts where the real harness did": within this many requests (issue 28)
 LINES = ("in_sample", "loo", "loo_unanchored")
 
 
@@ -43,7 +43,6 @@ def _lines(profiles: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """``{line name: {continuity id: Line}}`` for the out-of-sample lines (in-sample is
     the accountant's default)."""
     from workbench.engine.accounting import Line
-
     from workbench.tokens.unlogged import drops_thinking
 
     loo, bare = {}, {}
@@ -259,6 +258,24 @@ def harness_totals(totals):
     ).sort("harness", "line")
 
 
+def _unanchored_positions(preset) -> list[str]:
+    """Where the preset compacts without the log's usage (``loo_unanchored``), per recorded
+    automatic compaction: the position error and how many are within ±WITHIN_REQUESTS."""
+    bare = preset.filter((preset["line"] == "loo_unanchored") & preset["within"].is_not_null())
+    out = [f"  without the log's usage (loo_unanchored): {bare['within'].sum()} of {bare.height} recorded "
+           f"automatic compaction(s) within ±{WITHIN_REQUESTS} requests"]
+    for r in bare.iter_rows(named=True):
+        auto = [q for q, t in zip(r["recorded_compactions"], r["recorded_triggers"], strict=True) if t == "auto"]
+        first = r["simulated_compactions"][0] if r["simulated_compactions"] else None
+        where = "none (no compaction)" if first is None else f"{first} ({r['first_auto_delta_requests']:+d} requests)"
+        out.append(f"    {r['continuity_id']} [{r['release_line']}: {r['line_source']}] recorded {auto[0]}, "
+                   f"preset {where}")
+    early = preset.filter((preset["line"] == "loo_unanchored") & preset["within"].is_null() & preset["compacted_early"])
+    if early.height:
+        out.append(f"    before a manual compaction or on a log that recorded none: {', '.join(early['continuity_id'])}")
+    return out
+
+
 def render_predictive(preset, totals) -> str:
     """Plain text: where each preset compacted against the log, then totals per harness."""
     lines = ["Harness presets (release-matched, no flags) against the compactions the logs recorded:"]
@@ -266,12 +283,13 @@ def render_predictive(preset, totals) -> str:
         if not r["recorded_compactions"] and not r["simulated_compactions"]:
             continue
         rec = ", ".join(f"{q} ({t})" for q, t in zip(r["recorded_compactions"], r["recorded_triggers"], strict=True))
-        verdict = ("within ±2" if r["within"] else "MISSED" if r["within"] is False
+        verdict = (f"within ±{WITHIN_REQUESTS}" if r["within"] else "MISSED" if r["within"] is False
                    else "before the recorded one" if r["compacted_early"]
                    else "no compaction" if not r["simulated_compactions"] else "after the recorded one")
         lines.append(f"  {r['continuity_id']} [{r['release_line']}, {r['line']}: {r['line_source']}] recorded "
                      f"{rec or 'none'}; preset {', '.join(map(str, r['simulated_compactions'])) or 'none'} "
                      f"({verdict})")
+    lines.extend(_unanchored_positions(preset))
     quiet = preset.filter((preset["line"] == "in_sample") & (preset["recorded_compactions"].list.len() == 0))
     lines.append(f"  {quiet.height} log(s) recorded no compaction; the preset compacted on "
                  f"{quiet.filter(quiet['simulated_compactions'].list.len() > 0).height} of them")
