@@ -63,6 +63,7 @@ class Line:
     per_request: float = 0.0  # framing tokens each request adds (on its first output row)
     attachments: tuple = ()  # ((seq, counted tokens), ...): files a user message attached
     drop_thinking: bool = False  # earlier turns' thinking is not sent (Anthropic)
+    restored: float = 0.0  # tokens a recorded summary brings along (files re-attached after it)
 
     def as_dict(self) -> dict[str, Any]:
         return {"prefix_tokens": int(round(self.prefix)), "factor": round(float(self.factor), 4),
@@ -183,9 +184,10 @@ def provider_view(inp, line: Line, recorded: Recorded | None = None):
 def _unlogged(inp, line: Line, tokens: np.ndarray) -> np.ndarray:
     """``tokens`` with what the log does not show added (an unanchored line's estimate:
     :mod:`workbench.tokens.unlogged`): attached files at their message, the framing of each
-    request on its first output row, and thinking a later user turn drops at 0 (counted up
-    to its turn's end in the kernel's static view, nothing after)."""
-    if not (line.per_request or line.attachments or line.drop_thinking):
+    request on its first output row, the files restored after a compaction on each recorded
+    summary, and thinking a later user turn drops at 0 (counted up to its turn's end in the
+    kernel's static view, nothing after)."""
+    if not (line.per_request or line.attachments or line.drop_thinking or line.restored):
         return tokens
     from workbench.tokens.unlogged import dropped_thinking
 
@@ -197,6 +199,8 @@ def _unlogged(inp, line: Line, tokens: np.ndarray) -> np.ndarray:
         for seq, counted in line.attachments:
             if int(seq) in rows:
                 tokens[rows[int(seq)]] += int(round(counted * line.factor))
+    if line.restored:
+        tokens[np.asarray(inp.is_summary, bool)] += int(round(line.restored))
     if line.per_request:
         first = np.asarray(inp.req_first_row, np.int64)
         first = first[(first >= 0) & (first < tokens.size)]

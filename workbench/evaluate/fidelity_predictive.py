@@ -56,7 +56,8 @@ def _lines(profiles: dict[str, Any]) -> dict[str, dict[str, Any]]:
             bare[cid] = Line(grown["prefix_tokens"], grown["factor"], f"loo growth {grown['profile']}",
                              anchored=False, per_request=grown["per_request_tokens"],
                              attachments=tuple(tuple(a) for a in grown.get("attachments", ())),
-                             drop_thinking=drops_thinking(entry.get("family")))
+                             drop_thinking=drops_thinking(entry.get("family")),
+                             restored=grown.get("restored_tokens", 0.0))
     return {"in_sample": {}, "loo": loo, "loo_unanchored": bare}
 
 

@@ -157,16 +157,20 @@ def _unanchored_fit(cid: str, harness: str, growth: dict[str, tuple], meta: dict
     """The line a replay without this log's usage uses (the audit's ``loo_unanchored``): the
     growth model (:func:`workbench.tokens.unlogged.fit_growth`: unseen prefix, factor and
     per-request framing, with attachments and dropped thinking) fitted on the other logs of
-    its harness (every model family: the increments need long logs)."""
-    from workbench.tokens.unlogged import fit_growth, predict
+    its harness (every model family: the increments need long logs). Only for the harnesses
+    whose unlogged content was checked (:data:`~workbench.tokens.unlogged.GROWTH_HARNESSES`);
+    the others keep their ``loo`` line."""
+    from workbench.tokens.unlogged import GROWTH_HARNESSES, fit_growth, predict
 
+    if harness not in GROWTH_HARNESSES:
+        return None
     others = {c: growth[c] for c, (h, _f) in meta.items()
               if h == harness and c != cid and c in growth and c not in skip}
     fit = fit_growth(others)
     if fit is None or cid not in growth:
         return None
-    sent, rec, k, _stretch = growth[cid]
-    ape = np.abs(predict(fit, sent, k) - rec) / rec * 100
+    sent, rec, k, stretch = growth[cid]
+    ape = np.abs(predict(fit, sent, k, stretch) - rec) / rec * 100
     return {"profile": f"{harness}/growth", **fit, "ape_median_pct": round(float(np.median(ape)), 2),
             "ape_p90_pct": round(float(np.percentile(ape, 90)), 2)}
 

@@ -15,6 +15,9 @@ or high by tens of thousands of tokens for reasons the log itself can tell
   (:func:`dropped_thinking`).
 * **Per-request framing.** Each call appends tool-use/tool-result blocks, ids and role
   framing that no text event holds: a constant number of tokens per request, fitted.
+* **Files restored after a compaction.** The first call after a compaction sends more than
+  the summary (Claude Code re-attaches files read before it): a constant per compaction,
+  fitted on the other logs' compactions (``restored_tokens``; on a recorded summary).
 
 The growth model (:func:`fit_growth`) is ``prompt ≈ a + b·sent + c·k``: ``sent`` the counted
 tokens the request sends (attachments in, dropped thinking out), ``k`` the requests since the
@@ -43,6 +46,9 @@ REASONING = 4  # workbench.continuity.enums.EventKind.REASONING (kept literal: n
 MENTION = re.compile(r"(?:^|(?<=\s))@((?:[\w.~-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]+)\b")
 # harnesses whose logs name attached files with "@path" in the user's text
 MENTIONING_HARNESSES = ("claude_code",)
+# harnesses whose logs were checked against their recorded usage for what they leave out
+# (docs/fidelity-findings.md); on Cline and Roo Code the growth model was worse than a + b·counted
+GROWTH_HARNESSES = ("claude_code",)
 MIN_INCREMENTS = 5  # a growth fit needs this many increments in all
 
 
@@ -129,14 +135,24 @@ def fit_growth(logs: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
         return None
     per_request = max(0.0, float(per_request))
     firsts = [float(rec[0] - factor * sent[0]) for sent, rec, _k, _s in logs.values() if sent.size]
-    return {"prefix_tokens": round(max(0.0, float(np.median(firsts))), 1), "factor": round(float(factor), 4),
-            "per_request_tokens": round(per_request, 1), "fitted_on": sorted(logs),
-            "increments": int(dx_all.size)}
+    prefix = max(0.0, float(np.median(firsts)))
+    # what the first request after a compaction sends beyond the prefix and the summary
+    # (Claude Code re-attaches files read before it): the median over the logs' compactions
+    after = [float(rec[i] - prefix - factor * sent[i]) for sent, rec, k, stretch in logs.values()
+             for i in np.flatnonzero((k == 0) & (stretch != stretch[0])).tolist()]
+    return {"prefix_tokens": round(prefix, 1), "factor": round(float(factor), 4),
+            "per_request_tokens": round(per_request, 1),
+            "restored_tokens": round(max(0.0, float(np.median(after))), 1) if after else 0.0,
+            "fitted_on": sorted(logs), "increments": int(dx_all.size)}
 
 
-def predict(fit: dict[str, Any], sent: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """The growth model's prompt per request."""
-    return fit["prefix_tokens"] + fit["factor"] * np.asarray(sent, np.float64) + fit["per_request_tokens"] * k
+def predict(fit: dict[str, Any], sent: np.ndarray, k: np.ndarray, stretch: np.ndarray | None = None) -> np.ndarray:
+    """The growth model's prompt per request (``stretch``: the restored files after a
+    compaction count from the second stretch on)."""
+    out = fit["prefix_tokens"] + fit["factor"] * np.asarray(sent, np.float64) + fit["per_request_tokens"] * k
+    if stretch is not None and stretch.size:
+        out = out + fit.get("restored_tokens", 0.0) * (stretch != stretch[0])
+    return out
 
 
 def growth_points(ds, tokenizer: str = "cl100k") -> tuple[dict[str, tuple], dict[str, list[tuple[int, int]]]]:

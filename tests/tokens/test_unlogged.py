@@ -1,0 +1,103 @@
+"""What Claude Code sends that its log does not show (workbench.tokens.unlogged), and where the
+claude-code preset compacts the bundled logs without their own usage (issue 28, item 6)."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import pytest
+
+from workbench.tokens.unlogged import (
+    dropped_thinking,
+    fit_growth,
+    growth_points,
+    mention_attachments,
+    predict,
+)
+
+AUTO_LOG = "624a4a58-b34c-462d-a70d-13421c8125a8"
+MANUAL_LOG = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+
+# kinds: 1 message, 2 tool call, 3 tool result, 4 reasoning; roles: 2 user, 3 assistant, 4 tool
+
+
+def test_a_mentioned_file_counts_as_its_whole_read_elsewhere_in_the_log():
+    texts = ["@docs/plan.md review it, and @moduledoc is no file", None,
+             '{"file_path": "/repo/docs/plan.md", "offset": 10, "limit": 5}', "part",
+             '{"file_path": "/repo/docs/plan.md"}', "whole file"]
+    kinds = np.array([1, 4, 2, 3, 2, 3])
+    roles = np.array([2, 3, 3, 4, 3, 4])
+    names = [None, "thinking", "Read", "Read", "Read", "Read"]
+    calls = [None, None, "a", "a", "b", "b"]
+    tokens = np.array([20, 5, 30, 700, 25, 9000])
+    # the partial read (offset/limit) is not the file; the whole read is
+    assert mention_attachments(texts, kinds, roles, names, calls, tokens) == {0: 9000}
+    # no whole read of the path in the log: nothing to estimate it from
+    assert mention_attachments(texts[:4], kinds[:4], roles[:4], names[:4], calls[:4], tokens[:4]) == {}
+
+
+def test_thinking_is_dropped_once_a_user_turn_follows_it():
+    kind = np.array([1, 4, 2, 3, 4, 1, 1, 4])
+    user = np.array([1, 0, 0, 0, 0, 1, 0, 0], bool)
+    # rows 1 and 4 precede the user message at row 5; row 7 is the current turn's
+    assert np.flatnonzero(dropped_thinking(kind, user)).tolist() == [1, 4]
+
+
+def test_growth_fit_recovers_prefix_factor_and_framing():
+    rng = np.random.default_rng(7)
+    logs = {}
+    for name, prefix in (("a", 20_000), ("b", 24_000), ("c", 22_000)):
+        sent = np.cumsum(rng.integers(200, 3_000, 40)).astype(np.float64)
+        k = np.arange(40)
+        logs[name] = (sent, prefix + 1.2 * sent + 150 * k, k, np.zeros(40, np.int64))
+    fit = fit_growth(logs)
+    assert fit["factor"] == pytest.approx(1.2, abs=1e-3)
+    assert fit["per_request_tokens"] == pytest.approx(150, abs=1)
+    # the prefix: each log's first request less its sent tokens (no framing yet), median over logs
+    assert fit["prefix_tokens"] == pytest.approx(22_000, abs=1)
+    assert predict(fit, np.array([1000.0]), np.array([2]))[0] == pytest.approx(22_000 + 1_200 + 300, abs=2)
+    # too few increments: no fit
+    assert fit_growth({"a": tuple(v[:3] for v in logs["a"])}) is None
+
+
+def test_growth_points_of_the_auto_compacted_log(imported_bundle):
+    """Checked by hand on session-624a4a58.jsonl: the first user turn mentions
+    @src/providers/plugins/sso/ARCHITECTURE-REFACTORING.md, sent as an attachment the log does
+    not hold (the first call wrote 50,989 + 10 tokens, the 23,254-token system prefix
+    included); the only whole Read of that file (request 37, after the compaction) holds
+    26,391 cl100k tokens. Request 0 sends the 149 counted tokens of the log plus those."""
+    points, attached = growth_points(imported_bundle)
+    assert attached[AUTO_LOG] == [(5, 26391)]
+    sent, rec, k, stretch = points[AUTO_LOG]
+    assert (sent[0], rec[0]) == (149 + 26391, 50999)
+    assert k[:3].tolist() == [0, 1, 2] and len(set(stretch.tolist())) == 2  # before and after the boundary
+    # request 36, the last before the boundary: 90,730 counted tokens in the context, of which
+    # 6,625 are thinking of turns a later user message closed (dropped by the API)
+    assert k[36] == 36 and sent[36] == 90730 + 26391 - 6625 and rec[36] == 155741
+
+
+def test_unanchored_preset_positions_on_the_bundled_logs(imported_bundle):
+    """Where the claude-code preset compacts without the log's usage (loo_unanchored: the
+    growth model fitted on the other Claude Code logs). 624a4a58 (2.0.76, auto boundary
+    before request 37): the preset compacts at request 31, 6 early — the fitted line
+    (prefix 25,796, factor 1.1671, 113 tokens a request) puts request 31 at 155.6k against the
+    recorded 152,788, just over the 155k threshold, while the recorded prompt stays within 3k
+    under it for six requests (152,788 .. 155,741). Before the growth model (a + b·counted with
+    the sonnet profile fitted on two short logs, factor 1.92) it compacted at 21, 16 early.
+    ae4a77f8 (manual /compact at 138) is not compacted before it."""
+    from workbench.engine.run import prepare_dataset
+    from workbench.evaluate.fidelity_predictive import preset_compactions
+    from workbench.sources.profiles import fit_profiles
+
+    profiles = fit_profiles(imported_bundle)
+    fit = profiles["logs"][AUTO_LOG]["loo_unanchored"]
+    assert AUTO_LOG not in fit["fitted_on"]
+    assert (fit["prefix_tokens"], fit["factor"], fit["per_request_tokens"]) == (25796.3, 1.1671, 113.2)
+    inputs = [i for i in prepare_dataset(imported_bundle, "cl100k") if i.continuity_id in (AUTO_LOG, MANUAL_LOG)]
+    preset = preset_compactions(imported_bundle, inputs, profiles).filter(pl.col("line") == "loo_unanchored")
+    auto = preset.filter(pl.col("continuity_id") == AUTO_LOG).row(0, named=True)
+    assert auto["line_source"] == "loo growth claude_code/growth"
+    assert auto["simulated_compactions"][0] == 31 and auto["first_auto_delta_requests"] == -6
+    assert auto["within"] is False
+    manual = preset.filter(pl.col("continuity_id") == MANUAL_LOG).row(0, named=True)
+    assert manual["recorded_triggers"] == ["manual"] and manual["compacted_early"] is False
