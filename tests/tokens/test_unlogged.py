@@ -101,3 +101,28 @@ def test_unanchored_preset_positions_on_the_bundled_logs(imported_bundle):
     assert auto["within"] is False
     manual = preset.filter(pl.col("continuity_id") == MANUAL_LOG).row(0, named=True)
     assert manual["recorded_triggers"] == ["manual"] and manual["compacted_early"] is False
+
+
+def test_the_unanchored_view_adds_what_the_log_does_not_show():
+    """Hand-computed on four rows: a user turn (100 tokens) that attached a file (1,000
+    counted), the assistant's thinking (40) and answer (20) of request 0, then a user turn (30)
+    and the answer of request 1 (10). Factor 1.5, 50 framing tokens a request: the attached
+    file adds 1,500 to row 0, each request's first output row gets 50, and the thinking, closed
+    by the second user turn, counts 0."""
+    from workbench.engine.accounting import Line, provider_view
+    from workbench.engine.prepare import prepare_continuity
+
+    frame = pl.DataFrame({
+        "seq": [0, 1, 2, 3, 4], "kind": [1, 4, 1, 1, 1], "role": [2, 3, 3, 2, 3], "flags": [0, 2, 2, 0, 2],
+        "request": [0, 0, 0, 1, 1], "ts_ms": [0, 1, 2, 3, 4], "pair_seq": [-1] * 5,
+        "name": [None, "thinking", None, None, None], "message_id": ["a", "b", "b", "c", "d"],
+        "tokens_cl100k": [100, 40, 20, 30, 10],
+    }, schema_overrides={"name": pl.String})
+    inp = prepare_continuity(frame, continuity=0, continuity_id="t", tokenizer="cl100k")
+    plain = provider_view(inp, Line(0.0, 1.5, "test", anchored=False))
+    assert plain.tokens.tolist() == [150, 60, 30, 45, 15]
+    line = Line(0.0, 1.5, "test", anchored=False, per_request=50.0, attachments=((0, 1000),), drop_thinking=True)
+    view = provider_view(inp, line)
+    first = inp.req_first_row.tolist()
+    assert first == [1, 4]
+    assert view.tokens.tolist() == [150 + 1500, 0 + 50, 30, 45, 15 + 50]

@@ -18,8 +18,13 @@ Two tables, both from replays in provider tokens (:mod:`workbench.engine.account
 Lines (``line``): ``in_sample`` is the continuity's own fitted line (its harness profile
 when it has none), ``loo`` the profile fitted **without** this log (leave-one-log-out:
 :func:`workbench.sources.profiles.fit_profiles`), both anchored to the recorded usage;
-``loo_unanchored`` the same profile with no recorded usage at all, i.e. how a log whose
-usage was never recorded would be replayed. A log alone in its harness has no ``loo``.
+``loo_unanchored`` no recorded usage at all, i.e. how a log whose usage was never recorded
+would be replayed: for Claude Code the growth model of what its logs do not show (attached
+files, earlier turns' thinking the API drops, per-request framing, files restored after a
+compaction: :mod:`workbench.tokens.unlogged`, fitted without the log), else the ``loo``
+profile. A log alone in its harness has no ``loo``. The preset table's ``within`` is
+``|first_auto_delta_requests| <= WITHIN_REQUESTS`` (3, issue 28); the audit prints how many
+recorded automatic compactions the unanchored preset meets.
 """
 
 from __future__ import annotations
