@@ -8,7 +8,8 @@ or high by tens of thousands of tokens for reasons the log itself can tell
 * **Attachments.** A user turn that mentions a file (``@src/notes.md``) sends the file's
   content with the turn; Claude Code does not write it to the log. When the log holds the
   whole file elsewhere (a ``Read`` of the same path without ``offset``/``limit``), its
-  counted tokens are the estimate (:func:`mention_attachments`); else nothing is added.
+  counted tokens less the growth of the ``Edit`` calls made in between are the estimate
+  (:func:`mention_attachments`); else nothing is added.
 * **Thinking of earlier turns.** Anthropic's API leaves out the thinking blocks of earlier
   assistant turns once a user turn that is not a tool result follows them (documented in
   the extended-thinking guide): they are in the log, not in the prompt
@@ -76,40 +77,79 @@ def dropped_before(kind: np.ndarray, is_user_message: np.ndarray, lo: int, fo: i
     return dropped_thinking(k, u)
 
 
+def _args(text: str | None) -> dict:
+    import orjson
+
+    try:
+        args = orjson.loads(text) if text else None
+    except orjson.JSONDecodeError:
+        return {}  # a call whose input is not JSON names no path
+    return args if isinstance(args, dict) else {}
+
+
+# a Read result's line-number gutter ("   12→"): the attachment shows it too, per line
+_GUTTER = re.compile(r"(?m)^ *\d+→")
+
+
+def _same_file(path: str, rel: str) -> bool:
+    return path == rel or path.endswith("/" + rel.lstrip("./"))
+
+
 def mention_attachments(texts: list, kinds: np.ndarray, roles: np.ndarray, names: list, call_ids: list,
-                        tokens: np.ndarray, *, user_role: int = 2, call_kind: int = 2,
+                        tokens: np.ndarray, count=None, *, user_role: int = 2, call_kind: int = 2,
                         result_kind: int = 3, message_kind: int = 1) -> dict[int, int]:
     """``{row: counted tokens}`` for one continuity's rows: each user message that mentions a
     file whose whole content the log holds in a ``Read`` result gets that result's tokens
-    (the first whole read of the path; each path counted once per message)."""
-    import orjson
-
-    whole: dict[str, int] = {}  # path -> tokens of its first whole Read
+    (the whole read nearest the mention; each path counted once per message). ``count``
+    (texts -> token counts) undoes the ``Edit`` calls the log made to the file between the
+    mention and the read: their new text less their old text, with the gutter of the lines
+    they add (what the read shows per line). A ``Write`` in between leaves the size unknown:
+    no estimate."""
+    reads: list[tuple[int, str, int, str]] = []  # (row, path, tokens, text) of whole Reads
+    edits: list[tuple[int, str, str, str]] = []  # (row, path, old, new); new None: a Write
     result_rows = {cid: i for i, (k, cid) in enumerate(zip(kinds.tolist(), call_ids, strict=True))
                    if k == result_kind and cid}
     for i, (k, nm) in enumerate(zip(kinds.tolist(), names, strict=True)):
-        if k != call_kind or nm != "Read" or not texts[i]:
+        if k != call_kind or nm not in ("Read", "Edit", "MultiEdit", "Write"):
             continue
-        try:
-            args = orjson.loads(texts[i])
-        except orjson.JSONDecodeError:
-            continue  # a Read whose input is not JSON names no path
-        path = args.get("file_path") if isinstance(args, dict) else None
-        res = result_rows.get(call_ids[i])
-        if not path or res is None or args.get("offset") is not None or args.get("limit") is not None:
+        args = _args(texts[i])
+        path = str(args.get("file_path") or "")
+        if not path:
             continue
-        whole.setdefault(str(path), int(tokens[res]))
+        if nm == "Read":
+            res = result_rows.get(call_ids[i])
+            if res is not None and args.get("offset") is None and args.get("limit") is None:
+                reads.append((i, path, int(tokens[res]), texts[res] or ""))
+        elif nm == "Write":
+            edits.append((i, path, "", None))
+        else:
+            for e in (args.get("edits") or []) if nm == "MultiEdit" else [args]:
+                if isinstance(e, dict):
+                    edits.append((i, path, str(e.get("old_string") or ""), str(e.get("new_string") or "")))
     out: dict[int, int] = {}
-    if not whole:
+    if not reads:
         return out
     for i, (k, r) in enumerate(zip(kinds.tolist(), roles.tolist(), strict=True)):
         if k != message_kind or r != user_role or not texts[i]:
             continue
         total = 0
         for rel in dict.fromkeys(MENTION.findall(texts[i])):
-            hits = [t for p, t in whole.items() if p == rel or p.endswith("/" + rel.lstrip("./"))]
-            if hits:
-                total += hits[0]
+            hits = sorted((abs(row - i), row, t, text) for row, p, t, text in reads if _same_file(p, rel))
+            if not hits:
+                continue
+            _d, row, size, text = hits[0]
+            between = [e for e in edits if _same_file(e[1], rel) and min(i, row) < e[0] < max(i, row)]
+            if any(new is None for *_x, new in between):
+                continue  # rewritten in between: its size at the mention is unknown
+            if between and count is not None:
+                lines = text.count("\n") + 1
+                gutter = (size - int(count([_GUTTER.sub("", text)])[0])) / lines
+                old = [o for *_x, o, _n in between]
+                new = [n for *_x, n in between]
+                grown = (int(count(new).sum()) - int(count(old).sum())
+                         + gutter * (sum(t.count("\n") for t in new) - sum(t.count("\n") for t in old)))
+                size -= int(round(grown)) if row > i else -int(round(grown))
+            total += max(size, 0)
         if total:
             out[i] = total
     return out
@@ -190,13 +230,18 @@ def growth_points(ds, tokenizer: str = "cl100k") -> tuple[dict[str, tuple], dict
     extra = np.zeros(tokens.size, np.int64)
     starts = np.flatnonzero(np.concatenate([[True], cont[1:] != cont[:-1]])) if cont.size else np.zeros(0, int)
     ends = np.append(starts[1:], cont.size)
+    from workbench.tokens.tokenizers import count_texts
+
+    def count(strings: list[str]) -> np.ndarray:
+        return count_texts(strings, tokenizer)
+
     texts, call_ids = ev["text"].to_list(), ev["call_id"].to_list()
     seqs = ev["seq"].to_numpy()
     attached: dict[str, list[tuple[int, int]]] = {}
     for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
         if fmt.get(int(cont[s])) in MENTIONING_HARNESSES:
             for row, t in mention_attachments(texts[s:e], kind[s:e], role[s:e], names[s:e], call_ids[s:e],
-                                              tokens[s:e]).items():
+                                              tokens[s:e], count).items():
                 extra[s + row] = t
                 attached.setdefault(ids[int(cont[s])], []).append((int(seqs[s + row]), int(t)))
     flags = ev["flags"].to_numpy()
