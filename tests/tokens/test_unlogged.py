@@ -116,7 +116,7 @@ def test_unanchored_preset_positions_on_the_bundled_logs(imported_bundle):
     log's events after the boundary and crosses 155k at request 38, where the log's whole Read
     of the 26,391-token file lands. Before the growth model (a + b·counted with the sonnet
     profile fitted on two short logs, factor 1.92) it compacted at 21, 16 early.
-    ae4a77f8 (manual /compact at 138) is not compacted before it (199)."""
+    ae4a77f8 (manual /compact at 138) is not compacted before it (198)."""
     from workbench.engine.run import prepare_dataset
     from workbench.evaluate.fidelity_predictive import preset_compactions
     from workbench.sources.profiles import fit_profiles
@@ -133,7 +133,7 @@ def test_unanchored_preset_positions_on_the_bundled_logs(imported_bundle):
     assert auto["within"] is True and auto["compacted_early"] is False
     manual = preset.filter(pl.col("continuity_id") == MANUAL_LOG).row(0, named=True)
     assert manual["recorded_triggers"] == ["manual"] and manual["compacted_early"] is False
-    assert manual["simulated_compactions"][0] == 199
+    assert manual["simulated_compactions"][0] == 198
 
 
 def test_the_unanchored_view_adds_what_the_log_does_not_show():
