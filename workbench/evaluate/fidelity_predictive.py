@@ -273,7 +273,9 @@ def _unanchored_positions(preset) -> list[str]:
     for r in bare.iter_rows(named=True):
         auto = [q for q, t in zip(r["recorded_compactions"], r["recorded_triggers"], strict=True) if t == "auto"]
         first = r["simulated_compactions"][0] if r["simulated_compactions"] else None
-        where = "none (no compaction)" if first is None else f"{first} ({r['first_auto_delta_requests']:+d} requests)"
+        delta = r["first_auto_delta_requests"]
+        where = ("none (no compaction)" if first is None
+                 else f"{first} ({delta:+d} request{'' if abs(delta) == 1 else 's'})")
         out.append(f"    {r['continuity_id']} [{r['release_line']}: {r['line_source']}] recorded {auto[0]}, "
                    f"preset {where}")
     early = preset.filter((preset["line"] == "loo_unanchored") & preset["within"].is_null() & preset["compacted_early"])
