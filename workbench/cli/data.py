@@ -196,6 +196,10 @@ def calibrate(
         help="also fit retention profiles (what each harness's recorded summaries keep) and write "
              "them here (new, or a retention profile file the workbench wrote); the `calibrated` "
              "summarizer reads them")] = None,
+    cache_miss_out: Annotated[Path | None, typer.Option(
+        help="also fit the provider cache-miss profiles (how often each harness × release line × "
+             "provider missed its prompt cache inside the TTL, from the recorded reads) and write them "
+             "here (new, or a cache-miss profile file the workbench wrote)")] = None,
     fmt: Format = "table",
 ) -> None:
     """Fit harness calibration profiles (provider tokens ≈ a + b·counted) on imported logs,
@@ -208,6 +212,8 @@ def calibrate(
 
     if retention_out is not None:
         _calibrate_retention(load_dataset(dataset), retention_out, fmt)
+    if cache_miss_out is not None:
+        _calibrate_cache_misses(load_dataset(dataset), cache_miss_out, tokenizer, fmt)
     doc = fit_profiles(load_dataset(dataset), tokenizer)
     write_profiles(doc, out)
     rows = [{"profile": f"{h}/{fam}", "prefix_tokens": round(p["prefix_tokens"]), "factor": p["factor"],
@@ -225,6 +231,32 @@ def calibrate(
                 "loo_ape_p90_pct"], fmt=fmt, title="each log's prompt error: its own line vs the profile "
          "fitted without it (leave-one-log-out)", name="logs")
     say(f"wrote {out}")
+
+
+def _calibrate_cache_misses(ds, out: Path, tokenizer: str, fmt: str) -> None:
+    from workbench.engine.cache_miss import CLASSES, fit_miss_profiles, resolve, write_miss_profiles
+    from workbench.engine.run import prepare_dataset
+    from workbench.util.tables import emit
+
+    doc = fit_miss_profiles(prepare_dataset(ds, tokenizer), fitted_from=ds.name)
+    if not doc["logs"]:
+        raise fail(f"{ds.path}: no log recorded two cache reads in a row; cache-miss profiles are fitted "
+                   "on the reads real logs recorded", 2)
+    write_miss_profiles(doc, out)
+    rows = []
+    for cid, e in doc["logs"].items():
+        own = resolve(doc, e["harness"], e["release_line"], e["provider"])
+        loo = resolve(doc, e["harness"], e["release_line"], e["provider"], exclude=cid)
+        rows.append({"log": cid, "group": f"{e['harness']}@{e['release_line']}/{e['provider']}",
+                     **{f"observed_{c}": n for c, n in zip(CLASSES, e["requests"], strict=True)},
+                     **{f"missed_{c}": m for c, m in zip(CLASSES, e["misses"], strict=True)},
+                     **{f"p_{c}": round(p, 3) for c, p in zip(CLASSES, own.p_miss, strict=True)},
+                     **{f"loo_p_{c}": (round(p, 3) if loo else None)
+                        for c, p in zip(CLASSES, loo.p_miss if loo else (0.0,) * len(CLASSES), strict=True)},
+                     "loo_profile": loo.source if loo else None})
+    emit(rows, list(rows[0]), fmt=fmt, title="cache misses inside the TTL per log: observed, missed, the "
+         "chance its group's profile gives, and the profile fitted without it (leave-one-log-out)",
+         name="cache_misses")
 
 
 def _calibrate_retention(ds, out: Path, fmt: str) -> None:

@@ -185,11 +185,16 @@ def resolve(doc: dict[str, Any], harness: str | None, version: str | None, provi
               ("release", lambda e: e["provider"] == provider and e["harness"] == harness
                and e["release_line"] == line, f"{harness}@{line}/{provider}")]
     k = len(CLASSES)
-    p_miss, p_prefix, found = None, None, None
+    p_miss, p_prefix, found, pooled = None, None, None, None
     for _level, keep, name in levels:
-        entries = [e for cid, e in (doc.get("logs") or {}).items() if cid != exclude and keep(e)]
-        if not entries:
+        ids = [cid for cid, e in (doc.get("logs") or {}).items() if cid != exclude and keep(e)]
+        if not ids:
             continue
+        if ids == pooled:  # the same logs as the wider group: no new evidence (not counted twice)
+            found = (name, *found[1:])
+            continue
+        pooled = ids
+        entries = [doc["logs"][cid] for cid in ids]
         n = np.sum([e["requests"] for e in entries], axis=0).astype(np.float64)
         m = np.sum([e["misses"] for e in entries], axis=0).astype(np.float64)
         kept = float(sum(e["kept_prefix"] for e in entries))
