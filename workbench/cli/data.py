@@ -109,8 +109,14 @@ def _inspect_compactions(ds, as_json: bool) -> None:
     from workbench.evaluate.log_retention import compaction_report, dataset_retention
     from workbench.util.tables import emit
 
+    from workbench.sources.compaction_calls import recorded_compaction_costs
+
     facts, comps = dataset_retention(ds)
     report = compaction_report(facts, comps)
+    costs = recorded_compaction_costs(ds)
+    for r in report:
+        c = r["compaction"]
+        r["cost"] = costs.get((c["continuity_id"], c["request"]))
     if as_json:
         import orjson
 
@@ -128,6 +134,7 @@ def _inspect_compactions(ds, as_json: bool) -> None:
             f"(seq {c['boundary_seq']}, {c['trigger']}): span {c['span_events']:,} events, "
             f"{c['span_tokens']:,} tokens; summary {c['summary_chars'] or 0:,} chars, "
             f"{c['summary_tokens'] or 0:,} tokens{ratio}; {kept}")
+        say(_compaction_cost_line(r.get("cost")))
         if c["kept"] is None:
             continue
         rest = len(c["summary_text"]) - SUMMARY_HEAD  # said in words: a "…" would read as a cut table
@@ -144,6 +151,23 @@ def _inspect_compactions(ds, as_json: bool) -> None:
         if r["lost"]:
             emit(r["lost"], ["kind", "value", "mentions", "requests_since", "tokens_since"],
                  title="lost, most mentioned first")
+
+
+def _compaction_cost_line(cost: dict | None) -> str:
+    """What a recorded compaction cost: its call plus the re-write of the new prefix."""
+    def usd(v):
+        return "$?" if v is None else f"${v:,.4f}"
+
+    if cost is None:
+        return "cost: the log recorded no usage for this compaction"
+    call = (f"its call {usd(cost['call_usd'])} (read {cost['call_cache_read']:,} cached tokens, wrote "
+            f"{cost['call_cache_write']:,}, {cost['call_input']:,} uncached)" if cost["calls"]
+            else "its call not recorded")
+    rewrite = ("the next request's usage not recorded" if cost["next_prompt"] is None else
+               f"the re-write of the new prefix {usd(cost['rewrite_usd'])} (the next request read "
+               f"{cost['next_cache_read']:,} of {cost['next_prompt']:,} tokens, wrote {cost['next_cache_write']:,})")
+    total = "" if cost["compaction_usd"] is None else f"{usd(cost['compaction_usd'])} = "
+    return f"cost: {total}{call} + {rewrite}"
 
 
 def _yes_no(kept: bool | None) -> str:
