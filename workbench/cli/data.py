@@ -107,9 +107,8 @@ SUMMARY_HEAD = 600  # characters of each recorded summary shown beside what it l
 
 def _inspect_compactions(ds, as_json: bool) -> None:
     from workbench.evaluate.log_retention import compaction_report, dataset_retention
-    from workbench.util.tables import emit
-
     from workbench.sources.compaction_calls import recorded_compaction_costs
+    from workbench.util.tables import emit
 
     facts, comps = dataset_retention(ds)
     report = compaction_report(facts, comps)

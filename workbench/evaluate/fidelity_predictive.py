@@ -144,13 +144,12 @@ def totals_table(inputs, profiles: dict[str, Any], *, engine: str = "kernel", pr
     log itself, ``loo`` and ``loo_unanchored`` the profile fitted without it."""
     import polars as pl
 
+    from workbench.engine.cache_miss import fit_miss_profiles, miss_band, resolve, serving_provider
     from workbench.engine.enums import CallKind
     from workbench.engine.presets import get_policy
     from workbench.engine.records import LEDGER
     from workbench.sources.claude_code import cache_writes_1h, usage_placeholders
     from workbench.sources.compaction_calls import compaction_calls
-
-    from workbench.engine.cache_miss import fit_miss_profiles, miss_band, resolve, serving_provider
 
     pol = get_policy("as-recorded")
     if miss_profiles is None:
