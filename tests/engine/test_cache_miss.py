@@ -131,3 +131,30 @@ def test_bedrock_is_its_own_provider():
     assert serving_provider(inp) == "anthropic"
     ids = pl.Series(["a", "msg_bdrk_01", "c", "msg_bdrk_02"])
     assert serving_provider(replace(inp, message_id=ids)) == "anthropic-bedrock"
+
+
+def test_calibrate_refits_the_packaged_cache_miss_profiles(imported_bundle, tmp_path):
+    """`workbench calibrate --cache-miss-out` writes the profile the package ships (fitted on
+    the bundled logs), prints each log's leave-one-log-out chances, and never replaces a file
+    it did not write."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+    from workbench.engine.cache_miss import load_miss_profiles
+
+    out = tmp_path / "misses.json"
+    res = CliRunner().invoke(app, ["calibrate", str(imported_bundle.path), "--out", str(tmp_path / "p.json"),
+                                   "--cache-miss-out", str(out), "--format", "csv"])
+    assert res.exit_code == 0, res.output
+    assert "loo_p_tool_loop" in res.output and "claude_code@2.0/anthropic-bedrock" in res.output
+    assert load_miss_profiles(out)["logs"] == load_miss_profiles()["logs"]
+    auto = load_miss_profiles(out)["logs"]["624a4a58-b34c-462d-a70d-13421c8125a8"]
+    assert (auto["requests"], auto["misses"], auto["kept_prefix"]) == ([40, 12], [8, 4], 4)  # hand count
+    mine = tmp_path / "mine.json"
+    mine.write_text('{"mine": true}')
+    res = CliRunner().invoke(app, ["calibrate", str(imported_bundle.path), "--out", str(tmp_path / "p.json"),
+                                   "--cache-miss-out", str(mine)])
+    assert res.exit_code == 2 and "refusing to replace" in res.output
+    assert json.loads(mine.read_text()) == {"mine": True}
