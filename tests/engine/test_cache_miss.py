@@ -115,13 +115,17 @@ def test_misses_are_counted_from_the_recorded_reads():
     # leave-one-log-out: the only log left out, nothing to fit
     assert resolve(doc, "claude_code", "2.0.1", "anthropic", exclude="t") is None
     prof = resolve(doc, "claude_code", "2.0.1", "anthropic")
-    # provider: 1 / (1 + 10) toward "no miss"; harness and release line shrink toward it with 20
-    p = 1 / 11
-    p = (1 + 20 * p) / 21
-    p = (1 + 20 * p) / 21
-    assert prof.p_miss[USER_TURN] == pytest.approx(p)
+    # provider: 1 miss in 1 request, shrunk toward "no miss" with 10; the harness and release
+    # line hold the same log: no new evidence, not counted again
+    assert prof.p_miss[USER_TURN] == pytest.approx(1 / 11)
     assert prof.p_miss[TOOL_LOOP] == 0.0
     assert prof.source == "claude_code@2.0/anthropic"
+    # a second log of another release line: the provider pools both (1 in 10: 1 / 20), the
+    # 2.0 line has its one log, shrunk toward that with 20: (1 + 20 x 0.05) / (1 + 20)
+    doc["logs"]["u"] = {**doc["logs"]["t"], "release_line": "2.1", "requests": [0, 9], "misses": [0, 0]}
+    prof = resolve(doc, "claude_code", "2.0.1", "anthropic")
+    assert prof.p_miss[USER_TURN] == pytest.approx(2 / 21)
+    assert resolve(doc, "claude_code", "2.1.3", "anthropic").p_miss[USER_TURN] == pytest.approx((0 + 1) / 29)
 
 
 def test_bedrock_is_its_own_provider():
