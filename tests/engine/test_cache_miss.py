@@ -162,3 +162,24 @@ def test_calibrate_refits_the_packaged_cache_miss_profiles(imported_bundle, tmp_
                                    "--cache-miss-out", str(mine)])
     assert res.exit_code == 2 and "refusing to replace" in res.output
     assert json.loads(mine.read_text()) == {"mine": True}
+
+
+def test_a_run_on_an_imported_log_carries_its_cost_band_and_a_generated_one_none(recorded_dir, tmp_path):
+    """`simulate` prices an imported log's replay under its provider's misses (config.json
+    ``cost_bands``; the packaged profile); a generated continuity has no harness traffic: none."""
+    from workbench.engine.run import simulate
+    from workbench.sources.importer import import_paths
+    from workbench.synth.generate import GeneratorConfig, generate_dataset
+
+    ds = import_paths([recorded_dir / "claude-code" / "session-9eda1058.jsonl"], tmp_path / "ds")
+    for engine in ("kernel", "reference"):
+        res = simulate(ds, ["claude-code"], engine=engine)
+        (cid, band), = res.config["policies"]["claude-code"]["cost_bands"].items()
+        assert band["profile"]["source"] == "claude_code@2.1/anthropic-bedrock"
+        assert band["hits_usd"] == pytest.approx(res.summary["cost_usd"].item())
+        assert band["p10_usd"] <= band["expected_usd"] <= band["p90_usd"]
+        if engine == "kernel":
+            kernel = band
+    assert band == kernel  # the same draws in both engines
+    gen = generate_dataset(GeneratorConfig(profile="coding", events=300, seed=1), tmp_path / "gen")
+    assert "cost_bands" not in simulate(gen, ["claude-code"]).config["policies"]["claude-code"]

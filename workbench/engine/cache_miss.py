@@ -42,6 +42,7 @@ Generated continuities have no harness traffic to fit: their replays are unchang
 
 from __future__ import annotations
 
+import functools
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -211,12 +212,22 @@ def resolve(doc: dict[str, Any], harness: str | None, version: str | None, provi
 
 
 def load_miss_profiles(path: str | Path | None = None) -> dict[str, Any]:
-    """The profile document at ``path`` (the packaged one by default)."""
+    """The profile document at ``path`` (the packaged one by default, read once)."""
+    if path is None:
+        return _packaged()
+    return _read(Path(path))
+
+
+@functools.cache
+def _packaged() -> dict[str, Any]:
+    return _read(PACKAGED)
+
+
+def _read(p: Path) -> dict[str, Any]:
     import orjson
 
     from workbench.errors import WorkbenchError
 
-    p = Path(path) if path is not None else PACKAGED
     try:
         doc = orjson.loads(p.read_bytes())
     except (OSError, orjson.JSONDecodeError) as exc:
@@ -272,7 +283,8 @@ def miss_band(rows, view, prov, profile: MissProfile | None, *, seed: int = 0, n
     if profile is not None and len(rows):
         billed = view.billed_usage
         as_recorded = (billed[0][req] == prompt) if billed is not None else np.zeros(len(rows), bool)
-        eligible = (rows[:, LEDGER.cache_loss] == E.CacheLoss.NONE) & (read > 0) & ~as_recorded
+        eligible = ((rows[:, LEDGER.call_kind] == E.CallKind.MAIN) & (rows[:, LEDGER.cache_loss] == E.CacheLoss.NONE)
+                    & (read > 0) & ~as_recorded)
         p = np.where(eligible, np.asarray(profile.p_miss)[request_classes(view)[req]], 0.0)
         q = np.full(len(rows), profile.p_prefix)
     else:
@@ -302,3 +314,17 @@ def miss_band(rows, view, prov, profile: MissProfile | None, *, seed: int = 0, n
     exp_write = float((write + (lost if writes else 0.0)).sum())
     return CostBand(float(cost_hit.sum()), float(expected), float(lo), float(hi), exp_read, exp_write,
                     float(p.sum()), int(eligible.sum()))
+
+
+def replay_band(view, prov, ledger, *, doc: dict[str, Any] | None = None, engine: str = "kernel"):
+    """``(band, profile)`` of one replay (every call of its ledger; only main calls can miss)
+    under the profile of the log's harness, release line and serving provider in ``doc`` (the
+    packaged document by default: fitted on the bundled logs, so a bundled log's own misses
+    are in it); None for a generated continuity or one whose provider has no profile."""
+    if view.harness is None:
+        return None
+    prof = resolve(doc if doc is not None else load_miss_profiles(), view.harness, view.harness_version,
+                   serving_provider(view))
+    if prof is None:
+        return None
+    return miss_band(ledger, view, prov, prof, engine=engine), prof
