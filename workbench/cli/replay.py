@@ -59,11 +59,12 @@ def report_notes(config: dict) -> None:
 def report_cost_bands(config: dict) -> None:
     """Per imported log: its cost under the provider's own cache misses (expected, p10-p90)
     beside the cost with every read the cache model allows (``config.json``'s ``cost_bands``)."""
-    for name, entry in (config.get("policies") or {}).items():
-        for cid, b in (entry.get("cost_bands") or {}).items():
-            say(f"{name} / {cid}: ${b['expected_usd']:,.4f} expected (p10 ${b['p10_usd']:,.4f}, p90 "
-                f"${b['p90_usd']:,.4f}) under the provider's cache misses ({b['profile']['source']}); "
-                f"${b['hits_usd']:,.4f} with every cached read")
+    from workbench.engine.cache_miss import cost_band_frame
+
+    for b in cost_band_frame(config).iter_rows(named=True):
+        say(f"{b['policy']} / {b['continuity_id']}: ${b['expected_usd']:,.4f} expected (p10 ${b['p10_usd']:,.4f}, "
+            f"p90 ${b['p90_usd']:,.4f}) under the provider's cache misses ({b['profile']}); "
+            f"${b['hits_usd']:,.4f} with every cached read")
 
 
 @command()

@@ -328,3 +328,18 @@ def replay_band(view, prov, ledger, *, doc: dict[str, Any] | None = None, engine
     if prof is None:
         return None
     return miss_band(ledger, view, prov, prof, engine=engine), prof
+
+
+def cost_band_frame(config: dict[str, Any]):
+    """The cost bands a run's ``config.json`` holds (``cost_bands`` per policy and imported log)
+    as one row each: policy, continuity, ``hits_usd`` (every cached read), ``expected_usd``,
+    ``p10_usd``, ``p90_usd`` and the profile; empty for a run on generated data."""
+    import polars as pl
+
+    rows = [{"policy": name, "continuity_id": cid, "hits_usd": b["hits_usd"], "expected_usd": b["expected_usd"],
+             "p10_usd": b["p10_usd"], "p90_usd": b["p90_usd"], "profile": b["profile"]["source"]}
+            for name, entry in (config.get("policies") or {}).items()
+            for cid, b in (entry.get("cost_bands") or {}).items()]
+    schema = {"policy": pl.String, "continuity_id": pl.String, "hits_usd": pl.Float64, "expected_usd": pl.Float64,
+              "p10_usd": pl.Float64, "p90_usd": pl.Float64, "profile": pl.String}
+    return pl.DataFrame(rows, schema=schema)
