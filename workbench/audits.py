@@ -236,7 +236,11 @@ def fidelity_audit(dataset, *, engine: str = "kernel", price_as: str | None = No
     profiles = fit_profiles(ds)
     inputs = prepare_dataset(ds, "cl100k")
     preset = preset_compactions(ds, inputs, profiles, engine=engine, price_as=price_as)
-    totals = totals_table(inputs, profiles, engine=engine, price_as=price_as, manifest=ds.manifest)
+    from workbench.engine.cache_miss import fit_miss_profiles
+
+    miss_profiles = fit_miss_profiles(inputs, fitted_from=ds.name)
+    totals = totals_table(inputs, profiles, engine=engine, price_as=price_as, manifest=ds.manifest,
+                          miss_profiles=miss_profiles)
     retention, retention_text = retention_fidelity(ds)
     config = {**res["config"], "profiles_fitted_on": profiles["fitted_from"]}
     return AuditResult("fidelity", {N.FIDELITY_REQUESTS: res["requests"], N.FIDELITY: res["summary"],

@@ -108,3 +108,21 @@ def test_audit_writes_and_prints_the_predictive_tables_first(imported_bundle, tm
         assert (out / name).is_file()
     assert pl.read_parquet(out / "fidelity_preset.parquet")["line"].unique().sort().to_list() == [
         "in_sample", "loo", "loo_unanchored"]
+
+
+def test_unanchored_cost_is_within_ten_percent_of_the_bill(tables):
+    """Issue 28's bar: without any usage of the log itself (the profile and the cache-miss
+    model fitted without it), the cost of every bundled main log of at least 40 requests is
+    within 10 % of its bill, and the p10-p90 band is reported around the expected cost."""
+    _preset, totals, _ = tables
+    bare = totals.filter((pl.col("line") == "loo_unanchored") & (pl.col("requests") >= 40))
+    assert bare.height >= 2
+    for r in bare.iter_rows(named=True):
+        assert abs(r["cost_error_pct"]) <= 10, r
+        assert r["simulated_cost_p10_usd"] <= r["simulated_cost_usd"] <= r["simulated_cost_p90_usd"], r
+    # the Bedrock session misses its cache inside the TTL: with every read the cache model
+    # allows it is far below its bill; its band holds the bill
+    auto = bare.filter(pl.col("continuity_id") == AUTO_LOG).row(0, named=True)
+    assert auto["cache_miss_profile"] == "claude_code/anthropic-bedrock"
+    assert auto["cost_hits_error_pct"] < -30
+    assert auto["simulated_cost_p10_usd"] <= auto["recorded_cost_usd"] <= auto["simulated_cost_p90_usd"]

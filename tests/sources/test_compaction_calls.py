@@ -192,3 +192,27 @@ def test_the_totals_price_the_recorded_compaction_call_apart(recorded_dir, tmp_p
     assert row["compaction_calls_recorded"] == 1 and row["compaction_calls_simulated"] == 1  # as-recorded
     assert row["recorded_compaction_cost_usd"] == pytest.approx(bill)
     assert row["simulated_compaction_cost_usd"] > 0
+
+
+def test_a_recorded_compaction_costs_its_call_plus_the_rewrite_of_the_new_prefix(tmp_path):
+    """Hand-computed from the records: the first compaction's call (input 3, cache read 9,000,
+    write 120,000, output 8) and the request after it (input 4, read 11,000, write 900: the
+    re-write costs 4 x (input - read) + 900 x (write - read) beyond reading all 11,904 back)."""
+    from workbench.continuity.dataset import load_dataset
+    from workbench.engine.pricing import price_table_for
+    from workbench.sources.compaction_calls import recorded_compaction_costs
+    from workbench.sources.importer import import_paths
+
+    main = _session_with_two_compactions(tmp_path / "logs")
+    ds = load_dataset(import_paths([main], tmp_path / "ds").path)
+    costs = recorded_compaction_costs(ds)
+    assert sorted(costs) == [(SID, 1), (SID, 2)]
+    first = costs[(SID, 1)]
+    p = price_table_for(ds.continuities().filter(pl.col("continuity_id") == SID)["model"].item())[0]
+    call = 3 * p.input.base + 9_000 * p.cache_read.base + 120_000 * p.cache_write.base + 8 * p.output.base
+    rewrite = 4 * (p.input.base - p.cache_read.base) + 900 * (p.cache_write.base - p.cache_read.base)
+    assert (first["calls"], first["call_cache_read"], first["call_cache_write"]) == (1, 9_000, 120_000)
+    assert (first["next_prompt"], first["next_cache_read"], first["next_cache_write"]) == (11_904, 11_000, 900)
+    assert first["call_usd"] == pytest.approx(call)
+    assert first["rewrite_usd"] == pytest.approx(rewrite)
+    assert first["compaction_usd"] == pytest.approx(call + rewrite)

@@ -107,10 +107,15 @@ SUMMARY_HEAD = 600  # characters of each recorded summary shown beside what it l
 
 def _inspect_compactions(ds, as_json: bool) -> None:
     from workbench.evaluate.log_retention import compaction_report, dataset_retention
+    from workbench.sources.compaction_calls import recorded_compaction_costs
     from workbench.util.tables import emit
 
     facts, comps = dataset_retention(ds)
     report = compaction_report(facts, comps)
+    costs = recorded_compaction_costs(ds)
+    for r in report:
+        c = r["compaction"]
+        r["cost"] = costs.get((c["continuity_id"], c["request"]))
     if as_json:
         import orjson
 
@@ -128,6 +133,7 @@ def _inspect_compactions(ds, as_json: bool) -> None:
             f"(seq {c['boundary_seq']}, {c['trigger']}): span {c['span_events']:,} events, "
             f"{c['span_tokens']:,} tokens; summary {c['summary_chars'] or 0:,} chars, "
             f"{c['summary_tokens'] or 0:,} tokens{ratio}; {kept}")
+        say(_compaction_cost_line(r.get("cost")))
         if c["kept"] is None:
             continue
         rest = len(c["summary_text"]) - SUMMARY_HEAD  # said in words: a "…" would read as a cut table
@@ -144,6 +150,23 @@ def _inspect_compactions(ds, as_json: bool) -> None:
         if r["lost"]:
             emit(r["lost"], ["kind", "value", "mentions", "requests_since", "tokens_since"],
                  title="lost, most mentioned first")
+
+
+def _compaction_cost_line(cost: dict | None) -> str:
+    """What a recorded compaction cost: its call plus the re-write of the new prefix."""
+    def usd(v):
+        return "$?" if v is None else f"${v:,.4f}"
+
+    if cost is None:
+        return "cost: the log recorded no usage for this compaction"
+    call = (f"its call {usd(cost['call_usd'])} (read {cost['call_cache_read']:,} cached tokens, wrote "
+            f"{cost['call_cache_write']:,}, {cost['call_input']:,} uncached)" if cost["calls"]
+            else "its call not recorded")
+    rewrite = ("the next request's usage not recorded" if cost["next_prompt"] is None else
+               f"the re-write of the new prefix {usd(cost['rewrite_usd'])} (the next request read "
+               f"{cost['next_cache_read']:,} of {cost['next_prompt']:,} tokens, wrote {cost['next_cache_write']:,})")
+    total = "" if cost["compaction_usd"] is None else f"{usd(cost['compaction_usd'])} = "
+    return f"cost: {total}{call} + {rewrite}"
 
 
 def _yes_no(kept: bool | None) -> str:
@@ -196,6 +219,10 @@ def calibrate(
         help="also fit retention profiles (what each harness's recorded summaries keep) and write "
              "them here (new, or a retention profile file the workbench wrote); the `calibrated` "
              "summarizer reads them")] = None,
+    cache_miss_out: Annotated[Path | None, typer.Option(
+        help="also fit the provider cache-miss profiles (how often each harness × release line × "
+             "provider missed its prompt cache inside the TTL, from the recorded reads) and write them "
+             "here (new, or a cache-miss profile file the workbench wrote)")] = None,
     fmt: Format = "table",
 ) -> None:
     """Fit harness calibration profiles (provider tokens ≈ a + b·counted) on imported logs,
@@ -208,6 +235,8 @@ def calibrate(
 
     if retention_out is not None:
         _calibrate_retention(load_dataset(dataset), retention_out, fmt)
+    if cache_miss_out is not None:
+        _calibrate_cache_misses(load_dataset(dataset), cache_miss_out, tokenizer, fmt)
     doc = fit_profiles(load_dataset(dataset), tokenizer)
     write_profiles(doc, out)
     rows = [{"profile": f"{h}/{fam}", "prefix_tokens": round(p["prefix_tokens"]), "factor": p["factor"],
@@ -225,6 +254,32 @@ def calibrate(
                 "loo_ape_p90_pct"], fmt=fmt, title="each log's prompt error: its own line vs the profile "
          "fitted without it (leave-one-log-out)", name="logs")
     say(f"wrote {out}")
+
+
+def _calibrate_cache_misses(ds, out: Path, tokenizer: str, fmt: str) -> None:
+    from workbench.engine.cache_miss import CLASSES, fit_miss_profiles, resolve, write_miss_profiles
+    from workbench.engine.run import prepare_dataset
+    from workbench.util.tables import emit
+
+    doc = fit_miss_profiles(prepare_dataset(ds, tokenizer), fitted_from=ds.name)
+    if not doc["logs"]:
+        raise fail(f"{ds.path}: no log recorded two cache reads in a row; cache-miss profiles are fitted "
+                   "on the reads real logs recorded", 2)
+    write_miss_profiles(doc, out)
+    rows = []
+    for cid, e in doc["logs"].items():
+        own = resolve(doc, e["harness"], e["release_line"], e["provider"])
+        loo = resolve(doc, e["harness"], e["release_line"], e["provider"], exclude=cid)
+        rows.append({"log": cid, "group": f"{e['harness']}@{e['release_line']}/{e['provider']}",
+                     **{f"observed_{c}": n for c, n in zip(CLASSES, e["requests"], strict=True)},
+                     **{f"missed_{c}": m for c, m in zip(CLASSES, e["misses"], strict=True)},
+                     **{f"p_{c}": round(p, 3) for c, p in zip(CLASSES, own.p_miss, strict=True)},
+                     **{f"loo_p_{c}": (round(p, 3) if loo else None)
+                        for c, p in zip(CLASSES, loo.p_miss if loo else (0.0,) * len(CLASSES), strict=True)},
+                     "loo_profile": loo.source if loo else None})
+    emit(rows, list(rows[0]), fmt=fmt, title="cache misses inside the TTL per log: observed, missed, the "
+         "chance its group's profile gives, and the profile fitted without it (leave-one-log-out)",
+         name="cache_misses")
 
 
 def _calibrate_retention(ds, out: Path, fmt: str) -> None:

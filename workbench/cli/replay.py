@@ -56,6 +56,17 @@ def report_notes(config: dict) -> None:
         warn(f"{scoped_note(n, config)}: {shown}")
 
 
+def report_cost_bands(config: dict) -> None:
+    """Per imported log: its cost under the provider's own cache misses (expected, p10-p90)
+    beside the cost with every read the cache model allows (``config.json``'s ``cost_bands``)."""
+    from workbench.engine.cache_miss import cost_band_frame
+
+    for b in cost_band_frame(config).iter_rows(named=True):
+        say(f"{b['policy']} / {b['continuity_id']}: ${b['expected_usd']:,.4f} expected (p10 ${b['p10_usd']:,.4f}, "
+            f"p90 ${b['p90_usd']:,.4f}) under the provider's cache misses ({b['profile']}); "
+            f"${b['hits_usd']:,.4f} with every cached read")
+
+
 @command()
 def simulate(
     dataset: Annotated[Path, typer.Option(help="dataset directory")],
@@ -104,6 +115,7 @@ def simulate(
         path = result.write(out, force=force)
         report_notes(result.config)
         print_summary(result.summary, fmt)
+        report_cost_bands(result.config)
         if evaluate:
             from workbench.audits import redaction_audit
             from workbench.continuity.dataset import load_dataset

@@ -147,7 +147,11 @@ PRESETS: dict[str, Policy] = {p.name: p for p in (
            "summary; prune old tool outputs beyond the newest 40k tokens when >= 20k would be freed "
            "[source: packages/opencode/src/session/compaction.ts; summary size inferred]",
            trigger=CutRule(kind="tokens", reserve_tokens=20_000, keep_first=1),
-           compaction=Compaction(kind="summary", ratio=0.05, floor=1_000, cap=10_000, prompt_tokens=700),
+           # the default compaction (compaction.mode "prepend") sends the history serialised as
+           # text in one user message with `tools: {}` and `system: []`: nothing of the session's
+           # cached prefix is read (SOURCE["opencode"]; anomalyco/opencode#43249, #48542)
+           compaction=Compaction(kind="summary", ratio=0.05, floor=1_000, cap=10_000, prompt_tokens=700,
+                                 shares_cache=False),
            masking=Masking(keep_tokens=40_000, at_least_tokens=20_000, placeholder_tokens=12)),
     Policy("aider", "chat history budget min(max(max_input/16, 1024), 8192) = 8,192 tokens (windows >= 128k), "
            "measured without the fixed prefix and the first message: summarise the oldest part, keeping the "
@@ -231,13 +235,20 @@ SOURCE = {
     "as-recorded": "the imported log itself: its recorded compaction boundaries and summaries",
     "claude-code": "anthropics/claude-code#31806 (deobfuscated auto-compact threshold: window - min(max_output, "
                    "20k) - 13k); /context buffer: anthropics/claude-code#10266, #15435, #23409; "
-                   "code.claude.com docs 'How Claude Code works'",
+                   "code.claude.com docs 'How Claude Code works'; the compaction call "
+                   "(subagents/agent-acompact-*.jsonl) re-writes the conversation instead of reading it: "
+                   "anthropics/claude-code#94197 (~97k tokens re-written a compaction), the bundled "
+                   "ae4a77f8 session's call read only its 17,842-token system prefix and wrote 121,689 "
+                   "(compaction.shares_cache = false; the system prefix it reads is inferred, not modelled)",
     "claude-code@2.0": "anthropics/claude-code#10266 (/context: 45k autocompact buffer, 22.5 %, 2.0.x)",
     "claude-code@2.1": "anthropics/claude-code#31806, #23409 (33k buffer, 16.5 %, from 2.1.x)",
     "claude-code-microcompact": "anthropics/claude-code#31806 (threshold); microcompact: third-party readings "
                                 "of Claude Code's services/compact/microCompact.ts (gap 60 min, keepRecent 5)",
     "codex-local": "openai/codex codex-rs/protocol/src/openai_models.rs (ModelInfo::auto_compact_token_limit, "
-                   "90 %), codex-rs/core/models.json; openai/codex#40095 (272k -> 244,800)",
+                   "90 %), codex-rs/core/models.json; openai/codex#40095 (272k -> 244,800); the local "
+                   "compaction call sends the history with a Prompt::default() (no tool specs: "
+                   "codex-rs/core/src/codex/compact.rs, run_compact_task_inner_inline, in the releases "
+                   "read), so it does not ride the cached prefix (compaction.shares_cache = false)",
     "codex-remote": "openai/codex codex-rs/protocol/src/openai_models.rs; remote compaction path: "
                     "openai/codex#11805",
     "openhands-default": "All-Hands-AI/OpenHands condenser pipeline: ConversationWindow, BrowserOutput"
@@ -276,7 +287,11 @@ SOURCE = {
                        "packages/core/src/context/toolOutputMaskingService.ts",
     "cline": "cline/cline sdk/packages/core/src/extensions/context/compaction-shared.ts",
     "roo-code": "RooCodeInc/Roo-Code src/core/context-management/index.ts, src/core/condense/",
-    "opencode": "sst/opencode packages/opencode/src/session/compaction.ts",
+    "opencode": "sst/opencode packages/opencode/src/session/compaction.ts; the compaction call: "
+                "processCompaction's default 'prepend' mode sends `tools: {}`, `system: []` and the "
+                "serialised history (no cached prefix: compaction.shares_cache = false), its opt-in "
+                "compaction.mode 'suffix' appends the summary prompt to the main request with its tools "
+                "(the main prefix: shares_cache = true); anomalyco/opencode#43249, #48542",
     "aider": "Aider-AI/aider aider/models.py, aider/history.py",
     "hermes": "NousResearch/hermes-agent agent/context_compressor.py; threshold: PR #1096",
     "rip-adr0011": "docs/adr0011.md (summaries_recent_messages_v1, message-count stride)",

@@ -240,6 +240,7 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
 
     from workbench.continuity.dataset import Dataset, load_dataset
     from workbench.engine import metrics
+    from workbench.engine.cache_miss import replay_band
     from workbench.engine.provider import resolve_provider
     from workbench.util.progress import progress_iter
     from workbench.util.provenance import git_revision, package_versions
@@ -267,6 +268,7 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
             notes.setdefault(prov.note, []).append(f"{pol.name}/{inp.continuity_id}")
         rule, view, line = accounted(acct, inp, pol)
         led, ev = replay(view, rule, prov, engine)
+        band = replay_band(view, prov, led, engine=engine)  # an imported log's provider cache misses
         keys.append((run_id, pol.name, inp.continuity_id, prov.model, prov.window))
         totals.append(metrics.replay_totals(led, ev, prov.prices))
         if not keep_inputs and i == len(pols) - 1:  # its last replay: free what only replays read
@@ -283,6 +285,8 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
         entry["accounting"][inp.continuity_id] = line.as_dict()
         if rule is not pol:
             entry["release_lines"][inp.continuity_id] = rule.name
+        if band is not None:
+            entry.setdefault("cost_bands", {})[inp.continuity_id] = {**band[0].as_dict(), "profile": band[1].as_dict()}
         if pol.trigger.kind == "recorded" and rule.trigger.kind != "recorded":
             notes.setdefault(f"{pol.name}: no compaction recorded in the log; replayed as no-compaction",
                              []).append(inp.continuity_id)

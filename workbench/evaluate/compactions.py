@@ -32,7 +32,11 @@ planted secrets (imported logs) the secret columns are null — not measured, ne
 The cache loss of a compaction is that of the main request that sends its rebuilt prefix
 (the last compaction of a request carries it): ``cache_loss_tokens`` its prompt tokens not
 read from the cache, ``cache_loss_usd`` what they cost beyond the price of reading them
-from the cache.
+from the cache. What the summarizer call itself read from the cache and wrote to it
+(``summarizer_cache_read_tokens``, ``summarizer_cache_write_tokens``) says whether it rode
+the session's prefix (the policy's ``compaction.shares_cache``). ``compaction_cost_usd`` is
+what the compaction cost: its calls plus the re-write of the new prefix (null when the
+re-write could not be priced).
 """
 
 from __future__ import annotations
@@ -208,6 +212,10 @@ def compaction_table(result, texts, checkpoints: Sequence[Checkpoint], dt: Datas
             "summarizer_calls": len(own), "summarizer_cost_usd": float(sum(r["cost_usd"] for r in own)),
             "summarizer_prompt_tokens": int(sum(r["prompt_tokens"] for r in own)),
             "summarizer_output_tokens": int(sum(r["output_tokens"] for r in own)),
+            "summarizer_cache_read_tokens": int(sum(r["cached_input_tokens"] for r in own)),
+            "summarizer_cache_write_tokens": int(sum(r["cache_write_tokens"] for r in own)),
+            "compaction_cost_usd": (None if loss_usd is None and sends_prefix and slot["main"] else
+                                    float(sum(r["cost_usd"] for r in own)) + (loss_usd or 0.0)),
             "cache_loss": slot["main"]["cache_loss"] if sends_prefix and slot["main"] else None,
             "cache_loss_tokens": loss_tokens, "cache_loss_usd": loss_usd,
             "kept_fact_ids": fate["kept"], "paraphrased_fact_ids": fate["paraphrased"],
@@ -231,7 +239,8 @@ def _compaction_schema():
             "dropped_tokens", "dropped_from_seq", "dropped_to_seq", "facts_in_span", "facts_kept",
             "facts_kept_raw", "facts_paraphrased", "facts_lost", "secrets_in_span", "secrets_carried",
             "secrets_redacted", "secrets_leaked", "redactions", "hallucinated", "summarizer_calls",
-            "summarizer_prompt_tokens", "summarizer_output_tokens", "cache_loss_tokens")
+            "summarizer_prompt_tokens", "summarizer_output_tokens", "summarizer_cache_read_tokens",
+            "summarizer_cache_write_tokens", "cache_loss_tokens")
     strings = ("run_id", "policy", "continuity_id", "trigger", "cut_rule_id", "summary_kind", "artifact_id",
                "cache_loss")
     lists = {"dropped_seqs": pl.List(pl.Int64), "retained_seqs": pl.List(pl.Int64)}
@@ -244,10 +253,12 @@ def _compaction_schema():
              "retained_seqs", "facts_in_span", "facts_kept", "facts_kept_raw", "facts_paraphrased", "facts_lost",
              "secrets_in_span", "secrets_carried", "secrets_redacted", "secrets_leaked", "redactions",
              "hallucinated", "summarizer_calls", "summarizer_cost_usd", "summarizer_prompt_tokens",
-             "summarizer_output_tokens", "cache_loss", "cache_loss_tokens", "cache_loss_usd", "kept_fact_ids",
+             "summarizer_output_tokens", "summarizer_cache_read_tokens", "summarizer_cache_write_tokens",
+             "cache_loss", "cache_loss_tokens", "cache_loss_usd", "compaction_cost_usd", "kept_fact_ids",
              "paraphrased_fact_ids", "lost_fact_ids", "leaked_secret_ids", "redacted_secret_ids")
     types = {c: pl.Int64 for c in ints} | {c: pl.String for c in strings} | lists
-    types |= {"readable": pl.Boolean, "summarizer_cost_usd": pl.Float64, "cache_loss_usd": pl.Float64}
+    types |= {"readable": pl.Boolean, "summarizer_cost_usd": pl.Float64, "cache_loss_usd": pl.Float64,
+              "compaction_cost_usd": pl.Float64}
     return {c: types[c] for c in order}
 
 

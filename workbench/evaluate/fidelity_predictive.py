@@ -143,13 +143,21 @@ def preset_compactions(ds, inputs, profiles: dict[str, Any], *, engine: str = "k
 
 
 def totals_table(inputs, profiles: dict[str, Any], *, engine: str = "kernel", price_as: str | None = None,
-                 manifest: dict[str, Any] | None = None):
+                 manifest: dict[str, Any] | None = None, miss_profiles: dict[str, Any] | None = None):
     """One row per continuity with recorded usage × line: the as-recorded replay's totals
     against the recorded ones (main calls of requests the log has usage for). A request whose
     recorded output count is a streaming placeholder (the import's ``usage_placeholders``,
-    from ``manifest``) has no known output: its output is left out on both sides."""
+    from ``manifest``) has no known output: its output is left out on both sides.
+
+    The simulated cost and cache read are the expected values under the provider's own
+    cache misses (:mod:`workbench.engine.cache_miss`; ``miss_profiles``: a fitted document,
+    by default fitted on ``inputs``), with the p10-p90 band of the cost
+    (``simulated_cost_p10_usd``, ``simulated_cost_p90_usd``) and the cost with the replay's
+    own reads (``simulated_cost_hits_usd``). ``in_sample`` uses the profile fitted with the
+    log itself, ``loo`` and ``loo_unanchored`` the profile fitted without it."""
     import polars as pl
 
+    from workbench.engine.cache_miss import fit_miss_profiles, miss_band, resolve, serving_provider
     from workbench.engine.enums import CallKind
     from workbench.engine.presets import get_policy
     from workbench.engine.records import LEDGER
@@ -157,6 +165,8 @@ def totals_table(inputs, profiles: dict[str, Any], *, engine: str = "kernel", pr
     from workbench.sources.compaction_calls import compaction_calls
 
     pol = get_policy("as-recorded")
+    if miss_profiles is None:
+        miss_profiles = fit_miss_profiles(inputs)
     unknown_output = usage_placeholders(manifest or {})
     writes_1h = cache_writes_1h(manifest or {})
     recorded_calls = compaction_calls(manifest or {})
@@ -204,6 +214,15 @@ def totals_table(inputs, profiles: dict[str, Any], *, engine: str = "kernel", pr
                            & (main[:, LEDGER.cache_write_tokens] == np.maximum(view.recorded_cache[1][sim_req], 0)))
             sim_extra = prov.prices.write_1h_extra(np.where(as_recorded, sim_1h, 0))
             sim_cost, sim_input_cost = sim_cost + sim_extra, sim_input_cost + sim_extra
+        else:
+            sim_extra = None
+        # the provider's own misses: expected cost and band (what the cache model billed can miss)
+        miss = resolve(miss_profiles, view.harness, view.harness_version, serving_provider(view),
+                       exclude=None if name == "in_sample" else view.continuity_id)
+        band = miss_band(main, view, prov, miss, engine=engine, extra_usd=sim_extra)
+        output_cost = float(sim_cost.sum() - sim_input_cost.sum())
+        sim["cache_read"] = int(round(band.cache_read_tokens))
+        sim["cache_write"] = int(round(band.cache_write_tokens))
         recorded = {"prompt": int(rec_prompt.sum()), "cache_read": int(rec_read.sum()),
                     "cache_write": int(rec_write.sum()), "output": int(rec_out.sum())}
         row = {"continuity_id": view.continuity_id, "harness": view.harness, "line": name,
@@ -213,10 +232,19 @@ def totals_table(inputs, profiles: dict[str, Any], *, engine: str = "kernel", pr
             row[f"recorded_{k}_tokens"] = recorded[k]
             row[f"simulated_{k}_tokens"] = sim[k]
             row[f"{k}_error_pct"] = _pct(sim[k], recorded[k])
-        for k, s_, r_ in (("input_cost", sim_input_cost, rec_input_cost), ("cost", sim_cost, rec_cost)):
+        for k, s_, r_ in (("input_cost", band.expected_usd - output_cost, rec_input_cost),
+                          ("cost", band.expected_usd, rec_cost)):
             row[f"recorded_{k}_usd"] = float(r_.sum())
-            row[f"simulated_{k}_usd"] = float(s_.sum())
-            row[f"{k}_error_pct"] = _pct(float(s_.sum()), float(r_.sum()))
+            row[f"simulated_{k}_usd"] = float(s_)
+            row[f"{k}_error_pct"] = _pct(float(s_), float(r_.sum()))
+        row["simulated_cost_hits_usd"] = band.hits_usd
+        row["cost_hits_error_pct"] = _pct(band.hits_usd, float(rec_cost.sum()))
+        row["simulated_cost_p10_usd"] = band.p10_usd
+        row["simulated_cost_p90_usd"] = band.p90_usd
+        row["cost_p10_error_pct"] = _pct(band.p10_usd, float(rec_cost.sum()))
+        row["cost_p90_error_pct"] = _pct(band.p90_usd, float(rec_cost.sum()))
+        row["cache_miss_profile"] = miss.source if miss is not None else None
+        row["cache_miss_expected"] = band.expected_misses
         # the compaction calls apart (not in the totals above): what the log recorded for them
         # (workbench.sources.compaction_calls) against the replay's compaction calls
         calls = recorded_calls.get(view.continuity_id, [])
@@ -256,12 +284,20 @@ def harness_totals(totals):
         return pl.DataFrame()
     sums = [pl.col(f"{w}_{k}").sum() for k in ("prompt_tokens", "cache_read_tokens", "input_cost_usd", "cost_usd")
             for w in ("recorded", "simulated")]
-    g = totals.group_by("harness", "line").agg(pl.len().alias("logs"), pl.col("requests").sum(), *sums)
-    return g.with_columns(
+    band = [pl.col(c).sum() for c in ("simulated_cost_hits_usd", "simulated_cost_p10_usd", "simulated_cost_p90_usd")
+            if c in totals.columns]
+    g = totals.group_by("harness", "line").agg(pl.len().alias("logs"), pl.col("requests").sum(), *sums, *band)
+    g = g.with_columns(
         ((pl.col(f"simulated_{k}") - pl.col(f"recorded_{k}")) / pl.col(f"recorded_{k}") * 100)
         .round(2).alias(f"{k.rsplit('_', 1)[0]}_error_pct")
         for k in ("prompt_tokens", "cache_read_tokens", "input_cost_usd", "cost_usd")
-    ).sort("harness", "line")
+    )
+    if band:  # the per-log bands summed (a bound on the pooled band: draws of logs are independent)
+        g = g.with_columns(
+            ((pl.col(f"simulated_{k}") - pl.col("recorded_cost_usd")) / pl.col("recorded_cost_usd") * 100)
+            .round(2).alias(f"{k.removesuffix('_usd')}_error_pct")
+            for k in ("cost_hits_usd", "cost_p10_usd", "cost_p90_usd"))
+    return g.sort("harness", "line")
 
 
 def _unanchored_positions(preset) -> list[str]:
@@ -310,12 +346,16 @@ def render_predictive(preset, totals) -> str:
         def pct(v) -> str:  # no recorded figure to compare with (0 recorded): no error to give
             return "–" if v is None or not math.isfinite(v) else f"{round(v, 2) or 0.0:+.2f}"  # no "-0.00"
 
-        errors = ("prompt_error_pct", "cache_read_error_pct", "input_cost_error_pct", "cost_error_pct")
+        errors = ("prompt_error_pct", "cache_read_error_pct", "input_cost_error_pct", "cost_error_pct",
+                  *(c for c in ("cost_p10_error_pct", "cost_p90_error_pct", "cost_hits_error_pct") if c in g.columns))
         buf = io.StringIO()
         emit(g.to_dicts(), ["harness", "line", "logs", "requests", *errors], fmt="table", file=buf,
-             title="as-recorded totals against the recorded usage (error %)",
+             title="as-recorded totals against the recorded usage (error %; cost: expected under the "
+                   "provider's cache misses, its p10-p90 band, and with every read the cache model allows)",
              headers={"prompt_error_pct": "prompt %", "cache_read_error_pct": "cache read %",
-                      "input_cost_error_pct": "input cost %", "cost_error_pct": "cost %"},
+                      "input_cost_error_pct": "input cost %", "cost_error_pct": "cost %",
+                      "cost_p10_error_pct": "p10 %", "cost_p90_error_pct": "p90 %",
+                      "cost_hits_error_pct": "no misses %"},
              display={c: pct for c in errors})
         lines.append(buf.getvalue().rstrip("\n"))
     return "\n".join(lines)

@@ -70,17 +70,24 @@ COMPACTION_COLUMNS = ("policy", "continuity_id", "compaction", "request", "trigg
                       "tokens_after", "summary_tokens", "dropped_events", "facts_in_span", "facts_kept",
                       "facts_paraphrased", "facts_lost", "secrets_in_span", "secrets_carried",
                       "secrets_redacted", "secrets_leaked", "summarizer_calls", "summarizer_cost_usd",
-                      "cache_loss_tokens", "cache_loss_usd")
+                      "summarizer_cache_read_tokens", "summarizer_cache_write_tokens",
+                      "cache_loss_tokens", "cache_loss_usd", "compaction_cost_usd")
 
 
 def print_compactions(frame, fmt: str = "table") -> None:
-    """The compaction inspector's table (``compactions.parquet``), one row per compaction."""
-    emit(frame.select(COMPACTION_COLUMNS).to_dicts(), COMPACTION_COLUMNS, fmt=fmt, title="Compactions",
+    """The compaction inspector's table (``compactions.parquet``), one row per compaction: a
+    compaction's cost is its summarizer calls plus the re-write of the new prefix (a table
+    written before those columns existed is shown without them)."""
+    columns = [c for c in COMPACTION_COLUMNS if c in frame.columns]
+    emit(frame.select(columns).to_dicts(), columns, fmt=fmt, title="Compactions",
          headers={"continuity_id": "continuity", "compaction": "compaction", "tokens_before": "before",
                   "tokens_after": "after", "summary_tokens": "summary", "dropped_events": "dropped",
                   "facts_in_span": "facts", "facts_kept": "kept", "facts_paraphrased": "paraphrased",
                   "facts_lost": "lost", "secrets_in_span": "secrets", "secrets_carried": "carried",
                   "secrets_redacted": "redacted", "secrets_leaked": "leaked", "summarizer_calls": "calls",
-                  "summarizer_cost_usd": "calls $", "cache_loss_tokens": "cache loss", "cache_loss_usd": "cache loss $"},
+                  "summarizer_cost_usd": "calls $", "summarizer_cache_read_tokens": "call read",
+                  "summarizer_cache_write_tokens": "call wrote", "cache_loss_tokens": "re-write",
+                  "cache_loss_usd": "re-write $", "compaction_cost_usd": "compaction $"},
          display={"summarizer_cost_usd": lambda v: f"{v:,.4f}",
-                  "cache_loss_usd": lambda v: "–" if v is None else f"{v:,.4f}"})
+                  "cache_loss_usd": lambda v: "–" if v is None else f"{v:,.4f}",
+                  "compaction_cost_usd": lambda v: "–" if v is None else f"{v:,.4f}"})

@@ -83,7 +83,12 @@ class CompactionView:
                 ("secrets", "not measured (the dataset has no planted secrets)" if r["secrets_in_span"] is None else
                             f"{r['secrets_in_span']} in the span: {r['secrets_carried']} carried by the summarizer, "
                             f"{r['secrets_redacted']} redacted, {r['secrets_leaked']} leaked"),
-                ("cost", f"{r['summarizer_calls']} summarizer call(s), ${r['summarizer_cost_usd']:,.4f}; cache loss "
+                ("cost", ("—" if r.get("compaction_cost_usd") is None else f"${r['compaction_cost_usd']:,.4f}: ")
+                         + f"{r['summarizer_calls']} summarizer call(s), ${r['summarizer_cost_usd']:,.4f}"
+                         + ("" if r.get("summarizer_cache_read_tokens") is None else
+                            f" (read {r['summarizer_cache_read_tokens']:,} cached tokens, wrote "
+                            f"{r['summarizer_cache_write_tokens']:,})")
+                         + "; re-write of the new prefix "
                          + ("—" if r["cache_loss_tokens"] is None else
                             f"{r['cache_loss_tokens']:,} tokens" + ("" if r["cache_loss_usd"] is None else
                                                                    f", ${r['cache_loss_usd']:,.4f}")))]
@@ -135,7 +140,7 @@ TABLE_COLUMNS = (
     ("facts_in_span", "facts", "int"), ("facts_kept", "kept", "int"), ("facts_paraphrased", "paraphrased", "int"),
     ("facts_lost", "lost", "int"), ("secrets_in_span", "secrets", "int"), ("secrets_redacted", "redacted", "int"),
     ("secrets_leaked", "leaked", "int"), ("summarizer_cost_usd", "summarizer $", "usd"),
-    ("cache_loss_usd", "cache loss $", "usd"))
+    ("cache_loss_usd", "cache loss $", "usd"), ("compaction_cost_usd", "compaction $", "usd"))
 
 
 

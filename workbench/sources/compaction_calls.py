@@ -147,3 +147,62 @@ def parents_of_calls(manifest: dict[str, Any]) -> dict[str, tuple[str, int | Non
     return {cid: (meta[COMPACTION_CALL_OF]["continuity_id"], meta[COMPACTION_CALL_OF].get("request"))
             for cid, meta in _continuity_meta(manifest).items()
             if isinstance(meta, dict) and meta.get(COMPACTION_CALL_OF)}
+
+
+def recorded_compaction_costs(ds) -> dict[tuple[str, int], dict[str, Any]]:
+    """What each recorded compaction cost, by the log's own usage: ``(conversation id, request
+    after the boundary) ->`` the compaction call's recorded usage (``call_*`` tokens, summed
+    over its calls; none recorded: ``calls`` 0) and ``call_usd``, and the re-write of the new
+    prefix by the first request after the boundary: its recorded prompt, cache read and write
+    and ``rewrite_usd``, what that prompt cost beyond reading it all from the cache (the
+    compaction table's ``cache_loss_usd`` for a replay). ``compaction_usd`` is their sum. Prices
+    are the continuity's model's (genai-prices); a model it does not know leaves the dollars None."""
+    import polars as pl
+
+    from workbench.continuity.enums import Origin
+    from workbench.engine.pricing import price_table_for
+    from workbench.errors import WorkbenchError
+
+    conts = ds.continuities()
+    ids = dict(zip(conts["continuity"].to_list(), conts["continuity_id"].to_list(), strict=True))
+    models = dict(zip(conts["continuity_id"].to_list(), conts["model"].to_list(), strict=True))
+    ev = ds.events(columns=["continuity", "kind", "request", "origin", "usage_input", "usage_cache_read",
+                            "usage_cache_write", "usage_output"])
+    usage = (ev.filter((pl.col("usage_input") >= 0) & (pl.col("origin") != int(Origin.BACKGROUND)))
+             .unique(["continuity", "request"], keep="first", maintain_order=True))
+    first_usage = {(ids[c], int(q)): (int(i), max(int(r), 0), max(int(w), 0))
+                   for c, q, i, r, w in usage.select("continuity", "request", "usage_input", "usage_cache_read",
+                                                     "usage_cache_write").iter_rows()}
+    bounds = ev.filter(pl.col("kind") == int(EventKind.COMPACTION))
+    calls = compaction_calls(ds.manifest)
+    out: dict[tuple[str, int], dict[str, Any]] = {}
+    for c, q in bounds.select("continuity", "request").iter_rows():
+        cid, q = ids[c], int(q)
+        if q < 0 or (cid, q) in out:
+            continue
+        mine = [e for e in calls.get(cid, []) if e.get("request") == q]
+        tok = {k: int(sum(e[k] for e in mine)) for k in USAGE_KEYS}
+        try:
+            prices = price_table_for(models.get(cid) or "")[0]
+        except WorkbenchError:
+            prices = None
+        row: dict[str, Any] = {"calls": len(mine), **{f"call_{k}": v for k, v in tok.items()}}
+        if prices is not None and mine:
+            row["call_usd"] = float(prices.cost([tok["input"] + tok["cache_read"] + tok["cache_write"]],
+                                                [tok["cache_read"]], [tok["cache_write"]], [tok["input"]],
+                                                [tok["output"]])[0])
+        else:
+            row["call_usd"] = None if mine else 0.0
+        nxt = first_usage.get((cid, q))
+        if nxt is not None:
+            i, r, w = nxt
+            prompt = i + r + w
+            row.update({"next_prompt": prompt, "next_cache_read": r, "next_cache_write": w})
+            row["rewrite_usd"] = None if prices is None else max(0.0, float(
+                prices.cost([prompt], [r], [w], [i], [0])[0] - prices.cost([prompt], [prompt], [0], [0], [0])[0]))
+        else:
+            row.update({"next_prompt": None, "next_cache_read": None, "next_cache_write": None, "rewrite_usd": None})
+        parts = (row["call_usd"], row["rewrite_usd"])
+        row["compaction_usd"] = None if any(p is None for p in parts) else parts[0] + parts[1]
+        out[(cid, q)] = row
+    return out
