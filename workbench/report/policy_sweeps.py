@@ -1,0 +1,147 @@
+"""The sweeps of the policies no harness ships (issue 31), found for the threshold-sweep
+report: for each family, its specs ``simulations/<family>-*.yaml``, whether each has results
+(in ``runs/sweeps/NAME``, where ``workbench sweep SPEC`` writes them), and its configurations
+with the base preset's own setting marked, so the report draws each trade-off against the
+harness as it ships. A family with no spec, or a spec not run yet, is said, never skipped.
+
+>>> [s.status for s in find_policy_sweeps("/nonexistent") if s.family == "ttl-aware"]
+['no spec']
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# family -> what it compares (the report's heading); the specs are simulations/<family>-*.yaml
+FAMILIES = {
+    "ttl-aware": "compact early when the prompt cache has already expired",
+    "compaction-call-prefix": "the compaction call on or off the cached prefix",
+    "lower-threshold-1m": "lower thresholds on 1M windows (default vs 50 % vs 20 %)",
+    "task-state-checkpoints": "summaries that always carry the task state",
+}
+
+
+@dataclass
+class PolicySweep:
+    family: str
+    status: str  # no spec | not run | incomplete | results
+    spec: Path | None = None
+    out: Path | None = None
+    base: str = ""  # the base policy's name
+    swept: tuple[str, ...] = ()
+    table: Any = None  # polars frame, one row per configuration (with ``shipped``, ``config``)
+
+    def message(self) -> str:
+        pattern = f"simulations/{self.family}-*.yaml"
+        if self.status == "no spec":
+            return f"{self.family}: no sweep spec {pattern} in this checkout"
+        if self.status == "not run":
+            return f"{self.spec.name}: no results in {self.out}; run `workbench sweep {self.spec.as_posix()}`"
+        if self.status == "incomplete":
+            return (f"{self.spec.name}: the sweep in {self.out} has runs still pending or failed; run "
+                    f"`workbench sweep {self.spec.as_posix()}` again to finish it")
+        return f"{self.spec.name}: {self.table.height} configurations of {self.base} ({', '.join(self.swept)})"
+
+
+def find_policy_sweeps(root: str | Path = ".", families: Sequence[str] = tuple(FAMILIES)) -> list[PolicySweep]:
+    """One :class:`PolicySweep` per spec of each family (one ``no spec`` entry for a family
+    without any), in family order, then spec name order."""
+    root = Path(root)
+    found: list[PolicySweep] = []
+    for family in families:
+        specs = sorted((root / "simulations").glob(f"{family}-*.yaml"))
+        if not specs:
+            found.append(PolicySweep(family, "no spec"))
+        found += [_load(family, spec, root) for spec in specs]
+    return found
+
+
+def _load(family: str, path: Path, root: Path) -> PolicySweep:
+    import polars as pl
+
+    from workbench.report.verdict import sweep_results
+    from workbench.rundir import names
+    from workbench.sweep.runner import default_out
+    from workbench.sweep.spec import SweepSpec
+
+    spec = SweepSpec.load(path)
+    out = default_out(spec, root)
+    shown = path.relative_to(root) if path.is_relative_to(root) else path
+    entry = PolicySweep(family, "not run", spec=shown, out=out, base=spec.base.get("name", ""),
+                        swept=tuple(spec.parameter_keys()))
+    if not (out / names.SWEEP).is_file():
+        return entry
+    result, agg = sweep_results(out)
+    if agg.height == 0 or not agg["complete"].all():
+        entry.status = "incomplete"
+        return entry
+    swept = tuple(k for k in spec.parameter_keys() if k in agg.columns and agg[k].n_unique() > 1)
+    base = spec.base_policy().to_dict()
+    configs = result.configs.sort("config_index")
+    rows = list(configs.iter_rows(named=True))
+    # the base preset as shipped: every swept parameter at the base policy's own value
+    shipped = [all(_same(row[k], _dotted(base, k)) for k in swept) for row in rows]
+    table = configs.with_columns(pl.Series("shipped", shipped, pl.Boolean),
+                                 pl.Series("config", [_label(row, swept) for row in rows], pl.String))
+    entry.status, entry.swept, entry.table = "results", swept, table
+    return entry
+
+
+def _dotted(policy: dict, key: str):
+    section, _, field = key.partition(".")
+    return (policy.get(section) or {}).get(field) if field else policy.get(section)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
+        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+    return a == b
+
+
+def _label(row: dict, swept: Sequence[str]) -> str:
+    def short(v):
+        return f"{v:,}" if isinstance(v, int) and not isinstance(v, bool) else str(v)
+    return ", ".join(f"{k.split('.', 1)[-1]}={short(row[k])}" for k in swept) or f"#{row['config_index']}"
+
+
+def tradeoff(entries: Sequence[PolicySweep], *, title: str):
+    """Cost against retention (and against task-state retention, when the sweep evaluated it)
+    for the configurations of one family's sweeps, one colour per spec; the base preset as
+    shipped is a black star. Without any retention figure: a message figure."""
+    from workbench.report.figures import PALETTE, _figure, _message
+    from workbench.report.figures_labels import label_points
+
+    present = [e for e in entries if e.status == "results"]
+    metrics = [m for m in ("retention", "task_retention")
+               if any(m in e.table.columns and e.table[m].drop_nulls().len() for e in present)]
+    if not metrics:
+        return _message(f"{title}: no retention figures (the sweep needs `evaluate: true`)")
+    fig = _figure(5.2 * len(metrics) + 1, 4.8)
+    axes = fig.subplots(1, len(metrics), squeeze=False)[0]
+    for ax, metric in zip(axes, metrics, strict=True):
+        for i, e in enumerate(present):
+            t = e.table.filter(e.table["cost_usd"].is_not_null() & e.table[metric].is_not_null()) \
+                if metric in e.table.columns else None
+            if t is None or t.height == 0:
+                continue
+            xs, ys = t["cost_usd"].to_numpy(), t[metric].to_numpy()
+            ax.scatter(xs, ys, s=40, color=PALETTE[i % len(PALETTE)], zorder=3, label=e.spec.stem)
+            mine = t.filter(t["shipped"])
+            if mine.height:
+                ax.scatter(mine["cost_usd"].to_numpy(), mine[metric].to_numpy(), s=220, marker="*",
+                           color="black", zorder=4, label=f"{e.base} as shipped" if e.base else "as shipped")
+            label_points(ax, xs, ys, t["config"].to_list())
+        ax.set_xlabel("cost ($)")
+        ax.set_ylabel({"retention": "fact retention", "task_retention": "task-state retention"}[metric])
+        ax.grid(alpha=0.3)
+        ax.margins(x=0.08, y=0.12)
+    fig.suptitle(title)
+    handles, labels = axes[0].get_legend_handles_labels()
+    if handles:
+        unique = dict(zip(labels, handles, strict=True))
+        fig.legend(unique.values(), unique.keys(), fontsize=8, frameon=False, loc="outside lower center", ncols=3)
+    return fig
