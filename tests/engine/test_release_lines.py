@@ -98,3 +98,34 @@ def test_the_tune_snippet_uses_the_keys_of_the_line_s_release():
     masked = render("gemini-cli", get_policy("gemini-cli@0.26", {"masking.keep_tokens": 40_000}), window=1_000_000)
     assert "contextManagement.tools.outputMasking.protectionThresholdTokens" not in {k.name for k in masked.keys}
     assert any("arrived in Gemini CLI 0.29.0" in n for n in masked.notes)
+
+
+# ---- opencode: packages/opencode (0.x-1.x) and packages/core (2.0 on; the boundary inferred) ----
+@pytest.mark.parametrize("version,line", [
+    ("0.3.1", "opencode@0"), ("1.15.10", "opencode@0"), ("2.0.14", "opencode@2.0"), ("2.0", "opencode@2.0"),
+    ("2.1.0", "opencode"), (None, "opencode"),
+])
+def test_an_opencode_version_replays_its_line(version, line):
+    assert for_harness_version(PRESETS["opencode"], version).name == line
+
+
+def test_the_newest_opencode_line_is_the_preset():
+    newest = VERSIONS["opencode"]["2.0"]
+    for field in ("trigger", "compaction", "masking", "compile", "flush", "emergency"):
+        assert getattr(newest, field) == getattr(PRESETS["opencode"], field), field
+
+
+# rounds of 9,000 + 1,000 after a 1,000-token system prompt, a 200k window, max output 32k:
+# opencode@2.0 compacts at 200k - max(min(32k, 32k), 20k) = 168,000, first reached at request 16
+# (170,000), and keeps its newest 15,000 tokens raw: the 17th user message (9,000) and the 16th reply
+# (1,000) fit, the 16th user message would make 19,000; opencode@0 at 200k - 20k = 180,000 (request
+# 17) summarizes every message but the system prompt (17 rounds + the 18th user message)
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("line,first,span", [("2.0", 16, 2 * 16 + 1 - 2), ("0", 17, 2 * 17 + 1)])
+def test_each_opencode_line_compacts_where_and_what_its_release_did(engine, line, first, span):
+    pol = get_policy(f"opencode@{line}", {"provider.context_window": 200_000, "provider.max_output": 32_000})
+    ledger, events = run(engine, replay_input(_rounds(1_000, 9_000, 1_000, n=20)), pol)
+    checkpoints = [e for e in events if e["type"] == E.EventType.CHECKPOINT]
+    assert checkpoints and checkpoints[0]["request"] == first
+    assert _main(ledger)[first]["context_before"] == 10_000 * (first + 1)
+    assert checkpoints[0]["span_events"] == span

@@ -64,15 +64,25 @@ def test_each_family_is_found_or_said_missing(project):
 
 
 def test_the_trade_off_figure_draws_every_swept_configuration(project):
+    import dataclasses
+
+    import polars as pl
+
     entries = [s for s in find_policy_sweeps(project) if s.family == "lower-threshold-1m"]
-    fig = tradeoff(entries, title="lower-threshold-1m")
-    axes = fig.get_axes()
+    # the tiny session plants no task state: one panel, fact retention
+    assert entries[0].table["task_retention"].drop_nulls().len() == 0
+    axes = tradeoff(entries, title="lower-threshold-1m").get_axes()
+    assert [a.get_ylabel() for a in axes] == ["fact retention"]
+    assert sum(len(c.get_offsets()) for c in axes[0].collections) == 3 + 1  # 3 configurations + the star
+    # with task-state figures, a second panel draws them
+    planted = dataclasses.replace(entries[0], table=entries[0].table.with_columns(
+        pl.Series("task_retention", [0.9, 0.8, 0.5])))
+    axes = tradeoff([planted, entries[1]], title="lower-threshold-1m").get_axes()
     assert [a.get_ylabel() for a in axes] == ["fact retention", "task-state retention"]
-    points = sum(len(c.get_offsets()) for c in axes[0].collections)
-    assert points == 3 + 1  # three configurations and the star on the one as shipped
+    assert sorted(axes[1].collections[0].get_offsets()[:, 1].tolist()) == [0.5, 0.8, 0.9]
     # a family with no results: a message, not an empty plot
     empty = tradeoff([s for s in find_policy_sweeps(project) if s.family == "ttl-aware"], title="ttl-aware")
-    assert "no retention figures" in empty.texts[0].get_text()
+    assert "no retention figures" in empty.get_axes()[0].texts[0].get_text()
 
 
 def test_the_rendered_report_draws_the_section(project):

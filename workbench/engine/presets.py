@@ -8,6 +8,7 @@ Presets leave the model unset: it comes from ``--model``, the spec, or the conti
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from pathlib import Path
 from typing import Any
@@ -143,12 +144,15 @@ PRESETS: dict[str, Policy] = {p.name: p for p in (
            trigger=CutRule(kind="tokens", fraction=0.9, keep_first=1, keep_last_events=3),
            compaction=Compaction(kind="summary", ratio=0.1, floor=500, cap=8_000, prompt_tokens=700),
            emergency="truncate_half"),
-    Policy("opencode", "compact when input >= limit - min(20k, max output) (window - 20k), whole history -> "
-           "summary; prune old tool outputs beyond the newest 40k tokens when >= 20k would be freed "
-           "[source: packages/opencode/src/session/compaction.ts; summary size inferred]",
-           trigger=CutRule(kind="tokens", reserve_tokens=20_000, keep_first=1),
-           compaction=Compaction(kind="summary", ratio=0.05, floor=1_000, cap=10_000, prompt_tokens=700),
-           masking=Masking(keep_tokens=40_000, at_least_tokens=20_000, placeholder_tokens=12)),
+    # on an imported log of opencode 0.x/1.x, its release line opencode@0 (VERSIONS below)
+    Policy("opencode", "compact when the estimate >= min(input limit - 20k, window - max(min(max output, 32k), "
+           "20k)) (window - 32k for a model with >= 32k output and no input limit), the history -> one "
+           "structured summary, the newest 15k tokens kept verbatim; no pruning (compaction.prune is opt-in) "
+           "[source: anomalyco/opencode packages/core/src/session/compaction.ts (required, DEFAULT_BUFFER, "
+           "DEFAULT_KEEP_TOKENS, OUTPUT_TOKEN_MAX); #24108; inferred: summary size; not modelled: a separate input "
+           "limit, the tail snapped back to a user message, tool outputs in the kept tail cut to 2,000 chars]",
+           trigger=CutRule(kind="tokens", reserve_tokens=32_000, keep_first=1, keep_last_tokens=15_000),
+           compaction=Compaction(kind="summary", ratio=0.05, floor=1_000, cap=10_000, prompt_tokens=700)),
     Policy("aider", "chat history budget min(max(max_input/16, 1024), 8192) = 8,192 tokens (windows >= 128k), "
            "measured without the fixed prefix and the first message: summarise the oldest part, keeping the "
            "newest half of the budget raw, recursively [source: aider/models.py, aider/history.py; the repo "
@@ -276,7 +280,12 @@ SOURCE = {
                        "packages/core/src/context/toolOutputMaskingService.ts",
     "cline": "cline/cline sdk/packages/core/src/extensions/context/compaction-shared.ts",
     "roo-code": "RooCodeInc/Roo-Code src/core/context-management/index.ts, src/core/condense/",
-    "opencode": "sst/opencode packages/opencode/src/session/compaction.ts",
+    "opencode": "anomalyco/opencode packages/core/src/session/compaction.ts: required() (promptCeiling = "
+                "min(limit.input - buffer, context - max(min(limit.output, OUTPUT_TOKEN_MAX 32,000), buffer)), "
+                "DEFAULT_BUFFER 20,000), splitHistory/findTailStart (DEFAULT_KEEP_TOKENS 15,000); prune opt-in: "
+                "anomalyco/opencode#24108 (maintainer: disabled by default intentionally)",
+    "opencode@0": "sst/opencode packages/opencode/src/session/overflow.ts (usable = context - min(20k, max output)), "
+                  "packages/opencode/src/session/compaction.ts (prune: PRUNE_PROTECT 40,000, PRUNE_MINIMUM 20,000)",
     "aider": "Aider-AI/aider aider/models.py, aider/history.py",
     "hermes": "NousResearch/hermes-agent agent/context_compressor.py; threshold: PR #1096",
     "rip-adr0011": "docs/adr0011.md (summaries_recent_messages_v1, message-count stride)",
@@ -353,6 +362,22 @@ VERSIONS["gemini-cli"] = {
     "0.29": _gemini_cli_line(
         "0.29", "Gemini CLI 0.29 on: 0.5, newest 30 %, probe call, and per-turn tool-output masking (newest 50k "
         "tool tokens protected, masked once >= 30k are prunable; #18389) [source]"),
+}
+
+
+# opencode: the session/compaction.ts of packages/opencode (0.x, 1.x) and of packages/core (the
+# newest; opencode 2.0.14 logs its summary headings, anomalyco/opencode#50816). The 2.0 boundary is
+# inferred: the core service may have shipped in a late 1.x release.
+VERSIONS["opencode"] = {
+    "0": dataclasses.replace(
+        PRESETS["opencode"], name="opencode@0",
+        description="opencode 0.x-1.x: compact when input >= window - min(20k, max output) (window - 20k), the "
+        "whole history -> summary; prune old tool outputs beyond the newest 40k tokens when >= 20k would be "
+        "freed [source: packages/opencode/src/session/overflow.ts, compaction.ts; summary size inferred; "
+        "later 1.x releases prune only when compaction.prune is set (#24108): not modelled, pruning kept]",
+        trigger=CutRule(kind="tokens", reserve_tokens=20_000, keep_first=1),
+        masking=Masking(keep_tokens=40_000, at_least_tokens=20_000, placeholder_tokens=12)),
+    "2.0": dataclasses.replace(PRESETS["opencode"], name="opencode@2.0"),
 }
 
 
