@@ -129,3 +129,17 @@ def test_each_opencode_line_compacts_where_and_what_its_release_did(engine, line
     assert checkpoints and checkpoints[0]["request"] == first
     assert _main(ledger)[first]["context_before"] == 10_000 * (first + 1)
     assert checkpoints[0]["span_events"] == span
+
+
+def test_an_imported_opencode_log_replays_the_line_of_its_recorded_version(tmp_path):
+    # the constructed sessions of tests/sources/data/opencode record "version": "0.15.8"
+    from pathlib import Path
+
+    from workbench.engine.run import simulate
+    from workbench.sources.importer import import_paths
+
+    storage = Path(__file__).parents[1] / "sources" / "data" / "opencode" / "storage"
+    ds = import_paths([storage], tmp_path / "ds", tokenizers=("approx",))
+    res = simulate(ds, ["opencode"], engine="reference", accounting="counted", tokenizer="approx")
+    lines = res.config["policies"]["opencode"]["release_lines"]
+    assert set(lines.values()) == {"opencode@0"} and len(lines) == 2

@@ -239,9 +239,13 @@ SOURCE = {
     "claude-code@2.0": "anthropics/claude-code#10266 (/context: 45k autocompact buffer, 22.5 %, 2.0.x)",
     "claude-code@2.1": "anthropics/claude-code#31806, #23409 (33k buffer, 16.5 %, from 2.1.x)",
     "claude-code-microcompact": "anthropics/claude-code#31806 (threshold); microcompact: third-party readings "
-                                "of Claude Code's services/compact/microCompact.ts (gap 60 min, keepRecent 5)",
-    "codex-local": "openai/codex codex-rs/protocol/src/openai_models.rs (ModelInfo::auto_compact_token_limit, "
-                   "90 %), codex-rs/core/models.json; openai/codex#40095 (272k -> 244,800)",
+                                "of Claude Code's services/compact/microCompact.ts: gap 60 min, keepRecent 5 "
+                                "(bug-ops/zeph#2699, lijunzh/koda#660), or a cold path after 90 min (5,400,000 ms "
+                                "in 2.1.112: cnighswonger/claude-code-cache-fix#36); the gap is masking.idle_s "
+                                "(3600 here, 5400 for the other reading)",
+    "codex-local": "openai/codex codex-rs/protocol/src/openai_models.rs ModelInfo::auto_compact_token_limit "
+                   "(line 433 at rust-v0.154.0: (window x 9) / 10, a configured limit only lowers it), "
+                   "codex-rs/core/models.json; openai/codex#40095 (272k -> 244,800)",
     "codex-remote": "openai/codex codex-rs/protocol/src/openai_models.rs; remote compaction path: "
                     "openai/codex#11805",
     "openhands-default": "All-Hands-AI/OpenHands condenser pipeline: ConversationWindow, BrowserOutput"
@@ -278,8 +282,16 @@ SOURCE = {
                        "packages/core/src/services/chatCompressionService.ts",
     "gemini-cli@0.29": "google-gemini/gemini-cli#18389 (tool-output masking); "
                        "packages/core/src/context/toolOutputMaskingService.ts",
-    "cline": "cline/cline sdk/packages/core/src/extensions/context/compaction-shared.ts",
-    "roo-code": "RooCodeInc/Roo-Code src/core/context-management/index.ts, src/core/condense/",
+    "cline": "cline/cline sdk/packages/core/src/extensions/context/compaction-shared.ts (the SDK); the VS Code "
+             "extension's rule, not this preset's: src/core/context/context-management/context-window-utils.ts "
+             "getContextWindowInfo (limit = window - 27k / 30k / 40k for 64k / 128k / 200k windows, else "
+             "max(window - 40k, 0.8 x window)) and auto-condense at min(floor(autoCondenseThreshold 0.75 x "
+             "window), limit) (shouldCompactBeforeNextRequest): trigger.fraction 0.75, exact on windows >= 128k",
+    "roo-code": "RooCodeInc/Roo-Code src/core/context-management/index.ts manageContext (condense when 100 x "
+                "tokens / window >= autoCondenseContextPercent, default 100, or tokens > window x (1 - "
+                "TOKEN_BUFFER_PERCENTAGE 0.1) - maxTokens (ANTHROPIC_DEFAULT_MAX_TOKENS 8,192 when unset); a failed "
+                "condense hides the oldest half: truncateConversation(messages, 0.5)), src/core/condense/; "
+                "not modelled: the maxTokens reserve (the preset compacts at 0.9 x window, up to maxTokens later)",
     "opencode": "anomalyco/opencode packages/core/src/session/compaction.ts: required() (promptCeiling = "
                 "min(limit.input - buffer, context - max(min(limit.output, OUTPUT_TOKEN_MAX 32,000), buffer)), "
                 "DEFAULT_BUFFER 20,000), splitHistory/findTailStart (DEFAULT_KEEP_TOKENS 15,000); prune opt-in: "
