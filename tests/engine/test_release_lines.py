@@ -143,3 +143,12 @@ def test_an_imported_opencode_log_replays_the_line_of_its_recorded_version(tmp_p
     res = simulate(ds, ["opencode"], engine="reference", accounting="counted", tokenizer="approx")
     lines = res.config["policies"]["opencode"]["release_lines"]
     assert set(lines.values()) == {"opencode@0"} and len(lines) == 2
+
+
+def test_the_docs_table_names_every_release_line():
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "docs" / "harness-releases.md").read_text()
+    for preset, lines in VERSIONS.items():
+        for line in lines:
+            assert f"`{preset}@{line}`" in text, f"docs/harness-releases.md does not list {preset}@{line}"
