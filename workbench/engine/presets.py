@@ -294,8 +294,9 @@ SOURCE = {
                 "not modelled: the maxTokens reserve (the preset compacts at 0.9 x window, up to maxTokens later)",
     "opencode": "anomalyco/opencode packages/core/src/session/compaction.ts: required() (promptCeiling = "
                 "min(limit.input - buffer, context - max(min(limit.output, OUTPUT_TOKEN_MAX 32,000), buffer)), "
-                "DEFAULT_BUFFER 20,000), splitHistory/findTailStart (DEFAULT_KEEP_TOKENS 15,000); prune opt-in: "
-                "anomalyco/opencode#24108 (maintainer: disabled by default intentionally)",
+                "DEFAULT_BUFFER 20,000), splitHistory/findTailStart (DEFAULT_KEEP_TOKENS 15,000); opencode.ai/v2/"
+                "docs/compaction (the V2 rule); prune opt-in: anomalyco/opencode#24108 (maintainer: disabled by "
+                "default intentionally)",
     "opencode@0": "sst/opencode packages/opencode/src/session/overflow.ts (usable = context - min(20k, max output)), "
                   "packages/opencode/src/session/compaction.ts (prune: PRUNE_PROTECT 40,000, PRUNE_MINIMUM 20,000)",
     "aider": "Aider-AI/aider aider/models.py, aider/history.py",
