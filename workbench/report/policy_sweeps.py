@@ -34,6 +34,7 @@ class PolicySweep:
     base: str = ""  # the base policy's name
     swept: tuple[str, ...] = ()
     table: Any = None  # polars frame, one row per configuration (with ``shipped``, ``config``)
+    failed: int = 0  # configurations whose runs failed (left out of ``table``)
 
     def message(self) -> str:
         pattern = f"simulations/{self.family}-*.yaml"
@@ -42,9 +43,11 @@ class PolicySweep:
         if self.status == "not run":
             return f"{self.spec.name}: no results in {self.out}; run `workbench sweep {self.spec.as_posix()}`"
         if self.status == "incomplete":
-            return (f"{self.spec.name}: the sweep in {self.out} has runs still pending or failed; run "
+            return (f"{self.spec.name}: the sweep in {self.out} has runs still pending; run "
                     f"`workbench sweep {self.spec.as_posix()}` again to finish it")
-        return f"{self.spec.name}: {self.table.height} configurations of {self.base} ({', '.join(self.swept)})"
+        failed = f"; {self.failed} failed configurations left out" if self.failed else ""
+        return (f"{self.spec.name}: {self.table.height} configurations of {self.base} "
+                f"({', '.join(self.swept)}){failed}")
 
 
 def find_policy_sweeps(root: str | Path = ".", families: Sequence[str] = tuple(FAMILIES)) -> list[PolicySweep]:
@@ -76,12 +79,14 @@ def _load(family: str, path: Path, root: Path) -> PolicySweep:
     if not (out / names.SWEEP).is_file():
         return entry
     result, agg = sweep_results(out)
-    if agg.height == 0 or not agg["complete"].all():
+    pending = agg.filter(~pl.col("complete") & pl.col("error").is_null())
+    if agg.height == 0 or pending.height:
         entry.status = "incomplete"
         return entry
     swept = tuple(k for k in spec.parameter_keys() if k in agg.columns and agg[k].n_unique() > 1)
     base = spec.base_policy().to_dict()
-    configs = result.configs.sort("config_index")
+    configs = result.configs.filter(pl.col("complete")).sort("config_index")
+    entry.failed = result.configs.height - configs.height
     rows = list(configs.iter_rows(named=True))
     # the base preset as shipped: every swept parameter at the base policy's own value
     shipped = [all(_same(row[k], _dotted(base, k)) for k in swept) for row in rows]
@@ -120,28 +125,37 @@ def tradeoff(entries: Sequence[PolicySweep], *, title: str):
                if any(m in e.table.columns and e.table[m].drop_nulls().len() for e in present)]
     if not metrics:
         return _message(f"{title}: no retention figures (the sweep needs `evaluate: true`)")
+    import numpy as np
+
     fig = _figure(5.2 * len(metrics) + 1, 4.8)
     axes = fig.subplots(1, len(metrics), squeeze=False)[0]
+    named = []  # (axis, xs, ys, labels): labelled last, once the layout is settled
     for ax, metric in zip(axes, metrics, strict=True):
+        xs, ys, labels = [], [], []
         for i, e in enumerate(present):
             t = e.table.filter(e.table["cost_usd"].is_not_null() & e.table[metric].is_not_null()) \
                 if metric in e.table.columns else None
             if t is None or t.height == 0:
                 continue
-            xs, ys = t["cost_usd"].to_numpy(), t[metric].to_numpy()
-            ax.scatter(xs, ys, s=40, color=PALETTE[i % len(PALETTE)], zorder=3, label=e.spec.stem)
+            ax.scatter(t["cost_usd"].to_numpy(), t[metric].to_numpy(), s=40, color=PALETTE[i % len(PALETTE)],
+                       zorder=3, label=e.spec.stem)
             mine = t.filter(t["shipped"])
             if mine.height:
                 ax.scatter(mine["cost_usd"].to_numpy(), mine[metric].to_numpy(), s=220, marker="*",
                            color="black", zorder=4, label=f"{e.base} as shipped" if e.base else "as shipped")
-            label_points(ax, xs, ys, t["config"].to_list())
+            xs += t["cost_usd"].to_list()
+            ys += t[metric].to_list()
+            labels += t["config"].to_list()
         ax.set_xlabel("cost ($)")
         ax.set_ylabel({"retention": "fact retention", "task_retention": "task-state retention"}[metric])
         ax.grid(alpha=0.3)
-        ax.margins(x=0.08, y=0.12)
+        ax.margins(x=0.12, y=0.12)
+        named.append((ax, np.asarray(xs, dtype=float), np.asarray(ys, dtype=float), labels))
     fig.suptitle(title)
     handles, labels = axes[0].get_legend_handles_labels()
     if handles:
         unique = dict(zip(labels, handles, strict=True))
         fig.legend(unique.values(), unique.keys(), fontsize=8, frameon=False, loc="outside lower center", ncols=3)
+    for ax, xs, ys, labels in named:
+        label_points(ax, xs, ys, labels)
     return fig
