@@ -38,6 +38,9 @@ engine: {ENGINE}
 tokenizer: cl100k
 """)
     (sims / "lower-threshold-1m-unrun.yaml").write_text(spec.read_text().replace("-tiny\n", "-unrun\n", 1))
+    # a spec whose base is not a preset (here: a branch's preset not merged yet)
+    (sims / "task-state-checkpoints-broken.yaml").write_text(
+        spec.read_text().replace("base: claude-code", "base: no-such-preset"))
     runner.run_sweep(spec, runner.default_out(runner.SweepSpec.load(spec), root), executor="serial")
     return root
 
@@ -48,9 +51,11 @@ def test_each_family_is_found_or_said_missing(project):
     for s in found:
         by_family.setdefault(s.family, []).append(s)
     assert list(by_family) == list(FAMILIES)
-    for family in ("ttl-aware", "compaction-call-prefix", "task-state-checkpoints"):
+    for family in ("ttl-aware", "compaction-call-prefix"):
         (missing,) = by_family[family]
         assert missing.status == "no spec" and f"simulations/{family}-*.yaml" in missing.message()
+    (broken,) = by_family["task-state-checkpoints"]
+    assert broken.status == "invalid spec" and "no-such-preset" in broken.message()
     swept, unrun = by_family["lower-threshold-1m"]
     assert unrun.status == "not run" and "workbench sweep simulations/lower-threshold-1m-unrun.yaml" in unrun.message()
     assert swept.status == "results" and swept.base == "claude-code" and swept.swept == ("trigger.reserve_tokens",)
@@ -93,6 +98,7 @@ def test_the_rendered_report_draws_the_section(project):
     html = Path(res.html).read_text(encoding="utf-8")
     assert "The policies no harness ships" in html
     assert "no sweep spec simulations/ttl-aware-*.yaml" in html
+    assert "task-state-checkpoints-broken.yaml" in html and "no-such-preset" in html
     assert "lower-threshold-1m-unrun.yaml: no results" in html
     assert "reserve_tokens=48,000" in html
     assert any("new-policy-lower-threshold-1m" in p.name for p in res.figures)

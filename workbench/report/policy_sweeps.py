@@ -28,18 +28,21 @@ FAMILIES = {
 @dataclass
 class PolicySweep:
     family: str
-    status: str  # no spec | not run | incomplete | results
+    status: str  # no spec | invalid spec | not run | incomplete | results
     spec: Path | None = None
     out: Path | None = None
     base: str = ""  # the base policy's name
     swept: tuple[str, ...] = ()
     table: Any = None  # polars frame, one row per configuration (with ``shipped``, ``config``)
     failed: int = 0  # configurations whose runs failed (left out of ``table``)
+    error: str = ""  # why the spec does not load (status ``invalid spec``)
 
     def message(self) -> str:
         pattern = f"simulations/{self.family}-*.yaml"
         if self.status == "no spec":
             return f"{self.family}: no sweep spec {pattern} in this checkout"
+        if self.status == "invalid spec":
+            return f"{self.spec.name}: {self.error}"
         if self.status == "not run":
             return f"{self.spec.name}: no results in {self.out}; run `workbench sweep {self.spec.as_posix()}`"
         if self.status == "incomplete":
@@ -66,14 +69,18 @@ def find_policy_sweeps(root: str | Path = ".", families: Sequence[str] = tuple(F
 def _load(family: str, path: Path, root: Path) -> PolicySweep:
     import polars as pl
 
+    from workbench.errors import WorkbenchError
     from workbench.report.verdict import sweep_results
     from workbench.rundir import names
     from workbench.sweep.runner import default_out
     from workbench.sweep.spec import SweepSpec
 
-    spec = SweepSpec.load(path)
-    out = default_out(spec, root)
     shown = path.relative_to(root) if path.is_relative_to(root) else path
+    try:
+        spec = SweepSpec.load(path)
+    except WorkbenchError as exc:  # one broken spec must not hide the other families
+        return PolicySweep(family, "invalid spec", spec=shown, error=str(exc))
+    out = default_out(spec, root)
     entry = PolicySweep(family, "not run", spec=shown, out=out, base=spec.base.get("name", ""),
                         swept=tuple(spec.parameter_keys()))
     if not (out / names.SWEEP).is_file():
