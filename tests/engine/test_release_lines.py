@@ -152,3 +152,33 @@ def test_the_docs_table_names_every_release_line():
     for preset, lines in VERSIONS.items():
         for line in lines:
             assert f"`{preset}@{line}`" in text, f"docs/harness-releases.md does not list {preset}@{line}"
+
+
+# ---- lower thresholds on a 1M window (simulations/lower-threshold-1m-*.yaml) -------------------
+# rounds of 9,000 + 1,000 after a 1,000-token system prompt: request k's context is 10,000 (k + 1).
+# Claude Code on 1M compacts at 1,000,000 - min(32k, 20k) - 13k = 967,000 (request 96: 970,000);
+# 50 % of the window (reserve 500,000, anthropics/claude-code#75335) at request 49 (500,000);
+# 20 % (reserve 800,000, google-gemini/gemini-cli#23906) at request 19 (200,000)
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("reserve,first", [(33_000, 96), (500_000, 49), (800_000, 19)])
+def test_claude_code_on_a_1m_window_first_compacts_at_its_threshold(engine, reserve, first):
+    pol = get_policy("claude-code", {"provider.context_window": 1_000_000, "trigger.reserve_tokens": reserve})
+    assert pol.trigger.threshold(1_000_000) == 1_000_000 - reserve
+    ledger, events = run(engine, replay_input(_rounds(1_000, 9_000, 1_000, n=100)), pol)
+    comps = [e["request"] for e in events if e["type"] == E.EventType.CHECKPOINT]
+    assert comps and comps[0] == first, comps
+    assert _main(ledger)[first]["context_before"] == 10_000 * (first + 1)
+
+
+@pytest.mark.parametrize("window", [200_000, 20_000])
+def test_parity_of_every_release_line(window):
+    # the kernel and the reference engine give one ledger for each line, as for each preset
+    # (tests/engine/test_parity.py), on a generated coding session
+    from dataclasses import replace
+
+    from test_parity import assert_same, generated
+
+    inp = replace(generated("coding", 600, 1), prefix_tokens=0)
+    for lines in VERSIONS.values():
+        for policy in lines.values():
+            assert_same(inp, policy, window, "explicit", 300.0, 1)
