@@ -85,9 +85,18 @@ def test_the_trade_off_figure_draws_every_swept_configuration(project):
     axes = tradeoff([planted, entries[1]], title="lower-threshold-1m").get_axes()
     assert [a.get_ylabel() for a in axes] == ["fact retention", "task-state retention"]
     assert sorted(axes[1].collections[0].get_offsets()[:, 1].tolist()) == [0.5, 0.8, 0.9]
+    # a sweep that did not evaluate retention (a switch that moves cost only): its cost per
+    # configuration, the one as shipped named
+    costs_only = dataclasses.replace(entries[0], table=entries[0].table.drop("retention", "task_retention"))
+    ax = tradeoff([costs_only], title="compaction-call-prefix").get_axes()[0]
+    names = [t.get_text() for t in ax.get_yticklabels()]
+    assert names == ["lower-threshold-1m-tiny: reserve_tokens=33,000 (as shipped)",
+                     "lower-threshold-1m-tiny: reserve_tokens=30,000", "lower-threshold-1m-tiny: reserve_tokens=48,000"]
+    widths = sorted(round(p.get_width(), 6) for p in ax.patches if p.get_facecolor()[3] > 0)
+    assert widths == sorted(round(c, 6) for c in entries[0].table["cost_usd"].to_list())
     # a family with no results: a message, not an empty plot
     empty = tradeoff([s for s in find_policy_sweeps(project) if s.family == "ttl-aware"], title="ttl-aware")
-    assert "no retention figures" in empty.get_axes()[0].texts[0].get_text()
+    assert "no sweep results" in empty.get_axes()[0].texts[0].get_text()
 
 
 def test_the_rendered_report_draws_the_section(project):

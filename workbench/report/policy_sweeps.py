@@ -123,15 +123,19 @@ def _label(row: dict, swept: Sequence[str]) -> str:
 def tradeoff(entries: Sequence[PolicySweep], *, title: str):
     """Cost against retention (and against task-state retention, when the sweep evaluated it)
     for the configurations of one family's sweeps, one colour per spec; the base preset as
-    shipped is a black star. Without any retention figure: a message figure."""
+    shipped is a black star. A sweep without retention figures (``evaluate: false``: a switch
+    that moves cost only) is drawn as its cost per configuration; with no results at all, a
+    message figure."""
     from workbench.report.figures import PALETTE, _figure, _message
     from workbench.report.figures_labels import label_points
 
     present = [e for e in entries if e.status == "results"]
     metrics = [m for m in ("retention", "task_retention")
                if any(m in e.table.columns and e.table[m].drop_nulls().len() for e in present)]
+    if not present:
+        return _message(f"{title}: no sweep results")
     if not metrics:
-        return _message(f"{title}: no retention figures (the sweep needs `evaluate: true`)")
+        return _costs(present, title)
     import numpy as np
 
     fig = _figure(5.2 * len(metrics) + 1, 4.8)
@@ -158,11 +162,34 @@ def tradeoff(entries: Sequence[PolicySweep], *, title: str):
         ax.grid(alpha=0.3)
         ax.margins(x=0.12, y=0.12)
         named.append((ax, np.asarray(xs, dtype=float), np.asarray(ys, dtype=float), labels))
-    fig.suptitle(title)
+    fig.suptitle(f"{title}: cost vs retention")
     handles, labels = axes[0].get_legend_handles_labels()
     if handles:
         unique = dict(zip(labels, handles, strict=True))
         fig.legend(unique.values(), unique.keys(), fontsize=8, frameon=False, loc="outside lower center", ncols=3)
     for ax, xs, ys, labels in named:
         label_points(ax, xs, ys, labels)
+    return fig
+
+
+def _costs(present: Sequence[PolicySweep], title: str):
+    """Cost per configuration, one bar each, one colour per spec; the base preset as shipped
+    hatched and named so (retention was not evaluated: the sweep's switch moves cost)."""
+    from workbench.report.figures import PALETTE, _figure
+
+    bars = [(f"{e.spec.stem}: {row['config']}" + (" (as shipped)" if row["shipped"] else ""),
+             row["cost_usd"], PALETTE[i % len(PALETTE)], row["shipped"])
+            for i, e in enumerate(present) for row in e.table.iter_rows(named=True) if row["cost_usd"] is not None]
+    fig = _figure(9, 1.2 + 0.38 * max(len(bars), 1))
+    ax = fig.add_subplot()
+    ys = list(range(len(bars)))[::-1]
+    ax.barh(ys, [b[1] for b in bars], color=[b[2] for b in bars], hatch=None)
+    for y, b in zip(ys, bars, strict=True):
+        if b[3]:
+            ax.barh([y], [b[1]], color="none", edgecolor="black", hatch="//", linewidth=1.2)
+        ax.text(b[1], y, f" ${b[1]:,.2f}", va="center", fontsize=8)
+    ax.set_yticks(ys, [b[0] for b in bars], fontsize=8)
+    ax.set_xlabel("cost ($)")
+    ax.margins(x=0.15)
+    ax.set_title(f"{title} (retention not evaluated: cost only)")
     return fig
