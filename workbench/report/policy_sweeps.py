@@ -79,7 +79,8 @@ def _load(family: str, path: Path, root: Path) -> PolicySweep:
     try:
         spec = SweepSpec.load(path)
     except WorkbenchError as exc:  # one broken spec must not hide the other families
-        return PolicySweep(family, "invalid spec", spec=shown, error=str(exc))
+        # the first clause says what is wrong; the list of known keys that follows is long
+        return PolicySweep(family, "invalid spec", spec=shown, error=str(exc).split("; known:")[0])
     out = default_out(spec, root)
     entry = PolicySweep(family, "not run", spec=shown, out=out, base=spec.base.get("name", ""),
                         swept=tuple(spec.parameter_keys()))
