@@ -38,7 +38,7 @@ PRESET_DIGESTS = {
     "openclaw-flush": "b14017e25e36",
     "openclaw-pruning": "e010f9757dae",
     "openclaw-pruning-flush": "43cfa3d7527c",
-    "opencode": "83bbd71896b0",  # compaction.shares_cache = false (issue 28: its call sends tools: {})
+    "opencode": "d3fbdfaaaa90",  # compaction.shares_cache = false (issue 28); the 2.0 rule (issue 31)
     "openhands-default": "de34a7647cce",
     "openhands-sdk": "58db02a5f80b",
     "rip-adr0011": "f93861df6ce4",

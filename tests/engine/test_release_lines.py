@@ -98,3 +98,87 @@ def test_the_tune_snippet_uses_the_keys_of_the_line_s_release():
     masked = render("gemini-cli", get_policy("gemini-cli@0.26", {"masking.keep_tokens": 40_000}), window=1_000_000)
     assert "contextManagement.tools.outputMasking.protectionThresholdTokens" not in {k.name for k in masked.keys}
     assert any("arrived in Gemini CLI 0.29.0" in n for n in masked.notes)
+
+
+# ---- opencode: packages/opencode (0.x-1.x) and packages/core (2.0 on; the boundary inferred) ----
+@pytest.mark.parametrize("version,line", [
+    ("0.3.1", "opencode@0"), ("1.15.10", "opencode@0"), ("2.0.14", "opencode@2.0"), ("2.0", "opencode@2.0"),
+    ("2.1.0", "opencode"), (None, "opencode"),
+])
+def test_an_opencode_version_replays_its_line(version, line):
+    assert for_harness_version(PRESETS["opencode"], version).name == line
+
+
+def test_the_newest_opencode_line_is_the_preset():
+    newest = VERSIONS["opencode"]["2.0"]
+    for field in ("trigger", "compaction", "masking", "compile", "flush", "emergency"):
+        assert getattr(newest, field) == getattr(PRESETS["opencode"], field), field
+
+
+# rounds of 9,000 + 1,000 after a 1,000-token system prompt, a 200k window, max output 32k:
+# opencode@2.0 compacts at 200k - max(min(32k, 32k), 20k) = 168,000, first reached at request 16
+# (170,000), and keeps its newest 15,000 tokens raw: the 17th user message (9,000) and the 16th reply
+# (1,000) fit, the 16th user message would make 19,000; opencode@0 at 200k - 20k = 180,000 (request
+# 17) summarizes every message but the system prompt (17 rounds + the 18th user message)
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("line,first,span", [("2.0", 16, 2 * 16 + 1 - 2), ("0", 17, 2 * 17 + 1)])
+def test_each_opencode_line_compacts_where_and_what_its_release_did(engine, line, first, span):
+    pol = get_policy(f"opencode@{line}", {"provider.context_window": 200_000, "provider.max_output": 32_000})
+    ledger, events = run(engine, replay_input(_rounds(1_000, 9_000, 1_000, n=20)), pol)
+    checkpoints = [e for e in events if e["type"] == E.EventType.CHECKPOINT]
+    assert checkpoints and checkpoints[0]["request"] == first
+    assert _main(ledger)[first]["context_before"] == 10_000 * (first + 1)
+    assert checkpoints[0]["span_events"] == span
+
+
+def test_an_imported_opencode_log_replays_the_line_of_its_recorded_version(tmp_path):
+    # the constructed sessions of tests/sources/data/opencode record "version": "0.15.8"
+    from pathlib import Path
+
+    from workbench.engine.run import simulate
+    from workbench.sources.importer import import_paths
+
+    storage = Path(__file__).parents[1] / "sources" / "data" / "opencode" / "storage"
+    ds = import_paths([storage], tmp_path / "ds", tokenizers=("approx",))
+    res = simulate(ds, ["opencode"], engine="reference", accounting="counted", tokenizer="approx")
+    lines = res.config["policies"]["opencode"]["release_lines"]
+    assert set(lines.values()) == {"opencode@0"} and len(lines) == 2
+
+
+def test_the_docs_table_names_every_release_line():
+    from pathlib import Path
+
+    text = (Path(__file__).parents[2] / "docs" / "harness-releases.md").read_text()
+    for preset, lines in VERSIONS.items():
+        for line in lines:
+            assert f"`{preset}@{line}`" in text, f"docs/harness-releases.md does not list {preset}@{line}"
+
+
+# ---- lower thresholds on a 1M window (simulations/lower-threshold-1m-*.yaml) -------------------
+# rounds of 9,000 + 1,000 after a 1,000-token system prompt: request k's context is 10,000 (k + 1).
+# Claude Code on 1M compacts at 1,000,000 - min(32k, 20k) - 13k = 967,000 (request 96: 970,000);
+# 50 % of the window (reserve 500,000, anthropics/claude-code#75335) at request 49 (500,000);
+# 20 % (reserve 800,000, google-gemini/gemini-cli#23906) at request 19 (200,000)
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("reserve,first", [(33_000, 96), (500_000, 49), (800_000, 19)])
+def test_claude_code_on_a_1m_window_first_compacts_at_its_threshold(engine, reserve, first):
+    pol = get_policy("claude-code", {"provider.context_window": 1_000_000, "trigger.reserve_tokens": reserve})
+    assert pol.trigger.threshold(1_000_000) == 1_000_000 - reserve
+    ledger, events = run(engine, replay_input(_rounds(1_000, 9_000, 1_000, n=100)), pol)
+    comps = [e["request"] for e in events if e["type"] == E.EventType.CHECKPOINT]
+    assert comps and comps[0] == first, comps
+    assert _main(ledger)[first]["context_before"] == 10_000 * (first + 1)
+
+
+@pytest.mark.parametrize("window", [200_000, 20_000])
+def test_parity_of_every_release_line(window):
+    # the kernel and the reference engine give one ledger for each line, as for each preset
+    # (tests/engine/test_parity.py), on a generated coding session
+    from dataclasses import replace
+
+    from test_parity import assert_same, generated
+
+    inp = replace(generated("coding", 600, 1), prefix_tokens=0)
+    for lines in VERSIONS.values():
+        for policy in lines.values():
+            assert_same(inp, policy, window, "explicit", 300.0, 1)

@@ -108,7 +108,7 @@ def _rounds(system: int, user: int, reply: int, n: int):
 @pytest.mark.parametrize("preset,rounds,first", [
     ("cline", (1_000, 9_000, 1_000), 16),      # 0.9 x 0.9 x 200k = 162,000 <= 170,000
     ("roo-code", (1_000, 9_000, 1_000), 17),   # 0.9 x 200k = 180,000
-    ("opencode", (1_000, 9_000, 1_000), 17),   # 200k - 20k = 180,000
+    ("opencode", (1_000, 9_000, 1_000), 16),   # 200k - max(min(32k max output, 32k), 20k) = 168,000 <= 170,000
     ("hermes", (1_000, 9_000, 1_000), 9),      # 0.5 x 200k = 100,000
     ("gemini-cli", (1_000, 9_000, 1_000), 9),  # 0.5 x 200k = 100,000
     ("aider", (1_000, 900, 100), 8),           # body 8,900 >= 8,192 (7,900 at request 7)

@@ -90,7 +90,9 @@ def test_cline_tail_key_and_no_threshold_key():
 # ---- opencode: compaction.reserved = window - threshold ------------------------------------------
 def test_opencode_reserved_and_prune():
     (doc,) = parse_blocks(render("opencode", get_policy("opencode", {"trigger.reserve_tokens": 33_000}), window=W))
-    assert doc["compaction"] == {"auto": True, "reserved": 33_000, "prune": True}
+    assert doc["compaction"] == {"auto": True, "reserved": 33_000, "prune": False}  # opt-in since #24108
+    (doc,) = parse_blocks(render("opencode", get_policy("opencode@0"), window=W))
+    assert doc["compaction"] == {"auto": True, "reserved": 20_000, "prune": True}
     s = render("opencode", get_policy("opencode", {"trigger.fraction": 0.75, "masking.keep_tokens": 60_000}),
                window=W)
     (doc,) = parse_blocks(s)

@@ -153,12 +153,25 @@ def parse_blocks(snippet):
 
 def test_claude_code_snippet():
     s = render("claude-code", get_policy("claude-code", {"trigger.reserve_tokens": 60_000}), window=200_000)
-    env, settings = parse_blocks(s)
-    pct = float(env["CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"])
-    assert settings["env"]["CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"] == env["CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"]
-    assert settings["autoCompactEnabled"] is True
+    settings, env, legacy = parse_blocks(s)
+    # today's control: the auto-compact window W with W - min(max output 32k, 20k) - 13k = 140,000
+    assert settings == {"autoCompactEnabled": True, "autoCompactWindow": 173_000}
+    assert env == {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "173000"}
+    assert any("100k-199k" in n for n in s.notes)  # the range a reading of 2.1.221 found switched off
+    assert any("`/autocompact 173k`" in n and "--autocompact 173000" in n for n in s.notes)
+    # the percentage, for the releases that still read it (a no-op from 2.1.220, #82761)
+    assert "2.1.219 only" in s.blocks[2].title
+    pct = float(legacy["CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"])
     effective = 200_000 - 20_000
     assert 140_000 - 20 <= int(effective * pct / 100) <= 140_000  # floor(E x pct) lands at the threshold
+    # 50 % of a 1M window: W = 500,000 + 20,000 + 13,000
+    s = render("claude-code", get_policy("claude-code", {"trigger.reserve_tokens": 500_000}), window=1_000_000)
+    assert parse_blocks(s)[0]["autoCompactWindow"] == 533_000 and not any("100k-199k" in n for n in s.notes)
+    # below the 100k minimum of the window (threshold 60,000 needs W = 93,000): only the old percentage
+    s = render("claude-code", get_policy("claude-code", {"trigger.tokens": 60_000}), window=200_000)
+    settings, legacy = parse_blocks(s)
+    assert "autoCompactWindow" not in settings and "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE" in legacy
+    assert any("93,000" in n and "not expressible from 2.1.220" in n for n in s.notes)
     assert {k.provenance for k in s.keys} <= {"documented", "source", "inferred"}
     # a threshold above the default cannot be reached with the override: none is emitted
     s = render("claude-code", get_policy("claude-code", {"trigger.reserve_tokens": 20_000}), window=200_000)
@@ -166,7 +179,7 @@ def test_claude_code_snippet():
     assert "env" not in settings and any("only lower" in n for n in s.notes)
     # the microcompact variant: the same settings, and a note that its gap rule has no key
     s = render("claude-code", get_policy("claude-code-microcompact"), window=200_000)
-    assert any("60-minute gap" in n and "not expressible" in n for n in s.notes), s.notes
+    assert any("60-minute gap" in n and "60 or 90 min" in n and "not expressible" in n for n in s.notes), s.notes
 
 
 def test_codex_snippet():

@@ -8,6 +8,7 @@ Presets leave the model unset: it comes from ``--model``, the spec, or the conti
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from pathlib import Path
 from typing import Any
@@ -143,16 +144,19 @@ PRESETS: dict[str, Policy] = {p.name: p for p in (
            trigger=CutRule(kind="tokens", fraction=0.9, keep_first=1, keep_last_events=3),
            compaction=Compaction(kind="summary", ratio=0.1, floor=500, cap=8_000, prompt_tokens=700),
            emergency="truncate_half"),
-    Policy("opencode", "compact when input >= limit - min(20k, max output) (window - 20k), whole history -> "
-           "summary; prune old tool outputs beyond the newest 40k tokens when >= 20k would be freed "
-           "[source: packages/opencode/src/session/compaction.ts; summary size inferred]",
-           trigger=CutRule(kind="tokens", reserve_tokens=20_000, keep_first=1),
+    # on an imported log of opencode 0.x/1.x, its release line opencode@0 (VERSIONS below)
+    Policy("opencode", "compact when the estimate >= min(input limit - 20k, window - max(min(max output, 32k), "
+           "20k)) (window - 32k for a model with >= 32k output and no input limit), the history -> one "
+           "structured summary, the newest 15k tokens kept verbatim; no pruning (compaction.prune is opt-in) "
+           "[source: anomalyco/opencode packages/core/src/session/compaction.ts (required, DEFAULT_BUFFER, "
+           "DEFAULT_KEEP_TOKENS, OUTPUT_TOKEN_MAX); #24108; inferred: summary size; not modelled: a separate input "
+           "limit, the tail snapped back to a user message, tool outputs in the kept tail cut to 2,000 chars]",
+           trigger=CutRule(kind="tokens", reserve_tokens=32_000, keep_first=1, keep_last_tokens=15_000),
            # the default compaction (compaction.mode "prepend") sends the history serialised as
            # text in one user message with `tools: {}` and `system: []`: nothing of the session's
            # cached prefix is read (SOURCE["opencode"]; anomalyco/opencode#43249, #48542)
            compaction=Compaction(kind="summary", ratio=0.05, floor=1_000, cap=10_000, prompt_tokens=700,
-                                 shares_cache=False),
-           masking=Masking(keep_tokens=40_000, at_least_tokens=20_000, placeholder_tokens=12)),
+                                 shares_cache=False)),
     Policy("aider", "chat history budget min(max(max_input/16, 1024), 8192) = 8,192 tokens (windows >= 128k), "
            "measured without the fixed prefix and the first message: summarise the oldest part, keeping the "
            "newest half of the budget raw, recursively [source: aider/models.py, aider/history.py; the repo "
@@ -243,12 +247,16 @@ SOURCE = {
     "claude-code@2.0": "anthropics/claude-code#10266 (/context: 45k autocompact buffer, 22.5 %, 2.0.x)",
     "claude-code@2.1": "anthropics/claude-code#31806, #23409 (33k buffer, 16.5 %, from 2.1.x)",
     "claude-code-microcompact": "anthropics/claude-code#31806 (threshold); microcompact: third-party readings "
-                                "of Claude Code's services/compact/microCompact.ts (gap 60 min, keepRecent 5)",
-    "codex-local": "openai/codex codex-rs/protocol/src/openai_models.rs (ModelInfo::auto_compact_token_limit, "
-                   "90 %), codex-rs/core/models.json; openai/codex#40095 (272k -> 244,800); the local "
-                   "compaction call sends the history with a Prompt::default() (no tool specs: "
-                   "codex-rs/core/src/codex/compact.rs, run_compact_task_inner_inline, in the releases "
-                   "read), so it does not ride the cached prefix (compaction.shares_cache = false)",
+                                "of Claude Code's services/compact/microCompact.ts: gap 60 min, keepRecent 5 "
+                                "(bug-ops/zeph#2699, lijunzh/koda#660), or a cold path after 90 min (5,400,000 ms "
+                                "in 2.1.112: cnighswonger/claude-code-cache-fix#36); the gap is masking.idle_s "
+                                "(3600 here, 5400 for the other reading)",
+    "codex-local": "openai/codex codex-rs/protocol/src/openai_models.rs ModelInfo::auto_compact_token_limit "
+                   "(line 433 at rust-v0.154.0: (window x 9) / 10, a configured limit only lowers it), "
+                   "codex-rs/core/models.json; openai/codex#40095 (272k -> 244,800); the local compaction call sends the "
+                   "history with a Prompt::default() (no tool specs: codex-rs/core/src/codex/compact.rs, "
+                   "run_compact_task_inner_inline, in the releases read), so it does not ride the cached prefix "
+                   "(compaction.shares_cache = false)",
     "codex-remote": "openai/codex codex-rs/protocol/src/openai_models.rs; remote compaction path: "
                     "openai/codex#11805",
     "openhands-default": "All-Hands-AI/OpenHands condenser pipeline: ConversationWindow, BrowserOutput"
@@ -285,13 +293,26 @@ SOURCE = {
                        "packages/core/src/services/chatCompressionService.ts",
     "gemini-cli@0.29": "google-gemini/gemini-cli#18389 (tool-output masking); "
                        "packages/core/src/context/toolOutputMaskingService.ts",
-    "cline": "cline/cline sdk/packages/core/src/extensions/context/compaction-shared.ts",
-    "roo-code": "RooCodeInc/Roo-Code src/core/context-management/index.ts, src/core/condense/",
-    "opencode": "sst/opencode packages/opencode/src/session/compaction.ts; the compaction call: "
-                "processCompaction's default 'prepend' mode sends `tools: {}`, `system: []` and the "
-                "serialised history (no cached prefix: compaction.shares_cache = false), its opt-in "
-                "compaction.mode 'suffix' appends the summary prompt to the main request with its tools "
-                "(the main prefix: shares_cache = true); anomalyco/opencode#43249, #48542",
+    "cline": "cline/cline sdk/packages/core/src/extensions/context/compaction-shared.ts (the SDK); the VS Code "
+             "extension's rule, not this preset's: src/core/context/context-management/context-window-utils.ts "
+             "getContextWindowInfo (limit = window - 27k / 30k / 40k for 64k / 128k / 200k windows, else "
+             "max(window - 40k, 0.8 x window)) and auto-condense at min(floor(autoCondenseThreshold 0.75 x "
+             "window), limit) (shouldCompactBeforeNextRequest): trigger.fraction 0.75, exact on windows >= 128k",
+    "roo-code": "RooCodeInc/Roo-Code src/core/context-management/index.ts manageContext (condense when 100 x "
+                "tokens / window >= autoCondenseContextPercent, default 100, or tokens > window x (1 - "
+                "TOKEN_BUFFER_PERCENTAGE 0.1) - maxTokens (ANTHROPIC_DEFAULT_MAX_TOKENS 8,192 when unset); a failed "
+                "condense hides the oldest half: truncateConversation(messages, 0.5)), src/core/condense/; "
+                "not modelled: the maxTokens reserve (the preset compacts at 0.9 x window, up to maxTokens later)",
+    "opencode": "anomalyco/opencode packages/core/src/session/compaction.ts: required() (promptCeiling = "
+                "min(limit.input - buffer, context - max(min(limit.output, OUTPUT_TOKEN_MAX 32,000), buffer)), "
+                "DEFAULT_BUFFER 20,000), splitHistory/findTailStart (DEFAULT_KEEP_TOKENS 15,000); opencode.ai/v2/"
+                "docs/compaction (the V2 rule); prune opt-in: anomalyco/opencode#24108 (maintainer: disabled by "
+                "default intentionally); the compaction call: processCompaction's default 'prepend' mode sends "
+                "`tools: {}`, `system: []` and the serialised history (no cached prefix: compaction.shares_cache "
+                "= false), its opt-in compaction.mode 'suffix' appends the summary prompt to the main request with "
+                "its tools (the main prefix: shares_cache = true); anomalyco/opencode#43249, #48542",
+    "opencode@0": "sst/opencode packages/opencode/src/session/overflow.ts (usable = context - min(20k, max output)), "
+                  "packages/opencode/src/session/compaction.ts (prune: PRUNE_PROTECT 40,000, PRUNE_MINIMUM 20,000)",
     "aider": "Aider-AI/aider aider/models.py, aider/history.py",
     "hermes": "NousResearch/hermes-agent agent/context_compressor.py; threshold: PR #1096",
     "rip-adr0011": "docs/adr0011.md (summaries_recent_messages_v1, message-count stride)",
@@ -368,6 +389,22 @@ VERSIONS["gemini-cli"] = {
     "0.29": _gemini_cli_line(
         "0.29", "Gemini CLI 0.29 on: 0.5, newest 30 %, probe call, and per-turn tool-output masking (newest 50k "
         "tool tokens protected, masked once >= 30k are prunable; #18389) [source]"),
+}
+
+
+# opencode: the session/compaction.ts of packages/opencode (0.x, 1.x) and of packages/core (the
+# newest; opencode 2.0.14 logs its summary headings, anomalyco/opencode#50816). The 2.0 boundary is
+# inferred: the core service may have shipped in a late 1.x release.
+VERSIONS["opencode"] = {
+    "0": dataclasses.replace(
+        PRESETS["opencode"], name="opencode@0",
+        description="opencode 0.x-1.x: compact when input >= window - min(20k, max output) (window - 20k), the "
+        "whole history -> summary; prune old tool outputs beyond the newest 40k tokens when >= 20k would be "
+        "freed [source: packages/opencode/src/session/overflow.ts, compaction.ts; summary size inferred; "
+        "later 1.x releases prune only when compaction.prune is set (#24108): not modelled, pruning kept]",
+        trigger=CutRule(kind="tokens", reserve_tokens=20_000, keep_first=1),
+        masking=Masking(keep_tokens=40_000, at_least_tokens=20_000, placeholder_tokens=12)),
+    "2.0": dataclasses.replace(PRESETS["opencode"], name="opencode@2.0"),
 }
 
 

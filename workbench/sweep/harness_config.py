@@ -11,8 +11,11 @@ Only keys that exist are emitted; what a harness cannot express is said in ``not
 =============  ===================================================================================
 harness        keys
 =============  ===================================================================================
-claude-code    ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`` (env, documented; can only *lower* the built-in
-               threshold of effective window - 13k), ``autoCompactEnabled`` (settings, documented)
+claude-code    ``autoCompactWindow`` (settings) / ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` (env) /
+               ``--autocompact`` / ``/autocompact`` (inferred; >= 100k; the threshold is that window
+               - min(max output, 20k) - 13k), ``autoCompactEnabled`` (settings, documented),
+               ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`` (env, documented; only lowers; up to 2.1.219):
+               :mod:`workbench.sweep.harness_claude_code`
 codex          ``model_auto_compact_token_limit``, ``model_context_window`` (config.toml, documented)
 openclaw       ``agents.defaults.compaction.reserveTokensFloor`` (source),
                ``...memoryFlush.enabled`` / ``...memoryFlush.softThresholdTokens`` (documented),
@@ -50,7 +53,6 @@ model_auto_compact_token_limit = 217600
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 from workbench.errors import WorkbenchError
@@ -62,63 +64,10 @@ from workbench.sweep.harness_base import (
     not_tokens,
     threshold_of,
 )
+from workbench.sweep.harness_claude_code import claude_code
 
 HARNESSES = ("claude-code", "codex", "openclaw", "openhands", "anthropic", "langchain", "gemini-cli",
              "cline", "roo-code", "opencode", "aider", "hermes")
-
-
-def claude_code(policy, window: int) -> HarnessSnippet:
-    s = HarnessSnippet("claude-code")
-    threshold = threshold_of(policy, window)
-    if policy.trigger.kind == "none" or policy.compaction.kind == "none":
-        settings = {"autoCompactEnabled": False}
-        s.blocks.append(Block("json", "~/.claude/settings.json", json.dumps(settings, indent=2)))
-        s.keys.append(Key("autoCompactEnabled", False, "documented", "settings.json (settings reference)"))
-        s.notes.append("older versions keep this in ~/.claude.json (`claude config set -g autoCompactEnabled false`)")
-        return s
-    if threshold is None:
-        s.notes.append(not_tokens(policy, "Claude Code"))
-        return s
-    effective = window - min(policy.provider.max_output, 20_000)
-    default = effective - 13_000
-    env: dict[str, str] = {}
-    if threshold < default:
-        pct = math.floor(threshold * 10_000 / effective) / 100  # floor(E * pct / 100) <= threshold
-        pct_text = str(int(pct)) if float(pct).is_integer() else f"{pct:.2f}"
-        env["CLAUDE_AUTOCOMPACT_PCT_OVERRIDE"] = pct_text
-        reached = math.floor(effective * pct / 100)
-        s.keys.append(Key("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", pct_text, "documented",
-                          "environment (Claude Code env-var reference)"))
-        s.notes.append(f"threshold {threshold:,} tokens = {pct_text}% of the effective window "
-                       f"{effective:,} (window {window:,} - min(max output, 20k)); Claude Code computes "
-                       f"floor(effective x pct) = {reached:,}")
-    else:
-        s.notes.append(f"the chosen threshold {threshold:,} is at or above Claude Code's default "
-                       f"{default:,} (effective window - 13k); CLAUDE_AUTOCOMPACT_PCT_OVERRIDE can only "
-                       "lower the threshold, so the default stays and no override is emitted")
-    settings = {"autoCompactEnabled": True}
-    if env:
-        settings["env"] = env
-        lines = [f"export {k}={v}" for k, v in env.items()]
-        s.blocks.append(Block("shell", "shell profile, before starting `claude`", "\n".join(lines)))
-    s.blocks.append(Block("json", "~/.claude/settings.json", json.dumps(settings, indent=2)))
-    s.keys.append(Key("autoCompactEnabled", True, "documented", "settings.json (settings reference)"))
-    if env:
-        s.notes.append("several Claude Code versions were reported (issues #63186, #36381, #57567) to ignore "
-                       "this variable when set only in settings.json `env`; exporting it in the shell is "
-                       "the reliable route (inferred from those reports)")
-    if policy.flush.enabled:
-        s.notes.append("Claude Code has no pre-compaction flush key; the flush settings are not expressible")
-    m = policy.masking
-    if m.keep_results or m.idle_s:
-        s.notes.append(f"the time-based microcompact (keep the newest {m.keep_results} tool outputs after a "
-                       f"{m.idle_s / 60:g}-minute gap) is switched by a remote flag, not a setting: not "
-                       "expressible (inferred from third-party readings of services/compact/microCompact.ts)")
-    if m.after_turns or m.keep_tokens or policy.trigger.keep_last_events or policy.compaction.retain != "none":
-        s.notes.append("keep/masking parameters have no Claude Code key (microcompact is internal)")
-    s.notes.append("CLAUDE_CODE_AUTO_COMPACT_WINDOW / autoCompactWindow (the window the percentage "
-                   "applies to) appear in newer versions; not emitted (inferred, semantics unverified)")
-    return s
 
 
 def codex(policy, window: int) -> HarnessSnippet:
