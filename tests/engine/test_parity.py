@@ -111,6 +111,8 @@ def policies(draw, window: int):
         placeholder_tokens=draw(st.sampled_from([0, 8, 40])),
         probe_prompt_tokens=draw(st.sampled_from([0, 0, 300])),
     )
+    if compaction.kind == "summary":  # a task-state checkpoint's block (issue 31)
+        compaction = replace(compaction, task_state_tokens=draw(st.sampled_from([0, 0, 700])))
     if compaction.kind == "opaque" and compaction.accumulate and compaction.retain == "none":
         # the local layer of a two-layer policy (engine.provider_window)
         compaction = replace(compaction, local_tokens=draw(st.sampled_from([0, 1, 300, 3000])),
