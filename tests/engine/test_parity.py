@@ -111,8 +111,6 @@ def policies(draw, window: int):
         placeholder_tokens=draw(st.sampled_from([0, 8, 40])),
         probe_prompt_tokens=draw(st.sampled_from([0, 0, 300])),
     )
-    if compaction.kind == "summary":  # a task-state checkpoint's block (issue 31)
-        compaction = replace(compaction, task_state_tokens=draw(st.sampled_from([0, 0, 700])))
     if compaction.kind == "opaque" and compaction.accumulate and compaction.retain == "none":
         # the local layer of a two-layer policy (engine.provider_window)
         compaction = replace(compaction, local_tokens=draw(st.sampled_from([0, 1, 300, 3000])),
@@ -149,9 +147,11 @@ def policies(draw, window: int):
                       soft_trim_tail_chars=draw(st.sampled_from([0, 20, 150, 1500])),
                       hard_clear=draw(st.booleans()),
                       placeholder_tokens=draw(st.sampled_from([0, 8, 40])))
+    emergency = draw(st.sampled_from(["compact", "truncate", "truncate_half"]))
+    if compaction.kind == "summary":  # a task-state checkpoint's block (issue 31)
+        compaction = replace(compaction, task_state_tokens=draw(st.sampled_from([0, 700])))
     return Policy("random", trigger=trigger, compaction=compaction, masking=masking, flush=flush,
-                  compile=compile_, provider=provider, pruning=pruning,
-                  emergency=draw(st.sampled_from(["compact", "truncate", "truncate_half"])))
+                  compile=compile_, provider=provider, pruning=pruning, emergency=emergency)
 
 
 # fields the strategy leaves at their defaults, with why; every other field of every section
