@@ -26,8 +26,8 @@ that touch no label (nor any occurrence of a label's text), so a dropped fact or
 secret cannot sneak back in; a span with far more text than the summary can hold is read
 through a random subset of its events. A ``previous_summary`` is carried forward line by
 line, each line kept with ``p_retain_fact`` (folding loses detail), within half the
-budget. The size follows ``target_tokens`` (about 4 characters a token); kept labels are
-always written, even past the target (``diagnostics["over_budget"]``).
+budget (with ``task_state``, the lines of its *Task state* section always). The size
+follows ``target_tokens`` (about 4 characters a token); kept labels are always written, even past the target (``diagnostics["over_budget"]``).
 
 ``result.retained`` lists the fact labels kept and the secret labels copied verbatim;
 ``diagnostics`` has ``retained_facts``, ``paraphrased_facts``, ``dropped_facts``, ``incidental_facts`` (dropped
@@ -442,6 +442,9 @@ class ModelledSummarizer:
         in_fence = False
         block: list[str] = []
         units: list[str] = []
+        task_units: set[int] = set()  # a task-state checkpoint's lines: carried whole, every time
+        task_headings = {f"### {t['task']}" for t in _TITLES.values()}
+        in_task = False
         for line in previous.split("\n"):  # keep fenced blocks whole
             if line.strip().startswith("```"):
                 block.append(line)
@@ -452,12 +455,19 @@ class ModelledSummarizer:
                 continue
             if in_fence:
                 block.append(line)
-            elif line.strip() and not line.lstrip().startswith("#"):
+            elif line.lstrip().startswith("#"):
+                in_task = self.task_state and line.strip() in task_headings
+            elif line.strip():
+                if in_task:
+                    task_units.add(len(units))
                 units.append(line.strip().removeprefix("- ").strip())
         if block:
             units.append("\n".join(block))
         # one draw per unit, in order (drawn at once: the same numbers as one by one)
         for i, (unit, u) in enumerate(zip(units, rng.random(len(units)).tolist(), strict=True)):
+            if i in task_units:
+                out.append(_Item("task", (-1, i), unit))
+                continue
             keep = u < self.p_retain_fact
             if keep and used + len(unit) + 3 <= limit:
                 out.append(_Item("earlier", (-1, i), unit))
