@@ -66,3 +66,16 @@ def test_a_plan_by_hand():
     assert f"({8 - SHOWN_DONE} earlier items done)" in last and last.count("- [x] ") == SHOWN_DONE
     assert last.count("- [ ] ") == 3
     assert last.rsplit("\n", 1)[1].startswith(f"Next step: start '{ups[6].opened[0]}'")
+
+
+def test_inspect_shows_the_task_state_apart_from_the_planted_facts(tmp_path):
+    from workbench.continuity.inspect import inspect_dataset
+    from workbench.synth.generate import generate_dataset
+
+    ds = generate_dataset(GeneratorConfig(events=6000, seed=1, facts=5, task_state=True), tmp_path / "ds")
+    lab = inspect_dataset(ds.path)["labels"]
+    tasks = ds.facts().filter(pl.col("kind") == "task")
+    assert lab["facts"]["total"] == 5 and "task" not in lab["facts"]["by_kind"]
+    by = lab["task_state"]["by_kind"]
+    assert lab["task_state"]["total"] == tasks.height == by["open"] + by["done"] + by["next_step"]
+    assert by["next_step"] == tasks["seq"].n_unique() and by["open"] == by["done"] + 3  # 3 opened first

@@ -69,6 +69,13 @@ class TaskUpdate:
     facts: tuple[TaskFact, ...]
 
 
+def role_of(answer: str) -> str:
+    """The role of a planted task-state fact, from its answer: ``done``, ``next_step`` or ``open``."""
+    if answer.startswith("[x] "):
+        return "done"
+    return "next_step" if answer.startswith("Next step: ") else "open"
+
+
 def item_pool() -> list[str]:
     return [f"{v} {o}{s}" for v in _VERBS for o in _OBJECTS for s in _SCOPES]
 
