@@ -115,8 +115,5 @@ def task_retention(table) -> dict[str, float | None]:
     items of a real log; the todo items, their completion and the next steps a synthetic
     dataset planted with ``task_state``): what users most often say compaction loses.
     ``None`` for a policy with no task probe."""
-    import polars as pl
-
-    t = table.filter(pl.col("fact_kind") == TASK_KIND)
-    got = dict(t.group_by("policy").agg((pl.col("status") != "lost").mean()).iter_rows())
-    return {p: got.get(p) for p in table["policy"].unique(maintain_order=True).to_list()}
+    by_policy, _ = retention_summary(table)
+    return dict(zip(by_policy["policy"].to_list(), by_policy["task_retention"].to_list(), strict=True))
