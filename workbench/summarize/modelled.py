@@ -27,7 +27,8 @@ secret cannot sneak back in; a span with far more text than the summary can hold
 through a random subset of its events. A ``previous_summary`` is carried forward line by
 line, each line kept with ``p_retain_fact`` (folding loses detail), within half the
 budget (with ``task_state``, the lines of its *Task state* section always). The size
-follows ``target_tokens`` (about 4 characters a token); kept labels are always written, even past the target (``diagnostics["over_budget"]``).
+follows ``target_tokens`` (about 4 characters a token); kept labels are always written,
+even past the target (``diagnostics["over_budget"]``).
 
 ``result.retained`` lists the fact labels kept and the secret labels copied verbatim;
 ``diagnostics`` has ``retained_facts``, ``paraphrased_facts``, ``dropped_facts``, ``incidental_facts`` (dropped

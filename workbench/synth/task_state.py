@@ -3,11 +3,11 @@ with TodoWrite / update_plan-style tool calls, whose items move from open to don
 step it says comes next — what users most often say compaction loses (docs/targets.md,
 issue 27: "the task state — what is done, what remains, the next action").
 
-The plan is a list of updates; each update is one tool call that writes the whole list
-(``- [x]`` done — the latest :data:`SHOWN_DONE`, older ones counted —, ``- [ ]`` open, as Codex's ``update_plan`` and Claude Code's TodoWrite
-render it) followed by ``Next step: ...``. The first update opens :data:`OPENING_ITEMS`
-items; every later one marks the oldest open item done and, while items remain to draw,
-opens a new one, so the list always has open work. Each update labels, as facts of kind
+The plan is a list of updates; each update is one tool call that writes the whole list as
+Codex's ``update_plan`` and Claude Code's TodoWrite render it — ``- [x]`` done (the latest
+:data:`SHOWN_DONE`; older ones are counted), ``- [ ]`` open — followed by ``Next step: ...``.
+The first update opens :data:`OPENING_ITEMS` items; every later one marks the oldest open
+item done and, while items remain to draw, opens a new one, so the list always has open work. Each update labels, as facts of kind
 ``task`` (the kind real logs' task state has, :mod:`workbench.evaluate.log_facts`):
 
 * every item it opens — the answer is the item's text (``role`` ``open``);
