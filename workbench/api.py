@@ -29,7 +29,8 @@ def load_dataset(path: str | Path):
 def generate(profile: str = "coding", *, events: int = 20_000, seed: int = 0, out: str | Path,
              force: bool = False, **options: Any):
     """Generate a seeded synthetic dataset into ``out`` (options: ``text``, ``tokenizers``,
-    ``facts``, ``secrets``, ``hard_negatives``, ``continuity_id``)."""
+    ``facts``, ``secrets``, ``hard_negatives``, ``continuity_id``, ``secret_families``,
+    ``task_state``)."""
     from workbench.synth.generate import GeneratorConfig, generate_dataset
 
     if "tokenizers" in options and options["tokenizers"] is not None:

@@ -94,8 +94,10 @@ def run_demo(root: Path = PROJECT, *, events: int = 60_000, say=print, audit_eve
     render_text(inspect_dataset(ds_syn.path))
     out["synthetic"] = ds_syn.path
     audit = root / "datasets" / "demo-audit"
-    say(f"   and a smaller one for the text-level audit ({audit_events:,} events, seed 2) -> {audit}")
-    out["audit"] = generate_dataset(GeneratorConfig(profile="coding", events=audit_events, seed=2), audit).path
+    say(f"   and a smaller one for the text-level audit, with an evolving task state (a todo list and the next "
+        f"step) whose retention the audit reports apart ({audit_events:,} events, seed 2) -> {audit}")
+    out["audit"] = generate_dataset(GeneratorConfig(profile="coding", events=audit_events, seed=2, task_state=True),
+                                    audit).path
     long = root / "datasets" / "demo-long-running"
     say(f"   and a long-running one whose summaries are summarized again and again ({long_events:,} events, "
         f"{LONG_FACTS} planted facts, seed 3) -> {long}")

@@ -147,9 +147,11 @@ def policies(draw, window: int):
                       soft_trim_tail_chars=draw(st.sampled_from([0, 20, 150, 1500])),
                       hard_clear=draw(st.booleans()),
                       placeholder_tokens=draw(st.sampled_from([0, 8, 40])))
+    emergency = draw(st.sampled_from(["compact", "truncate", "truncate_half"]))
+    if compaction.kind == "summary":  # a task-state checkpoint's block (issue 31)
+        compaction = replace(compaction, task_state_tokens=draw(st.sampled_from([0, 700])))
     return Policy("random", trigger=trigger, compaction=compaction, masking=masking, flush=flush,
-                  compile=compile_, provider=provider, pruning=pruning,
-                  emergency=draw(st.sampled_from(["compact", "truncate", "truncate_half"])))
+                  compile=compile_, provider=provider, pruning=pruning, emergency=emergency)
 
 
 # fields the strategy leaves at their defaults, with why; every other field of every section

@@ -30,6 +30,10 @@ secret); in ``leaky-summarizer.json`` two partial base64 copies whose length is 
 multiple of 4 (173 and 17 characters) now decode and leak (leakage rows 185 and 337, so sr1-off's
 ``leaks_context`` 34 -> 35), and texts rows 19 and 125 lose a cut-short escape, which SR-1 carries
 into openclaw-flush's later summaries (texts rows 127-149; retention row 285 memory -> summary).
+
+Issue 27 item 5 added the task state's retention to every policy's headline
+(``task_retention``): ``null`` in both goldens, whose datasets plant no task state; every
+other figure is unchanged.
 """
 
 from __future__ import annotations

@@ -24,6 +24,9 @@ def generate(
     tokenizer: Annotated[list[str] | None, typer.Option(help="token-count columns to store")] = None,
     secret_families: Annotated[str, typer.Option(
         help="core | all (all: also the vendor families of docs/redaction-coverage.md)")] = "core",
+    task_state: Annotated[bool, typer.Option(
+        "--task-state", help="also plant an evolving task state (a todo list whose items move from open to "
+                             "done, and the next step) as facts of kind task")] = False,
     force: Force = False,
 ) -> None:
     """Generate a seeded synthetic continuity dataset."""
@@ -31,7 +34,7 @@ def generate(
 
     cfg = GeneratorConfig(profile=profile, events=events, seed=seed, text=text,
                           tokenizers=tuple(tokenizer) if tokenizer else None, continuities=continuities,
-                          secret_families=secret_families)
+                          secret_families=secret_families, task_state=task_state)
     ds = generate_dataset(cfg, out, progress=sys.stderr.isatty(), force=force)
     c = ds.manifest["counts"]
     tasks = f"{c['continuities']:,} continuities, " if continuities > 1 else ""

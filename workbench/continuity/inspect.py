@@ -108,12 +108,19 @@ def _run_usage(manifest: dict[str, Any]) -> dict[str, Any]:
 
 
 def _labels(ds) -> dict[str, Any]:
-    facts = ds.facts()
+    from workbench.synth.task_state import TASK_KIND, role_of
+
+    labelled = ds.facts()
+    # the task state (generate --task-state) apart from the planted facts, by role
+    facts = labelled.filter(labelled["kind"] != TASK_KIND)
+    task = labelled.filter(labelled["kind"] == TASK_KIND)["answer"].to_list()
     secrets = ds.secrets()
     pos = secrets.filter(~secrets["negative"]).unique("secret_id", keep="first", maintain_order=True)
     neg = secrets.filter(secrets["negative"])
     return {
         "facts": {"total": facts.height, "by_kind": _counts(facts["kind"]) if facts.height else {}},
+        "task_state": {"total": len(task), "by_kind": {r: n for r in ("open", "done", "next_step")
+                                                       if (n := sum(1 for a in task if role_of(a) == r))}},
         "secrets": {
             "total": pos.height,
             "by_kind": _counts(pos["kind"]) if pos.height else {},
@@ -168,11 +175,14 @@ def render_text(info: dict[str, Any]) -> None:
                   f"preTokens {c['pre_tokens'] if c['pre_tokens'] is not None else '?'}")
     con.print(f"summaries: {info['summaries']}")
     lab = info["labels"]
-    if lab["facts"]["total"] or lab["secrets"]["total"] or lab["hard_negatives"]["total"]:
+    keys = ("facts", "task_state", "secrets", "hard_negatives")
+    if any(lab.get(key, {}).get("total") for key in keys):
         t = Table("label", "total", "by kind", title="Planted labels")
-        for key in ("facts", "secrets", "hard_negatives"):
+        for key in keys:
+            if key == "task_state" and not lab[key]["total"]:
+                continue  # planted only with generate --task-state
             by = ", ".join(f"{k} {v}" for k, v in lab[key]["by_kind"].items())
-            t.add_row(key, str(lab[key]["total"]), by)
+            t.add_row(key.replace("_", " "), str(lab[key]["total"]), by)
         print_table(t)
     if "import" in info:
         con.print(f"import: on_error={info['import']['on_error']}, skipped {info['import']['skipped_total']}")

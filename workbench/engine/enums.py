@@ -188,8 +188,11 @@ N_KINDS = 15
  P_PRUNE_TTL_MS, P_PRUNE_KEEP, P_PRUNE_SOFT_RATIO, P_PRUNE_HARD_RATIO, P_PRUNE_HARD_ON, P_PRUNE_MIN,
  P_PRUNE_SOFT_OVER, P_PRUNE_SOFT_KEEP, P_PRUNE_PLACEHOLDER,
  # two layers (workbench.engine.provider_window): the local checkpoint's trigger and prompt
- P_LOCAL_TOKENS, P_LOCAL_PROMPT) = range(39)
-N_PARAMS = 39
+ P_LOCAL_TOKENS, P_LOCAL_PROMPT,
+ # ---- added by branch `task` (issue 31, task-state-checkpoints): the tokens of the fixed
+ # task-state block every summary carries on top of its modelled size (0: none)
+ P_TASK_STATE_TOKENS) = range(40)
+N_PARAMS = 40
 
 # a share (of the tail's tokens) as an integer in parts per million: both engines compute the
 # kept tokens as ``ppm * tokens // SHARE_SCALE`` so that they agree to the token

@@ -66,6 +66,7 @@ from workbench.engine.enums import (
     P_SUMMARY_CAP,
     P_SUMMARY_FLOOR,
     P_SUMMARY_RATIO,
+    P_TASK_STATE_TOKENS,
     P_TRIGGER_VALUE,
     P_TTL_MS,
     P_WINDOW,
@@ -1040,7 +1041,7 @@ def _merge_if_needed_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
         return
     total = st[S_STOK]
     merged = clamp_summary_nb(total, params[P_SUMMARY_RATIO], params[P_SUMMARY_CAP],
-                              params[P_SUMMARY_FLOOR])
+                              params[P_SUMMARY_FLOOR]) + np.int64(params[P_TASK_STATE_TOKENS])
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
     _account_nb(1, False, st[C_PREFIX] + total, st[C_SUM_PROMPT], r, CallKind.MERGE, merged, before, before, 0,
                 nvp, st, params,
@@ -1084,6 +1085,8 @@ def _compact_nb(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev
         else:
             item_tokens = clamp_summary_nb(st[S_STOK] + span_tokens, params[P_SUMMARY_RATIO],
                                            params[P_SUMMARY_CAP], params[P_SUMMARY_FLOOR])
+        if s == Strategy.SUMMARY:  # reference.summary_size: a task-state checkpoint's block on top
+            item_tokens += np.int64(params[P_TASK_STATE_TOKENS])
         artifact = st[S_NEXT_ART]
         st[S_NEXT_ART] = artifact + 1
         key = 0 if st[C_SHARES] != 0 else 1

@@ -132,6 +132,12 @@ class Compaction:
     # checkpoint once this many raw tokens followed the last one (0: none) ...
     local_tokens: int = 0
     local_prompt_tokens: int = 0  # ... asked with this instruction
+    # summary: a task-state checkpoint (issue 31's task-state-checkpoints): every summary also
+    # carries the task state (done, remaining, next step, decisions) in a fixed structure of
+    # this many tokens on top of its ratio/floor/cap size, since structured summaries compress
+    # less (openai/codex#35935, openclaw/openclaw#22542); the summarizer keeps every task-state
+    # fact (workbench.summarize.settings.policy_options). 0: a stock summary
+    task_state_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -293,6 +299,9 @@ class Policy:
             (self.compaction.local_tokens == 0 or (self.compaction.kind == "opaque" and self.compaction.accumulate
                                                    and self.compaction.retain == "none"),
              "compaction.local_tokens (a local checkpoint layer) needs kind opaque, accumulate, retain none"),
+            (self.compaction.task_state_tokens >= 0, "compaction.task_state_tokens must be >= 0"),
+            (self.compaction.task_state_tokens == 0 or self.compaction.kind == "summary",
+             "compaction.task_state_tokens (a task-state checkpoint in every summary) needs kind summary"),
         ]
         checks += self._flush_checks()
         for ok, msg in checks:
@@ -458,6 +467,7 @@ class Policy:
         params[E.P_PROBE_PROMPT] = c.probe_prompt_tokens if c.kind == "summary" else 0
         params[E.P_LOCAL_TOKENS] = c.local_tokens
         params[E.P_LOCAL_PROMPT] = c.local_prompt_tokens
+        params[E.P_TASK_STATE_TOKENS] = c.task_state_tokens
         self._lower_pruning(params)
         return kinds, params
 
@@ -485,7 +495,8 @@ class Policy:
 # fields added after runs were made: at their defaults they stay out of the digest, so the
 # ids of every earlier policy (and of the runs and artifacts built on them) do not change
 _ADDED_FIELDS = {"trigger": {"scope": "total", "keep_last_share": 0.0},
-                 "compaction": {"probe_prompt_tokens": 0, "local_tokens": 0, "local_prompt_tokens": 0},
+                 "compaction": {"probe_prompt_tokens": 0, "local_tokens": 0, "local_prompt_tokens": 0,
+                                "task_state_tokens": 0},
                  "masking": {"keep_tokens": 0, "at_least_tokens": 0, "keep_results": 0, "idle_s": 0.0}}
 
 #: section name -> its dataclass: the one list of policy sections

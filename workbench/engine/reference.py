@@ -111,8 +111,10 @@ class _Replay:
         self.events: list[tuple[int, ...]] = []
 
     def summary_size(self, source: int) -> int:
-        """The modelled size of a summary of ``source`` tokens under this policy."""
-        return clamp_summary(source, self.p[E.P_SUMMARY_RATIO], self.p[E.P_SUMMARY_CAP], self.p[E.P_SUMMARY_FLOOR])
+        """The modelled size of a summary of ``source`` tokens under this policy: clamped, plus
+        the task-state block a task-state checkpoint carries (0 unless the policy summarizes)."""
+        return (clamp_summary(source, self.p[E.P_SUMMARY_RATIO], self.p[E.P_SUMMARY_CAP], self.p[E.P_SUMMARY_FLOOR])
+                + int(self.p[E.P_TASK_STATE_TOKENS]))
 
     # ---- compile ------------------------------------------------------------------
     def head(self, p: int) -> list[int]:

@@ -9,8 +9,8 @@ from typing import Any
 
 def policy_headlines(result, texts, leaks, by_policy, *, labelled: bool) -> dict[str, dict[str, Any]]:
     """The headline per policy: derived texts and their redactions, secrets, leaks into
-    stored summaries and memory and into the context, retention (leaks None when the
-    dataset has no planted secrets: nothing to count them against)."""
+    stored summaries and memory and into the context, retention and the task state's retention
+    (leaks None when the dataset has no planted secrets: nothing to count them against)."""
     import polars as pl
 
     from workbench.evaluate.texts import policies_of
@@ -31,5 +31,8 @@ def policy_headlines(result, texts, leaks, by_policy, *, labelled: bool) -> dict
                                   .n_unique()) if labelled else None),
             "retention": float(rp["retention"][0]) if rp.height else None,
             "fact_probes": int(rp["probes"][0]) if rp.height else 0,
+            # the task state apart (None without task probes: a dataset that plants none)
+            "task_retention": (float(rp["task_retention"][0]) if rp.height and rp["task_retention"][0] is not None
+                               else None),
         }
     return headline

@@ -23,6 +23,9 @@ from workbench.evaluate.matching import JoinScan, Memo
 from workbench.evaluate.texts import policies_of
 
 DISTANCES = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
+# the task state (a real log's: workbench.evaluate.log_facts; a synthetic one's:
+# workbench.synth.task_state), reported apart from the other facts
+TASK_KIND = "task"
 STATUSES = ("raw", "summary", "memory", "lost")
 
 
@@ -92,27 +95,25 @@ def retention_table(result, dataset, texts, *, distances=DISTANCES,
 
 
 def retention_summary(table):
-    """Share of probes retained (any channel) per policy, and per distance."""
+    """Share of probes retained (any channel) per policy, and per distance. The task state
+    is reported apart too: ``task_probes`` and ``task_retention`` (null without task probes)."""
     import polars as pl
 
     retained = pl.col("status") != "lost"
+    is_task = pl.col("fact_kind") == TASK_KIND
     by_policy = table.group_by("policy", maintain_order=True).agg(
         pl.len().alias("probes"), retained.mean().alias("retention"),
-        *[(pl.col("status") == s).mean().alias(f"share_{s}") for s in STATUSES])
+        *[(pl.col("status") == s).mean().alias(f"share_{s}") for s in STATUSES],
+        is_task.sum().cast(pl.Int64).alias("task_probes"), retained.filter(is_task).mean().alias("task_retention"))
     by_distance = table.group_by("policy", "distance", maintain_order=True).agg(
         pl.len().alias("probes"), retained.mean().alias("retention")).sort("policy", "distance")
     return by_policy, by_distance
 
 
-TASK_KIND = "task"  # a real log's task state (workbench.evaluate.log_facts), reported apart
-
-
 def task_retention(table) -> dict[str, float | None]:
     """Per policy, the share of task-state probes retained (the user's requests and todo
-    items of a real log): what users most often say compaction loses. ``None`` for a policy
-    with no task probe (a synthetic dataset plants no task state)."""
-    import polars as pl
-
-    t = table.filter(pl.col("fact_kind") == TASK_KIND)
-    got = dict(t.group_by("policy").agg((pl.col("status") != "lost").mean()).iter_rows())
-    return {p: got.get(p) for p in table["policy"].unique(maintain_order=True).to_list()}
+    items of a real log; the todo items, their completion and the next steps a synthetic
+    dataset planted with ``task_state``): what users most often say compaction loses.
+    ``None`` for a policy with no task probe."""
+    by_policy, _ = retention_summary(table)
+    return dict(zip(by_policy["policy"].to_list(), by_policy["task_retention"].to_list(), strict=True))

@@ -28,13 +28,17 @@ def print_evaluation(report: dict, fmt: str = "table") -> None:
     """The redaction audit's headline per policy."""
     rows = [{"policy": name, "sr1": "on" if h["sr1"] else "off", "secrets": h["secrets"],
              "leaks": leak_cell(h), "leaks_context": h["leaks_context"] if h.get("leaks_context") is not None else "–",
-             "retention": h["retention"], "redactor_findings": h.get("redactions")}
+             "retention": h["retention"], "task_retention": h.get("task_retention"),
+             "redactor_findings": h.get("redactions")}
             for name, h in report["policies"].items()]
-    emit(rows, ["policy", "sr1", "secrets", "leaks", "leaks_context", "retention", "redactor_findings"],
+    emit(rows, ["policy", "sr1", "secrets", "leaks", "leaks_context", "retention", "task_retention",
+                "redactor_findings"],
          fmt=fmt, title=f"Redaction and retention ({report.get('summarizer')} summarizer)", name="evaluation",
          headers={"sr1": "SR-1", "leaks": "leaks (summaries+memory)",
-                  "leaks_context": "in context after compaction", "redactor_findings": "redactor findings"},
-         display={"retention": lambda v: "-" if v is None else f"{v:.1%}"})
+                  "leaks_context": "in context after compaction", "redactor_findings": "redactor findings",
+                  "task_retention": "task state"},
+         display={"retention": lambda v: "-" if v is None else f"{v:.1%}",
+                  "task_retention": lambda v: "-" if v is None else f"{v:.1%}"})
     samples = report.get("summary_samples") or {}
     if samples.get("samples", 1) > 1:
         print_spread(samples, fmt)

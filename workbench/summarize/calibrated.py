@@ -12,7 +12,9 @@ For a planted fact of a synthetic continuity the profile is asked about
 
 * its kind, as the log fact kind it stands for (:data:`SYNTHETIC_KINDS`: a planted
   ``file_path`` is a ``path``; a port, version, constant, ticket or date a ``number``; a
-  host name a ``url``; an owner or codename an ``identifier``);
+  host name a ``url``; an owner or codename an ``identifier``; a planted task-state fact
+  (:mod:`workbench.synth.task_state`) is a ``task``, kept with the profile's task-state
+  probability — or always, under a task-state checkpoint, option ``task_state``);
 * its mention count: the span's events whose text holds its answer;
 * its recency: the user messages after the event that planted it (each opens at least one
   request; the span does not carry request numbers).

@@ -7,7 +7,8 @@ it decides per label, with fixed probabilities:
 
 * a planted fact is kept (its sentence appears in *Key facts*) with ``p_retain_fact`` (or
   ``keep_fact(label, request)``, a calibrated per-fact probability:
-  :mod:`workbench.summarize.retention_profile`),
+  :mod:`workbench.summarize.retention_profile`; with ``task_state``, a task-state checkpoint,
+  a fact of kind ``task`` always, in a *Task state* section of its own),
   else paraphrased with ``p_paraphrase_fact`` (the sentence with the answer in one of its
   alternate forms, :mod:`workbench.synth.fact_forms`; a kind without one is dropped),
   else dropped;
@@ -25,8 +26,9 @@ that touch no label (nor any occurrence of a label's text), so a dropped fact or
 secret cannot sneak back in; a span with far more text than the summary can hold is read
 through a random subset of its events. A ``previous_summary`` is carried forward line by
 line, each line kept with ``p_retain_fact`` (folding loses detail), within half the
-budget. The size follows ``target_tokens`` (about 4 characters a token); kept labels are
-always written, even past the target (``diagnostics["over_budget"]``).
+budget (with ``task_state``, the lines of its *Task state* section always). The size
+follows ``target_tokens`` (about 4 characters a token); kept labels are always written,
+even past the target (``diagnostics["over_budget"]``).
 
 ``result.retained`` lists the fact labels kept and the secret labels copied verbatim;
 ``diagnostics`` has ``retained_facts``, ``paraphrased_facts``, ``dropped_facts``, ``incidental_facts`` (dropped
@@ -82,17 +84,19 @@ from workbench.summarize.filler import ERROR_RE, fill
 from workbench.summarize.filler import Item as _Item
 from workbench.synth.fact_forms import alternate_forms
 
+TASK_KIND = "task"  # task-state facts (synthetic: workbench.synth.task_state; real: log_facts)
+
 # section keys in output order, and their titles per purpose
-SECTIONS = ("intent", "earlier", "facts", "files", "errors", "solving", "pending", "current")
+SECTIONS = ("intent", "earlier", "task", "facts", "files", "errors", "solving", "pending", "current")
 _TITLES = {
     "compaction": {
         "intent": "Primary request and intent", "earlier": "Earlier context",
-        "facts": "Key facts and decisions", "files": "Files and code",
-        "errors": "Errors and fixes", "solving": "Problem solving",
+        "task": "Task state (done, remaining, next step)", "facts": "Key facts and decisions",
+        "files": "Files and code", "errors": "Errors and fixes", "solving": "Problem solving",
         "pending": "Pending tasks", "current": "Current work",
     },
     "flush": {
-        "intent": "Context", "earlier": "Existing notes", "facts": "Durable facts",
+        "intent": "Context", "earlier": "Existing notes", "task": "Task state", "facts": "Durable facts",
         "files": "Files", "errors": "Known problems", "solving": "Notes",
         "pending": "Open items", "current": "Latest state",
     },
@@ -172,10 +176,14 @@ class ModelledSummarizer:
                  p_marker_leak: float = 0.05, p_keep_negative: float = 0.3,
                  copy_form: str = "surface", chars_per_token: float = CHARS_PER_TOKEN,
                  tokenizer: str | None = None, max_item_chars: int = 240,
-                 keep_fact: Callable[[SpanLabel, SummaryRequest], float] | None = None):
+                 keep_fact: Callable[[SpanLabel, SummaryRequest], float] | None = None,
+                 task_state: bool = False):
         self.seed = 0 if seed is None else int(seed)
         # a fact's own keep probability (a calibrated profile) in place of p_retain_fact
         self.keep_fact = keep_fact
+        # a task-state checkpoint (the policy's compaction.task_state_tokens): every task-state
+        # fact is kept, in a section of its own; the other facts as without it
+        self.task_state = bool(task_state)
         self.p_retain_fact = check_probability("p_retain_fact", p_retain_fact)
         self.p_paraphrase_fact = check_probability("p_paraphrase_fact", p_paraphrase_fact)
         if self.p_retain_fact + self.p_paraphrase_fact > 1.0 + 1e-12:
@@ -239,11 +247,11 @@ class ModelledSummarizer:
                                              req.draw, lb.label_id))
             u = lrng.random()
             if lb.is_fact:
-                p_keep = (self.p_retain_fact if self.keep_fact is None
-                          else check_probability("keep_fact", self.keep_fact(lb, req)))
+                p_keep = self.keep_probability_of(lb, req)
                 forms = alternate_forms(lb.kind, lb.value) if u >= p_keep else ()
                 if u < p_keep:
-                    items.append(_Item("facts", (lb.seq, lb.start), self._fact_line(lb, texts, spans_by_seq)))
+                    section = "task" if self.task_state and lb.kind == TASK_KIND else "facts"
+                    items.append(_Item(section, (lb.seq, lb.start), self._fact_line(lb, texts, spans_by_seq)))
                     retained.append(lb.label_id)
                     diag["retained_facts"].append(lb.label_id)
                 elif u < p_keep + self.p_paraphrase_fact and forms:
@@ -328,6 +336,15 @@ class ModelledSummarizer:
                     filler_items=len(filler), carried_lines=len(carried))
         return SummaryResult(text=text, backend=self.name, retained=tuple(retained),
                              diagnostics=diag)
+
+    def keep_probability_of(self, lb: SpanLabel, req: SummaryRequest) -> float:
+        """The probability that fact ``lb`` is kept: 1 for a task-state fact under a task-state
+        checkpoint, else ``keep_fact`` (a calibrated profile) or ``p_retain_fact``."""
+        if self.task_state and lb.kind == TASK_KIND:
+            return 1.0
+        if self.keep_fact is None:
+            return self.p_retain_fact
+        return check_probability("keep_fact", self.keep_fact(lb, req))
 
     # ------------------------------------------------------------------ pieces
 
@@ -426,6 +443,9 @@ class ModelledSummarizer:
         in_fence = False
         block: list[str] = []
         units: list[str] = []
+        task_units: set[int] = set()  # a task-state checkpoint's lines: carried whole, every time
+        task_headings = {f"### {t['task']}" for t in _TITLES.values()}
+        in_task = False
         for line in previous.split("\n"):  # keep fenced blocks whole
             if line.strip().startswith("```"):
                 block.append(line)
@@ -436,12 +456,19 @@ class ModelledSummarizer:
                 continue
             if in_fence:
                 block.append(line)
-            elif line.strip() and not line.lstrip().startswith("#"):
+            elif line.lstrip().startswith("#"):
+                in_task = self.task_state and line.strip() in task_headings
+            elif line.strip():
+                if in_task:
+                    task_units.add(len(units))
                 units.append(line.strip().removeprefix("- ").strip())
         if block:
             units.append("\n".join(block))
         # one draw per unit, in order (drawn at once: the same numbers as one by one)
         for i, (unit, u) in enumerate(zip(units, rng.random(len(units)).tolist(), strict=True)):
+            if i in task_units:
+                out.append(_Item("task", (-1, i), unit))
+                continue
             keep = u < self.p_retain_fact
             if keep and used + len(unit) + 3 <= limit:
                 out.append(_Item("earlier", (-1, i), unit))

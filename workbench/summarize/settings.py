@@ -61,10 +61,27 @@ def _set_fields(policy) -> list[str]:
     return [f"summarizer.{k}" for k in ("prompt", "model") if getattr(s, k) is not None]
 
 
+#: the summarizers that write a task-state checkpoint themselves (option ``task_state``)
+TASK_STATE_SUMMARIZERS = ("modelled", "calibrated")
+
+
 def policy_options(summarizer: str, options: dict[str, Any] | None, policy, *,
                    root: str | Path | None = None) -> dict[str, Any]:
-    """The backend options ``policy``'s texts are written with."""
+    """The backend options ``policy``'s texts are written with. A policy whose summaries carry a
+    task-state checkpoint (``compaction.task_state_tokens`` > 0) has the modelled summarizers
+    keep every task-state fact (``task_state``); the HTTP one must be told by its prompt
+    (``summarizer.prompt``); the others cannot write one, which is an error, not a setting
+    silently ignored."""
     options = dict(options or {})
+    if policy.compaction.task_state_tokens > 0:
+        if summarizer in TASK_STATE_SUMMARIZERS:
+            options["task_state"] = True
+        elif not (summarizer == "http" and policy.summarizer.prompt is not None):
+            raise SummarizerConfigError(
+                f"policy {policy.name!r} writes a task-state checkpoint in every summary "
+                f"(compaction.task_state_tokens); the {summarizer!r} summarizer cannot: evaluate with "
+                f"--summarizer {' or '.join(TASK_STATE_SUMMARIZERS)}, or with http and a summarizer.prompt "
+                "that asks for the task state")
     fields = _set_fields(policy)
     if not fields:
         return options

@@ -392,15 +392,12 @@ def _run_rows(ds, inputs, policy, *, run_id: str, seed: int, engine: str, tokeni
 
     result = simulate(ds, [policy], engine=engine, tokenizer=tokenizer, seed=seed, run_id=run_id,
                       inputs=inputs)
-    from workbench.evaluate.retention import task_retention
-
     ev = evaluate_run(result, ds, summarizer=evaluate.get("summarizer", "modelled"),
                       summarizer_options=evaluate.get("options") or None,
                       baseline=bool(evaluate.get("baseline", False)), compactions=False, root=root)
     report = ev["report"]
     headline = dict(report["policies"][policy.name])
-    headline["over_redaction"] = report.get("over_redaction")
-    headline["task_retention"] = task_retention(ev["retention"]).get(policy.name)
+    headline["over_redaction"] = report.get("over_redaction")  # the headline carries task_retention
     rows = [{**row, "seed": seed, **{k: headline.get(k) for k in EVALUATION}}
             for row in result.summary.to_dicts()]
     return rows, headline

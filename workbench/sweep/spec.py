@@ -53,7 +53,7 @@ ENGINES = ("kernel", "reference", "batch")  # batch: structural metrics, many co
 SPEC_KEYS = {"name", "description", "dataset", "base", "parameters", "mode", "seeds", "evaluate",
              "engine", "tokenizer"}
 GENERATE_KEYS = {"profile", "events", "seed", "text", "tokenizers", "facts", "secrets",
-                 "hard_negatives", "continuity_id", "secret_families"}
+                 "hard_negatives", "continuity_id", "secret_families", "task_state"}
 
 
 class SpecError(WorkbenchError):

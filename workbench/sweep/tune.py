@@ -185,7 +185,7 @@ def _fmt(v: Any, name: str = "") -> str:
 
 
 SUMMARY_METRICS = ("cost_usd", "compactions", "flushes", "overflows", "truncations", "peak_context_tokens",
-                   "cache_hit_rate", "full_requests", "leaks", "retention")
+                   "cache_hit_rate", "full_requests", "leaks", "retention", "task_retention")
 
 
 def render_configs(agg, *, limit: int = 50, fmt: str = "table", file=None) -> None:
@@ -194,7 +194,9 @@ def render_configs(agg, *, limit: int = 50, fmt: str = "table", file=None) -> No
     from workbench.util.tables import emit
 
     params = _swept_columns(agg)
-    metrics = [c for c in SUMMARY_METRICS if c in agg.columns]
+    # the task state's column only where it was measured (a dataset that plants or names one)
+    metrics = [c for c in SUMMARY_METRICS if c in agg.columns
+               and (c != "task_retention" or agg[c].drop_nulls().len() > 0)]
     frame = agg.head(limit) if fmt == "table" else agg
     rows = [{**r, "runs": f"{r['runs_ok']}/{r['runs']}" if fmt == "table" and "runs_ok" in r else r.get("runs")}
             for r in frame.iter_rows(named=True)]

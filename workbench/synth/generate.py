@@ -51,6 +51,10 @@ class GeneratorConfig:
     #: families of docs/redaction-coverage.md and their hard negatives (a separate option so
     #: that every existing dataset draws exactly what it drew before)
     secret_families: str = "core"
+    #: plant an evolving task state (a todo list whose items move from open to done, and the
+    #: next step: :mod:`workbench.synth.task_state`); off by default, so that every existing
+    #: dataset draws exactly what it drew before
+    task_state: bool = False
 
     def resolved(self) -> GeneratorConfig:
         if self.profile not in PROFILES:
@@ -82,10 +86,11 @@ class GeneratorConfig:
 
 def _generator_record(cfg: GeneratorConfig) -> dict:
     """The config as a dataset records it; options at their defaults (``continuities``,
-    ``turn_scale``, ``secret_families``) are left out, so the metadata of a dataset generated
+    ``turn_scale``, ``secret_families``, ``task_state``) are left out, so the metadata of a dataset generated
     as before the options existed stays byte-identical."""
     rec = asdict(cfg)
-    for key, default in (("continuities", 1), ("turn_scale", 1.0), ("secret_families", "core")):
+    for key, default in (("continuities", 1), ("turn_scale", 1.0), ("secret_families", "core"),
+                         ("task_state", False)):
         if rec[key] == default:
             del rec[key]
     return rec

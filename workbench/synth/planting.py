@@ -3,7 +3,9 @@
 Each plant is appended to its event's pooled text (``pool text + "\\n\\n" + plant``) and
 recorded in a side table with the character span of the planted value in the final
 event text, so evaluations can trace it through summaries and compiled contexts.
-Secrets split across messages occupy two consecutive model-visible events.
+Secrets split across messages occupy two consecutive model-visible events. With
+``task_state`` on, todo-list updates are planted last into tool calls
+(:mod:`workbench.synth.task_state`), each labelling its facts of kind ``task``.
 """
 
 from __future__ import annotations
@@ -127,6 +129,15 @@ def plant_labels(cfg, st, pool, pool_idx, rng) -> Planted:
         s = sec.plant_negative(rng, neg_kinds[i % len(neg_kinds)])
         placed_secrets.append(([place(int(row), s.parts[0])], s))
 
+    # the task state draws last, so every label above is the same with it on or off
+    placed_tasks = []  # (where, TaskUpdate)
+    if getattr(cfg, "task_state", False):
+        from workbench.synth import task_state as ts
+
+        calls = take(np.flatnonzero(kind == EventKind.TOOL_CALL), ts.default_updates(kind.size))
+        for row, update in zip(calls, ts.plan_updates(rng, calls.size), strict=True):
+            placed_tasks.append((place(int(row), (update.text, 0, len(update.text))), update))
+
     # final texts, and where each part begins inside them
     rows = np.array(sorted(plants), dtype=np.int64)
     base: dict[tuple[int, int], int] = {}
@@ -152,6 +163,11 @@ def plant_labels(cfg, st, pool, pool_idx, rng) -> Planted:
         start, end = span(where)
         frows.append({"continuity": 0, "seq": where[0], "start": start, "end": end,
                       "fact_id": f.fact_id, "kind": f.kind, "probe": f.probe, "answer": f.answer})
+    task_facts = [(where, f) for where, update in placed_tasks for f in update.facts]
+    for i, (where, f) in enumerate(task_facts):
+        start, _ = span(where)
+        frows.append({"continuity": 0, "seq": where[0], "start": start + f.start, "end": start + f.end,
+                      "fact_id": f"task-{i:05d}", "kind": "task", "probe": f.probe, "answer": f.answer})
     srows = []
     for places, s in placed_secrets:
         for part_no, where in enumerate(places, start=1 if len(places) > 1 else 0):
