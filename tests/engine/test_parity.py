@@ -111,9 +111,11 @@ def policies(draw, window: int):
         placeholder_tokens=draw(st.sampled_from([0, 8, 40])),
         probe_prompt_tokens=draw(st.sampled_from([0, 0, 300])),
     )
-    if compaction.kind == "opaque" and compaction.accumulate and compaction.retain == "none":
-        # the local layer of a two-layer policy (engine.provider_window)
-        compaction = replace(compaction, local_tokens=draw(st.sampled_from([0, 1, 300, 3000])),
+    if draw(st.integers(0, 5)) == 0:
+        # the local layer of a two-layer policy (engine.provider_window), drawn on its own so
+        # the narrow shape it needs does not hang on a lucky combination of the draws above
+        compaction = replace(compaction, kind="opaque", accumulate=True, retain="none",
+                             local_tokens=draw(st.sampled_from([0, 1, 300, 3000])),
                              local_prompt_tokens=draw(st.sampled_from([0, 900])))
     by = draw(st.sampled_from(["turns", "turns", "tokens", "count"]))
     bound = by != "turns"

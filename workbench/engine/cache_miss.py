@@ -33,7 +33,8 @@ gives the expected cost and :data:`N_DRAWS` seeded draws; the band is their p10-
 Where it applies: imported logs whose harness and provider have a profile (the fidelity audit).
 Generated continuities have no harness traffic to fit: their replays are unchanged.
 
->>> doc = {"prior_weight": 0.0, "base_weight": 0.0, "logs": {"a": {"harness": "h", "release_line": "1.0", "provider": "p",
+>>> doc = {"prior_weight": 0.0, "base_weight": 0.0,
+...        "logs": {"a": {"harness": "h", "release_line": "1.0", "provider": "p",
 ...        "requests": [8, 2], "misses": [2, 0], "kept_prefix": 1}}}
 >>> prof = resolve(doc, "h", "1.0.3", "p")
 >>> prof.p_miss, prof.p_prefix

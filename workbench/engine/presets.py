@@ -253,8 +253,8 @@ SOURCE = {
                                 "(3600 here, 5400 for the other reading)",
     "codex-local": "openai/codex codex-rs/protocol/src/openai_models.rs ModelInfo::auto_compact_token_limit "
                    "(line 433 at rust-v0.154.0: (window x 9) / 10, a configured limit only lowers it), "
-                   "codex-rs/core/models.json; openai/codex#40095 (272k -> 244,800); the local compaction call sends the "
-                   "history with a Prompt::default() (no tool specs: codex-rs/core/src/codex/compact.rs, "
+                   "codex-rs/core/models.json; openai/codex#40095 (272k -> 244,800); the local compaction call "
+                   "sends the history with a Prompt::default() (no tool specs: codex-rs/core/src/codex/compact.rs, "
                    "run_compact_task_inner_inline, in the releases read), so it does not ride the cached prefix "
                    "(compaction.shares_cache = false)",
     "codex-remote": "openai/codex codex-rs/protocol/src/openai_models.rs; remote compaction path: "

@@ -7,7 +7,8 @@ The plan is a list of updates; each update is one tool call that writes the whol
 Codex's ``update_plan`` and Claude Code's TodoWrite render it — ``- [x]`` done (the latest
 :data:`SHOWN_DONE`; older ones are counted), ``- [ ]`` open — followed by ``Next step: ...``.
 The first update opens :data:`OPENING_ITEMS` items; every later one marks the oldest open
-item done and, while items remain to draw, opens a new one, so the list always has open work. Each update labels, as facts of kind
+item done and, while items remain to draw, opens a new one, so the list always has open work.
+Each update labels, as facts of kind
 ``task`` (the kind real logs' task state has, :mod:`workbench.evaluate.log_facts`):
 
 * every item it opens — the answer is the item's text (``role`` ``open``);
