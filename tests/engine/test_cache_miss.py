@@ -115,17 +115,33 @@ def test_misses_are_counted_from_the_recorded_reads():
     # leave-one-log-out: the only log left out, nothing to fit
     assert resolve(doc, "claude_code", "2.0.1", "anthropic", exclude="t") is None
     prof = resolve(doc, "claude_code", "2.0.1", "anthropic")
-    # provider: 1 miss in 1 request, shrunk toward "no miss" with 10; the harness and release
-    # line hold the same log: no new evidence, not counted again
-    assert prof.p_miss[USER_TURN] == pytest.approx(1 / 11)
-    assert prof.p_miss[TOOL_LOOP] == 0.0
+    # provider: 1 miss in 1 request, shrunk toward "no miss" with 10 (1 / 11), each class
+    # toward that with 20; the harness and release line hold the same log: not counted again
+    assert prof.p_miss[USER_TURN] == pytest.approx((1 + 20 / 11) / 21)
+    assert prof.p_miss[TOOL_LOOP] == pytest.approx(1 / 11)  # never seen: the pooled rate
     assert prof.source == "claude_code@2.0/anthropic"
-    # a second log of another release line: the provider pools both (1 in 10: 1 / 20), the
-    # 2.0 line has its one log, shrunk toward that with 20: (1 + 20 x 0.05) / (1 + 20)
+    # a second log of another release line: the provider pools both (1 in 10: 1 / 20; user
+    # turns (1 + 20 x 0.05) / (10 + 20) = 1 / 15), the 2.0 line has its one log, shrunk toward
+    # that with 20: (1 + 20 / 15) / (1 + 20)
     doc["logs"]["u"] = {**doc["logs"]["t"], "release_line": "2.1", "requests": [0, 9], "misses": [0, 0]}
     prof = resolve(doc, "claude_code", "2.0.1", "anthropic")
-    assert prof.p_miss[USER_TURN] == pytest.approx(2 / 21)
-    assert resolve(doc, "claude_code", "2.1.3", "anthropic").p_miss[USER_TURN] == pytest.approx((0 + 1) / 29)
+    assert prof.p_miss[USER_TURN] == pytest.approx((1 + 20 / 15) / 21)
+    assert resolve(doc, "claude_code", "2.1.3", "anthropic").p_miss[USER_TURN] == pytest.approx((0 + 20 / 15) / 29)
+
+
+def test_no_miss_prior_is_counted_once_not_per_class():
+    """9eda1058's counts (Bedrock, the only other Bedrock log when 624a4a58 is measured):
+    2 of 2 tool-loop and 1 of 2 user-turn requests missed. "No miss" weighs 10 requests over
+    the provider's pooled rate (3 / 14), not 10 per class (which gave 2 / 12 and 1 / 12:
+    less than the pooled rate on both classes); each class is shrunk toward 3 / 14 with 20."""
+    doc = {"logs": {"b": {"harness": "claude_code", "release_line": "2.1", "provider": "anthropic-bedrock",
+                          "requests": [2, 2], "misses": [2, 1], "kept_prefix": 0}}}
+    prof = resolve(doc, "claude_code", "2.0.76", "anthropic-bedrock")
+    pooled = 3 / 14
+    assert prof.p_miss[TOOL_LOOP] == pytest.approx((2 + 20 * pooled) / 22)
+    assert prof.p_miss[USER_TURN] == pytest.approx((1 + 20 * pooled) / 22)
+    # the expected misses over the observed requests are at least the pooled rate's
+    assert sum(n * p for n, p in zip((2, 2), prof.p_miss, strict=True)) >= 4 * pooled
 
 
 def test_bedrock_is_its_own_provider():

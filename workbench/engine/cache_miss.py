@@ -19,7 +19,11 @@ they are fitted from the logs' recorded usage per harness × release line × pro
 
 The chance of a miss per class and the chance a miss keeps the prefix are the counts pooled
 over the logs of a group, shrunk toward the wider group (release line → harness → provider)
-with a weight of :data:`PRIOR_WEIGHT` requests (:func:`resolve`). The fitted file holds each
+with a weight of :data:`PRIOR_WEIGHT` requests (:func:`resolve`); at the widest group the
+rate over all classes is shrunk toward "no miss" with :data:`BASE_WEIGHT` requests and each
+class's rate toward that pooled rate with :data:`PRIOR_WEIGHT` (the class is one more level:
+on 4 observed Bedrock requests, 2 per class, a per-class "no miss" prior of 10 each halved the
+chance the pooled counts give). The fitted file holds each
 log's counts, so the profile of any group *without* a given log (leave-one-log-out, which the
 fidelity audit uses for its predictive line) is computed from the same file.
 
@@ -39,6 +43,9 @@ Generated continuities have no harness traffic to fit: their replays are unchang
 >>> prof = resolve(doc, "h", "1.0.3", "p")
 >>> prof.p_miss, prof.p_prefix
 ((0.25, 0.0), 0.5)
+>>> doc["base_weight"], doc["prior_weight"] = 10.0, 20.0  # 2 in 10 pooled: 2 / 20 = 0.1, then per class
+>>> [round(p, 4) for p in resolve(doc, "h", "1.0.3", "p").p_miss]  # (2 + 20 x 0.1) / 28, (0 + 2) / 22
+[0.1429, 0.0909]
 """
 
 from __future__ import annotations
@@ -200,8 +207,14 @@ def resolve(doc: dict[str, Any], harness: str | None, version: str | None, provi
         n = np.sum([e["requests"] for e in entries], axis=0).astype(np.float64)
         m = np.sum([e["misses"] for e in entries], axis=0).astype(np.float64)
         kept = float(sum(e["kept_prefix"] for e in entries))
-        if p_miss is None:  # the widest level: shrunk toward the cache model's own "no miss"
-            p_miss = m / (n + base)
+        if p_miss is None:
+            # the widest level: its rate over all classes shrunk toward the cache model's own
+            # "no miss" (``base`` requests' worth in all, not per class), each class's rate
+            # shrunk toward that with ``weight`` like any narrower group (a class seen on a
+            # couple of requests is not given its raw rate, nor a share of "no miss" per class)
+            pooled_rate = m.sum() / (n.sum() + base) if n.sum() + base > 0 else 0.0
+            with np.errstate(invalid="ignore", divide="ignore"):  # a class never seen, weight 0: pooled
+                p_miss = np.where(n + weight > 0, (m + weight * pooled_rate) / (n + weight), pooled_rate)
             p_prefix = kept / m.sum() if m.sum() else 0.0
         else:
             p_miss = (m + weight * p_miss) / (n + weight)
