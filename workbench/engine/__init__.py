@@ -19,6 +19,10 @@ Who owns what (every module of the package; ``tests/test_architecture.py`` check
 * ``enums.py`` (codes) and ``records.py`` (ledger/event/totals layouts): what both
   engines and the tables share.
 * ``metrics.py`` (+ ``metrics_nb.py``): the summary columns.
+* ``cache_miss.py``: the provider's own cache misses inside the TTL, fitted per harness,
+  release line and serving provider; ``cache_miss_nb.py`` prices a replayed ledger under
+  them (expected cost and seeded draws) after either engine, ``cache_miss_reference.py`` its
+  plain-Python twin.
 * ``run.py``: ``simulate`` and ``run_totals`` (summary rows only), the API everything else
   calls; ``lean.py`` what keeps a large ``simulate`` within its memory budget. A run's
   event rows are built by :mod:`workbench.rundir.event_frames`, in the names of
