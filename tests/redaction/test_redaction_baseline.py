@@ -63,7 +63,7 @@ def test_gitleaks_columns_name_the_encoded_text_on_every_line():
     # percent-encoded on line 1 (1-based columns, end inclusive, line 2 shifted by its break)
     text = "line one\nconfig: token=R0lUSFVC= end\n"
     s, e, _ = _gitleaks_columns(text, {"StartLine": 2, "EndLine": 2, "StartColumn": 16,
-                                       "EndColumn": 26}, "github-pat")
+                                       "EndColumn": 24}, "github-pat")
     assert text[s:e] == "R0lUSFVC="
     text = "url: https://x.dev/?t=%67%68%70 ok"
     s, e, _ = _gitleaks_columns(text, {"StartLine": 1, "EndLine": 1, "StartColumn": 23,
