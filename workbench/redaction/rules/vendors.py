@@ -25,10 +25,11 @@ from __future__ import annotations
 import re
 
 from workbench.redaction.rules.shape import (
-    FIXED_HEADS,
+    _PLACEHOLDER_WORDS,
     Finding,
     _classes,
     _in_doc_example,
+    after_fixed_head,
     is_placeholder,
     is_wordy,
     is_wordy_strict,
@@ -204,14 +205,27 @@ def _piece_random(piece: str, hexes: str) -> bool:
     return _classes(piece) >= 2 and not is_wordy(piece) and not reads_as_words(piece)
 
 
-def _random_enough(value: str) -> bool:
-    """The variable part of a token looks issued, not written: no placeholder, no words."""
+#: Every filler word of a placeholder (ours and the shared ones of :mod:`.shape`), to cut a
+#: long body at them.
+_R_FILLER = re.compile("|".join(re.escape(w) for w in sorted(
+    set(_FILLER_WORDS) | set(_PLACEHOLDER_WORDS), key=len, reverse=True)), re.IGNORECASE)
+#: A body this long is issued, not typed: a filler word inside it is chance when a random
+#: stretch of at least half this length stands beside it (the base64 JSON claims of a
+#: 1Password service token, ~575 characters, hold ``YOUR`` or ``Sample`` now and then; a
+#: placeholder is filler throughout, see the vendor hard negatives).
+LONG_BODY = 64
+
+
+def _random_enough(value: str, *, long_body: bool = True) -> bool:
+    """The variable part of a token looks issued, not written: no placeholder, no words
+    (in a body of :data:`LONG_BODY` characters or more: a random stretch beside any filler
+    word)."""
     low = value.lower()
     if any(w in low for w in _FILLER_WORDS) or placeholder_after_head(value):
-        return False
-    for head in FIXED_HEADS:  # (alone, or followed by filler, a provider's fixed head)
-        if value.startswith(head):
-            value = value[len(head):]
+        return long_body and len(value) >= LONG_BODY and any(
+            len(piece) >= LONG_BODY // 2 and _random_enough(piece, long_body=False)
+            for piece in _R_FILLER.split(value))
+    value = after_fixed_head(value)  # (alone, or followed by filler, a provider's fixed head)
     # (a mode word glued to the body, ``FLWSECK_TEST1428eb...``, is part of the prefix)
     body = _R_MODE_WORD.sub("", value)
     pieces = _R_BODY_PIECES.findall(body)

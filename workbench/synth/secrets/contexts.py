@@ -15,6 +15,7 @@ from collections.abc import Callable
 from workbench.synth.secrets.draw import Rng, _pick
 from workbench.synth.secrets.formats import _URL_HOSTS, _URL_USERS
 from workbench.synth.secrets.slots import SLOT_FORMATS, _quote, header_slot, slot_line
+from workbench.synth.secrets.vendors import KEY_NAMED_FORMATS
 
 _LABELS: dict[str, tuple[tuple[str, ...], str]] = {
     "aws_access_key_id": (("AWS_ACCESS_KEY_ID",), "AWS access key"),
@@ -247,7 +248,7 @@ def ctx_yaml(secret: str, rng: Rng, kind: str | None = None) -> tuple[str, int, 
         t = ("database:\n  host: db.internal\n  port: 5432\n  user: {svc}\n"
              "  password: {S}\n  pool: 10\n")
         return _fill(t, secret, svc=svc)
-    if kind in SLOT_FORMATS and _multiline(secret):
+    if (kind in SLOT_FORMATS or kind in KEY_NAMED_FORMATS) and _multiline(secret):
         return _fill("{env}: \"{S}\"\nretries: 3\n", secret, escape=True, env=env)
     if _block(kind) or _multiline(secret):
         return _fill("tls:\n  enabled: true\n  key: \"{S}\"\n", secret, escape=True)
@@ -286,6 +287,9 @@ def ctx_stack_trace(secret: str, rng: Rng, kind: str | None = None) -> tuple[str
                 "\"app\"\n  locals: host='db.internal', user='app', password='{S}'\n")
     elif kind in SLOT_FORMATS:
         tail = "RuntimeError: command failed (exit 1): " + slot_line(rng, kind, secret) + "\n"
+    elif kind in KEY_NAMED_FORMATS and _multiline(secret):
+        return _fill(head + "KeyError: 'account'\n  locals: {envl}='{S}', retries=3\n", secret,
+                     escape=True, svc=svc, ln=ln, envl=env.lower())
     elif _block(kind) or _multiline(secret):
         return _fill(head + "ValueError: Could not deserialize key data: b'{S}'\n", secret,
                      escape=True, svc=svc, ln=ln)

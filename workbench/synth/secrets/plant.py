@@ -10,7 +10,7 @@ from workbench.synth.secrets.draw import Rng
 from workbench.synth.secrets.registry import ALL_FORMATS, SECRET_FORMATS, secret_span
 from workbench.synth.secrets.slots import SLOT_CONTEXTS, SLOT_FORMATS
 from workbench.synth.secrets.transforms import TRANSFORMS, _transform
-from workbench.synth.secrets.vendors import URL_SLOT_FORMATS, VENDOR_FORMATS
+from workbench.synth.secrets.vendors import KEY_NAMED_FORMATS, URL_SLOT_FORMATS, VENDOR_FORMATS
 
 _URLISH = frozenset({"psql_url", "url_userinfo", "url_query"})
 
@@ -44,10 +44,11 @@ INCOMPATIBLE_FORMAT_CONTEXT[("cli_password", "url_query")] = (
 #: (vendor family, context) pairs that make no sense (workbench.synth.secrets.vendors; kept
 #: apart from the core table, whose formats are the core registry's).
 INCOMPATIBLE_VENDOR_CONTEXT: dict[tuple[str, str], str] = {}
-for _c in ("prose", "code_span"):
-    INCOMPATIBLE_VENDOR_CONTEXT[("keyed_vendor_secret", _c)] = (
-        "a bare hex, UUID or alphanumeric value is a vendor secret only where a key names it; "
-        "in prose it is indistinguishable from a digest or an id (hard negatives)")
+for _f in KEY_NAMED_FORMATS:
+    for _c in ("prose", "code_span"):
+        INCOMPATIBLE_VENDOR_CONTEXT[(_f, _c)] = (
+            "a bare hex, UUID or alphanumeric value is a vendor secret only where a key names "
+            "it; in prose it is indistinguishable from a digest or an id (hard negatives)")
 for _f in VENDOR_FORMATS:
     if _f not in URL_SLOT_FORMATS:
         for _c in _URLISH:

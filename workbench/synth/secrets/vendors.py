@@ -277,6 +277,11 @@ VENDOR_SHAPES: dict[str, tuple[Variant, ...]] = {
 }
 
 VENDOR_FORMATS: tuple[str, ...] = tuple(VENDOR_SHAPES)
+#: Families a reader recognises only by the key that names them (a bare hex, UUID or
+#: alphanumeric value, the services gitleaks knows by a keyword): every template they are
+#: planted in names the credential, also when a transform breaks the value over lines (the
+#: multi-line templates of a private key name none: ``tls: key:``, ``key data: b'...'``).
+KEY_NAMED_FORMATS = frozenset({"keyed_vendor_secret"})
 
 
 def _variant(rng: Rng, fmt: str) -> Variant:
