@@ -64,7 +64,7 @@ class DatasetText:
             self._use_log_facts(dataset)
         self.secrets = dataset.secrets()
         self._labels: dict[int, tuple[np.ndarray, list]] = {}
-        self._span_events: dict[int, list] = {}
+        self._span_events: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._leak_scanner: LeakScanner | None = None
         self._answers: PatternIndex | None = None
         self._negatives: PatternIndex | None = None
@@ -111,19 +111,22 @@ class DatasetText:
     def span_events(self, cont: int, rows):
         """The events of ``rows`` as summarizer inputs (each built once, then shared)."""
         cache = self._span_events.get(cont)
-        if cache is None:
-            cache = self._span_events[cont] = [None] * len(self.by_cont[cont]["seq"])
-        out = [cache[r] for r in rows]
-        missing = [i for i, e in enumerate(out) if e is None]
-        if missing:
+        if cache is None:  # (object and flag arrays: a span of thousands of rows is gathered in C)
+            n = len(self.by_cont[cont]["seq"])
+            cache = self._span_events[cont] = (np.empty(n, dtype=object), np.zeros(n, dtype=bool))
+        events, built = cache
+        at = np.asarray(rows, dtype=np.int64)
+        missing = np.unique(at[~built[at]])
+        if missing.size:
             from workbench.summarize.base import SpanEvent
 
             d, texts = self.by_cont[cont], self.texts
-            at = np.asarray(rows, dtype=np.int64)[missing]
-            for i, r, seq, kind, role, code in zip(missing, at.tolist(), d["seq"][at].tolist(), d["kind"][at].tolist(),
-                                                   d["role"][at].tolist(), d["code"][at].tolist(), strict=True):
-                out[i] = cache[r] = SpanEvent(seq=seq, kind=KIND_NAMES[kind], role=ROLE_NAMES[role], text=texts[code])
-        return tuple(out)
+            for r, seq, kind, role, code in zip(missing.tolist(), d["seq"][missing].tolist(),
+                                                d["kind"][missing].tolist(), d["role"][missing].tolist(),
+                                                d["code"][missing].tolist(), strict=True):
+                events[r] = SpanEvent(seq=seq, kind=KIND_NAMES[kind], role=ROLE_NAMES[role], text=texts[code])
+            built[missing] = True
+        return tuple(events[at].tolist())
 
     # ---- labels ------------------------------------------------------------------------
     def labels(self, cont: int, rows):
