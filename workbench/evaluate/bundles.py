@@ -83,35 +83,38 @@ def continuity_bundles(tracker, run_id: str, name: str):
     import polars as pl
 
     n = tracker.inp.n_requests
+    schema = _schema()
+    is_list = [isinstance(schema[key], pl.List) for key in _PER_REQUEST]
+    # a list column as its values end to end and each row's length (no list kept per row)
     columns: list[list] = [[] for _ in _PER_REQUEST]
+    lengths: list[list[int]] = [[] for _ in _PER_REQUEST]
     for r in range(n):
         tracker.advance(r)
-        for column, value in zip(columns, _bundle_values(tracker, r), strict=True):
-            column.append(value)
-    schema = _schema()
+        for k, value in enumerate(_bundle_values(tracker, r)):
+            if is_list[k]:
+                columns[k].extend(value)
+                lengths[k].append(len(value))
+            else:
+                columns[k].append(value)
     data = {"run_id": pl.repeat(run_id, n, dtype=pl.String, eager=True),
             "policy": pl.repeat(name, n, dtype=pl.String, eager=True),
             "continuity_id": pl.repeat(tracker.inp.continuity_id, n, dtype=pl.String, eager=True),
             "schema": pl.repeat(BUNDLE_SCHEMA, n, dtype=pl.String, eager=True),
             "strategy": pl.repeat(tracker.policy.compile.strategy, n, dtype=pl.String, eager=True)}
-    for key, column in zip(_PER_REQUEST, columns, strict=True):
-        data[key] = _column(key, column, schema[key])
+    for k, key in enumerate(_PER_REQUEST):
+        data[key] = (_list_column(key, columns[k], lengths[k], schema[key]) if is_list[k]
+                     else pl.Series(key, columns[k], dtype=schema[key]))
     return pl.DataFrame(data).select(list(schema))
 
 
-def _column(name: str, values: list, dtype):
-    """One column; a list column from its flattened values and offsets (one Arrow array,
-    not a Series per row)."""
+def _list_column(name: str, flat: list, lengths: list[int], dtype):
+    """A list column from its values end to end and each row's length (one Arrow array, not
+    a Series per row)."""
     import polars as pl
-
-    if not isinstance(dtype, pl.List):
-        return pl.Series(name, values, dtype=dtype)
     import pyarrow as pa
 
-    lengths = np.fromiter((len(v) for v in values), dtype=np.int64, count=len(values))
-    offsets = np.zeros(len(values) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    flat = [x for v in values for x in v]
+    offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(np.asarray(lengths, dtype=np.int64), out=offsets[1:])
     inner = pa.array(flat, type=pa.int64() if dtype.inner == pl.Int64 else pa.large_string())
     return pl.Series(name, pa.LargeListArray.from_arrays(pa.array(offsets), inner)).cast(dtype)
 
