@@ -51,6 +51,7 @@ READABLE = ("summary", "recorded", "merge")
 SUMMARIZER_CALLS = ("compaction", "merge")
 FACT_STATUSES = ("kept", "paraphrased", "lost")
 SECRET_STATUSES = ("leaked", "redacted", "absent")
+GENERATION_CHUNK = 100_000  # generation rows held as tuples before they join the table
 
 
 class _Texts:
@@ -268,6 +269,13 @@ def generation_table(result, texts, checkpoints: Sequence[Checkpoint], dt: Datas
     by_run: dict[tuple[str, str], list[Checkpoint]] = {}
     for c in checkpoints:
         by_run.setdefault((c.policy, c.continuity_id), []).append(c)
+    schema = {"policy": pl.String, "continuity_id": pl.String, "label_id": pl.String, "label": pl.String,
+              "label_kind": pl.String, "first_compaction": pl.Int64, "first_request": pl.Int64,
+              "generation": pl.Int64, "request": pl.Int64, "summarizes_summaries": pl.Boolean,
+              "status": pl.String}
+    # the table grows with labels x later compactions (millions of rows at a million events):
+    # rows go into a frame every GENERATION_CHUNK, so no more than that are Python tuples at once
+    parts: list = []
     rows: list[tuple] = []
     for (name, cid), seq in by_run.items():
         inp, policy = result.inputs[cid], policies[name]
@@ -291,9 +299,9 @@ def generation_table(result, texts, checkpoints: Sequence[Checkpoint], dt: Datas
                 for sid, (value, where, fmt) in secrets.items():
                     rows.append((name, cid, sid, "secret", fmt, c.index, c.request, n, later.request, folds,
                                  secret_status(dt, value, where, retained, stored, raw)))
-    schema = {"policy": pl.String, "continuity_id": pl.String, "label_id": pl.String, "label": pl.String,
-              "label_kind": pl.String, "first_compaction": pl.Int64, "first_request": pl.Int64,
-              "generation": pl.Int64, "request": pl.Int64, "summarizes_summaries": pl.Boolean,
-              "status": pl.String}
-    frame = pl.DataFrame(rows, schema=schema, orient="row")
+            if len(rows) >= GENERATION_CHUNK:
+                parts.append(pl.DataFrame(rows, schema=schema, orient="row"))
+                rows = []
+    parts.append(pl.DataFrame(rows, schema=schema, orient="row"))
+    frame = pl.concat(parts, rechunk=True) if len(parts) > 1 else parts[0]
     return frame.with_columns(pl.lit(result.run_id, pl.String).alias("run_id")).select("run_id", *schema)
