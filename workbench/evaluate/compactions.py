@@ -303,5 +303,5 @@ def generation_table(result, texts, checkpoints: Sequence[Checkpoint], dt: Datas
                 parts.append(pl.DataFrame(rows, schema=schema, orient="row"))
                 rows = []
     parts.append(pl.DataFrame(rows, schema=schema, orient="row"))
-    frame = pl.concat(parts, rechunk=True) if len(parts) > 1 else parts[0]
+    frame = pl.concat(parts, rechunk=False) if len(parts) > 1 else parts[0]  # (no copy of the whole table)
     return frame.with_columns(pl.lit(result.run_id, pl.String).alias("run_id")).select("run_id", *schema)
