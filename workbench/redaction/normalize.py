@@ -417,9 +417,7 @@ def line_breaks(view: str, start: int = 0, end: int | None = None, *, token_next
 
 
 def _line_starts(view: str) -> list[int]:
-    """Where each line of ``view`` starts, sorted, from 0: after every real break and every
-    escaped one (``\\n``), so the start of the line holding position ``i`` is the last
-    entry ``<= i``."""
+    """0 and the end of every real or escaped break: the line at ``i`` starts at the last one ``<= i``."""
     return sorted([0, *(m.end() for m in re.finditer(r"\n|\\n", view))])
 
 
