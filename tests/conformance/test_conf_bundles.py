@@ -121,3 +121,23 @@ def test_provider_items_are_bundled_as_provider_items_not_summary_refs(tmp_path)
     row = bundles.filter(pl.col("provider_items").list.len() > 0).row(0, named=True)
     doc = bundle_document(row, result.inputs[row["continuity_id"]], get_policy(row["policy"], SMALL))
     assert [i["compaction_id"] for i in doc["items"] if i["type"] == "provider_item"] == row["provider_items"]
+
+
+def test_the_bundle_table_is_built_column_by_column_as_its_rows(audited):
+    """The columnar table holds exactly the rows :func:`bundle_row` gives one by one (lists
+    empty, not null; raw window null before the head fills)."""
+    from workbench.evaluate.bundles import _schema, bundle_row
+    from workbench.evaluate.texts import policies_of
+
+    _, result = audited
+    rows = []
+    for name, policy in policies_of(result).items():
+        for inp in result.inputs.values():
+            tracker = ContextTracker(inp, policy, result.events, window=0)
+            for r in range(inp.n_requests):
+                tracker.advance(r)
+                rows.append(bundle_row(tracker, r, result.run_id, name))
+    table = context_bundles(result)
+    assert table.schema == pl.Schema(_schema())
+    assert table.equals(pl.DataFrame(rows, schema=_schema()))
+    assert table["placeholder_seqs"].null_count() == 0 and table["placeholder_seqs"].list.len().sum() > 0

@@ -159,6 +159,22 @@ def test_generations_follow_each_dropped_label(audited):
     assert g.filter(pl.col("label") == "secret").height > 0
 
 
+def test_generations_built_in_chunks_are_the_same_table(audited, monkeypatch):
+    """Rows go into the table in chunks (memory at a million events); the chunking changes
+    nothing, however small."""
+    from workbench.evaluate import compactions as C
+    from workbench.evaluate.dataset_text import DatasetText
+    from workbench.evaluate.texts import derive_texts
+
+    result, ds = audited["result"], audited["ds"]
+    dt = DatasetText.of(ds)
+    texts, checkpoints = derive_texts(result, ds, summarizer_options=OPTIONS, dataset_text=dt)
+    whole = C.generation_table(result, texts, checkpoints, dt)
+    monkeypatch.setattr(C, "GENERATION_CHUNK", 7)
+    assert C.generation_table(result, texts, checkpoints, dt).equals(whole)
+    assert whole.equals(audited["generations"]) and whole.height > 7
+
+
 def test_the_files_are_written_beside_the_run(audited):
     run = audited["run"]
     for name in ("compactions", "generations", "summary_samples"):

@@ -162,3 +162,20 @@ def test_join_scan_is_a_search_of_the_joined_text(texts, answers):
 ])
 def test_line_breaks_and_junctions(secrets, texts):
     assert LeakScanner(secrets).leaks_in(texts) == reference(secrets, texts)
+
+
+def test_a_remembered_scan_keeps_only_the_ends_of_its_views():
+    """The scan memo keeps what a pair scan needs (the views' ends, first and last lines),
+    not the long text's views (hundreds of MB of summaries at a million events); two long
+    texts read in sequence are still scanned across their junction."""
+    from workbench.evaluate.matching import LeakScanner
+
+    secret = "AKIAQ7WE9RT2YU4IO6PA"
+    scanner = LeakScanner([secret])
+    filler = "\n".join(f"line {i} of notes, nothing secret here at all" for i in range(2000))
+    a, b = filler + "\nkey " + secret, " tail\n" + filler
+    assert scanner.leaks_in([b]) == frozenset() and scanner.leaks_in([b, a]) == frozenset({0})
+    assert scanner.leaks_in([a, b]) == frozenset({0})
+    for scan in scanner._text.values():
+        held = sum(len(getattr(scan, f)) for f in scan.__dataclass_fields__ if isinstance(getattr(scan, f), str))
+        assert held < 1000, held

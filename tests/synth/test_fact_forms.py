@@ -103,3 +103,17 @@ def test_separator_and_case_variants_are_found_and_pre_filtered(i, sep, upper, n
     assert form_pattern(f.kind, f.answer).search(text)
     index = FormIndex([(f.kind, f.answer)])
     assert index.keys_in(text) == frozenset({0})  # the pre-filter keeps every match
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("aZ09_ -.,\n\tİßÉé٣ⅫＡ\u0301")), max_size=60))
+def test_normal_form_positions_point_at_each_kept_character(text):
+    """ASCII or not, the normal form is the letters and digits of the lower-cased text, and
+    each of its characters sits at its position there."""
+    from workbench.synth.fact_forms import _RUN, normal_form_positions
+
+    norm, where = normal_form_positions(text)
+    low = text.lower()
+    assert norm == normal_form(text)
+    assert where == [i for m in _RUN.finditer(low) for i in range(m.start(), m.end())]
+    assert all(type(i) is int and low[i] == c for i, c in zip(where, norm, strict=True))

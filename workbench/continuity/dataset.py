@@ -51,10 +51,13 @@ class Dataset:
 
         return self._read(EVENTS_FILE, lambda path: pl.read_parquet(path, columns=columns))
 
-    def events_table(self, columns: list[str] | None = None):
+    def events_table(self, columns: list[str] | None = None, *, dictionary: list[str] | None = None):
+        """The events as an Arrow table; ``dictionary``: columns read dictionary-encoded (a
+        text repeated by a million events is one string, not a million)."""
         import pyarrow.parquet as pq
 
-        return self._read(EVENTS_FILE, lambda path: pq.read_table(path, columns=columns))
+        return self._read(EVENTS_FILE, lambda path: pq.read_table(path, columns=columns,
+                                                                   read_dictionary=dictionary))
 
     def continuities(self):
         import polars as pl

@@ -55,6 +55,7 @@ READABLE = ("summary", "recorded", "merge")
 SUMMARIZER_CALLS = ("compaction", "merge")
 FACT_STATUSES = ("kept", "paraphrased", "lost")
 SECRET_STATUSES = ("leaked", "redacted", "absent")
+GENERATION_CHUNK = 100_000  # generation rows held as tuples before they join the table
 
 
 class _Texts:
@@ -121,12 +122,20 @@ def secret_status(dt: DatasetText, value: str, rows: Sequence[int], retained: se
     return "redacted" if key in raw else "absent"
 
 
-def _calls(ledger) -> dict[tuple[str, str, int], dict[str, Any]]:
-    """Per (policy, continuity, request): the summarizer calls and the main request."""
+def _calls(ledger, requests: Sequence[tuple[str, str, int]] | None = None) -> dict[tuple[str, str, int],
+                                                                                  dict[str, Any]]:
+    """Per (policy, continuity, request): the summarizer calls and the main request; only of
+    ``requests`` when given (the compactions' own: a row dict per request of a million-event
+    run is what the table does not need)."""
     import polars as pl
 
     out: dict[tuple[str, str, int], dict[str, Any]] = {}
     rows = ledger.filter(pl.col("call_kind").is_in(["main", *SUMMARIZER_CALLS]) & pl.col("request").is_not_null())
+    if requests is not None:
+        wanted = pl.DataFrame(list(dict.fromkeys(requests)), schema={"policy": rows.schema["policy"],
+                              "continuity_id": rows.schema["continuity_id"], "request": rows.schema["request"]},
+                              orient="row")
+        rows = rows.join(wanted, on=["policy", "continuity_id", "request"], how="semi")
     for r in rows.sort("policy", "continuity_id", "call").iter_rows(named=True):
         slot = out.setdefault((r["policy"], r["continuity_id"], int(r["request"])), {"summarizer": [], "main": None})
         if r["call_kind"] == "main":
@@ -161,7 +170,7 @@ def compaction_table(result, texts, checkpoints: Sequence[Checkpoint], dt: Datas
     frames = frames.with_columns(pl.int_range(pl.len()).over("policy", "continuity_id").alias("_index"))
     frame_of = {(r["policy"], r["continuity_id"], r["_index"]): r for r in frames.iter_rows(named=True)}
     labelled = dt.secrets.filter(~pl.col("negative")).height > 0
-    calls = _calls(result.ledger)
+    calls = _calls(result.ledger, [(c.policy, c.continuity_id, c.request) for c in checkpoints])
     last_at: dict[tuple[str, str, int], int] = {}  # the compaction whose prefix the request sends
     summarized_at: dict[tuple[str, str, int], int] = {}  # ... and the one its summarizer calls made
     for c in checkpoints:
@@ -202,8 +211,8 @@ def compaction_table(result, texts, checkpoints: Sequence[Checkpoint], dt: Datas
             "dropped_events": len(c.dropped), "dropped_tokens": f["span_tokens"],
             "dropped_from_seq": int(inp.seq[c.dropped[0]]) if c.dropped else None,
             "dropped_to_seq": int(inp.seq[c.dropped[-1]]) if c.dropped else None,
-            "dropped_seqs": [int(inp.seq[i]) for i in c.dropped],
-            "retained_seqs": [int(inp.seq[i]) for i in c.retained],
+            "dropped_seqs": inp.seq[list(c.dropped)].tolist() if c.dropped else [],
+            "retained_seqs": inp.seq[list(c.retained)].tolist() if c.retained else [],
             "facts_in_span": len(facts), "facts_kept": len(fate["kept"]),
             "facts_kept_raw": sum(1 for _, _, _, row in facts if row in retained),
             "facts_paraphrased": len(fate["paraphrased"]), "facts_lost": len(fate["lost"]),
@@ -271,6 +280,13 @@ def generation_table(result, texts, checkpoints: Sequence[Checkpoint], dt: Datas
     by_run: dict[tuple[str, str], list[Checkpoint]] = {}
     for c in checkpoints:
         by_run.setdefault((c.policy, c.continuity_id), []).append(c)
+    schema = {"policy": pl.String, "continuity_id": pl.String, "label_id": pl.String, "label": pl.String,
+              "label_kind": pl.String, "first_compaction": pl.Int64, "first_request": pl.Int64,
+              "generation": pl.Int64, "request": pl.Int64, "summarizes_summaries": pl.Boolean,
+              "status": pl.String}
+    # the table grows with labels x later compactions (millions of rows at a million events):
+    # rows go into a frame every GENERATION_CHUNK, so no more than that are Python tuples at once
+    parts: list = []
     rows: list[tuple] = []
     for (name, cid), seq in by_run.items():
         inp, policy = result.inputs[cid], policies[name]
@@ -294,9 +310,9 @@ def generation_table(result, texts, checkpoints: Sequence[Checkpoint], dt: Datas
                 for sid, (value, where, fmt) in secrets.items():
                     rows.append((name, cid, sid, "secret", fmt, c.index, c.request, n, later.request, folds,
                                  secret_status(dt, value, where, retained, stored, raw)))
-    schema = {"policy": pl.String, "continuity_id": pl.String, "label_id": pl.String, "label": pl.String,
-              "label_kind": pl.String, "first_compaction": pl.Int64, "first_request": pl.Int64,
-              "generation": pl.Int64, "request": pl.Int64, "summarizes_summaries": pl.Boolean,
-              "status": pl.String}
-    frame = pl.DataFrame(rows, schema=schema, orient="row")
+            if len(rows) >= GENERATION_CHUNK:
+                parts.append(pl.DataFrame(rows, schema=schema, orient="row"))
+                rows = []
+    parts.append(pl.DataFrame(rows, schema=schema, orient="row"))
+    frame = pl.concat(parts, rechunk=False) if len(parts) > 1 else parts[0]  # (no copy of the whole table)
     return frame.with_columns(pl.lit(result.run_id, pl.String).alias("run_id")).select("run_id", *schema)

@@ -17,6 +17,7 @@ the compiled context without listing the others (binary searches over the visibl
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -70,6 +71,7 @@ class ContextTracker:
         self.visible = visible_mask(inp, policy)
         self.visible_rows = np.flatnonzero(self.visible)
         self.keep_first = policy.trigger.keep_first
+        self._head_rows: list[int] | None = None
         self.mask_after = policy.masking.after_turns
         # masking by tokens or count: tool outputs at visible positions below the bound are
         # masked; the bound moves as the engines move it (workbench.engine.masking.mask_step)
@@ -201,7 +203,10 @@ class ContextTracker:
         return self.state.segments if self.shows_summaries else []
 
     def head(self, p: int) -> list[int]:
-        return [int(i) for i in self.visible_rows[: self.keep_first] if i < p]
+        first = self._head_rows
+        if first is None:  # (a list once: the head is asked for at every request)
+            first = self._head_rows = self.visible_rows[: self.keep_first].tolist()
+        return first[:bisect_left(first, p)]
 
     def tail(self, p: int) -> list[int]:
         head = self.head(p)

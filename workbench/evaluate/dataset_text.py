@@ -37,20 +37,36 @@ _RECENT: dict[tuple, DatasetText] = {}
 RECENT_DATASETS = 2
 
 
+def _text_codes(column) -> tuple[list[str], np.ndarray]:
+    """``(texts, codes)`` of a dictionary-encoded Arrow text column: its distinct texts (a
+    null read as "") and each row's index into them (int32)."""
+    import pyarrow as pa
+
+    if column.num_chunks == 0:
+        return [], np.zeros(0, dtype=np.int32)
+    column = pa.table({"t": column}).unify_dictionaries().column("t")
+    texts = ["" if t is None else t for t in column.chunk(0).dictionary.to_pylist()]
+    codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) if c.indices.null_count == 0
+                            else c.indices.fill_null(-1).to_numpy() for c in column.chunks]).astype(np.int32)
+    if (codes < 0).any():  # a null text reads as ""
+        empty = texts.index("") if "" in texts else len(texts)
+        if empty == len(texts):
+            texts.append("")
+        codes[codes < 0] = empty
+    return texts, codes
+
+
 class DatasetText:
     """Event text and planted labels of a dataset, by (continuity index, row)."""
 
     def __init__(self, dataset):
         import polars as pl
 
-        ev = dataset.events(columns=["continuity", "seq", "kind", "role", "text"])
-        text = ev["text"].fill_null("")
-        # codes of the distinct texts (the categorical's own codes need not be dense)
-        raw = text.cast(pl.Categorical).to_physical().to_numpy()
-        _, first, codes = np.unique(raw, return_index=True, return_inverse=True)
-        self.texts: list[str] = text.gather(first).to_list()
-        ev = ev.select("continuity", "seq", "kind", "role").with_columns(
-            pl.Series("code", codes.astype(np.int32)))
+        # the text read dictionary-encoded: the distinct texts and a code per event, never a
+        # string per event (a million events of a few thousand texts would take 600 MB)
+        table = dataset.events_table(["continuity", "seq", "kind", "role", "text"], dictionary=["text"])
+        self.texts, codes = _text_codes(table.column("text"))
+        ev = pl.from_arrow(table.drop_columns(["text"])).with_columns(pl.Series("code", codes))
         self.by_cont: dict[int, dict[str, Any]] = {}
         for (c,), part in ev.partition_by("continuity", as_dict=True, maintain_order=True).items():
             part = part.sort("seq")
@@ -64,7 +80,7 @@ class DatasetText:
             self._use_log_facts(dataset)
         self.secrets = dataset.secrets()
         self._labels: dict[int, tuple[np.ndarray, list]] = {}
-        self._span_events: dict[int, list] = {}
+        self._span_events: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._leak_scanner: LeakScanner | None = None
         self._answers: PatternIndex | None = None
         self._negatives: PatternIndex | None = None
@@ -111,19 +127,22 @@ class DatasetText:
     def span_events(self, cont: int, rows):
         """The events of ``rows`` as summarizer inputs (each built once, then shared)."""
         cache = self._span_events.get(cont)
-        if cache is None:
-            cache = self._span_events[cont] = [None] * len(self.by_cont[cont]["seq"])
-        out = [cache[r] for r in rows]
-        missing = [i for i, e in enumerate(out) if e is None]
-        if missing:
+        if cache is None:  # (object and flag arrays: a span of thousands of rows is gathered in C)
+            n = len(self.by_cont[cont]["seq"])
+            cache = self._span_events[cont] = (np.empty(n, dtype=object), np.zeros(n, dtype=bool))
+        events, built = cache
+        at = np.asarray(rows, dtype=np.int64)
+        missing = np.unique(at[~built[at]])
+        if missing.size:
             from workbench.summarize.base import SpanEvent
 
             d, texts = self.by_cont[cont], self.texts
-            at = np.asarray(rows, dtype=np.int64)[missing]
-            for i, r, seq, kind, role, code in zip(missing, at.tolist(), d["seq"][at].tolist(), d["kind"][at].tolist(),
-                                                   d["role"][at].tolist(), d["code"][at].tolist(), strict=True):
-                out[i] = cache[r] = SpanEvent(seq=seq, kind=KIND_NAMES[kind], role=ROLE_NAMES[role], text=texts[code])
-        return tuple(out)
+            for r, seq, kind, role, code in zip(missing.tolist(), d["seq"][missing].tolist(),
+                                                d["kind"][missing].tolist(), d["role"][missing].tolist(),
+                                                d["code"][missing].tolist(), strict=True):
+                events[r] = SpanEvent(seq=seq, kind=KIND_NAMES[kind], role=ROLE_NAMES[role], text=texts[code])
+            built[missing] = True
+        return tuple(events[at].tolist())
 
     # ---- labels ------------------------------------------------------------------------
     def labels(self, cont: int, rows):

@@ -98,15 +98,18 @@ class PatternIndex:
 @dataclass(frozen=True, slots=True)
 class _Scanned:
     """A text's leak scan: the secrets found, and what a scan of it joined to a neighbour
-    needs (its normalised and line-joined views, its first and last lines)."""
+    needs: the ends (``reach`` characters) of its normalised view and of its line-joined
+    view around its first and last lines, and those lines (only the ends are kept: a
+    memo of whole views of long summaries held hundreds of MB at a million events)."""
 
     keys: frozenset[int]
-    norm: str | None          # None: the text is its own normalised view
-    joined: str
+    normalized: bool          # False: the text is its own normalised view
+    norm_head: str            # the normalised view's first / last ``reach`` characters
+    norm_tail: str
+    after_first: str          # the line-joined view after its first line's part, first ``reach`` chars
+    before_last: str          # ... before its last line's part, last ``reach`` chars
     first: str
     last: str
-    first_piece: int          # length of the first / last line's part of ``joined``
-    last_piece: int
     lines: int
 
 
@@ -187,8 +190,12 @@ class LeakScanner:
                 norm = None
         joined = "".join(pieces)
         found |= index.keys_in(joined)
-        return _Scanned(frozenset(found), norm, joined, raw_lines[0], raw_lines[-1], len(pieces[0]),
-                        len(pieces[-1]), len(raw_lines))
+        reach = max(0, index.max_len - 1)
+        view = norm or text
+        return _Scanned(frozenset(found), norm is not None, view[:reach], view[-reach:] if reach else "",
+                        joined[len(pieces[0]):][:reach],
+                        joined[:len(joined) - len(pieces[-1])][-reach:] if reach else "",
+                        raw_lines[0], raw_lines[-1], len(raw_lines))
 
     def _scan_pair(self, a: str, b: str) -> frozenset[int]:
         """``_scan(a + b)`` from the scans of ``a`` and ``b``: the views of the joined text
@@ -198,9 +205,8 @@ class LeakScanner:
         found = set(sa.keys | sb.keys)
         if reach:
             found |= index.keys_in(a[-reach:] + b[:reach])
-            if sa.norm is not None or sb.norm is not None:
-                na, nb = sa.norm or a, sb.norm or b
-                found |= index.keys_in(na[-reach:] + nb[:reach])
+            if sa.normalized or sb.normalized:
+                found |= index.keys_in(sa.norm_tail + sb.norm_head)
         glued = sa.last + sb.first
         if sb.lines > 1 and glued.endswith("\r"):
             glued = glued[:-1]
@@ -208,9 +214,7 @@ class LeakScanner:
         if hit is None:
             hit = self._line_views(glued)
         found |= hit[0]
-        before = sa.joined[:len(sa.joined) - sa.last_piece][-reach:] if reach else ""
-        after = sb.joined[sb.first_piece:][:reach]
-        found |= index.keys_in(before + hit[1] + after)
+        found |= index.keys_in(sa.before_last + hit[1] + sb.after_first)
         return frozenset(found)
 
     def _line_views(self, line: str) -> tuple[frozenset[int], str]:

@@ -395,6 +395,7 @@ def line_breaks(view: str, start: int = 0, end: int | None = None, *, token_next
     quote mark that the line before shares); ``token_next``: only breaks followed by a
     character that may continue a token."""
     end = len(view) if end is None else end
+    starts = None  # the line starts, found once: a search back per break is quadratic
     for literal, pattern in zip(("\\n", "\n"), _R_BREAKS_TOKEN if token_next else _R_BREAKS, strict=True):
         if literal not in view:
             continue
@@ -407,11 +408,17 @@ def line_breaks(view: str, start: int = 0, end: int | None = None, *, token_next
                     b0 -= len(cr)
             if b1 < end and view[b1] in _DIFF_MARKS:
                 mark = view[b1]
-                real, escaped = view.rfind("\n", 0, b0), view.rfind("\\n", 0, b0)
-                ls = max(real + 1 if real >= 0 else 0, escaped + 2 if escaped >= 0 else 0)
+                if starts is None:
+                    starts = _line_starts(view)
+                ls = starts[bisect_right(starts, b0) - 1]
                 if view.startswith(mark, ls) and not view.startswith(mark * 2, b1):
                     b1 += 1
             yield b0, b1
+
+
+def _line_starts(view: str) -> list[int]:
+    """0 and the end of every real or escaped break: the line at ``i`` starts at the last one ``<= i``."""
+    return sorted([0, *(m.end() for m in re.finditer(r"\n|\\n", view))])
 
 
 def join_lines(text: str, parent: ViewMap | None = None) -> tuple[str, ViewMap | None]:

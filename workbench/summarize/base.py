@@ -99,9 +99,10 @@ class CassetteMissError(CassetteError):
 # --------------------------------------------------------------------------- types
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class SpanEvent:
-    """One event of the span being summarized."""
+    """One event of the span being summarized (slots: an index of a million-event dataset
+    holds one per event)."""
 
     seq: int
     kind: str   # "message", "tool_call", "tool_result", "reasoning", "summary", ...

@@ -148,11 +148,31 @@ def normal_form(text: str) -> str:
 def normal_form_positions(text: str) -> tuple[str, list[int]]:
     """``(normal_form(text), positions)``: where each character of the normal form sits in
     ``text.lower()`` (a match of the normal form there starts where the pattern's does)."""
-    runs = list(_RUN.finditer(text.lower()))
-    positions: list[int] = []
-    for m in runs:
-        positions.extend(range(m.start(), m.end()))
-    return "".join(m.group(0) for m in runs), positions
+    import numpy as np
+
+    low = text.lower()
+    if low.isascii():  # (the common case, one table look-up per byte: letters and digits)
+        codes = np.frombuffer(low.encode("ascii"), dtype=np.uint8)
+        keep = _ascii_run_table()[codes]
+        return codes[keep].tobytes().decode("ascii"), np.flatnonzero(keep).tolist()
+    runs = list(_RUN.finditer(low))
+    starts = np.fromiter((m.start() for m in runs), dtype=np.int64, count=len(runs))
+    lengths = np.fromiter((m.end() - m.start() for m in runs), dtype=np.int64, count=len(runs))
+    # position of the j-th kept character: its run's start plus its place in that run
+    before = np.cumsum(lengths) - lengths
+    positions = np.repeat(starts - before, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
+    return "".join(m.group(0) for m in runs), positions.tolist()
+
+
+@functools.cache
+def _ascii_run_table():
+    """Which bytes :data:`_RUN` takes (an ASCII letter or digit)."""
+    import numpy as np
+
+    table = np.zeros(256, dtype=bool)
+    for c in range(128):
+        table[c] = _RUN.fullmatch(chr(c)) is not None
+    return table
 
 
 def normal_forms(kind: str, answer: str) -> tuple[str, ...]:
