@@ -288,3 +288,33 @@ def test_a_summary_row_of_a_scope_without_ledger_rows_expects_no_loss():
 
 def test_a_summary_without_the_cache_loss_columns_is_not_compared():
     assert _check(summary=pl.DataFrame({"continuity_id": ["c"], "policy": ["p"], "cache_loss_intentional": [9]})).passed
+
+
+def test_a_single_event_row_is_examined():
+    report = check_two_layers(_events(_ev(COMPACTED_EVENT, 4, outputId="s9")), None, None, CONFIG)
+    assert _findings(report) == [("memory_compacted_readable", "c", "p", "fail",
+                                  "memory.compacted s9 of a two-layer policy names no local checkpoint")]
+
+
+def test_the_config_alone_makes_a_policy_two_layered():
+    config = {"policies": {"q": {"policy": {"compaction": {"local_tokens": 300}}}, "r": {"policy": {}},
+                           "z": {"policy": {"compaction": {"local_tokens": 0}}}}}
+    events = [_ev(COMPACTED_EVENT, 4, "q", outputId="s9"), _ev(COMPACTED_EVENT, 4, "r", outputId="s8"),
+              _ev(COMPACTED_EVENT, 4, "z", outputId="s7")]
+    assert _findings(check_two_layers(_events(*events), None, None, config)) == [
+        ("memory_compacted_readable", "c", "q", "fail", "memory.compacted s9 of a two-layer policy names no local checkpoint")]
+
+
+def test_a_ledger_without_a_summary_checks_the_ledger_only():
+    report = check_two_layers(_events(*_good_events()), pl.from_dicts(_good_ledger()), None, CONFIG)
+    assert report.passed and report.examined["cache_loss_split"] == 7
+
+
+def test_a_one_row_summary_is_compared():
+    ledger = [r for r in _good_ledger() if r["policy"] == "f"]
+    summary = pl.from_dicts([{"continuity_id": "c", "policy": "f", "cache_loss_intentional": 1,
+                              "cache_loss_drift": 0}])
+    events = [e for e in _good_events() if e["policy"] == "f"]
+    report = check_two_layers(_events(*events), pl.from_dicts(ledger), summary, CONFIG)
+    assert _findings(report) == [("cache_loss_split", "c", "f", "fail",
+                                  "summary cache loss (intentional, drift) (1, 0), the ledger's (0, 0)")]
