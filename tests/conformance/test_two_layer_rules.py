@@ -128,8 +128,9 @@ def test_memory_compacted_of_a_two_layer_policy_naming_no_local_checkpoint_fails
                                   "memory.compacted s9 of a two-layer policy names no local checkpoint")]
     # a one-layer policy's summaries are fine (f's config has no local layer), and so is a
     # policy the config does not list that made no local checkpoint
-    assert _check(events=[*_good_events(), _ev(COMPACTED_EVENT, 4, "f", outputId="s9"),
-                          _ev(COMPACTED_EVENT, 4, "q", outputId="s8")]).passed
+    report = _check(events=[*_good_events(), _ev(COMPACTED_EVENT, 4, "f", outputId="s9"),
+                            _ev(COMPACTED_EVENT, 4, "q", outputId="s8")])
+    assert report.passed and report.examined["memory_compacted_readable"] == 3
 
 
 def test_a_local_checkpoint_makes_its_policy_two_layered_without_the_config():
@@ -147,8 +148,10 @@ def test_the_same_artifact_in_another_scope_is_another_item():
 @pytest.mark.parametrize("n", [0, 2])
 def test_a_provider_item_without_exactly_one_metadata_row_fails(n):
     events = _replaced("o2", *[_provider(4, "o2", 11, 30, 2)] * n)
-    assert _findings(_check(events=events))[0] == (
+    report = _check(events=events)
+    assert _findings(report)[0] == (
         "provider_metadata", "c", "p", "fail", f"provider item o2: {n} provider.compacted rows (expected 1)")
+    assert report.examined["provider_metadata"] == 6  # the items after it are still examined
 
 
 @pytest.mark.parametrize("column", METADATA[1:])
