@@ -321,3 +321,10 @@ def test_a_one_row_summary_is_compared():
     report = check_two_layers(_events(*events), pl.from_dicts(ledger), summary, CONFIG)
     assert _findings(report) == [("cache_loss_split", "c", "f", "fail",
                                   "summary cache loss (intentional, drift) (1, 0), the ledger's (0, 0)")]
+
+
+def test_every_local_checkpoint_and_rebuild_is_examined():
+    events = [*_good_events(), _local(9, "l2", 45), _ev(REBUILD_EVENT, 10, summary_artifact_id="l2", to_seq=45)]
+    report = _check(events=events, ledger=[*_good_ledger(), _row(10, "reset")], summary=_summary(4, 3))
+    assert report.passed, report.findings
+    assert report.examined["local_keeps_window"] == 2 and report.examined["rebuild_from_local"] == 2
