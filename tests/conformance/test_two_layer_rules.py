@@ -328,3 +328,9 @@ def test_every_local_checkpoint_and_rebuild_is_examined():
     report = _check(events=events, ledger=[*_good_ledger(), _row(10, "reset")], summary=_summary(4, 3))
     assert report.passed, report.findings
     assert report.examined["local_keeps_window"] == 2 and report.examined["rebuild_from_local"] == 2
+
+
+def test_a_one_row_ledger_is_read_for_the_rebuild():
+    report = check_two_layers(_events(*_good_events()), pl.from_dicts([_row(5, "none")]), None, CONFIG)
+    assert _findings(report) == [("rebuild_from_local", "c", "p", "fail",
+                                  "rebuild at request 5: the session's next call reports cache loss 'none', not 'reset'")]
