@@ -259,7 +259,8 @@ def test_without_a_ledger_the_rebuild_needs_only_its_local_checkpoint():
 def test_a_rewrite_blamed_on_drift_fails(rewrite):
     ledger = [*_good_ledger(), _row(9, "drift", **rewrite)]
     assert _findings(_check(ledger=ledger, summary=_summary(drift=4))) == [(
-        "cache_loss_split", "c", "p", "fail", "request 9: the policy rewrote the window, the loss is reported as drift")]
+        "cache_loss_split", "c", "p", "fail",
+        "request 9: the policy rewrote the window, the loss is reported as drift")]
 
 
 def test_a_rebuild_round_blamed_on_drift_fails():
@@ -305,7 +306,8 @@ def test_the_config_alone_makes_a_policy_two_layered():
     events = [_ev(COMPACTED_EVENT, 4, "q", outputId="s9"), _ev(COMPACTED_EVENT, 4, "r", outputId="s8"),
               _ev(COMPACTED_EVENT, 4, "z", outputId="s7")]
     assert _findings(check_two_layers(_events(*events), None, None, config)) == [
-        ("memory_compacted_readable", "c", "q", "fail", "memory.compacted s9 of a two-layer policy names no local checkpoint")]
+        ("memory_compacted_readable", "c", "q", "fail",
+         "memory.compacted s9 of a two-layer policy names no local checkpoint")]
 
 
 def test_a_ledger_without_a_summary_checks_the_ledger_only():
@@ -332,5 +334,6 @@ def test_every_local_checkpoint_and_rebuild_is_examined():
 
 def test_a_one_row_ledger_is_read_for_the_rebuild():
     report = check_two_layers(_events(*_good_events()), pl.from_dicts([_row(5, "none")]), None, CONFIG)
-    assert _findings(report) == [("rebuild_from_local", "c", "p", "fail",
-                                  "rebuild at request 5: the session's next call reports cache loss 'none', not 'reset'")]
+    assert _findings(report) == [
+        ("rebuild_from_local", "c", "p", "fail",
+         "rebuild at request 5: the session's next call reports cache loss 'none', not 'reset'")]

@@ -22,7 +22,8 @@ Who owns what (every module of the package; ``tests/test_architecture.py`` check
   layouts): what both engines and the tables share.
 * ``metrics.py`` (+ ``metrics_nb.py``): the summary columns.
 * ``run.py``: ``simulate`` and ``run_totals`` (summary rows only), the API everything else
-  calls, both over the jobs of ``replay_jobs`` (providers, ``price_as``, notes resolved once); ``lean.py`` what keeps a large ``simulate`` within its memory budget. A run's
+  calls, both over the jobs of ``replay_jobs`` (providers, ``price_as``, notes resolved
+  once); ``lean.py`` what keeps a large ``simulate`` within its memory budget. A run's
   event rows are built by :mod:`workbench.rundir.event_frames`, in the names of
   :mod:`workbench.rundir.wire`.
 """

@@ -182,7 +182,8 @@ def lowered_config(kinds: np.ndarray, params: np.ndarray, pos: Positions) -> np.
     if mask_on:
         rows += [E.Cfg.PRE_MASKED0] + ([E.Cfg.PRE_MASKED1] if has1 else [])
     if clear_on:
-        rows += [E.Cfg.PRE_CLEARED] + ([E.Cfg.PRE_CLEARED_MASKED0] if mask_on else []) + ([E.Cfg.PRE_CLEARED_MASKED1] if mask_on and has1 else [])
+        rows += ([E.Cfg.PRE_CLEARED] + ([E.Cfg.PRE_CLEARED_MASKED0] if mask_on else [])
+                 + ([E.Cfg.PRE_CLEARED_MASKED1] if mask_on and has1 else []))
     if mask_tokens > 0 or mask_results > 0:
         rows.append(E.Cfg.PRE_OUTPUT_TOKENS)  # tool-output token sums: where the masking bound falls
     cfg[list(PRE_ROW_SLOTS)] = -1

@@ -417,7 +417,8 @@ def _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg):
         return st[Cfg.PREFIX_TOKENS] + ptok[nvp]
     tb = _tail_start_nb(nvp, K, st[State.CUT])
     ss = _shown_start_nb(tb, nvp, st[Cfg.RECENT_MESSAGES_LIMIT], vrow, msg_ordinal, vmsg)
-    return st[Cfg.PREFIX_TOKENS] + ptok[K] + st[State.RETAINED_TOKENS] + _shown_stok_nb(st) + _effsum_nb(ss, nvp, ptok, PRE, st)
+    return (st[Cfg.PREFIX_TOKENS] + ptok[K] + st[State.RETAINED_TOKENS] + _shown_stok_nb(st)
+            + _effsum_nb(ss, nvp, ptok, PRE, st))
 
 
 
@@ -515,7 +516,8 @@ def _prev_eff_nb(b, v, st, ptok, vflag):
     prune of it): its masking and clearing bounds of that time."""
     f = vflag[v]
     c = f & MASK_CLASS
-    if st[Cfg.MASKING] != 0 and ((c == F_RESULT and v < st[b + Prev.MASKED0]) or (c == MASK_CLASS and v < st[b + Prev.MASKED1])):
+    if st[Cfg.MASKING] != 0 and ((c == F_RESULT and v < st[b + Prev.MASKED0])
+                                 or (c == MASK_CLASS and v < st[b + Prev.MASKED1])):
         return st[Cfg.MASK_PLACEHOLDER]
     if st[Cfg.CLEARING] != 0 and (f & F_CLEAR) != 0 and v <= st[b + Prev.CLEARED]:
         return st[Cfg.CLEAR_PLACEHOLDER]
@@ -673,7 +675,8 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
             loss = CacheLoss.TTL
             lcp = 0
         else:
-            lcp = st[Cfg.PREFIX_TOKENS] + _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, params, ptok, PRE, vflag, RET, SEG, PRN)
+            lcp = st[Cfg.PREFIX_TOKENS] + _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, params, ptok, PRE, vflag, RET,
+                                                  SEG, PRN)
             if lcp < st[b + Prev.TOTAL]:
                 if st[b + Prev.COMPACTED] != 0:
                     loss = CacheLoss.COMPACTION
@@ -759,8 +762,9 @@ _account_main_nb = hot(_account_impl)  # the main request's call, inlined into t
 # ================================== the cut-point rule ==================================
 @hot
 def _session_cache_expired_nb(r, st, params, Q):
-    """``reference.Replay.session_cache_expired``: the provider caches, the session's key sent
-    a prompt before, and the gap since then exceeds the TTL (its prefix is written afresh)."""
+    """The ttl-aware rule's condition (``reference._Replay.rule``): the provider caches, the
+    session's key sent a prompt before, and the gap since exceeds the TTL (the prefix is
+    written afresh)."""
     b = KEY_BASE
     return (st[Cfg.CACHE_MODE] != CacheMode.NONE and st[b + Prev.EXISTS] != 0
             and Q[Q_TS, r] - st[b + Prev.TS] > params[P_TTL_MS])
@@ -971,8 +975,8 @@ def _rebuild_nb(r, nvp, nseg, st, ptok, PRE, vrow, msg_ordinal, vmsg, SEG, event
     _mark_nb(st, True, False)
     st[State.RESET_PENDING] = 1
     after = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    _event_nb(events, st, EventType.REBUILD, r, -1, vrow[st[State.LOCAL_CUT]], st[State.LOCAL_ARTIFACT], before, after, st[State.LOCAL_TOKENS],
-              nseg, dropped, Strategy.SUMMARY)
+    _event_nb(events, st, EventType.REBUILD, r, -1, vrow[st[State.LOCAL_CUT]], st[State.LOCAL_ARTIFACT], before, after,
+              st[State.LOCAL_TOKENS], nseg, dropped, Strategy.SUMMARY)
 
 
 @leaf
@@ -1015,7 +1019,8 @@ def _merge_if_needed_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
     merged = clamp_summary_nb(total, params[P_SUMMARY_RATIO], params[P_SUMMARY_CAP],
                               params[P_SUMMARY_FLOOR])
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    _account_nb(1, False, st[Cfg.PREFIX_TOKENS] + total, st[Cfg.SUMMARY_PROMPT], r, CallKind.MERGE, merged, before, before, 0,
+    _account_nb(1, False, st[Cfg.PREFIX_TOKENS] + total, st[Cfg.SUMMARY_PROMPT], r, CallKind.MERGE, merged, before,
+                before, 0,
                 nvp, st, params,
              ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
     artifact = st[State.NEXT_ARTIFACT]
@@ -1067,7 +1072,8 @@ def _compact_nb(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev
         if st[Cfg.PROBE_PROMPT] > 0 and s == Strategy.SUMMARY:
             # the probe: the summary (with the segments it sits in) checked in a call of its own,
             # a prompt of its own shape (the summarizer's cache key)
-            _account_nb(1, False, st[Cfg.PREFIX_TOKENS] + st[State.SEGMENT_TOKENS], st[Cfg.PROBE_PROMPT], r, CallKind.COMPACTION, item_tokens,
+            _account_nb(1, False, st[Cfg.PREFIX_TOKENS] + st[State.SEGMENT_TOKENS], st[Cfg.PROBE_PROMPT], r,
+                        CallKind.COMPACTION, item_tokens,
                         before, before, 0, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET,
                         SEG, ledger, PRN)
     _retain_nb(tb, cutp, st, ptok, vflag, RET)
@@ -1101,8 +1107,9 @@ def _clear_window_nb(a, b, st, ptok, vflag):
         wb += 1
     st[State.GAIN_TO] = wb
     if mask_on:  # the masked part of the window: class-c rows before the class bound
-        for cls, sb, sn, sg, bound in ((F_RESULT, State.GAIN_TO0, State.GAIN_COUNT0, State.GAIN_TOKENS0, State.MASKED0),
-                                       (MASK_CLASS, State.GAIN_TO1, State.GAIN_COUNT1, State.GAIN_TOKENS1, State.MASKED1)):
+        for cls, sb, sn, sg, bound in (
+                (F_RESULT, State.GAIN_TO0, State.GAIN_COUNT0, State.GAIN_TOKENS0, State.MASKED0),
+                (MASK_CLASS, State.GAIN_TO1, State.GAIN_COUNT1, State.GAIN_TOKENS1, State.MASKED1)):
             x = b if b < st[bound] else st[bound]
             v = st[sb]
             while v < x:
@@ -1139,7 +1146,8 @@ def _clear_window_nb(a, b, st, ptok, vflag):
         mp_gain = st[Cfg.MASK_PLACEHOLDER] - cp
         if mp_gain < 0:
             mp_gain = 0
-        gain += mp_gain * (st[State.GAIN_COUNT0] + st[State.GAIN_COUNT1]) - st[State.GAIN_TOKENS0] - st[State.GAIN_TOKENS1]
+        gain += (mp_gain * (st[State.GAIN_COUNT0] + st[State.GAIN_COUNT1]) - st[State.GAIN_TOKENS0]
+                 - st[State.GAIN_TOKENS1])
     return st[State.GAIN_COUNT], gain
 
 

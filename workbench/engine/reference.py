@@ -288,22 +288,16 @@ class _Replay:
             span_tokens=span_tokens, strategy=int(strategy)))
 
     # ---- the cut-point rule ---------------------------------------------------------
-    def session_cache_expired(self, r: int) -> bool:
-        """Whether request ``r`` finds the session's prompt cache expired: the provider caches,
-        the session's key (0) sent a prompt before, and the idle gap since exceeds the TTL."""
-        return (int(self.k[E.K_CACHE_MODE]) != E.CacheMode.NONE and self.prev_items[0] is not None
-                and int(self.inp.req_ts[r]) - self.prev_ts[0] > self.p[E.P_TTL_MS])
-
     def rule(self, r: int, p: int, context: int, tail: list[int], n_items: int) -> int | None:
         """The latest row the rule allows to be cut, or None when it does not fire."""
         t, value = self.trigger, self.p[E.P_TRIGGER_VALUE]
         if t == E.Trigger.TOKENS:
             if self.k[E.K_TRIGGER_SCOPE]:  # the body: less the fixed prefix and the pinned head
                 context -= self.prefix + sum(int(self.inp.tokens[i]) for i in self.head(p))
-            if context >= value:
-                return p - 1
-            early = self.p[E.P_TTL_EARLY_TOKENS]  # ttl-aware: the prefix must be re-written anyway
-            return p - 1 if early > 0 and context >= early and self.session_cache_expired(r) else None
+            # ttl-aware: at the early share once the session's cache (key 0) expired: re-written anyway
+            early = (0 < self.p[E.P_TTL_EARLY_TOKENS] <= context and self.k[E.K_CACHE_MODE] != E.CacheMode.NONE
+                     and self.prev_items[0] is not None and self.inp.req_ts[r] - self.prev_ts[0] > self.p[E.P_TTL_MS])
+            return p - 1 if context >= value or early else None
         if t == E.Trigger.STRIDE:
             if p == 0:
                 return None
