@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from test_parity import CACHE, PROFILES, _settings, accounting, generated, policies
 
 from workbench.engine import metrics
-from workbench.engine.enums import EventType
+from workbench.engine.enums import Cfg, EventType
 from workbench.engine.kernel import replay_kernel, replay_kernel_totals
 from workbench.engine.pricing import price_table
 from workbench.engine.records import EVENT, N_COSTS, N_EVENT, N_LEDGER, N_TOTALS
@@ -86,7 +86,7 @@ def test_buffers_too_small_for_the_replay_grow():
     want_led, want_ev = replay_kernel(inp, kinds, params, excluded)
     assert (want_ev[:, EVENT.type] == EventType.CHECKPOINT).sum() > 8  # more segments than the 2 slots
     visible, pos, cfg = kern._configure(inp, kinds, params)
-    safe = kern.prev_safe(inp, visible, bool(cfg[nb.C_NEED_MESSAGE]))
+    safe = kern.prev_safe(inp, visible, bool(cfg[Cfg.CUT_AT_MESSAGE]))
     args = (pos.ptok, pos.vrow, pos.vflag, safe, pos.vmsg, kern._msg_ordinal(inp), pos.Q, pos.B,
             np.zeros(0, np.uint8))
     for records, rows, events in ((True, 1, 1), (False, nb.MAX_LEDGER_PER_REQUEST, nb.MAX_EVENTS_PER_REQUEST)):

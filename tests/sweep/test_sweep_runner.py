@@ -112,12 +112,13 @@ def test_failures_are_recorded_and_the_sweep_continues_then_resume_skips(make_sp
 def test_run_summaries_match_simulate_for_every_preset(small_dataset):
     from workbench.engine.presets import PRESETS
     from workbench.engine.run import simulate
-    from workbench.sweep.runner import execute_run
+    from workbench.sweep.runner import execute_task
+    from workbench.sweep.spec import Task, TaskRun
 
     ref = simulate(small_dataset, list(PRESETS.values()), run_id="r").summary
     for i, pol in enumerate(PRESETS.values()):
-        res = execute_run({"run_id": "r", "config_id": "c", "seed": 0, "overrides": {}, "engine": "kernel",
-                           "tokenizer": "cl100k", "base": pol.to_dict(), "dataset": str(small_dataset)})
+        (res,) = execute_task(Task(str(small_dataset), pol.to_dict(), "kernel", "cl100k",
+                                   (TaskRun("r", "c", 0, {}),)))
         assert res["status"] == "ok", res["error"]
         (row,) = res["rows"]
         assert res["evaluation"] is None and row.pop("seed") == 0

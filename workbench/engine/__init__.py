@@ -16,15 +16,18 @@ Who owns what (every module of the package; ``tests/test_architecture.py`` check
   step from: ``checkpoints.py`` (ADR-0011 checkpoint selection),
   ``masking.py`` (masking by a bound), ``pruning.py`` (session pruning in one request's
   prompt), ``provider_window.py`` (the two compaction layers).
-* ``enums.py`` (codes) and ``records.py`` (ledger/event/totals layouts): what both
-  engines and the tables share.
+* ``enums.py`` (codes, the policy's ``K_*``/``P_*`` slots, and the one declaration of
+  the kernel's state vector: ``ConfigSlots``/``StateSlots``/``PromptSlots``, each slot
+  named with its meaning, offsets derived) and ``records.py`` (ledger/event/totals
+  layouts): what both engines and the tables share.
 * ``metrics.py`` (+ ``metrics_nb.py``): the summary columns.
 * ``cache_miss.py``: the provider's own cache misses inside the TTL, fitted per harness,
   release line and serving provider; ``cache_miss_nb.py`` prices a replayed ledger under
   them (expected cost and seeded draws) after either engine, ``cache_miss_reference.py`` its
   plain-Python twin.
 * ``run.py``: ``simulate`` and ``run_totals`` (summary rows only), the API everything else
-  calls; ``lean.py`` what keeps a large ``simulate`` within its memory budget. A run's
+  calls, both over the jobs of ``replay_jobs`` (providers, ``price_as``, notes resolved
+  once); ``lean.py`` what keeps a large ``simulate`` within its memory budget. A run's
   event rows are built by :mod:`workbench.rundir.event_frames`, in the names of
   :mod:`workbench.rundir.wire`.
 """

@@ -14,7 +14,7 @@ the ``K_*``/``P_*`` constants below are the slots. Never renumber: runs store th
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Annotated, NamedTuple, get_type_hints
 
 
 class TriggerT(NamedTuple):
@@ -170,6 +170,157 @@ def recorded_summaries_visible(strategy: int, compile_strategy: int) -> bool:
     return strategy == Strategy.RECORDED and compile_strategy != CompileStrategy.RECENT_MESSAGES_V1
 
 
+# ---- the kernel's state vector: one declaration ------------------------------------------
+# A replay keeps everything it knows in one int64 vector ``st``: the configuration slots
+# (``kernel.lowered_config`` fills them from the lowered policy and the continuity; read-only
+# during the replay), then the state slots, then one previous-prompt descriptor per cache key.
+# Each slot is a field below, in order, with its meaning; the offsets are derived from that
+# order (``Cfg``, ``State``, ``Prev``, ``KEY_BASE``), so two slots can never share a cell.
+# Inside ``@njit`` code ``st[State.CUT]`` is a compile-time constant, like ``Trigger.TOKENS``.
+# "position" is a visible position (the v-th model-visible row, see kernel_nb).
+
+
+class ConfigSlots(NamedTuple):
+    """Configuration slots: the policy as the kernel reads it, with what the continuity adds."""
+
+    KEEP_FIRST: Annotated[int, "visible positions pinned at the head of every prompt, never cut"]
+    RECENT_MESSAGES_LIMIT: Annotated[int, "compile: at most this many recent raw messages shown (0: all)"]
+    MASK_AFTER_TURNS: Annotated[int, "masking by turns: tool outputs older than this many requests masked (0: off)"]
+    MASK_PLACEHOLDER: Annotated[int, "tokens of a masked tool output's placeholder"]
+    CLEAR_PLACEHOLDER: Annotated[int, "tokens of a cleared tool use's placeholder"]
+    MASKING: Annotated[int, "1: the policy masks tool outputs (by turns, tokens or count)"]
+    CLEARING: Annotated[int, "1: the strategy is clear_tool_uses"]
+    HAS_OUTPUT_RESULTS: Annotated[int, "1: some tool result is a model output (mask class 1 exists)"]
+    MONOTONE_SUMS: Annotated[int, "1: tokens and placeholders are >= 0, so tail token sums never decrease"]
+    TRIGGER: Annotated[int, "the cut-point rule (Trigger)"]
+    STRATEGY: Annotated[int, "the compaction strategy (Strategy)"]
+    CACHE_MODE: Annotated[int, "the provider's prompt caching (CacheMode)"]
+    MIN_CACHEABLE: Annotated[int, "the shortest prefix (tokens) the provider caches"]
+    CACHE_GRANULARITY: Annotated[int, "cached prefixes are multiples of this many tokens (>= 1)"]
+    ACCUMULATE: Annotated[int, "1: summaries accumulate as segments; 0: each folds the previous one in"]
+    RETAIN_KIND: Annotated[int, "raw items carried across a compaction (Retain)"]
+    RETAIN_TOKENS: Annotated[int, "token budget of the retained items"]
+    SUMMARY_SHARES_CACHE: Annotated[int, "1: the compaction call reuses the main prompt's cache key"]
+    MAX_SEGMENTS: Annotated[int, "summary segments kept before a hierarchical merge (0: no limit)"]
+    EMERGENCY: Annotated[int, "what an overflow does (Emergency)"]
+    FLUSH: Annotated[int, "1: a pre-compaction memory flush runs"]
+    KEEP_LAST_EVENTS: Annotated[int, "at least this many recent events stay raw at a cut"]
+    KEEP_LAST_TOKENS: Annotated[int, "at most this many recent tokens stay raw at a cut (0: no bound)"]
+    SUMMARY_PROMPT: Annotated[int, "tokens of the summarizer's instruction"]
+    FLUSH_PROMPT: Annotated[int, "tokens of the flush turn's instruction"]
+    FLUSH_OUTPUT: Annotated[int, "tokens the flush turn writes"]
+    CLEAR_KEEP: Annotated[int, "clear_tool_uses: the newest tool uses kept"]
+    TRIGGER_KEEP_TURNS: Annotated[int, "turns trigger: the last turns kept raw"]
+    CUT_AT_MESSAGE: Annotated[int, "1: a cut falls on a message event (ADR-0011)"]
+    TOKENS_NONNEG: Annotated[int, "1: every row's tokens are >= 0"]
+    CLEAR_INPUTS: Annotated[int, "1: clear_tool_uses also clears the tool calls' inputs"]
+    PRE_MASKED0: Annotated[int, "PRE row: placeholder correction of masked class-0 results (-1: not built)"]
+    PRE_MASKED1: Annotated[int, "PRE row: the same for class-1 results, model outputs (-1: not built)"]
+    PRE_CLEARED: Annotated[int, "PRE row: placeholder correction of cleared rows (-1: not built)"]
+    PRE_CLEARED_MASKED0: Annotated[int, "PRE row: correction of rows both cleared and masked, class 0 (-1)"]
+    PRE_CLEARED_MASKED1: Annotated[int, "PRE row: the same, class 1 (-1: not built)"]
+    PREFIX_TOKENS: Annotated[int, "tokens the harness sends before any event (system prompt, tools): never cut"]
+    MASK_KEEP_TOKENS: Annotated[int, "masking by tokens: the newest tool-output tokens that stay (0: off)"]
+    MASK_AT_LEAST: Annotated[int, "masking by tokens/count: mask only when that frees this many tokens"]
+    PRE_OUTPUT_TOKENS: Annotated[int, "PRE row: tool-output token sums, where the masking bound falls (-1)"]
+    PROBE_PROMPT: Annotated[int, "tokens of the probe call after each summary (0: no probe)"]
+    TRIGGER_SCOPE: Annotated[int, "tokens trigger compares 0: the whole prompt, 1: less prefix and pinned head"]
+    MASK_KEEP_RESULTS: Annotated[int, "masking by count: the newest tool outputs that stay (0: off)"]
+    MASK_IDLE_MS: Annotated[int, "masking by tokens/count runs only after this idle gap (ms)"]
+    KEEP_LAST_SHARE_PPM: Annotated[int, "share of the tail's tokens kept raw at a cut (ppm), if above KEEP_LAST_TOKENS"]
+    PRUNING: Annotated[int, "1: session pruning trims/clears old tool results per request"]
+    PRUNE_KEEP: Annotated[int, "session pruning: the newest assistant turns protected"]
+    FIRST_USER: Annotated[int, "position of the first user message (-1: none or not pruning)"]
+    LOCAL_TOKENS: Annotated[int, "two layers: a local checkpoint after this many raw tokens (0: one layer)"]
+    LOCAL_PROMPT: Annotated[int, "two layers: tokens of the local checkpoint's instruction"]
+    HIDE_SUMMARIES: Annotated[int, "1: recent_messages_v1: segments are kept but never compiled in"]
+
+
+class StateSlots(NamedTuple):
+    """State slots: what a replay has done so far (after the configuration slots)."""
+
+    CUT: Annotated[int, "position of the last cut (-1: none); the raw tail starts after it"]
+    CLEARED: Annotated[int, "clear_tool_uses: the last cleared position (-1: none)"]
+    CLEARED_ROW: Annotated[int, "the row of the clearing bound (-1: none)"]
+    NEXT_ARTIFACT: Annotated[int, "number of the next summary/checkpoint artifact"]
+    COMPACTIONS: Annotated[int, "compactions so far"]
+    FLUSHED_AT: Annotated[int, "the compaction count at the last flush (-1: never)"]
+    LAST_COMPACTION_REQUEST: Annotated[int, "request index of the last compaction"]
+    LAST_COMPACTION_TS: Annotated[int, "timestamp (ms) of the last compaction (the first request's at start)"]
+    NEXT_STRIDE: Annotated[int, "stride trigger: the next message ordinal that fires"]
+    NEXT_BOUNDARY: Annotated[int, "recorded trigger: the next recorded boundary to reach"]
+    RECORDED_SUMMARY_TOKENS: Annotated[int, "recorded trigger: the size of the boundary's recorded summary"]
+    COVERED_FROM: Annotated[int, "the first row the current summary covers (-1: none)"]
+    SHOWN_START: Annotated[int, "bounded compile window: its first shown position (-1: none)"]
+    RETAINED_HEAD: Annotated[int, "retained items: start of the current window in RET"]
+    RETAINED_TAIL: Annotated[int, "retained items: end of the current window in RET"]
+    RETAINED_TOKENS: Annotated[int, "tokens of the retained items shown"]
+    SEGMENTS_HEAD: Annotated[int, "summary segments: start of the current window in SEG"]
+    SEGMENTS_TAIL: Annotated[int, "summary segments: end of the current window in SEG"]
+    SEGMENT_TOKENS: Annotated[int, "tokens of the current summary segments"]
+    MASKED0: Annotated[int, "masking: class-0 tool results before this position are masked"]
+    MASKED1: Annotated[int, "masking: class-1 tool results (model outputs) before this position are masked"]
+    LEDGER_ROWS: Annotated[int, "ledger rows written to the buffer"]
+    EVENT_ROWS: Annotated[int, "event rows written to the buffer"]
+    CLEAR_SCAN: Annotated[int, "clear_tool_uses: the first clearable position not yet passed"]
+    CALLS_SEEN: Annotated[int, "clear_tool_uses: tool calls seen before CALL_SCAN (the last in a ring)"]
+    CALL_SCAN: Annotated[int, "clear_tool_uses: the position the tool-call scan reached"]
+    GAIN_FROM: Annotated[int, "clearing gain window: its start (clearable rows in [GAIN_FROM, GAIN_TO))"]
+    GAIN_TO: Annotated[int, "clearing gain window: its end"]
+    GAIN_COUNT: Annotated[int, "clearable rows in the gain window"]
+    GAIN_TOKENS: Annotated[int, "tokens clearing the gain window frees"]
+    GAIN_TO0: Annotated[int, "the gain window's end over masked class-0 rows"]
+    GAIN_COUNT0: Annotated[int, "clearable masked class-0 rows in [GAIN_FROM, GAIN_TO0)"]
+    GAIN_TOKENS0: Annotated[int, "tokens clearing them frees (placeholder for placeholder)"]
+    GAIN_TO1: Annotated[int, "the gain window's end over masked class-1 rows"]
+    GAIN_COUNT1: Annotated[int, "clearable masked class-1 rows in [GAIN_FROM, GAIN_TO1)"]
+    GAIN_TOKENS1: Annotated[int, "tokens clearing them frees"]
+    PRUNED_ENTRIES: Annotated[int, "session pruning: entries of the main prompt being sent (PRN rows 2-3; 0: none)"]
+    LOCAL_CUT: Annotated[int, "two layers: the local layer's cut position (-1: none yet)"]
+    LOCAL_TOKENS: Annotated[int, "two layers: tokens of the local checkpoint"]
+    LOCAL_ARTIFACT: Annotated[int, "two layers: the local checkpoint's artifact (-1: none)"]
+    RESET_PENDING: Annotated[int, "1: the session key's continuation is reset at its next call (a rebuild)"]
+
+
+class PromptSlots(NamedTuple):
+    """Fields of one cache key's previous-prompt descriptor (at ``KEY_BASE + key * KEY_SIZE``)."""
+
+    EXISTS: Annotated[int, "1: the key sent a prompt before"]
+    TOTAL: Annotated[int, "that prompt's tokens"]
+    HEAD: Annotated[int, "its pinned head length (positions)"]
+    RETAINED_HEAD: Annotated[int, "its retained window's start"]
+    RETAINED_TAIL: Annotated[int, "its retained window's end"]
+    SEGMENTS_HEAD: Annotated[int, "its segment window's start"]
+    SEGMENTS_TAIL: Annotated[int, "its segment window's end"]
+    TAIL_START: Annotated[int, "the first raw position it showed"]
+    TAIL_END: Annotated[int, "the position after the last raw one it showed"]
+    MASKED0: Annotated[int, "the class-0 masking bound then"]
+    MASKED1: Annotated[int, "the class-1 masking bound then"]
+    CLEARED: Annotated[int, "the clearing bound then"]
+    TS: Annotated[int, "when it was sent (ms): the TTL runs from here"]
+    COMPACTED: Annotated[int, "1: a compaction changed the context since"]
+    EDITED: Annotated[int, "1: masking/clearing edited older context since"]
+    TRUNCATED: Annotated[int, "1: an overflow truncated the context since"]
+    PRUNED: Annotated[int, "1: it was sent pruned (its entries in PRN rows 0-1, key 0 only)"]
+    PRUNED_FIRST: Annotated[int, "the first pruned position in it"]
+
+
+N_CACHE_KEYS = 2  # the session's key and the compaction calls' own key
+Cfg = ConfigSlots(*range(len(ConfigSlots._fields)))
+N_CFG = len(Cfg)
+State = StateSlots(*range(N_CFG, N_CFG + len(StateSlots._fields)))
+KEY_BASE = N_CFG + len(State)
+Prev = PromptSlots(*range(len(PromptSlots._fields)))  # offsets inside one key's descriptor
+KEY_SIZE = len(Prev)
+N_STATE = KEY_BASE + N_CACHE_KEYS * KEY_SIZE
+
+
+def slot_meanings(slots: type) -> dict[str, str]:
+    """``{slot name: its one-line meaning}`` of a slot declaration (``ConfigSlots`` ...)."""
+    hints = get_type_hints(slots, include_extras=True)
+    return {name: " ".join(hints[name].__metadata__) for name in slots._fields}
+
+
 # ---- slots of the lowered policy -------------------------------------------------------
 K_TRIGGER, K_STRATEGY, K_CACHE_MODE, K_ACCUMULATE, K_MESSAGE_BOUNDARY, K_RETAIN_KIND, \
     K_FLUSH, K_SUMMARY_SHARES_CACHE, K_CLEAR_INPUTS, K_EMERGENCY, K_COMPILE_LIMIT_MESSAGES, \
@@ -189,10 +340,13 @@ N_KINDS = 15
  P_PRUNE_SOFT_OVER, P_PRUNE_SOFT_KEEP, P_PRUNE_PLACEHOLDER,
  # two layers (workbench.engine.provider_window): the local checkpoint's trigger and prompt
  P_LOCAL_TOKENS, P_LOCAL_PROMPT,
- # ---- added by branch `task` (issue 31, task-state-checkpoints): the tokens of the fixed
+ # task-state checkpoints (Compaction.task_state_tokens): the tokens of the fixed
  # task-state block every summary carries on top of its modelled size (0: none)
- P_TASK_STATE_TOKENS) = range(40)
-N_PARAMS = 40
+ P_TASK_STATE_TOKENS,
+ # tokens trigger, ttl-aware (CutRule.ttl_early_fraction): once the session's prompt cache has
+ # expired, compact when the context reaches this many tokens (0: off)
+ P_TTL_EARLY_TOKENS) = range(41)
+N_PARAMS = 41
 
 # a share (of the tail's tokens) as an integer in parts per million: both engines compute the
 # kept tokens as ``ppm * tokens // SHARE_SCALE`` so that they agree to the token

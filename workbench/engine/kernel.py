@@ -112,12 +112,17 @@ def prev_safe(inp: ReplayInput, summaries_visible: bool, need_message: bool) -> 
     return entry[key]
 
 
+# the configuration slots that name a row of the placeholder prefix-sum table PRE (-1: unbuilt)
+PRE_ROW_SLOTS = (E.Cfg.PRE_MASKED0, E.Cfg.PRE_MASKED1, E.Cfg.PRE_CLEARED, E.Cfg.PRE_CLEARED_MASKED0,
+                 E.Cfg.PRE_CLEARED_MASKED1, E.Cfg.PRE_OUTPUT_TOKENS)
+
+
 def lowered_config(kinds: np.ndarray, params: np.ndarray, pos: Positions) -> np.ndarray:
-    """The kernel's integer configuration (``kernel_nb.C_*`` slots of its state vector)."""
+    """The kernel's integer configuration (the ``enums.Cfg`` slots of its state vector)."""
     from workbench.engine import kernel_nb as nb
 
     k = kinds
-    cfg = np.full(nb.N_CFG, 0, np.int64)
+    cfg = np.full(E.N_CFG, 0, np.int64)
     strategy = int(k[E.K_STRATEGY])
     mp = int(params[E.P_MASK_PLACEHOLDER])
     cp = int(params[E.P_CLEAR_PLACEHOLDER])
@@ -126,62 +131,62 @@ def lowered_config(kinds: np.ndarray, params: np.ndarray, pos: Positions) -> np.
     mask_on = int(k[E.K_MASK_AFTER_TURNS]) > 0 or mask_tokens > 0 or mask_results > 0
     clear_on = strategy == E.Strategy.CLEAR_TOOL_USES
     has1 = pos.has_output_results
-    cfg[nb.C_K] = int(params[E.P_KEEP_FIRST])
-    cfg[nb.C_L] = int(k[E.K_COMPILE_LIMIT_MESSAGES])
-    cfg[nb.C_M] = int(k[E.K_MASK_AFTER_TURNS])
-    cfg[nb.C_MP] = mp
-    cfg[nb.C_CP] = cp
-    cfg[nb.C_MASK_ON] = int(mask_on)
-    cfg[nb.C_CLEAR_ON] = int(clear_on)
-    cfg[nb.C_CLEAR_INPUTS] = int(bool(k[E.K_CLEAR_INPUTS]))
-    cfg[nb.C_HAS1] = int(has1)
-    cfg[nb.C_TOKENS_NONNEG] = int(pos.tokens_nonneg)
-    cfg[nb.C_NONNEG] = int(pos.tokens_nonneg and (not mask_on or mp >= 0) and (not clear_on or cp >= 0))
-    cfg[nb.C_TRIGGER] = int(k[E.K_TRIGGER])
-    cfg[nb.C_STRATEGY] = strategy
-    cfg[nb.C_MODE] = int(k[E.K_CACHE_MODE])
-    cfg[nb.C_MIN_CACHE] = int(params[E.P_MIN_CACHEABLE])
-    cfg[nb.C_GRAN] = max(1, int(params[E.P_CACHE_GRANULARITY]))
-    cfg[nb.C_ACCUM] = int(bool(k[E.K_ACCUMULATE]))
-    cfg[nb.C_RETAIN_KIND] = int(k[E.K_RETAIN_KIND])
-    cfg[nb.C_RETAIN_BUDGET] = int(params[E.P_RETAIN_TOKENS])
-    cfg[nb.C_SHARES] = int(bool(k[E.K_SUMMARY_SHARES_CACHE]))
-    cfg[nb.C_MAXSEG] = int(k[E.K_MAX_SEGMENTS])
-    cfg[nb.C_EMERGENCY] = int(k[E.K_EMERGENCY])
-    cfg[nb.C_FLUSH] = int(bool(k[E.K_FLUSH]))
-    cfg[nb.C_KEEP_EVENTS] = int(params[E.P_KEEP_LAST_EVENTS])
-    cfg[nb.C_KEEP_TOKENS] = int(params[E.P_KEEP_LAST_TOKENS])
-    cfg[nb.C_KEEP_SHARE] = share_ppm(params[E.P_KEEP_LAST_SHARE])
-    cfg[nb.C_SUM_PROMPT] = int(params[E.P_SUMMARY_PROMPT])
-    cfg[nb.C_FLUSH_PROMPT] = int(params[E.P_FLUSH_PROMPT])
-    cfg[nb.C_FLUSH_OUTPUT] = int(params[E.P_FLUSH_OUTPUT])
-    cfg[nb.C_CLEAR_KEEP] = int(params[E.P_CLEAR_KEEP])
-    cfg[nb.C_TURN_KEEP] = int(params[E.P_TRIGGER_KEEP_TURNS])
-    cfg[nb.C_NEED_MESSAGE] = int(bool(k[E.K_MESSAGE_BOUNDARY]))
-    cfg[nb.C_MASK_TOKENS] = mask_tokens
-    cfg[nb.C_MASK_RESULTS] = mask_results
-    cfg[nb.C_MASK_IDLE] = int(np.ceil(params[E.P_MASK_IDLE_MS]))
-    cfg[nb.C_MASK_AT_LEAST] = int(params[E.P_MASK_AT_LEAST])
-    cfg[nb.C_PROBE] = int(params[E.P_PROBE_PROMPT])
-    cfg[nb.C_SCOPE] = int(k[E.K_TRIGGER_SCOPE])
+    cfg[E.Cfg.KEEP_FIRST] = int(params[E.P_KEEP_FIRST])
+    cfg[E.Cfg.RECENT_MESSAGES_LIMIT] = int(k[E.K_COMPILE_LIMIT_MESSAGES])
+    cfg[E.Cfg.MASK_AFTER_TURNS] = int(k[E.K_MASK_AFTER_TURNS])
+    cfg[E.Cfg.MASK_PLACEHOLDER] = mp
+    cfg[E.Cfg.CLEAR_PLACEHOLDER] = cp
+    cfg[E.Cfg.MASKING] = int(mask_on)
+    cfg[E.Cfg.CLEARING] = int(clear_on)
+    cfg[E.Cfg.CLEAR_INPUTS] = int(bool(k[E.K_CLEAR_INPUTS]))
+    cfg[E.Cfg.HAS_OUTPUT_RESULTS] = int(has1)
+    cfg[E.Cfg.TOKENS_NONNEG] = int(pos.tokens_nonneg)
+    cfg[E.Cfg.MONOTONE_SUMS] = int(pos.tokens_nonneg and (not mask_on or mp >= 0) and (not clear_on or cp >= 0))
+    cfg[E.Cfg.TRIGGER] = int(k[E.K_TRIGGER])
+    cfg[E.Cfg.STRATEGY] = strategy
+    cfg[E.Cfg.CACHE_MODE] = int(k[E.K_CACHE_MODE])
+    cfg[E.Cfg.MIN_CACHEABLE] = int(params[E.P_MIN_CACHEABLE])
+    cfg[E.Cfg.CACHE_GRANULARITY] = max(1, int(params[E.P_CACHE_GRANULARITY]))
+    cfg[E.Cfg.ACCUMULATE] = int(bool(k[E.K_ACCUMULATE]))
+    cfg[E.Cfg.RETAIN_KIND] = int(k[E.K_RETAIN_KIND])
+    cfg[E.Cfg.RETAIN_TOKENS] = int(params[E.P_RETAIN_TOKENS])
+    cfg[E.Cfg.SUMMARY_SHARES_CACHE] = int(bool(k[E.K_SUMMARY_SHARES_CACHE]))
+    cfg[E.Cfg.MAX_SEGMENTS] = int(k[E.K_MAX_SEGMENTS])
+    cfg[E.Cfg.EMERGENCY] = int(k[E.K_EMERGENCY])
+    cfg[E.Cfg.FLUSH] = int(bool(k[E.K_FLUSH]))
+    cfg[E.Cfg.KEEP_LAST_EVENTS] = int(params[E.P_KEEP_LAST_EVENTS])
+    cfg[E.Cfg.KEEP_LAST_TOKENS] = int(params[E.P_KEEP_LAST_TOKENS])
+    cfg[E.Cfg.KEEP_LAST_SHARE_PPM] = share_ppm(params[E.P_KEEP_LAST_SHARE])
+    cfg[E.Cfg.SUMMARY_PROMPT] = int(params[E.P_SUMMARY_PROMPT])
+    cfg[E.Cfg.FLUSH_PROMPT] = int(params[E.P_FLUSH_PROMPT])
+    cfg[E.Cfg.FLUSH_OUTPUT] = int(params[E.P_FLUSH_OUTPUT])
+    cfg[E.Cfg.CLEAR_KEEP] = int(params[E.P_CLEAR_KEEP])
+    cfg[E.Cfg.TRIGGER_KEEP_TURNS] = int(params[E.P_TRIGGER_KEEP_TURNS])
+    cfg[E.Cfg.CUT_AT_MESSAGE] = int(bool(k[E.K_MESSAGE_BOUNDARY]))
+    cfg[E.Cfg.MASK_KEEP_TOKENS] = mask_tokens
+    cfg[E.Cfg.MASK_KEEP_RESULTS] = mask_results
+    cfg[E.Cfg.MASK_IDLE_MS] = int(np.ceil(params[E.P_MASK_IDLE_MS]))
+    cfg[E.Cfg.MASK_AT_LEAST] = int(params[E.P_MASK_AT_LEAST])
+    cfg[E.Cfg.PROBE_PROMPT] = int(params[E.P_PROBE_PROMPT])
+    cfg[E.Cfg.TRIGGER_SCOPE] = int(k[E.K_TRIGGER_SCOPE])
     prune_on = params[E.P_PRUNE_TTL_MS] > 0
-    cfg[nb.C_PRUNE_ON] = int(prune_on)
-    cfg[nb.C_PRUNE_KEEP] = int(params[E.P_PRUNE_KEEP])
+    cfg[E.Cfg.PRUNING] = int(prune_on)
+    cfg[E.Cfg.PRUNE_KEEP] = int(params[E.P_PRUNE_KEEP])
     users = np.flatnonzero(pos.vflag & nb.F_USER) if prune_on else ()
-    cfg[nb.C_FIRST_USER] = int(users[0]) if len(users) else -1
-    cfg[nb.C_LOCAL_TOKENS] = int(params[E.P_LOCAL_TOKENS])
-    cfg[nb.C_LOCAL_PROMPT] = int(params[E.P_LOCAL_PROMPT])
-    cfg[nb.C_NO_SUMMARIES] = int(int(k[E.K_COMPILE]) == E.CompileStrategy.RECENT_MESSAGES_V1)
+    cfg[E.Cfg.FIRST_USER] = int(users[0]) if len(users) else -1
+    cfg[E.Cfg.LOCAL_TOKENS] = int(params[E.P_LOCAL_TOKENS])
+    cfg[E.Cfg.LOCAL_PROMPT] = int(params[E.P_LOCAL_PROMPT])
+    cfg[E.Cfg.HIDE_SUMMARIES] = int(int(k[E.K_COMPILE]) == E.CompileStrategy.RECENT_MESSAGES_V1)
     # rows of the placeholder prefix-sum table, only those this policy reads
     rows = []
     if mask_on:
-        rows += [nb.C_R_DM0] + ([nb.C_R_DM1] if has1 else [])
+        rows += [E.Cfg.PRE_MASKED0] + ([E.Cfg.PRE_MASKED1] if has1 else [])
     if clear_on:
-        rows += [nb.C_R_DC] + ([nb.C_R_DCM0] if mask_on else []) + ([nb.C_R_DCM1] if mask_on and has1 else [])
+        rows += ([E.Cfg.PRE_CLEARED] + ([E.Cfg.PRE_CLEARED_MASKED0] if mask_on else [])
+                 + ([E.Cfg.PRE_CLEARED_MASKED1] if mask_on and has1 else []))
     if mask_tokens > 0 or mask_results > 0:
-        rows.append(nb.C_R_RTOK)  # tool-output token sums: where the masking bound falls
-    cfg[nb.C_R_DM0: nb.C_R_DCM1 + 1] = -1
-    cfg[nb.C_R_RTOK] = -1
+        rows.append(E.Cfg.PRE_OUTPUT_TOKENS)  # tool-output token sums: where the masking bound falls
+    cfg[list(PRE_ROW_SLOTS)] = -1
     for i, slot in enumerate(rows):
         cfg[slot] = i
     return cfg
@@ -210,20 +215,19 @@ def buffer_plan(cfg: np.ndarray, pos: Positions, n_requests: int, *, records: bo
         plan[nb.PLAN.ledger_rows] = CHUNK_LEDGER
         plan[nb.PLAN.event_rows] = CHUNK_EVENTS
     plan[nb.PLAN.segments] = SEGMENTS
-    keep = int(cfg[nb.C_CLEAR_KEEP])
-    plan[nb.PLAN.ring] = min(keep, pos.n_calls) + 1 if cfg[nb.C_CLEAR_ON] and keep >= 0 else 1
-    retain = int(cfg[nb.C_RETAIN_KIND])
+    keep = int(cfg[E.Cfg.CLEAR_KEEP])
+    plan[nb.PLAN.ring] = min(keep, pos.n_calls) + 1 if cfg[E.Cfg.CLEARING] and keep >= 0 else 1
+    retain = int(cfg[E.Cfg.RETAIN_KIND])
     plan[nb.PLAN.retained] = (0 if retain == E.Retain.NONE
                               else pos.n_user if retain == E.Retain.USER_MESSAGES else pos.n_msg)
-    plan[nb.PLAN.pruned] = int(np.count_nonzero(pos.vflag & nb.F_RESULT)) + 1 if cfg[nb.C_PRUNE_ON] else 1
-    plan[nb.PLAN.placeholder_rows] = int((cfg[nb.C_R_DM0: nb.C_R_DCM1 + 1] >= 0).sum()) + int(cfg[nb.C_R_RTOK] >= 0)
+    plan[nb.PLAN.pruned] = int(np.count_nonzero(pos.vflag & nb.F_RESULT)) + 1 if cfg[E.Cfg.PRUNING] else 1
+    plan[nb.PLAN.placeholder_rows] = int((cfg[list(PRE_ROW_SLOTS)] >= 0).sum())
     return plan
 
 
 def _configure(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray) -> tuple[bool, Positions, np.ndarray]:
     """(recorded summaries visible, the positions they give, the lowered configuration,
     with the continuity's fixed prefix)."""
-    from workbench.engine import kernel_nb as nb
 
     summaries_visible = E.recorded_summaries_visible(int(kinds[E.K_STRATEGY]), int(kinds[E.K_COMPILE]))
     pos = positions(inp, summaries_visible)
@@ -233,7 +237,7 @@ def _configure(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray) -> tuple
         raise ValueError("replay_kernel: row_request is not shaped as prepare_continuity builds it "
                          "(a row's request is its position's request, or the one before for outputs)")
     cfg = lowered_config(kinds, params, pos)
-    cfg[nb.C_PREFIX] = int(inp.prefix_tokens)
+    cfg[E.Cfg.PREFIX_TOKENS] = int(inp.prefix_tokens)
     return summaries_visible, pos, cfg
 
 
@@ -258,7 +262,7 @@ def replay_kernel(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray,
         return np.zeros((0, N_LEDGER), np.int64), np.zeros((0, N_EVENT), np.int64)
     summaries_visible, pos, cfg = _configure(inp, kinds, params)
     plan = buffer_plan(cfg, pos, inp.n_requests, records=True)
-    excl = _excluded_positions(pos, excluded) if cfg[nb.C_CLEAR_ON] else np.zeros(0, np.uint8)
+    excl = _excluded_positions(pos, excluded) if cfg[E.Cfg.CLEARING] else np.zeros(0, np.uint8)
     safe = prev_safe(inp, summaries_visible, bool(kinds[E.K_MESSAGE_BOUNDARY]))
     # np.empty only reserves address space; pages become resident when rows are written
     ledger = np.empty((plan[nb.PLAN.ledger_rows], N_LEDGER), np.int64)

@@ -35,7 +35,7 @@ How the kernel stays incremental (per-request cost independent of history, ADR-0
   token sums int64) are computed once per continuity; the per-policy work before the
   loop is limited to the placeholder prefix sums of masking/clearing policies.
 * Speed: the per-request path is plain integer code on one state vector (``st``: the
-  configuration slots ``C_*`` then the state slots ``S_*``); helpers run without NRT
+  configuration slots ``Cfg`` then the state slots ``State``); helpers run without NRT
   reference counting; helpers called with constants have explicit signatures so numba
   compiles one version each (cold compile ~20 s CPU, warm load well under a second).
 
@@ -52,6 +52,10 @@ import numpy as np
 
 from workbench._numba import njit, prange
 from workbench.engine.enums import (
+    KEY_BASE,
+    KEY_SIZE,
+    N_CFG,
+    N_STATE,
     P_CLEAR_AT_LEAST,
     P_FLUSH_THRESHOLD,
     P_MIN_PROGRESS,
@@ -68,17 +72,21 @@ from workbench.engine.enums import (
     P_SUMMARY_RATIO,
     P_TASK_STATE_TOKENS,
     P_TRIGGER_VALUE,
+    P_TTL_EARLY_TOKENS,
     P_TTL_MS,
     P_WINDOW,
     SHARE_SCALE,
     CacheLoss,
     CacheMode,
     CallKind,
+    Cfg,
     Emergency,
     EventType,
     LedgerFlag,
+    Prev,
     PruneState,
     Retain,
+    State,
     Strategy,
     Trigger,
 )
@@ -111,59 +119,9 @@ Q_BILLED_PROMPT, Q_BILLED_READ, Q_BILLED_WRITE = range(4, 7)
 Q_ROWS = 7
 B_ROW, B_VPOS, B_SUM = range(3)  # boundary row, visible rows before it, recorded summary size
 
-# ---- configuration slots of the state vector (filled by the wrapper, read-only) -----------
-(C_K, C_L, C_M, C_MP, C_CP, C_MASK_ON, C_CLEAR_ON, C_HAS1, C_NONNEG, C_TRIGGER, C_STRATEGY,
- C_MODE, C_MIN_CACHE, C_GRAN, C_ACCUM, C_RETAIN_KIND, C_RETAIN_BUDGET, C_SHARES, C_MAXSEG,
- C_EMERGENCY, C_FLUSH, C_KEEP_EVENTS, C_KEEP_TOKENS, C_SUM_PROMPT, C_FLUSH_PROMPT,
- C_FLUSH_OUTPUT, C_CLEAR_KEEP, C_TURN_KEEP, C_NEED_MESSAGE, C_TOKENS_NONNEG, C_CLEAR_INPUTS,
- # rows of the placeholder prefix-sum table PRE (-1: not built for this policy)
- C_R_DM0, C_R_DM1, C_R_DC, C_R_DCM0, C_R_DCM1,
- # provider tokens the harness sends before any event of the log (system prompt, tool
- # schemas): part of every call's prompt, cached like the rest, never cut
- C_PREFIX,
- # masking by tokens: the newest C_MASK_TOKENS tool-output tokens stay (0: masking by turns),
- # masked only when that frees C_MASK_AT_LEAST; PRE row of tool-output token sums
- C_MASK_TOKENS, C_MASK_AT_LEAST, C_R_RTOK,
- # a probe call after each summary (its instruction's tokens; 0: none); tokens-trigger scope
- # (0: the whole prompt, 1: less the prefix and the pinned head)
- C_PROBE, C_SCOPE,
- # masking by count: the newest C_MASK_RESULTS tool outputs stay (0: by tokens or turns); the
- # by-tokens/by-count step runs only after a gap of C_MASK_IDLE ms since the previous request
- C_MASK_RESULTS, C_MASK_IDLE,
- # the share (parts per million) of the tail's tokens that stays raw at a cut, if above C_KEEP_TOKENS
- C_KEEP_SHARE,
- # session pruning: on; protected assistant turns; the position of the first user message (-1)
- C_PRUNE_ON, C_PRUNE_KEEP, C_FIRST_USER,
- # two layers (workbench.engine.provider_window): a local checkpoint once C_LOCAL_TOKENS raw
- # tokens followed the last one (0: no local layer), asked with C_LOCAL_PROMPT tokens
- C_LOCAL_TOKENS, C_LOCAL_PROMPT,
- # 1: the compile strategy shows no summary item (recent_messages_v1): the segments are still
- # kept (a folded summary's size reads them, merges and probes send them) but never compiled in
- C_NO_SUMMARIES) = range(51)
-N_CFG = 52
-
-# ---- replay state slots ---------------------------------------------------------------------
-(S_CUT, S_CLR, S_CLR_ROW, S_NEXT_ART, S_COMPACTIONS, S_FLUSHED_AT, S_LAST_CREQ, S_LAST_CTS,
- S_NEXT_STRIDE, S_BPTR, S_REC_SUM, S_COV_FROM, S_WIN_START, S_RH, S_RT, S_RTOK, S_SH, S_ST,
- S_STOK, S_B0, S_B1, S_NL, S_NE, S_CLPTR,
- # clear_tool_uses: tool calls seen before the scan position (the last ones in a ring) ...
- S_CALLS_SEEN, S_CALL_SCAN,
- # ... and sliding sums over the clearable rows in [S_WA, S_WB): count and gain, and for
- # each mask class the same over its masked part [S_WA, S_WBc)
- S_WA, S_WB, S_WN, S_WG, S_WB0, S_WN0, S_WG0, S_WB1, S_WN1, S_WG1,
- # session pruning: entries of the main prompt being sent (PRN rows 2-3; 0: not pruned)
- S_PRUNE_N,
- # the local layer: its cut (a position, -1: none yet), its checkpoint's tokens and artifact;
- # and a pending continuation reset of the session's key (a rebuild, Holon §5.4)
- S_LCUT, S_LTOK, S_LART, S_RESET) = range(N_CFG, N_CFG + 41)
-KEY_BASE = 96
-KEY_SIZE = 18
-# fields of the previous-prompt descriptor of one cache key (at KEY_BASE + key * KEY_SIZE)
-(PK_EXISTS, PK_TOTAL, PK_H, PK_RH, PK_RT, PK_SH, PK_ST, PK_SS, PK_TE, PK_B0, PK_B1, PK_CLR,
- PK_TS, PK_COMPACTED, PK_EDITED, PK_TRUNCATED,
- # the previous prompt was pruned: its entries (PRN rows 0-1, key 0 only) and first position
- PK_PRUNED, PK_PFIRST) = range(18)
-N_STATE = KEY_BASE + 2 * KEY_SIZE
+# ---- the state vector ``st``: configuration slots ``Cfg``, replay state ``State``, then one
+# previous-prompt descriptor (fields ``Prev``) per cache key at KEY_BASE + key * KEY_SIZE; all
+# declared once, with their meanings, in ``enums.py``
 
 NOFIRE = -(1 << 62)  # the cut-point rule did not fire
 
@@ -330,15 +288,16 @@ def policy_arrays_nb(ptok, vflag, excluded_v, cfg, PRE, vf):
     clearing, so these are taken back where both apply).
     """
     nv = vflag.size
-    mask_on = cfg[C_MASK_ON] != 0
-    clear_on = cfg[C_CLEAR_ON] != 0
-    has1 = cfg[C_HAS1] != 0
-    mp = cfg[C_MP]
-    cp = cfg[C_CP]
-    clear_inputs = cfg[C_CLEAR_INPUTS] != 0
+    mask_on = cfg[Cfg.MASKING] != 0
+    clear_on = cfg[Cfg.CLEARING] != 0
+    has1 = cfg[Cfg.HAS_OUTPUT_RESULTS] != 0
+    mp = cfg[Cfg.MASK_PLACEHOLDER]
+    cp = cfg[Cfg.CLEAR_PLACEHOLDER]
+    clear_inputs = cfg[Cfg.CLEAR_INPUTS] != 0
     has_excl = excluded_v.size == nv
-    r_dm0, r_dm1, r_dc, r_dcm0, r_dcm1 = cfg[C_R_DM0], cfg[C_R_DM1], cfg[C_R_DC], cfg[C_R_DCM0], cfg[C_R_DCM1]
-    r_rtok = cfg[C_R_RTOK]
+    r_dm0, r_dm1, r_dc = cfg[Cfg.PRE_MASKED0], cfg[Cfg.PRE_MASKED1], cfg[Cfg.PRE_CLEARED]
+    r_dcm0, r_dcm1 = cfg[Cfg.PRE_CLEARED_MASKED0], cfg[Cfg.PRE_CLEARED_MASKED1]
+    r_rtok = cfg[Cfg.PRE_OUTPUT_TOKENS]
     rtok = 0
     dm0 = 0
     dm1 = 0
@@ -411,67 +370,68 @@ def _effsum_nb(a, b, ptok, PRE, st):
     if b <= a:
         return 0
     s = ptok[b] - ptok[a]
-    mask_on = st[C_MASK_ON] != 0
-    has1 = st[C_HAS1] != 0
-    b0 = st[S_B0]
-    b1 = st[S_B1]
+    mask_on = st[Cfg.MASKING] != 0
+    has1 = st[Cfg.HAS_OUTPUT_RESULTS] != 0
+    b0 = st[State.MASKED0]
+    b1 = st[State.MASKED1]
     if mask_on:
         x = b if b < b0 else b0
         if x > a:
-            s += _range_nb(PRE, st[C_R_DM0], a, x)
+            s += _range_nb(PRE, st[Cfg.PRE_MASKED0], a, x)
         if has1:
             x = b if b < b1 else b1
             if x > a:
-                s += _range_nb(PRE, st[C_R_DM1], a, x)
-    if st[C_CLEAR_ON] != 0:
-        y = st[S_CLR] + 1
+                s += _range_nb(PRE, st[Cfg.PRE_MASKED1], a, x)
+    if st[Cfg.CLEARING] != 0:
+        y = st[State.CLEARED] + 1
         if b < y:
             y = b
         if y > a:
-            s += _range_nb(PRE, st[C_R_DC], a, y)
+            s += _range_nb(PRE, st[Cfg.PRE_CLEARED], a, y)
             if mask_on:
                 x = y if y < b0 else b0
                 if x > a:
-                    s -= _range_nb(PRE, st[C_R_DCM0], a, x)
+                    s -= _range_nb(PRE, st[Cfg.PRE_CLEARED_MASKED0], a, x)
                 if has1:
                     x = y if y < b1 else b1
                     if x > a:
-                        s -= _range_nb(PRE, st[C_R_DCM1], a, x)
+                        s -= _range_nb(PRE, st[Cfg.PRE_CLEARED_MASKED1], a, x)
     return s
 
 
 @leaf
 def _masked_now_nb(v, f, st):
     c = f & MASK_CLASS
-    return (c == F_RESULT and v < st[S_B0]) or (c == MASK_CLASS and v < st[S_B1])
+    return (c == F_RESULT and v < st[State.MASKED0]) or (c == MASK_CLASS and v < st[State.MASKED1])
 
 
 @leaf
 def _shown_stok_nb(st):
     """Tokens of the summary items compiled into the context."""
-    return 0 if st[C_NO_SUMMARIES] != 0 else st[S_STOK]
+    return 0 if st[Cfg.HIDE_SUMMARIES] != 0 else st[State.SEGMENT_TOKENS]
 
 
 @leaf
 def _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg):
-    K = st[C_K]
+    K = st[Cfg.KEEP_FIRST]
     if nvp < K:
-        return st[C_PREFIX] + ptok[nvp]
-    tb = _tail_start_nb(nvp, K, st[S_CUT])
-    ss = _shown_start_nb(tb, nvp, st[C_L], vrow, msg_ordinal, vmsg)
-    return st[C_PREFIX] + ptok[K] + st[S_RTOK] + _shown_stok_nb(st) + _effsum_nb(ss, nvp, ptok, PRE, st)
+        return st[Cfg.PREFIX_TOKENS] + ptok[nvp]
+    tb = _tail_start_nb(nvp, K, st[State.CUT])
+    ss = _shown_start_nb(tb, nvp, st[Cfg.RECENT_MESSAGES_LIMIT], vrow, msg_ordinal, vmsg)
+    return (st[Cfg.PREFIX_TOKENS] + ptok[K] + st[State.RETAINED_TOKENS] + _shown_stok_nb(st)
+            + _effsum_nb(ss, nvp, ptok, PRE, st))
 
 
 
 @leaf
 def _n_items_nb(nvp, st, vrow, msg_ordinal, vmsg):
-    K = st[C_K]
+    K = st[Cfg.KEEP_FIRST]
     if nvp < K:
         return nvp
-    tb = _tail_start_nb(nvp, K, st[S_CUT])
-    ss = _shown_start_nb(tb, nvp, st[C_L], vrow, msg_ordinal, vmsg)
-    shown_segments = 0 if st[C_NO_SUMMARIES] != 0 else st[S_ST] - st[S_SH]
-    return K + (st[S_RT] - st[S_RH]) + shown_segments + (nvp - ss)
+    tb = _tail_start_nb(nvp, K, st[State.CUT])
+    ss = _shown_start_nb(tb, nvp, st[Cfg.RECENT_MESSAGES_LIMIT], vrow, msg_ordinal, vmsg)
+    shown_segments = 0 if st[Cfg.HIDE_SUMMARIES] != 0 else st[State.SEGMENTS_TAIL] - st[State.SEGMENTS_HEAD]
+    return K + (st[State.RETAINED_TAIL] - st[State.RETAINED_HEAD]) + shown_segments + (nvp - ss)
 
 
 @leaf_sig("void", _A1, "boolean", "boolean")
@@ -479,21 +439,21 @@ def _mark_nb(st, compacted, edited):
     for key in range(2):
         b = KEY_BASE + key * KEY_SIZE
         if compacted:
-            st[b + PK_COMPACTED] = 1
+            st[b + Prev.COMPACTED] = 1
         if edited:
-            st[b + PK_EDITED] = 1
+            st[b + Prev.EDITED] = 1
 
 
 @leaf_sig("void", _A1)
 def _mark_truncated_nb(st):
     for key in range(2):
-        st[KEY_BASE + key * KEY_SIZE + PK_TRUNCATED] = 1
+        st[KEY_BASE + key * KEY_SIZE + Prev.TRUNCATED] = 1
 
 
 @leaf_sig("void", _A2, _A1, *[_I] * 11)
 def _event_nb(events, st, etype, r, from_row, to_row, artifact, before, after, item, span_events,
               span_tokens, strategy):
-    k = st[S_NE]
+    k = st[State.EVENT_ROWS]
     events[k, EVENT.type] = etype
     events[k, EVENT.request] = r
     events[k, EVENT.from_row] = from_row
@@ -505,7 +465,7 @@ def _event_nb(events, st, etype, r, from_row, to_row, artifact, before, after, i
     events[k, EVENT.span_events] = span_events
     events[k, EVENT.span_tokens] = span_tokens
     events[k, EVENT.strategy] = strategy
-    st[S_NE] = k + 1
+    st[State.EVENT_ROWS] = k + 1
 
 
 # ================================== accounting ==================================
@@ -514,16 +474,16 @@ def _first_diff_nb(b, ss, lim, st, ptok, vflag):
     """First tail position in [ss, lim) whose placeholder state differs from the one the
     previous prompt of this key (descriptor at ``b``) saw; ``lim`` if none."""
     d = lim
-    mp = st[C_MP]
-    cp = st[C_CP]
-    pclr = st[b + PK_CLR]
-    if st[C_MASK_ON] != 0:
+    mp = st[Cfg.MASK_PLACEHOLDER]
+    cp = st[Cfg.CLEAR_PLACEHOLDER]
+    pclr = st[b + Prev.CLEARED]
+    if st[Cfg.MASKING] != 0:
         # tool results masked since then: class 0 positions in [old b0, b0), class 1 in [old b1, b1)
         for cls in (F_RESULT, MASK_CLASS):
-            if cls == MASK_CLASS and st[C_HAS1] == 0:
+            if cls == MASK_CLASS and st[Cfg.HAS_OUTPUT_RESULTS] == 0:
                 break
-            lo = st[b + PK_B0] if cls == F_RESULT else st[b + PK_B1]
-            hi = st[S_B0] if cls == F_RESULT else st[S_B1]
+            lo = st[b + Prev.MASKED0] if cls == F_RESULT else st[b + Prev.MASKED1]
+            hi = st[State.MASKED0] if cls == F_RESULT else st[State.MASKED1]
             if lo < ss:
                 lo = ss
             if hi > d:
@@ -535,12 +495,12 @@ def _first_diff_nb(b, ss, lim, st, ptok, vflag):
                     if prev != mp:
                         d = v
                         break
-    if st[C_CLEAR_ON] != 0:
+    if st[Cfg.CLEARING] != 0:
         # rows cleared since then (and not masked now)
         lo = pclr + 1
         if lo < ss:
             lo = ss
-        hi = st[S_CLR] + 1
+        hi = st[State.CLEARED] + 1
         if hi > d:
             hi = d
         for v in range(lo, hi):
@@ -557,10 +517,11 @@ def _prev_eff_nb(b, v, st, ptok, vflag):
     prune of it): its masking and clearing bounds of that time."""
     f = vflag[v]
     c = f & MASK_CLASS
-    if st[C_MASK_ON] != 0 and ((c == F_RESULT and v < st[b + PK_B0]) or (c == MASK_CLASS and v < st[b + PK_B1])):
-        return st[C_MP]
-    if st[C_CLEAR_ON] != 0 and (f & F_CLEAR) != 0 and v <= st[b + PK_CLR]:
-        return st[C_CP]
+    if st[Cfg.MASKING] != 0 and ((c == F_RESULT and v < st[b + Prev.MASKED0])
+                                 or (c == MASK_CLASS and v < st[b + Prev.MASKED1])):
+        return st[Cfg.MASK_PLACEHOLDER]
+    if st[Cfg.CLEARING] != 0 and (f & F_CLEAR) != 0 and v <= st[b + Prev.CLEARED]:
+        return st[Cfg.CLEAR_PLACEHOLDER]
     return ptok[v + 1] - ptok[v]
 
 
@@ -570,15 +531,15 @@ def _lcp_pruned_nb(b, ss, lim, st, params, ptok, PRE, vflag, PRN):
     previous one's entries in PRN rows 0-1, the current one's in rows 2-3): before the first
     pruned position the persistent placeholders decide; from there on (the current prompt
     pruned) a position matches when both pruned it alike, or neither did and its tokens agree."""
-    pn = st[b + PK_PRUNED]
-    cn = st[S_PRUNE_N]
+    pn = st[b + Prev.PRUNED]
+    cn = st[State.PRUNED_ENTRIES]
     fp = lim
-    if pn > 0 and st[b + PK_PFIRST] < fp:
-        fp = st[b + PK_PFIRST]
+    if pn > 0 and st[b + Prev.PRUNED_FIRST] < fp:
+        fp = st[b + Prev.PRUNED_FIRST]
     if cn > 0 and PRN[2, 0] < fp:
         fp = PRN[2, 0]
     d = fp
-    if st[C_MASK_ON] != 0 or st[C_CLEAR_ON] != 0:
+    if st[Cfg.MASKING] != 0 or st[Cfg.CLEARING] != 0:
         d = _first_diff_nb(b, ss, fp, st, ptok, vflag)
     s = _effsum_nb(ss, d, ptok, PRE, st)
     if d < fp or cn == 0:
@@ -610,12 +571,12 @@ def _lcp_pruned_nb(b, ss, lim, st, params, ptok, PRE, vflag, PRN):
 def _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, params, ptok, PRE, vflag, RET, SEG, PRN):
     """Longest common prefix (tokens) of the previous prompt of the key at ``b`` and the
     prompt described by (h, retained [rh, rt), segments [sh, sq), tail [ss, te))."""
-    ph = st[b + PK_H]
+    ph = st[b + Prev.HEAD]
     if ph != h:
         return ptok[ph if ph < h else h]
     lcp = ptok[h]
-    prh = st[b + PK_RH]
-    lp = st[b + PK_RT] - prh
+    prh = st[b + Prev.RETAINED_HEAD]
+    lp = st[b + Prev.RETAINED_TAIL] - prh
     lc = rt - rh
     if lp > 0 or lc > 0:
         c = 0
@@ -624,8 +585,8 @@ def _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, params, ptok, PRE, vflag, RET, SEG
         lcp += RET[1, prh + c] - RET[1, prh]
         if c != lp or c != lc:
             return lcp
-    psh = st[b + PK_SH]
-    lp = st[b + PK_ST] - psh
+    psh = st[b + Prev.SEGMENTS_HEAD]
+    lp = st[b + Prev.SEGMENTS_TAIL] - psh
     lc = sq - sh
     if lp > 0 or lc > 0:
         c = 0
@@ -634,14 +595,14 @@ def _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, params, ptok, PRE, vflag, RET, SEG
         lcp += SEG[2, psh + c] - SEG[2, psh]
         if c != lp or c != lc:
             return lcp
-    pss = st[b + PK_SS]
-    pte = st[b + PK_TE]
+    pss = st[b + Prev.TAIL_START]
+    pte = st[b + Prev.TAIL_END]
     if pss >= pte or ss >= te or pss != ss:
         return lcp
     lim = pte if pte < te else te
-    if st[b + PK_PRUNED] != 0 or st[S_PRUNE_N] != 0:
+    if st[b + Prev.PRUNED] != 0 or st[State.PRUNED_ENTRIES] != 0:
         return lcp + _lcp_pruned_nb(b, ss, lim, st, params, ptok, PRE, vflag, PRN)
-    if st[C_MASK_ON] == 0 and st[C_CLEAR_ON] == 0:  # no placeholders: rows never change
+    if st[Cfg.MASKING] == 0 and st[Cfg.CLEARING] == 0:  # no placeholders: rows never change
         return lcp + ptok[lim] - ptok[ss]
     d = _first_diff_nb(b, ss, lim, st, ptok, vflag)
     return lcp + _effsum_nb(ss, d, ptok, PRE, st)
@@ -651,22 +612,22 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
              PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN):
     """One ledger row; the prompt is the compiled context (``full``, ``items`` tokens, the
     prefix included) or the prefix and the segments only (``items``: their tokens); a main
-    prompt pruned by ``_prune_nb`` has ``S_PRUNE_N`` entries in PRN rows 2-3."""
-    K = st[C_K]
-    sh = st[S_SH]
-    sq = st[S_ST]
+    prompt pruned by ``_prune_nb`` has ``State.PRUNED_ENTRIES`` entries in PRN rows 2-3."""
+    K = st[Cfg.KEEP_FIRST]
+    sh = st[State.SEGMENTS_HEAD]
+    sq = st[State.SEGMENTS_TAIL]
     if full:
         if nvp < K:
             h = nvp
             ss = nvp
         else:
             h = K
-            tb = _tail_start_nb(nvp, K, st[S_CUT])
-            ss = _shown_start_nb(tb, nvp, st[C_L], vrow, msg_ordinal, vmsg)
+            tb = _tail_start_nb(nvp, K, st[State.CUT])
+            ss = _shown_start_nb(tb, nvp, st[Cfg.RECENT_MESSAGES_LIMIT], vrow, msg_ordinal, vmsg)
         te = nvp
-        rh = st[S_RH]
-        rt = st[S_RT]
-        if st[C_NO_SUMMARIES] != 0:  # the prompt's segment window is empty
+        rh = st[State.RETAINED_HEAD]
+        rt = st[State.RETAINED_TAIL]
+        if st[Cfg.HIDE_SUMMARIES] != 0:  # the prompt's segment window is empty
             sh = 0
             sq = 0
     else:
@@ -677,9 +638,9 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
         rt = 0
     total = items + trailer
     ts = Q[Q_TS, r]
-    k = st[S_NL]
+    k = st[State.LEDGER_ROWS]
     if (flags & LedgerFlag.FAILED) != 0:  # rejected by the provider: nothing billed, cached or answered
-        st[S_PRUNE_N] = 0
+        st[State.PRUNED_ENTRIES] = 0
         for col in range(N_LEDGER):
             ledger[k, col] = 0
         ledger[k, LEDGER.request] = r
@@ -690,7 +651,7 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
         ledger[k, LEDGER.cache_loss] = CacheLoss.NONE
         ledger[k, LEDGER.cache_key] = key
         ledger[k, LEDGER.ts_ms] = ts
-        st[S_NL] = k + 1
+        st[State.LEDGER_ROWS] = k + 1
         return
     # a policy call never goes over the window: the newest part that fits is sent, reading
     # back at most the fixed prefix (reference.py, step 4)
@@ -699,33 +660,34 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
     if clipped:
         total = window
     b = KEY_BASE + key * KEY_SIZE
-    mode = st[C_MODE]
+    mode = st[Cfg.CACHE_MODE]
     read = 0
     write = 0
     loss = CacheLoss.NONE
     if mode != CacheMode.NONE:
-        min_cache = st[C_MIN_CACHE]
-        if st[b + PK_EXISTS] == 0:
+        min_cache = st[Cfg.MIN_CACHEABLE]
+        if st[b + Prev.EXISTS] == 0:
             loss = CacheLoss.COLD
             lcp = 0
-        elif key == 0 and st[S_RESET] != 0:
+        elif key == 0 and st[State.RESET_PENDING] != 0:
             loss = CacheLoss.RESET
             lcp = 0
-        elif ts - st[b + PK_TS] > params[P_TTL_MS]:
+        elif ts - st[b + Prev.TS] > params[P_TTL_MS]:
             loss = CacheLoss.TTL
             lcp = 0
         else:
-            lcp = st[C_PREFIX] + _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, params, ptok, PRE, vflag, RET, SEG, PRN)
-            if lcp < st[b + PK_TOTAL]:
-                if st[b + PK_COMPACTED] != 0:
+            lcp = st[Cfg.PREFIX_TOKENS] + _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, params, ptok, PRE, vflag, RET,
+                                                  SEG, PRN)
+            if lcp < st[b + Prev.TOTAL]:
+                if st[b + Prev.COMPACTED] != 0:
                     loss = CacheLoss.COMPACTION
-                elif st[b + PK_TRUNCATED] != 0:
+                elif st[b + Prev.TRUNCATED] != 0:
                     loss = CacheLoss.TRUNCATION
-                elif st[b + PK_EDITED] != 0:
+                elif st[b + Prev.EDITED] != 0:
                     loss = CacheLoss.EDIT
                 else:
                     loss = CacheLoss.DRIFT
-            fits = st[C_PREFIX] if st[C_PREFIX] < total else total
+            fits = st[Cfg.PREFIX_TOKENS] if st[Cfg.PREFIX_TOKENS] < total else total
             if clipped and lcp > fits:
                 lcp = fits
                 if loss == CacheLoss.NONE:
@@ -734,7 +696,7 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
                 if loss == CacheLoss.NONE:
                     loss = CacheLoss.BELOW_MINIMUM
                 lcp = 0
-        gran = st[C_GRAN]
+        gran = st[Cfg.CACHE_GRANULARITY]
         read = lcp if gran == 1 else (lcp // gran) * gran
         writes = mode == CacheMode.EXPLICIT or mode == CacheMode.AUTOMATIC_WRITES
         if writes and total >= min_cache:
@@ -750,32 +712,32 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
                 write = Q[Q_BILLED_WRITE, r] if Q[Q_BILLED_WRITE, r] < total - read else total - read
             else:
                 write = total - read if total >= min_cache else 0
-    st[b + PK_EXISTS] = 1
-    st[b + PK_TOTAL] = items
-    st[b + PK_H] = h
-    st[b + PK_RH] = rh
-    st[b + PK_RT] = rt
-    st[b + PK_SH] = sh
-    st[b + PK_ST] = sq
-    st[b + PK_SS] = ss
-    st[b + PK_TE] = te
-    st[b + PK_B0] = st[S_B0]
-    st[b + PK_B1] = st[S_B1]
-    st[b + PK_CLR] = st[S_CLR]
-    st[b + PK_TS] = ts
-    st[b + PK_COMPACTED] = 0
-    st[b + PK_EDITED] = 0
-    st[b + PK_TRUNCATED] = 0
-    cn = st[S_PRUNE_N]
-    st[b + PK_PRUNED] = cn
+    st[b + Prev.EXISTS] = 1
+    st[b + Prev.TOTAL] = items
+    st[b + Prev.HEAD] = h
+    st[b + Prev.RETAINED_HEAD] = rh
+    st[b + Prev.RETAINED_TAIL] = rt
+    st[b + Prev.SEGMENTS_HEAD] = sh
+    st[b + Prev.SEGMENTS_TAIL] = sq
+    st[b + Prev.TAIL_START] = ss
+    st[b + Prev.TAIL_END] = te
+    st[b + Prev.MASKED0] = st[State.MASKED0]
+    st[b + Prev.MASKED1] = st[State.MASKED1]
+    st[b + Prev.CLEARED] = st[State.CLEARED]
+    st[b + Prev.TS] = ts
+    st[b + Prev.COMPACTED] = 0
+    st[b + Prev.EDITED] = 0
+    st[b + Prev.TRUNCATED] = 0
+    cn = st[State.PRUNED_ENTRIES]
+    st[b + Prev.PRUNED] = cn
     if cn > 0:  # the entries of this prompt become the previous prompt's
-        st[b + PK_PFIRST] = PRN[2, 0]
+        st[b + Prev.PRUNED_FIRST] = PRN[2, 0]
         for j in range(cn):
             PRN[0, j] = PRN[2, j]
             PRN[1, j] = PRN[3, j]
-        st[S_PRUNE_N] = 0
+        st[State.PRUNED_ENTRIES] = 0
     if key == 0:
-        st[S_RESET] = 0
+        st[State.RESET_PENDING] = 0
     ledger[k, LEDGER.request] = r
     ledger[k, LEDGER.call_kind] = call
     ledger[k, LEDGER.prompt_tokens] = total
@@ -789,7 +751,7 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
     ledger[k, LEDGER.cache_loss] = loss
     ledger[k, LEDGER.cache_key] = key
     ledger[k, LEDGER.ts_ms] = ts
-    st[S_NL] = k + 1
+    st[State.LEDGER_ROWS] = k + 1
 
 
 # flush, compaction and merge calls
@@ -800,42 +762,57 @@ _account_main_nb = hot(_account_impl)  # the main request's call, inlined into t
 
 # ================================== the cut-point rule ==================================
 @hot
+def _session_cache_expired_nb(r, st, params, Q):
+    """The ttl-aware rule's condition (``reference._Replay.rule``): the provider caches, the
+    session's key sent a prompt before, and the gap since exceeds the TTL (the prefix is
+    written afresh)."""
+    b = KEY_BASE
+    return (st[Cfg.CACHE_MODE] != CacheMode.NONE and st[b + Prev.EXISTS] != 0
+            and Q[Q_TS, r] - st[b + Prev.TS] > params[P_TTL_MS])
+
+
+@hot
 def _rule_nb(r, nvp, context, n_items, st, params, vflag, vmsg, msg_ordinal, Q, B):
     """The latest tail position the rule allows to be cut (may be < the tail start), or
     NOFIRE when the rule does not fire."""
-    t = st[C_TRIGGER]
+    t = st[Cfg.TRIGGER]
     value = params[P_TRIGGER_VALUE]
-    K = st[C_K]
+    K = st[Cfg.KEEP_FIRST]
     if t == Trigger.TOKENS:
-        return nvp - 1 if context >= value else NOFIRE
+        if context >= value:
+            return nvp - 1
+        early = params[P_TTL_EARLY_TOKENS]
+        if early > 0 and context >= early and _session_cache_expired_nb(r, st, params, Q):
+            return nvp - 1
+        return NOFIRE
     if t == Trigger.STRIDE:
         p = Q[Q_FIRST, r]
         if p == 0:
             return NOFIRE
         iv = np.int64(value)
         k = msg_ordinal[p - 1] // iv
-        if k < st[S_NEXT_STRIDE]:
+        if k < st[State.NEXT_STRIDE]:
             return NOFIRE
-        st[S_NEXT_STRIDE] = k + 1
+        st[State.NEXT_STRIDE] = k + 1
         anchor = vmsg[k * iv - 1]  # the (k x N)-th message
-        return anchor if anchor > st[S_CUT] else NOFIRE
+        return anchor if anchor > st[State.CUT] else NOFIRE
     if t == Trigger.TIME:
-        return nvp - 1 if Q[Q_TS, r] - st[S_LAST_CTS] >= value else NOFIRE
+        return nvp - 1 if Q[Q_TS, r] - st[State.LAST_COMPACTION_TS] >= value else NOFIRE
     if t == Trigger.EVENTS:
         if n_items <= value:
             return NOFIRE
         keep = np.int64(value) // 2 - K - 1
         if keep < 0:
             keep = 0
-        tb = _tail_start_nb(nvp, K, st[S_CUT])
+        tb = _tail_start_nb(nvp, K, st[State.CUT])
         return nvp - keep - 1 if nvp - tb > keep else NOFIRE
     if t == Trigger.TURNS:
-        m = st[C_TURN_KEEP]
-        if r - st[S_LAST_CREQ] < value + m:
+        m = st[Cfg.TRIGGER_KEEP_TURNS]
+        if r - st[State.LAST_COMPACTION_REQUEST] < value + m:
             return NOFIRE
         # the last tail row first seen (or produced) at request <= q = r - m: every row
         # before request q's first row; of the rows of request q+1's position, the outputs
-        tb = _tail_start_nb(nvp, K, st[S_CUT])
+        tb = _tail_start_nb(nvp, K, st[State.CUT])
         if tb >= nvp:
             return NOFIRE
         q = r - m
@@ -854,15 +831,15 @@ def _rule_nb(r, nvp, context, n_items, st, params, vflag, vmsg, msg_ordinal, Q, 
         return x if x >= tb else NOFIRE
     if t == Trigger.RECORDED:
         p = Q[Q_FIRST, r]
-        j = st[S_BPTR]
+        j = st[State.NEXT_BOUNDARY]
         s = 0
         while j < B.shape[1] and B[B_ROW, j] < p:
             s += B[B_SUM, j]
             j += 1
-        if j == st[S_BPTR]:
+        if j == st[State.NEXT_BOUNDARY]:
             return NOFIRE
-        st[S_BPTR] = j
-        st[S_REC_SUM] = s
+        st[State.NEXT_BOUNDARY] = j
+        st[State.RECORDED_SUMMARY_TOKENS] = s
         return B[B_VPOS, j - 1] - 1  # the last position before the latest pending boundary
     return NOFIRE
 
@@ -870,7 +847,7 @@ def _rule_nb(r, nvp, context, n_items, st, params, vflag, vmsg, msg_ordinal, Q, 
 @leaf
 def _kept_tokens_nb(tb, nvp, keep_tokens, st, ptok, PRE):
     """How many trailing tail items fit in ``keep_tokens`` (stopping at the first misfit)."""
-    if st[C_NONNEG] != 0:
+    if st[Cfg.MONOTONE_SUMS] != 0:
         lo = tb
         hi = nvp
         while lo < hi:
@@ -894,15 +871,15 @@ def _kept_tokens_nb(tb, nvp, keep_tokens, st, ptok, PRE):
 @leaf_sig(_I, _I, _I, _I, "boolean", _A1, _A1, _A2, _P1)
 def _choose_cut_nb(latest, tb, nvp, respect_keep, st, ptok, PRE, prev_safe):
     if respect_keep:
-        ke = st[C_KEEP_EVENTS]
+        ke = st[Cfg.KEEP_LAST_EVENTS]
         if ke > 0:
             if nvp - tb <= ke:
                 return -1
             if nvp - ke - 1 < latest:
                 latest = nvp - ke - 1
-        kt = st[C_KEEP_TOKENS]
-        if st[C_KEEP_SHARE] > 0:
-            share = st[C_KEEP_SHARE] * _effsum_nb(tb, nvp, ptok, PRE, st) // SHARE_SCALE
+        kt = st[Cfg.KEEP_LAST_TOKENS]
+        if st[Cfg.KEEP_LAST_SHARE_PPM] > 0:
+            share = st[Cfg.KEEP_LAST_SHARE_PPM] * _effsum_nb(tb, nvp, ptok, PRE, st) // SHARE_SCALE
             if share > kt:
                 kt = share
         if kt > 0:
@@ -923,10 +900,10 @@ def _choose_cut_nb(latest, tb, nvp, respect_keep, st, ptok, PRE, prev_safe):
 def _retain_nb(tb, cutp, st, ptok, vflag, RET):
     """Carry raw (user) messages of the span and of the retained block across the cut:
     the most recent ones whose tokens fit the budget (stopping at the first misfit)."""
-    kind = st[C_RETAIN_KIND]
+    kind = st[Cfg.RETAIN_KIND]
     if kind == Retain.NONE:
         return
-    budget = st[C_RETAIN_BUDGET]
+    budget = st[Cfg.RETAIN_TOKENS]
     pick = F_USER if kind == Retain.USER_MESSAGES else F_MSG
     acc = 0
     low = tb  # lowest span position whose pick is kept
@@ -939,11 +916,11 @@ def _retain_nb(tb, cutp, st, ptok, vflag, RET):
                 low = v + 1
                 break
             acc += t
-    rh = st[S_RH]
-    rt = st[S_RT]
+    rh = st[State.RETAINED_HEAD]
+    rt = st[State.RETAINED_TAIL]
     if stopped:
         new_rh = rt
-    elif st[C_TOKENS_NONNEG] != 0:
+    elif st[Cfg.TOKENS_NONNEG] != 0:
         # smallest j with acc + tokens(ret[j:rt]) <= budget (suffix sums are monotone)
         lo = rh
         hi = rt
@@ -969,38 +946,38 @@ def _retain_nb(tb, cutp, st, ptok, vflag, RET):
             RET[0, k] = v
             RET[1, k + 1] = RET[1, k] + ptok[v + 1] - ptok[v]
             k += 1
-    st[S_RH] = new_rh
-    st[S_RT] = k
-    st[S_RTOK] = RET[1, k] - RET[1, new_rh]
+    st[State.RETAINED_HEAD] = new_rh
+    st[State.RETAINED_TAIL] = k
+    st[State.RETAINED_TOKENS] = RET[1, k] - RET[1, new_rh]
 
 
 @leaf_sig("void", _A1, _A2, _I, _I, "boolean")
 def _seg_push_nb(st, SEG, no, tok, replace):
-    k = st[S_ST]
+    k = st[State.SEGMENTS_TAIL]
     if replace:
-        st[S_SH] = k
+        st[State.SEGMENTS_HEAD] = k
     SEG[0, k] = no
     SEG[1, k] = tok
     SEG[2, k + 1] = SEG[2, k] + tok
-    st[S_ST] = k + 1
-    st[S_STOK] = SEG[2, k + 1] - SEG[2, st[S_SH]]
+    st[State.SEGMENTS_TAIL] = k + 1
+    st[State.SEGMENT_TOKENS] = SEG[2, k + 1] - SEG[2, st[State.SEGMENTS_HEAD]]
 
 
 @leaf
 def _rebuild_nb(r, nvp, nseg, st, ptok, PRE, vrow, msg_ordinal, vmsg, SEG, events):
     """reference.py's ``provider_window.rebuild``: the provider window becomes the local
     checkpoint and the raw events after the local cut; the session's continuation is reset."""
-    if st[S_LART] < 0:
+    if st[State.LOCAL_ARTIFACT] < 0:
         return
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    dropped = st[S_STOK]
-    _seg_push_nb(st, SEG, st[S_LART], st[S_LTOK], True)
-    st[S_CUT] = st[S_LCUT]
+    dropped = st[State.SEGMENT_TOKENS]
+    _seg_push_nb(st, SEG, st[State.LOCAL_ARTIFACT], st[State.LOCAL_TOKENS], True)
+    st[State.CUT] = st[State.LOCAL_CUT]
     _mark_nb(st, True, False)
-    st[S_RESET] = 1
+    st[State.RESET_PENDING] = 1
     after = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    _event_nb(events, st, EventType.REBUILD, r, -1, vrow[st[S_LCUT]], st[S_LART], before, after, st[S_LTOK],
-              nseg, dropped, Strategy.SUMMARY)
+    _event_nb(events, st, EventType.REBUILD, r, -1, vrow[st[State.LOCAL_CUT]], st[State.LOCAL_ARTIFACT], before, after,
+              st[State.LOCAL_TOKENS], nseg, dropped, Strategy.SUMMARY)
 
 
 @leaf
@@ -1008,46 +985,47 @@ def _local_checkpoint_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, 
                          SEG, ledger, events, PRN):
     """reference.py's ``provider_window.local_checkpoint``: a readable checkpoint of the
     raw events after the local cut, folded into the previous one; the window is unchanged."""
-    lcut = st[S_LCUT]
-    if nvp <= 0 or ptok[nvp] - ptok[lcut + 1] < st[C_LOCAL_TOKENS]:
+    lcut = st[State.LOCAL_CUT]
+    if nvp <= 0 or ptok[nvp] - ptok[lcut + 1] < st[Cfg.LOCAL_TOKENS]:
         return
     cutp = prev_safe[nvp - 1]
     if cutp <= lcut:
         return
     span_tokens = ptok[cutp + 1] - ptok[lcut + 1]
-    out = clamp_summary_nb(st[S_LTOK] + span_tokens, params[P_SUMMARY_RATIO], params[P_SUMMARY_CAP],
+    out = clamp_summary_nb(st[State.LOCAL_TOKENS] + span_tokens, params[P_SUMMARY_RATIO], params[P_SUMMARY_CAP],
                            params[P_SUMMARY_FLOOR])
     context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    _account_nb(1, True, context, st[C_LOCAL_PROMPT], r, CallKind.COMPACTION, out, context, context, 0,
+    _account_nb(1, True, context, st[Cfg.LOCAL_PROMPT], r, CallKind.COMPACTION, out, context, context, 0,
                 nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
-    artifact = st[S_NEXT_ART]
-    st[S_NEXT_ART] = artifact + 1
+    artifact = st[State.NEXT_ARTIFACT]
+    st[State.NEXT_ARTIFACT] = artifact + 1
     _event_nb(events, st, EventType.LOCAL_CHECKPOINT, r, vrow[lcut + 1], vrow[cutp], artifact, context, context,
               out, cutp - lcut, span_tokens, Strategy.SUMMARY)
-    st[S_LCUT] = cutp
-    st[S_LTOK] = out
-    st[S_LART] = artifact
+    st[State.LOCAL_CUT] = cutp
+    st[State.LOCAL_TOKENS] = out
+    st[State.LOCAL_ARTIFACT] = artifact
 
 
 @leaf
 def _merge_if_needed_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG,
                         ledger, events, PRN):
-    limit = st[C_MAXSEG]
-    nseg = st[S_ST] - st[S_SH]
-    if not (st[C_ACCUM] != 0 and limit > 0 and nseg > limit):
+    limit = st[Cfg.MAX_SEGMENTS]
+    nseg = st[State.SEGMENTS_TAIL] - st[State.SEGMENTS_HEAD]
+    if not (st[Cfg.ACCUMULATE] != 0 and limit > 0 and nseg > limit):
         return
-    if st[C_LOCAL_TOKENS] > 0:  # opaque items are not merged: rebuilt from the local checkpoint
+    if st[Cfg.LOCAL_TOKENS] > 0:  # opaque items are not merged: rebuilt from the local checkpoint
         _rebuild_nb(r, nvp, nseg, st, ptok, PRE, vrow, msg_ordinal, vmsg, SEG, events)
         return
-    total = st[S_STOK]
+    total = st[State.SEGMENT_TOKENS]
     merged = clamp_summary_nb(total, params[P_SUMMARY_RATIO], params[P_SUMMARY_CAP],
                               params[P_SUMMARY_FLOOR]) + np.int64(params[P_TASK_STATE_TOKENS])
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    _account_nb(1, False, st[C_PREFIX] + total, st[C_SUM_PROMPT], r, CallKind.MERGE, merged, before, before, 0,
+    _account_nb(1, False, st[Cfg.PREFIX_TOKENS] + total, st[Cfg.SUMMARY_PROMPT], r, CallKind.MERGE, merged, before,
+                before, 0,
                 nvp, st, params,
              ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
-    artifact = st[S_NEXT_ART]
-    st[S_NEXT_ART] = artifact + 1
+    artifact = st[State.NEXT_ARTIFACT]
+    st[State.NEXT_ARTIFACT] = artifact + 1
     _seg_push_nb(st, SEG, artifact, merged, True)
     _mark_nb(st, True, False)
     after = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
@@ -1058,9 +1036,9 @@ def _merge_if_needed_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
 def _compact_nb(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal,
                 vmsg, Q, RET, SEG, ledger, events, PRN):
     """Try to compact; returns LedgerFlag bits describing what happened."""
-    K = st[C_K]
+    K = st[Cfg.KEEP_FIRST]
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    tb = _tail_start_nb(nvp, K, st[S_CUT])
+    tb = _tail_start_nb(nvp, K, st[State.CUT])
     cutp = _choose_cut_nb(latest, tb, nvp, True, st, ptok, PRE, prev_safe)
     if cutp < 0 and forced:
         cutp = _choose_cut_nb(latest, tb, nvp, False, st, ptok, PRE, prev_safe)
@@ -1072,44 +1050,45 @@ def _compact_nb(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev
         if span_n < params[P_MIN_PROGRESS] * n_items:
             return LedgerFlag.SKIPPED_NO_PROGRESS
     span_tokens = _effsum_nb(tb, cutp + 1, ptok, PRE, st)
-    s = st[C_STRATEGY]
-    accumulate = st[C_ACCUM] != 0
+    s = st[Cfg.STRATEGY]
+    accumulate = st[Cfg.ACCUMULATE] != 0
     artifact = -1
     item_tokens = 0
     if s in (Strategy.SUMMARY, Strategy.OPAQUE, Strategy.RECORDED):
         if s == Strategy.RECORDED:
-            item_tokens = st[S_REC_SUM] if st[C_TRIGGER] == Trigger.RECORDED else 0
+            item_tokens = st[State.RECORDED_SUMMARY_TOKENS] if st[Cfg.TRIGGER] == Trigger.RECORDED else 0
         elif accumulate:
             item_tokens = clamp_summary_nb(span_tokens, params[P_SUMMARY_RATIO],
                                            params[P_SUMMARY_CAP], params[P_SUMMARY_FLOOR])
         else:
-            item_tokens = clamp_summary_nb(st[S_STOK] + span_tokens, params[P_SUMMARY_RATIO],
+            item_tokens = clamp_summary_nb(st[State.SEGMENT_TOKENS] + span_tokens, params[P_SUMMARY_RATIO],
                                            params[P_SUMMARY_CAP], params[P_SUMMARY_FLOOR])
         if s == Strategy.SUMMARY:  # reference.summary_size: a task-state checkpoint's block on top
             item_tokens += np.int64(params[P_TASK_STATE_TOKENS])
-        artifact = st[S_NEXT_ART]
-        st[S_NEXT_ART] = artifact + 1
-        key = 0 if st[C_SHARES] != 0 else 1
-        _account_nb(key, True, before, st[C_SUM_PROMPT], r, CallKind.COMPACTION, item_tokens, before, before, 0,
+        artifact = st[State.NEXT_ARTIFACT]
+        st[State.NEXT_ARTIFACT] = artifact + 1
+        key = 0 if st[Cfg.SUMMARY_SHARES_CACHE] != 0 else 1
+        _account_nb(key, True, before, st[Cfg.SUMMARY_PROMPT], r, CallKind.COMPACTION, item_tokens, before, before, 0,
                  nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
         if s != Strategy.RECORDED:
             _seg_push_nb(st, SEG, artifact, item_tokens, not accumulate)
-        if st[C_PROBE] > 0 and s == Strategy.SUMMARY:
+        if st[Cfg.PROBE_PROMPT] > 0 and s == Strategy.SUMMARY:
             # the probe: the summary (with the segments it sits in) checked in a call of its own,
             # a prompt of its own shape (the summarizer's cache key)
-            _account_nb(1, False, st[C_PREFIX] + st[S_STOK], st[C_PROBE], r, CallKind.COMPACTION, item_tokens,
+            _account_nb(1, False, st[Cfg.PREFIX_TOKENS] + st[State.SEGMENT_TOKENS], st[Cfg.PROBE_PROMPT], r,
+                        CallKind.COMPACTION, item_tokens,
                         before, before, 0, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET,
                         SEG, ledger, PRN)
     _retain_nb(tb, cutp, st, ptok, vflag, RET)
-    if st[S_COV_FROM] < 0 or accumulate or s == Strategy.TRUNCATE:
-        st[S_COV_FROM] = vrow[tb]
-    st[S_CUT] = cutp
-    st[S_COMPACTIONS] += 1
-    st[S_LAST_CREQ] = r
-    st[S_LAST_CTS] = Q[Q_TS, r]
+    if st[State.COVERED_FROM] < 0 or accumulate or s == Strategy.TRUNCATE:
+        st[State.COVERED_FROM] = vrow[tb]
+    st[State.CUT] = cutp
+    st[State.COMPACTIONS] += 1
+    st[State.LAST_COMPACTION_REQUEST] = r
+    st[State.LAST_COMPACTION_TS] = Q[Q_TS, r]
     _mark_nb(st, True, False)
     after = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    _event_nb(events, st, EventType.CHECKPOINT, r, st[S_COV_FROM], vrow[cutp], artifact, before, after,
+    _event_nb(events, st, EventType.CHECKPOINT, r, st[State.COVERED_FROM], vrow[cutp], artifact, before, after,
            item_tokens, span_n, span_tokens, s)
     _merge_if_needed_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG,
                      ledger, events, PRN)
@@ -1120,19 +1099,20 @@ def _compact_nb(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev
 def _clear_window_nb(a, b, st, ptok, vflag):
     """Move the sliding sums over clearable rows to [a, b) (both ends only move forward):
     returns (rows, tokens freed by clearing them as they stand now)."""
-    cp = st[C_CP]
-    mask_on = st[C_MASK_ON] != 0
-    wb = st[S_WB]
+    cp = st[Cfg.CLEAR_PLACEHOLDER]
+    mask_on = st[Cfg.MASKING] != 0
+    wb = st[State.GAIN_TO]
     while wb < b:
         if vflag[wb] & F_CLEAR:
             g = ptok[wb + 1] - ptok[wb] - cp
-            st[S_WN] += 1
-            st[S_WG] += g if g > 0 else 0
+            st[State.GAIN_COUNT] += 1
+            st[State.GAIN_TOKENS] += g if g > 0 else 0
         wb += 1
-    st[S_WB] = wb
+    st[State.GAIN_TO] = wb
     if mask_on:  # the masked part of the window: class-c rows before the class bound
-        for cls, sb, sn, sg, bound in ((F_RESULT, S_WB0, S_WN0, S_WG0, S_B0),
-                                       (MASK_CLASS, S_WB1, S_WN1, S_WG1, S_B1)):
+        for cls, sb, sn, sg, bound in (
+                (F_RESULT, State.GAIN_TO0, State.GAIN_COUNT0, State.GAIN_TOKENS0, State.MASKED0),
+                (MASK_CLASS, State.GAIN_TO1, State.GAIN_COUNT1, State.GAIN_TOKENS1, State.MASKED1)):
             x = b if b < st[bound] else st[bound]
             v = st[sb]
             while v < x:
@@ -1143,52 +1123,53 @@ def _clear_window_nb(a, b, st, ptok, vflag):
                     st[sg] += g if g > 0 else 0
                 v += 1
             st[sb] = v
-    wa = st[S_WA]
+    wa = st[State.GAIN_FROM]
     while wa < a:
         f = vflag[wa]
         if f & F_CLEAR:
             g = ptok[wa + 1] - ptok[wa] - cp
             g = g if g > 0 else 0
-            st[S_WN] -= 1
-            st[S_WG] -= g
+            st[State.GAIN_COUNT] -= 1
+            st[State.GAIN_TOKENS] -= g
             c = f & MASK_CLASS
-            if c == F_RESULT and wa < st[S_WB0]:
-                st[S_WN0] -= 1
-                st[S_WG0] -= g
-            elif c == MASK_CLASS and wa < st[S_WB1]:
-                st[S_WN1] -= 1
-                st[S_WG1] -= g
+            if c == F_RESULT and wa < st[State.GAIN_TO0]:
+                st[State.GAIN_COUNT0] -= 1
+                st[State.GAIN_TOKENS0] -= g
+            elif c == MASK_CLASS and wa < st[State.GAIN_TO1]:
+                st[State.GAIN_COUNT1] -= 1
+                st[State.GAIN_TOKENS1] -= g
         wa += 1
-    st[S_WA] = wa
-    if st[S_WB0] < wa:
-        st[S_WB0] = wa
-    if st[S_WB1] < wa:
-        st[S_WB1] = wa
-    gain = st[S_WG]
+    st[State.GAIN_FROM] = wa
+    if st[State.GAIN_TO0] < wa:
+        st[State.GAIN_TO0] = wa
+    if st[State.GAIN_TO1] < wa:
+        st[State.GAIN_TO1] = wa
+    gain = st[State.GAIN_TOKENS]
     if mask_on:  # masked rows stand as mask placeholders
-        mp_gain = st[C_MP] - cp
+        mp_gain = st[Cfg.MASK_PLACEHOLDER] - cp
         if mp_gain < 0:
             mp_gain = 0
-        gain += mp_gain * (st[S_WN0] + st[S_WN1]) - st[S_WG0] - st[S_WG1]
-    return st[S_WN], gain
+        gain += (mp_gain * (st[State.GAIN_COUNT0] + st[State.GAIN_COUNT1]) - st[State.GAIN_TOKENS0]
+                 - st[State.GAIN_TOKENS1])
+    return st[State.GAIN_COUNT], gain
 
 
 @leaf
 def _clear_tool_uses_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RING, events):
-    K = st[C_K]
-    tb = _tail_start_nb(nvp, K, st[S_CUT])
+    K = st[Cfg.KEEP_FIRST]
+    tb = _tail_start_nb(nvp, K, st[State.CUT])
     if tb >= nvp:
         return 0
     # tool calls before the request's first row; the last keep + 1 of them in RING
     size = RING.size
-    seen = st[S_CALLS_SEEN]
-    for v in range(st[S_CALL_SCAN], nvp):
+    seen = st[State.CALLS_SEEN]
+    for v in range(st[State.CALL_SCAN], nvp):
         if vflag[v] & F_CALL:
             RING[seen % size] = v
             seen += 1
-    st[S_CALLS_SEEN] = seen
-    st[S_CALL_SCAN] = nvp
-    keep = st[C_CLEAR_KEEP]
+    st[State.CALLS_SEEN] = seen
+    st[State.CALL_SCAN] = nvp
+    keep = st[Cfg.CLEAR_KEEP]
     if keep >= 0 and (seen < keep + 1 or RING[(seen - keep - 1) % size] < tb):
         return 0  # at most `keep` tool calls in the tail
     if keep > 0:
@@ -1197,7 +1178,7 @@ def _clear_tool_uses_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
     else:
         bpos = nvp
         brow = Q[Q_FIRST, r]
-    a = st[S_CLR] + 1
+    a = st[State.CLEARED] + 1
     if a < tb:
         a = tb
     if a >= bpos:
@@ -1205,15 +1186,15 @@ def _clear_tool_uses_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
     cnt, gain = _clear_window_nb(a, bpos, st, ptok, vflag)
     if cnt == 0 or gain <= 0 or gain < params[P_CLEAR_AT_LEAST]:
         return 0
-    ptr = st[S_CLPTR]
+    ptr = st[State.CLEAR_SCAN]
     if ptr < a:
         ptr = a
     while (vflag[ptr] & F_CLEAR) == 0:
         ptr += 1
-    st[S_CLPTR] = ptr
+    st[State.CLEAR_SCAN] = ptr
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    st[S_CLR] = bpos - 1
-    st[S_CLR_ROW] = brow - 1
+    st[State.CLEARED] = bpos - 1
+    st[State.CLEARED_ROW] = brow - 1
     _mark_nb(st, False, True)
     after = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
     _event_nb(events, st, EventType.CONTEXT_EDIT, r, vrow[ptr], brow - 1, -1, before, after, gain, cnt, gain,
@@ -1226,18 +1207,18 @@ def _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, m
                         events):
     """Emergency: cut at the earliest safe row that makes the context fit the window (a
     truncation, not a compaction). Returns ``LedgerFlag.TRUNCATED`` when it cut, else 0."""
-    K = st[C_K]
+    K = st[Cfg.KEEP_FIRST]
     window = params[P_WINDOW]
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    tb = _tail_start_nb(nvp, K, st[S_CUT])
+    tb = _tail_start_nb(nvp, K, st[State.CUT])
     if tb >= nvp:
         return 0
     chosen = prev_safe[nvp - 1]
     if chosen < tb:
         return 0
-    base = st[C_PREFIX] + ptok[K] + st[S_RTOK] + _shown_stok_nb(st)
-    L = st[C_L]
-    need_message = st[C_NEED_MESSAGE] != 0
+    base = st[Cfg.PREFIX_TOKENS] + ptok[K] + st[State.RETAINED_TOKENS] + _shown_stok_nb(st)
+    L = st[Cfg.RECENT_MESSAGES_LIMIT]
+    need_message = st[Cfg.CUT_AT_MESSAGE] != 0
     for i in range(tb, nvp):
         f = vflag[i]
         if (f & F_OPEN0) != 0 and (not need_message or (f & F_MSG) != 0):
@@ -1254,7 +1235,7 @@ def _cut_nb(r, nvp, tb, chosen, before, st, ptok, PRE, vrow, msg_ordinal, vmsg, 
     no checkpoint frame) and record it; returns ``LedgerFlag.TRUNCATED``."""
     span_n = chosen - tb + 1
     span_tokens = _effsum_nb(tb, chosen + 1, ptok, PRE, st)
-    st[S_CUT] = chosen
+    st[State.CUT] = chosen
     _mark_truncated_nb(st)
     after = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
     _event_nb(events, st, EventType.TRUNCATION, r, vrow[tb], vrow[chosen], -1, before, after, 0, span_n,
@@ -1265,15 +1246,15 @@ def _cut_nb(r, nvp, tb, chosen, before, st, ptok, PRE, vrow, msg_ordinal, vmsg, 
 @leaf
 def _mask_by_bound_nb(r, nvp, st, PRE, vflag, Q):
     """Masking by tokens or count: every tool output of the tail but the newest
-    ``C_MASK_TOKENS`` tokens (or ``C_MASK_RESULTS`` outputs) of them becomes a placeholder,
-    once that frees at least ``C_MASK_AT_LEAST`` (the bound only moves forward); with
-    ``C_MASK_IDLE`` only when request ``r`` follows ``r - 1`` by that many ms. Returns True
+    ``Cfg.MASK_KEEP_TOKENS`` tokens (or ``Cfg.MASK_KEEP_RESULTS`` outputs) of them becomes a placeholder,
+    once that frees at least ``Cfg.MASK_AT_LEAST`` (the bound only moves forward); with
+    ``Cfg.MASK_IDLE_MS`` only when request ``r`` follows ``r - 1`` by that many ms. Returns True
     when outputs were masked now."""
-    if st[C_MASK_IDLE] > 0 and not (r > 0 and Q[Q_TS, r] - Q[Q_TS, r - 1] >= st[C_MASK_IDLE]):
+    if st[Cfg.MASK_IDLE_MS] > 0 and not (r > 0 and Q[Q_TS, r] - Q[Q_TS, r - 1] >= st[Cfg.MASK_IDLE_MS]):
         return False
-    tb = _tail_start_nb(nvp, st[C_K], st[S_CUT])
-    R = st[C_R_RTOK]
-    keep_results = st[C_MASK_RESULTS]
+    tb = _tail_start_nb(nvp, st[Cfg.KEEP_FIRST], st[State.CUT])
+    R = st[Cfg.PRE_OUTPUT_TOKENS]
+    keep_results = st[Cfg.MASK_KEEP_RESULTS]
     if keep_results > 0:
         c = tb  # the position of the keep_results-th newest tool output (none: keep all)
         seen = 0
@@ -1285,7 +1266,7 @@ def _mask_by_bound_nb(r, nvp, st, PRE, vflag, Q):
                     break
     else:
         total = PRE[R, nvp]
-        keep = st[C_MASK_TOKENS]
+        keep = st[Cfg.MASK_KEEP_TOKENS]
         lo = tb
         hi = nvp
         while lo < hi:  # the first position whose outputs up to nvp fit the budget
@@ -1295,16 +1276,16 @@ def _mask_by_bound_nb(r, nvp, st, PRE, vflag, Q):
             else:
                 lo = mid + 1
         c = lo
-    a = st[S_B0] if st[S_B0] > tb else tb
+    a = st[State.MASKED0] if st[State.MASKED0] > tb else tb
     if c <= a or PRE[R, c] - PRE[R, a] <= 0:
         return False
-    gain = -_range_nb(PRE, st[C_R_DM0], a, c)
-    if st[C_HAS1] != 0:
-        gain -= _range_nb(PRE, st[C_R_DM1], a, c)
-    if gain < st[C_MASK_AT_LEAST]:
+    gain = -_range_nb(PRE, st[Cfg.PRE_MASKED0], a, c)
+    if st[Cfg.HAS_OUTPUT_RESULTS] != 0:
+        gain -= _range_nb(PRE, st[Cfg.PRE_MASKED1], a, c)
+    if gain < st[Cfg.MASK_AT_LEAST]:
         return False
-    st[S_B0] = c
-    st[S_B1] = c
+    st[State.MASKED0] = c
+    st[State.MASKED1] = c
     return True
 
 
@@ -1312,7 +1293,7 @@ def _mask_by_bound_nb(r, nvp, st, PRE, vflag, Q):
 def _truncate_half_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal, vmsg, events):
     """Emergency (Roo Code's fallback): drop the older half of the raw tail, cut at the last
     safe row of that half (a truncation). Returns ``LedgerFlag.TRUNCATED`` when it cut."""
-    tb = _tail_start_nb(nvp, st[C_K], st[S_CUT])
+    tb = _tail_start_nb(nvp, st[Cfg.KEEP_FIRST], st[State.CUT])
     half = (nvp - tb) // 2
     if half <= 0:
         return 0
@@ -1327,25 +1308,25 @@ def _truncate_half_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg
 @leaf
 def _prune_nb(r, nvp, context, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, PRN):
     """Session pruning of request ``r``'s prompt (``pruning.prune_step``): returns the tokens
-    it sends; its entries (position, PruneState) in PRN rows 2-3, their count in S_PRUNE_N
+    it sends; its entries (position, PruneState) in PRN rows 2-3, their count in State.PRUNED_ENTRIES
     (0: sent unpruned). The context itself is not changed. Costs O(tail) when it runs, which
     is only after an idle gap of the ttl."""
-    st[S_PRUNE_N] = 0
+    st[State.PRUNED_ENTRIES] = 0
     if r == 0 or Q[Q_TS, r] - Q[Q_TS, r - 1] < params[P_PRUNE_TTL_MS]:
         return context
-    keep = st[C_PRUNE_KEEP]
+    keep = st[Cfg.PRUNE_KEEP]
     if keep > 0 and r < keep:
         return context
     window = params[P_WINDOW]
-    total = context - st[C_PREFIX]
+    total = context - st[Cfg.PREFIX_TOKENS]
     if total / window < params[P_PRUNE_SOFT_RATIO]:
         return context
-    K = st[C_K]
-    fu = st[C_FIRST_USER]
+    K = st[Cfg.KEEP_FIRST]
+    fu = st[Cfg.FIRST_USER]
     if fu < 0 or nvp < K:
         return context
-    tb = _tail_start_nb(nvp, K, st[S_CUT])
-    lo = _shown_start_nb(tb, nvp, st[C_L], vrow, msg_ordinal, vmsg)
+    tb = _tail_start_nb(nvp, K, st[State.CUT])
+    lo = _shown_start_nb(tb, nvp, st[Cfg.RECENT_MESSAGES_LIMIT], vrow, msg_ordinal, vmsg)
     if lo < fu + 1:
         lo = fu + 1
     hi = nvp
@@ -1381,8 +1362,8 @@ def _prune_nb(r, nvp, context, st, params, ptok, PRE, vflag, vrow, msg_ordinal, 
             PRN[2, n] = v
             PRN[3, n] = PruneState.TRIMMED
             n += 1
-    st[S_PRUNE_N] = n
-    return total + st[C_PREFIX]
+    st[State.PRUNED_ENTRIES] = n
+    return total + st[Cfg.PREFIX_TOKENS]
 
 
 @leaf
@@ -1392,43 +1373,43 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
     requests, or earlier when an output buffer might not hold one more request)."""
     nr = Q.shape[1]
     nv = vrow.size
-    K = st[C_K]
-    L = st[C_L]
-    m = st[C_M]
-    mask_on = st[C_MASK_ON] != 0
-    trigger = st[C_TRIGGER]
-    strategy = st[C_STRATEGY]
+    K = st[Cfg.KEEP_FIRST]
+    L = st[Cfg.RECENT_MESSAGES_LIMIT]
+    m = st[Cfg.MASK_AFTER_TURNS]
+    mask_on = st[Cfg.MASKING] != 0
+    trigger = st[Cfg.TRIGGER]
+    strategy = st[Cfg.STRATEGY]
     window = params[P_WINDOW]
     for r in range(r0, nr):
         # room for everything one request can write
-        if (st[S_NL] + MAX_LEDGER_PER_REQUEST > ledger.shape[0]
-                or st[S_NE] + MAX_EVENTS_PER_REQUEST > events.shape[0]
-                or st[S_ST] + MAX_SEGMENTS_PER_REQUEST >= SEG.shape[1]):
+        if (st[State.LEDGER_ROWS] + MAX_LEDGER_PER_REQUEST > ledger.shape[0]
+                or st[State.EVENT_ROWS] + MAX_EVENTS_PER_REQUEST > events.shape[0]
+                or st[State.SEGMENTS_TAIL] + MAX_SEGMENTS_PER_REQUEST >= SEG.shape[1]):
             return r
         p = Q[Q_FIRST, r]
         nvp = Q[Q_NVP, r]
         flags = 0
-        if mask_on and (st[C_MASK_TOKENS] > 0 or st[C_MASK_RESULTS] > 0):
+        if mask_on and (st[Cfg.MASK_KEEP_TOKENS] > 0 or st[Cfg.MASK_KEEP_RESULTS] > 0):
             if _mask_by_bound_nb(r, nvp, st, PRE, vflag, Q):
                 _mark_nb(st, False, True)
                 flags |= LedgerFlag.EDITED
         elif mask_on and r >= m:
-            old0 = st[S_B0]
-            old1 = st[S_B1]
+            old0 = st[State.MASKED0]
+            old1 = st[State.MASKED1]
             q = r - m
-            st[S_B0] = Q[Q_NVP, q]
-            st[S_B1] = Q[Q_NVP, q + 1] if q + 1 < nr else nv
+            st[State.MASKED0] = Q[Q_NVP, q]
+            st[State.MASKED1] = Q[Q_NVP, q + 1] if q + 1 < nr else nv
             # tool results that became placeholders with this request, in the shown tail
-            tb = _tail_start_nb(nvp, K, st[S_CUT])
+            tb = _tail_start_nb(nvp, K, st[State.CUT])
             ss = _shown_start_nb(tb, nvp, L, vrow, msg_ordinal, vmsg)
             newly = False
-            hi = st[S_B0] if st[S_B0] < nvp else nvp
+            hi = st[State.MASKED0] if st[State.MASKED0] < nvp else nvp
             for v in range(old0 if old0 > ss else ss, hi):
                 if (vflag[v] & MASK_CLASS) == F_RESULT:
                     newly = True
                     break
-            if not newly and st[C_HAS1] != 0:
-                hi = st[S_B1] if st[S_B1] < nvp else nvp
+            if not newly and st[Cfg.HAS_OUTPUT_RESULTS] != 0:
+                hi = st[State.MASKED1] if st[State.MASKED1] < nvp else nvp
                 for v in range(old1 if old1 > ss else ss, hi):
                     if (vflag[v] & MASK_CLASS) == MASK_CLASS:
                         newly = True
@@ -1437,29 +1418,29 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
                 _mark_nb(st, False, True)
                 flags |= LedgerFlag.EDITED
         if L > 0:
-            tb = _tail_start_nb(nvp, K, st[S_CUT])
+            tb = _tail_start_nb(nvp, K, st[State.CUT])
             ss = _shown_start_nb(tb, nvp, L, vrow, msg_ordinal, vmsg)
             start = ss if ss < nvp else -1
-            if start != st[S_WIN_START] and nvp - ss < nvp - tb:
+            if start != st[State.SHOWN_START] and nvp - ss < nvp - tb:
                 # the bounded window slid: older raw messages left the prompt
                 _mark_nb(st, False, True)
                 flags |= LedgerFlag.EDITED
-            st[S_WIN_START] = start
+            st[State.SHOWN_START] = start
         before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-        if (st[C_FLUSH] != 0 and before >= params[P_FLUSH_THRESHOLD]
-                and st[S_FLUSHED_AT] != st[S_COMPACTIONS]):
-            output = st[C_FLUSH_OUTPUT]
-            _account_nb(0, True, before, st[C_FLUSH_PROMPT], r, CallKind.FLUSH, output, before, before, 0, nvp, st,
+        if (st[Cfg.FLUSH] != 0 and before >= params[P_FLUSH_THRESHOLD]
+                and st[State.FLUSHED_AT] != st[State.COMPACTIONS]):
+            output = st[Cfg.FLUSH_OUTPUT]
+            _account_nb(0, True, before, st[Cfg.FLUSH_PROMPT], r, CallKind.FLUSH, output, before, before, 0, nvp, st,
                      params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
-            st[S_FLUSHED_AT] = st[S_COMPACTIONS]
+            st[State.FLUSHED_AT] = st[State.COMPACTIONS]
             flags |= LedgerFlag.FLUSHED
             _event_nb(events, st, EventType.FLUSH, r, -1, p - 1, -1, before, before, output, 0, 0, 0)
         context = before
         if trigger != Trigger.NONE and strategy != Strategy.NONE:
             n_items = _n_items_nb(nvp, st, vrow, msg_ordinal, vmsg) if trigger == Trigger.EVENTS else 0
             measured = before
-            if st[C_SCOPE] != 0:  # the body: less the fixed prefix and the pinned head
-                measured -= st[C_PREFIX] + ptok[nvp if nvp < K else K]
+            if st[Cfg.TRIGGER_SCOPE] != 0:  # the body: less the fixed prefix and the pinned head
+                measured -= st[Cfg.PREFIX_TOKENS] + ptok[nvp if nvp < K else K]
             latest = _rule_nb(r, nvp, measured, n_items, st, params, vflag, vmsg, msg_ordinal, Q, B)
             if latest != NOFIRE:
                 if strategy == Strategy.CLEAR_TOOL_USES:
@@ -1474,11 +1455,11 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
         if context > window:
             flags |= LedgerFlag.OVERFLOW | LedgerFlag.EMERGENCY
             _event_nb(events, st, EventType.OVERFLOW, r, -1, -1, -1, context, context, 0, 0, 0, 0)
-            if st[C_EMERGENCY] == Emergency.COMPACT and strategy in (Strategy.SUMMARY, Strategy.OPAQUE):
+            if st[Cfg.EMERGENCY] == Emergency.COMPACT and strategy in (Strategy.SUMMARY, Strategy.OPAQUE):
                 flags |= _compact_nb(r, nvp, nvp - 1, True, st, params, ptok, PRE, vflag, vrow, prev_safe,
                                   msg_ordinal, vmsg, Q, RET, SEG, ledger, events, PRN) & LedgerFlag.COMPACTED
                 context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-            if context > window and st[C_EMERGENCY] == Emergency.TRUNCATE_HALF:
+            if context > window and st[Cfg.EMERGENCY] == Emergency.TRUNCATE_HALF:
                 flags |= _truncate_half_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe,
                                            msg_ordinal, vmsg, events)
                 context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
@@ -1486,21 +1467,21 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
                 flags |= _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe,
                                              msg_ordinal, vmsg, events)
                 context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-        if st[C_LOCAL_TOKENS] > 0 and (flags & LedgerFlag.COMPACTED) == 0:
+        if st[Cfg.LOCAL_TOKENS] > 0 and (flags & LedgerFlag.COMPACTED) == 0:
             _local_checkpoint_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal, vmsg, Q,
                                  RET, SEG, ledger, events, PRN)
         sent = context
-        if st[C_PRUNE_ON] != 0:
+        if st[Cfg.PRUNING] != 0:
             sent = _prune_nb(r, nvp, context, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, PRN)
-            if st[S_PRUNE_N] > 0:
+            if st[State.PRUNED_ENTRIES] > 0:
                 flags |= LedgerFlag.PRUNED
-                st[KEY_BASE + PK_EDITED] = 1
+                st[KEY_BASE + Prev.EDITED] = 1
         if sent > window:  # never sent over the window: the provider's error
             flags |= LedgerFlag.FAILED
         _account_main_nb(0, True, sent, 0, r, CallKind.MAIN, Q[Q_OUT, r], before, sent, flags, nvp, st, params, ptok,
                  PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
         if flags & LedgerFlag.PRUNED:  # the next prompt sends the pruned results in full again
-            st[KEY_BASE + PK_EDITED] = 1
+            st[KEY_BASE + Prev.EDITED] = 1
     return nr
 
 
@@ -1528,16 +1509,16 @@ def init_state_nb(cfg, Q):
     st = np.zeros(N_STATE, np.int64)
     for i in range(N_CFG):  # loops, not slice assignments: those cost seconds of compile time
         st[i] = cfg[i]
-    st[S_CUT] = -1
-    st[S_CLR] = -1
-    st[S_CLR_ROW] = -1
-    st[S_FLUSHED_AT] = -1
-    st[S_LAST_CTS] = Q[Q_TS, 0] if Q.shape[1] > 0 else 0
-    st[S_NEXT_STRIDE] = 1
-    st[S_COV_FROM] = -1
-    st[S_WIN_START] = -1
-    st[S_LCUT] = -1
-    st[S_LART] = -1
+    st[State.CUT] = -1
+    st[State.CLEARED] = -1
+    st[State.CLEARED_ROW] = -1
+    st[State.FLUSHED_AT] = -1
+    st[State.LAST_COMPACTION_TS] = Q[Q_TS, 0] if Q.shape[1] > 0 else 0
+    st[State.NEXT_STRIDE] = 1
+    st[State.COVERED_FROM] = -1
+    st[State.SHOWN_START] = -1
+    st[State.LOCAL_CUT] = -1
+    st[State.LOCAL_ARTIFACT] = -1
     return st
 
 
@@ -1570,12 +1551,12 @@ def simulate_nb(cfg, params, prices, plan, ptok, vrow, vflag, prev_safe, vmsg, m
     nv = vrow.size
     vf = vflag
     PRE = np.zeros((1, 1), np.int64)
-    if cfg[C_MASK_ON] != 0 or cfg[C_CLEAR_ON] != 0:
+    if cfg[Cfg.MASKING] != 0 or cfg[Cfg.CLEARING] != 0:
         # every row of PRE is written by policy_arrays_nb except the zero column
         PRE = np.empty((plan[PLAN.placeholder_rows], nv + 1), np.int64)
         for row in range(PRE.shape[0]):
             PRE[row, 0] = 0
-        if cfg[C_CLEAR_ON] != 0:
+        if cfg[Cfg.CLEARING] != 0:
             vf = np.empty_like(vflag)
         policy_arrays_nb(ptok, vflag, excluded_v, cfg, PRE, vf)
     st = init_state_nb(cfg, Q)
@@ -1590,24 +1571,24 @@ def simulate_nb(cfg, params, prices, plan, ptok, vrow, vflag, prev_safe, vmsg, m
         r = _requests_nb(r, st, params, ptok, vrow, vf, prev_safe, vmsg, msg_ordinal, Q, B, PRE, RET, SEG,
                       RING, ledger, events, PRN)
         if not records:
-            add_totals_nb(ledger, st[S_NL], events, st[S_NE], prices, totals, costs)
-            st[S_NL] = 0
-            st[S_NE] = 0
+            add_totals_nb(ledger, st[State.LEDGER_ROWS], events, st[State.EVENT_ROWS], prices, totals, costs)
+            st[State.LEDGER_ROWS] = 0
+            st[State.EVENT_ROWS] = 0
         if r >= nr:
             break
         # a buffer might not hold one more request: grow it (records never need to with the
         # plan's bounds; a chunk was just emptied)
-        if st[S_NL] + MAX_LEDGER_PER_REQUEST > ledger.shape[0]:
-            ledger = grown_rows_nb(ledger, st[S_NL] + MAX_LEDGER_PER_REQUEST)
-        if st[S_NE] + MAX_EVENTS_PER_REQUEST > events.shape[0]:
-            events = grown_rows_nb(events, st[S_NE] + MAX_EVENTS_PER_REQUEST)
-        if st[S_ST] + MAX_SEGMENTS_PER_REQUEST >= SEG.shape[1]:
+        if st[State.LEDGER_ROWS] + MAX_LEDGER_PER_REQUEST > ledger.shape[0]:
+            ledger = grown_rows_nb(ledger, st[State.LEDGER_ROWS] + MAX_LEDGER_PER_REQUEST)
+        if st[State.EVENT_ROWS] + MAX_EVENTS_PER_REQUEST > events.shape[0]:
+            events = grown_rows_nb(events, st[State.EVENT_ROWS] + MAX_EVENTS_PER_REQUEST)
+        if st[State.SEGMENTS_TAIL] + MAX_SEGMENTS_PER_REQUEST >= SEG.shape[1]:
             grown = np.zeros((3, 2 * SEG.shape[1]), np.int64)
             for i in range(3):
                 for j in range(SEG.shape[1]):
                     grown[i, j] = SEG[i, j]
             SEG = grown
-    return ledger, events, st[S_NL], st[S_NE]
+    return ledger, events, st[State.LEDGER_ROWS], st[State.EVENT_ROWS]
 
 
 @njit(parallel=True)
@@ -1627,7 +1608,7 @@ def simulate_many_nb(cfgs, params, prices, plans, ptok, vrow, vflag, safe_messag
     for c in prange(n):
         cfg = cfgs[c]
         plan = plans[c]
-        safe = safe_message if cfg[C_NEED_MESSAGE] != 0 else safe_any
+        safe = safe_message if cfg[Cfg.CUT_AT_MESSAGE] != 0 else safe_any
         ledger = np.empty((plan[PLAN.ledger_rows], N_LEDGER), np.int64)
         events = np.empty((plan[PLAN.event_rows], N_EVENT), np.int64)
         simulate_nb(cfg, params[c], prices[c], plan, ptok, vrow, vflag, safe, vmsg, msg_ordinal, Q, B,

@@ -64,6 +64,11 @@ class CutRule:
     # (the prompt less the fixed prefix and the pinned head: Codex's
     # model_auto_compact_token_limit_scope = "body_after_prefix")
     scope: str = "total"
+    # tokens, ttl-aware (no harness ships it; issue 31): once the prompt cache has expired (the
+    # idle gap since the session's last call exceeds the TTL) the prefix is written afresh
+    # anyway, so compact as soon as the context reaches this share of the threshold rather than
+    # pay that write now and the compaction's later (0: off; a share, so a tiny context stays)
+    ttl_early_fraction: float = 0.0
 
     def threshold(self, window: int) -> int:
         return compaction_threshold(self.tokens, self.fraction, self.reserve_tokens, window)
@@ -92,7 +97,9 @@ class CutRule:
             of = f"~{thr / 1000:,.0f}k of {'a ' if window else 'an assumed '}{w / 1000:,.0f}k window"
             how = (f"{self.tokens:,} tokens" if self.tokens else f"{self.fraction:.0%} of the window" if self.fraction
                    else f"the window less {self.reserve_tokens:,} tokens")
-            return f"compacts at {how} ({of})"
+            early = (f", or at {self.ttl_early_fraction:.0%} of that once the prompt cache expired"
+                     if self.ttl_early_fraction else "")
+            return f"compacts at {how} ({of}){early}"
         return {"none": "never compacts", "stride": f"compacts every {self.every_messages:,} messages",
                 "time": f"compacts every {self.interval_s:g} s", "events": f"compacts at {self.max_events:,} events",
                 "turns": f"summarizes every {self.every_turns:,} turns, keeping the last {self.keep_turns:,}",
@@ -468,6 +475,8 @@ class Policy:
         params[E.P_LOCAL_TOKENS] = c.local_tokens
         params[E.P_LOCAL_PROMPT] = c.local_prompt_tokens
         params[E.P_TASK_STATE_TOKENS] = c.task_state_tokens
+        if t.kind == "tokens" and t.ttl_early_fraction > 0:
+            params[E.P_TTL_EARLY_TOKENS] = max(1, int(t.ttl_early_fraction * t.threshold(window)))
         self._lower_pruning(params)
         return kinds, params
 
@@ -494,7 +503,7 @@ class Policy:
 
 # fields added after runs were made: at their defaults they stay out of the digest, so the
 # ids of every earlier policy (and of the runs and artifacts built on them) do not change
-_ADDED_FIELDS = {"trigger": {"scope": "total", "keep_last_share": 0.0},
+_ADDED_FIELDS = {"trigger": {"scope": "total", "keep_last_share": 0.0, "ttl_early_fraction": 0.0},
                  "compaction": {"probe_prompt_tokens": 0, "local_tokens": 0, "local_prompt_tokens": 0,
                                 "task_state_tokens": 0},
                  "masking": {"keep_tokens": 0, "at_least_tokens": 0, "keep_results": 0, "idle_s": 0.0}}

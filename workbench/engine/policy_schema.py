@@ -35,6 +35,7 @@ RULES: dict[str, dict[str, Any]] = {
     "trigger.keep_last_share": {"minimum": 0.0, "maximum": 1.0},
     "trigger.min_progress": {"minimum": 0.0, "maximum": 1.0},
     "trigger.scope": {"enum": "SCOPES"},
+    "trigger.ttl_early_fraction": {"minimum": 0.0, "maximum": 1.0},
     "compaction.kind": {"enum": "STRATEGIES"},
     "compaction.ratio": {"minimum": 0.0, "maximum": 1.0},
     "compaction.retain": {"enum": "RETAIN"},

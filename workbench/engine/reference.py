@@ -296,7 +296,10 @@ class _Replay:
         if t == E.Trigger.TOKENS:
             if self.k[E.K_TRIGGER_SCOPE]:  # the body: less the fixed prefix and the pinned head
                 context -= self.prefix + sum(int(self.inp.tokens[i]) for i in self.head(p))
-            return p - 1 if context >= value else None
+            # ttl-aware: at the early share once the session's cache (key 0) expired: re-written anyway
+            early = (0 < self.p[E.P_TTL_EARLY_TOKENS] <= context and self.k[E.K_CACHE_MODE] != E.CacheMode.NONE
+                     and self.prev_items[0] is not None and self.inp.req_ts[r] - self.prev_ts[0] > self.p[E.P_TTL_MS])
+            return p - 1 if context >= value or early else None
         if t == E.Trigger.STRIDE:
             if p == 0:
                 return None

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,6 +131,47 @@ def accounted(acct, inp, pol: Policy):
     rule = replayed_rule(pol, inp)
     view, line = acct.view(inp, rule)
     return rule, view, line
+
+
+@dataclass(frozen=True)
+class Job:
+    """One (policy, continuity) replay, resolved: what both replay loops (:func:`simulate`,
+    :func:`summarize_inputs`) replay and report."""
+
+    policy_index: int
+    input_index: int
+    policy: Policy  # as asked
+    rule: Policy  # as replayed (a release line of the log's harness version, ...)
+    view: Any  # the continuity in the tokens this replay counts
+    line: Any  # the accounting line of that view
+    provider: Any  # the resolved provider (window, cache rules, prices)
+
+
+def replay_jobs(inputs: list, policies: Sequence[Policy], acct, *, model: str | None = None,
+                price_as: str | None = None, notes: dict[str, list[str]] | None = None,
+                order: str = "policy") -> Iterator[Job]:
+    """Every (policy, continuity) of a run, resolved the one way both loops share: the
+    provider (``model`` override, ``price_as`` stand-in), the replayed rule and the view in
+    the accountant's tokens; what was replayed otherwise than asked goes to ``notes`` (note
+    -> where). ``order``: ``policy`` (policy-major) or ``input`` (continuity-major). An
+    input is read from ``inputs`` when its job comes, so a caller may replace it after."""
+    from workbench.engine.provider import resolve_provider
+
+    notes = {} if notes is None else notes
+    n_pol, n_inp = len(policies), len(inputs)
+    pairs = ([(i, j) for i in range(n_pol) for j in range(n_inp)] if order == "policy"
+             else [(i, j) for j in range(n_inp) for i in range(n_pol)])
+    for i, j in pairs:
+        pol, inp = policies[i], inputs[j]
+        prov = resolve_provider(pol, continuity_model=inp.model, continuity_window=inp.context_window,
+                                model_override=model, price_as=price_as)
+        if prov.note:
+            notes.setdefault(prov.note, []).append(f"{pol.name}/{inp.continuity_id}")
+        rule, view, line = accounted(acct, inp, pol)
+        if pol.trigger.kind == "recorded" and rule.trigger.kind != "recorded":
+            notes.setdefault(f"{pol.name}: no compaction recorded in the log; replayed as no-compaction",
+                             []).append(inp.continuity_id)
+        yield Job(i, j, pol, rule, view, line, prov)
 
 
 def replay(inp, policy: Policy, provider, engine: str = "kernel"):
@@ -241,7 +282,6 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
     from workbench.continuity.dataset import Dataset, load_dataset
     from workbench.engine import metrics
     from workbench.engine.cache_miss import replay_band
-    from workbench.engine.provider import resolve_provider
     from workbench.util.progress import progress_iter
     from workbench.util.provenance import git_revision, package_versions
 
@@ -259,14 +299,10 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
     ledgers, events, keys, totals = [], [], [], []
     resolved: dict[str, dict] = {}
     notes: dict[str, list[str]] = {}  # what was priced otherwise than asked, and where
-    jobs = [(i, j) for i in range(len(pols)) for j in range(len(inputs))]  # policy-major
-    for i, j in progress_iter(jobs, "simulating", enabled=progress):
-        pol, inp = pols[i], inputs[j]
-        prov = resolve_provider(pol, continuity_model=inp.model, continuity_window=inp.context_window,
-                                model_override=model, price_as=price_as)
-        if prov.note:
-            notes.setdefault(prov.note, []).append(f"{pol.name}/{inp.continuity_id}")
-        rule, view, line = accounted(acct, inp, pol)
+    jobs = replay_jobs(inputs, pols, acct, model=model, price_as=price_as, notes=notes)  # policy-major
+    for job in progress_iter(jobs, "simulating", enabled=progress, total=len(pols) * len(inputs)):
+        i, j, pol, inp = job.policy_index, job.input_index, job.policy, inputs[job.input_index]
+        rule, view, line, prov = job.rule, job.view, job.line, job.provider
         led, ev = replay(view, rule, prov, engine)
         band = replay_band(view, prov, led, engine=engine)  # an imported log's provider cache misses
         keys.append((run_id, pol.name, inp.continuity_id, prov.model, prov.window))
@@ -287,9 +323,6 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
             entry["release_lines"][inp.continuity_id] = rule.name
         if band is not None:
             entry.setdefault("cost_bands", {})[inp.continuity_id] = {**band[0].as_dict(), "profile": band[1].as_dict()}
-        if pol.trigger.kind == "recorded" and rule.trigger.kind != "recorded":
-            notes.setdefault(f"{pol.name}: no compaction recorded in the log; replayed as no-compaction",
-                             []).append(inp.continuity_id)
     for note, where in acct.notes.items():
         notes.setdefault(note, []).extend(where)
     config = {
@@ -328,7 +361,8 @@ def _summary(keys: list[tuple], totals: list[tuple[np.ndarray, np.ndarray]]):
 
 
 def run_totals(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel",
-              tokenizer: str = "cl100k", model: str | None = None, run_id: str | None = None,
+              tokenizer: str = "cl100k", model: str | None = None, price_as: str | None = None,
+              run_id: str | None = None,
               inputs: list | None = None, accounting: str = "auto", calibration: str | Path | None = None,
               line_source: str = "own"):
     """The summary rows of :func:`simulate` (same columns and integers; costs equal up to
@@ -340,45 +374,53 @@ def run_totals(dataset, policies: Sequence[str | Policy], *, engine: str = "kern
     ds = dataset if isinstance(dataset, Dataset) else load_dataset(dataset)
     pols = _resolve_policies(policies)
     acct = accountant(accounting, calibration, line_source, tokenizer)
-    run_id = run_id or stable_run_id(ds.manifest, pols, tokenizer, 0, model, acct)
+    run_id = run_id or stable_run_id(ds.manifest, pols, tokenizer, 0,
+                                     model if price_as is None else f"{model}|price_as={price_as}", acct)
     inputs = prepare_dataset(ds, tokenizer) if inputs is None else inputs
-    return summarize_inputs(inputs, pols, engine=engine, model=model, run_id=run_id, acct=acct)
+    return summarize_inputs(inputs, pols, engine=engine, model=model, price_as=price_as, run_id=run_id,
+                            acct=acct)
 
 
 def summarize_inputs(inputs: Sequence, policies: Sequence[Policy], *, engine: str = "kernel",
-                     model: str | None = None, run_id: str = "", acct=None):
+                     model: str | None = None, price_as: str | None = None, run_id: str = "", acct=None,
+                     notes: dict[str, list[str]] | None = None):
     """Summary rows of prepared continuities (:func:`prepare_dataset`) under ``policies``
     (names need not be unique: a sweep's configurations share one), policy-major: row
-    ``i * len(inputs) + j`` is policy ``i`` on continuity ``j``."""
+    ``i * len(inputs) + j`` is policy ``i`` on continuity ``j``. The jobs are
+    :func:`simulate`'s (:func:`replay_jobs`: ``model``, ``price_as``, and what was replayed
+    otherwise than asked added to ``notes``), continuity by continuity."""
     from workbench.engine import metrics
-    from workbench.engine.provider import resolve_provider
 
     if engine not in SUMMARY_ENGINES:
         raise WorkbenchError(f"unknown engine {engine!r}; choose one of {SUMMARY_ENGINES}")
     acct = acct if acct is not None else accountant()
+    inputs = list(inputs)
     n_inputs = len(inputs)
     keys: list[tuple] = [()] * (len(policies) * n_inputs)
     totals: list[tuple] = [()] * len(keys)
-    for j, inp in enumerate(inputs):
-        provs = [resolve_provider(pol, continuity_model=inp.model, continuity_window=inp.context_window,
-                                  model_override=model) for pol in policies]
-        for i, (pol, prov) in enumerate(zip(policies, provs, strict=True)):
-            keys[i * n_inputs + j] = (run_id, pol.name, inp.continuity_id, prov.model, prov.window)
-        accounted_jobs = [accounted(acct, inp, pol) for pol in policies]
-        if engine == "batch":
-            # one compiled call per input view (policies of one harness share theirs)
-            by_view: dict[int, list[int]] = {}
-            for i, (_rule, view, _line) in enumerate(accounted_jobs):
-                by_view.setdefault(id(view), []).append(i)
-            for idx in by_view.values():
-                view = accounted_jobs[idx[0]][1]
-                found = _batch_totals(view, [accounted_jobs[i][0] for i in idx], [provs[i] for i in idx])
-                for k, result in found.items():
-                    totals[idx[k] * n_inputs + j] = result
+    by_input: list[list[Job]] = [[] for _ in inputs]
+    for job in replay_jobs(inputs, policies, acct, model=model, price_as=price_as, notes=notes, order="input"):
+        row = job.policy_index * n_inputs + job.input_index
+        keys[row] = (run_id, job.policy.name, inputs[job.input_index].continuity_id, job.provider.model,
+                     job.provider.window)
+        if engine != "batch":
+            led, ev = replay(job.view, job.rule, job.provider, engine)
+            totals[row] = metrics.replay_totals(led, ev, job.provider.prices)
             continue
-        for i, ((rule, view, _line), prov) in enumerate(zip(accounted_jobs, provs, strict=True)):
-            led, ev = replay(view, rule, prov, engine)
-            totals[i * n_inputs + j] = metrics.replay_totals(led, ev, prov.prices)
+        jobs = by_input[job.input_index]
+        jobs.append(job)
+        if len(jobs) < len(policies):
+            continue
+        # the continuity's last job: one compiled call per input view (policies of one
+        # harness share theirs)
+        by_view: dict[int, list[Job]] = {}
+        for done in jobs:
+            by_view.setdefault(id(done.view), []).append(done)
+        for group in by_view.values():
+            found = _batch_totals(group[0].view, [g.rule for g in group], [g.provider for g in group])
+            for k, result in found.items():
+                totals[group[k].policy_index * n_inputs + job.input_index] = result
+        by_input[job.input_index] = []
     return _summary(keys, totals)
 
 

@@ -41,6 +41,7 @@ import socket
 import time
 import traceback
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,7 @@ from typing import Any
 from workbench.rundir.names import SWEEP as SWEEP_FILE
 from workbench.rundir.names import SWEEP_RESULTS as RESULTS_DIR
 from workbench.rundir.names import SWEEP_RUNS as RUNS_FILE
-from workbench.sweep.spec import RunSpec, SweepSpec, dataset_files, runs_frame
+from workbench.sweep.spec import RunSpec, SweepSpec, Task, TaskRun, dataset_files, runs_frame
 
 # evaluation headline columns (one value per run)
 EVALUATION = ("leaks", "leaks_context", "secrets", "retention", "task_retention", "fact_probes")
@@ -186,7 +187,7 @@ def _run_sweep(spec: SweepSpec, out: Path, *, executor: Any = "process", workers
         elif r.error is not None:  # rejected by the policy: recorded without a worker
             write_result(out, {**_meta(r.run_id, r.config_id, r.seed), "status": "error",
                                "error": f"PolicyError: {r.error}", "traceback": None,
-                               "overrides": _plain(r.overrides), "policy_digest": r.policy_digest})
+                               "overrides": r.task_run().overrides, "policy_digest": r.policy_digest})
             failed += 1
         else:
             todo.append(r)
@@ -195,13 +196,12 @@ def _run_sweep(spec: SweepSpec, out: Path, *, executor: Any = "process", workers
     if todo:
         with ex:
             described = ex.describe()
+            path = str(Path(ds.path).resolve())
             if spec.engine == "batch":
-                tasks = batch_tasks(spec, str(Path(ds.path).resolve()), todo, ex.workers, batch_size)
-                results = _flatten(ex.imap_unordered(execute_batch, tasks))
+                tasks = batch_tasks(spec, path, todo, ex.workers, batch_size)
             else:
-                tasks = ({**r.task(spec, str(Path(ds.path).resolve())), "evaluate": evaluate, "root": project}
-                         for r in todo)
-                results = ex.imap_unordered(execute_run, tasks)
+                tasks = (r.task(spec, path, evaluate=evaluate, root=project) for r in todo)
+            results = (res for done in ex.imap_unordered(execute_task, tasks) for res in done)
             for res in progress_iter(results, f"sweep {spec.name}", enabled=progress, total=len(todo)):
                 write_result(out, res)
                 if res["status"] == "ok":
@@ -230,34 +230,19 @@ def _evaluate_settings(spec: SweepSpec, root) -> dict[str, Any] | None:
     return evaluate
 
 
-def _flatten(results):
-    for res in results:
-        if isinstance(res, list):
-            yield from res
-        else:
-            yield res
-
-
 def batch_tasks(spec: SweepSpec, dataset_path: str, runs: list[RunSpec], workers: int,
-                batch_size: int | None = None):
+                batch_size: int | None = None) -> Iterator[Task]:
     """Tasks of the batch engine: configurations (with the seeds still to run) in chunks."""
     import math
 
-    by_config: dict[str, dict[str, Any]] = {}
+    by_config: dict[str, list[RunSpec]] = {}
     for r in runs:
-        c = by_config.setdefault(r.config_id, {"config_id": r.config_id, "overrides": _plain(r.overrides),
-                                               "runs": []})
-        c["runs"].append([r.run_id, r.seed])
+        by_config.setdefault(r.config_id, []).append(r)
     configs = list(by_config.values())
     size = batch_size or max(1, min(256, math.ceil(len(configs) / (4 * max(1, workers)))))
     for i in range(0, len(configs), size):
-        chunk = configs[i: i + size]
-        yield {"run_id": f"batch-{chunk[0]['runs'][0][0]}-{len(chunk)}", "dataset": dataset_path,
-               "base": spec.base, "engine": spec.engine, "tokenizer": spec.tokenizer, "configs": chunk}
-
-
-def _plain(d: dict[str, Any]) -> dict[str, Any]:
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in d.items()}
+        chunk = [r.task_run() for config in configs[i: i + size] for r in config]
+        yield Task(dataset_path, spec.base, spec.engine, spec.tokenizer, tuple(chunk))
 
 
 def _meta(run_id: str, config_id: str, seed: int) -> dict[str, Any]:
@@ -304,74 +289,89 @@ def load_prepared(path: str, tokenizer: str):
     return hit
 
 
-def execute_run(task: dict[str, Any]) -> dict[str, Any]:
-    """Run one configuration x seed over every continuity; never raises (errors are
-    returned as ``status: error`` with the exception text)."""
+def execute_task(task: Task) -> list[dict[str, Any]]:
+    """The one worker: every run of ``task``, one result each; never raises (errors are
+    returned as ``status: error`` with the exception text). The batch engine replays the
+    task's configurations in one compiled call; the other engines run one at a time."""
+    if task.engine == "batch":
+        return _execute_batch(task)
+    return [_execute_run(task, run) for run in task.runs]
+
+
+def _worker() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _execute_run(task: Task, run: TaskRun) -> dict[str, Any]:
+    """One configuration x seed over every continuity."""
     t0 = time.perf_counter()
-    meta = {**_meta(task["run_id"], task["config_id"], task["seed"]),
-            "overrides": task["overrides"], "engine": task["engine"], "tokenizer": task["tokenizer"]}
+    meta = {**_meta(run.run_id, run.config_id, run.seed),
+            "overrides": run.overrides, "engine": task.engine, "tokenizer": task.tokenizer}
     try:
         from workbench.engine.policy import Policy
 
-        policy = Policy.from_dict(task["base"]).with_overrides(task["overrides"])
+        policy = Policy.from_dict(task.base).with_overrides(run.overrides)
         meta["policy_digest"] = policy.digest()
-        ds, inputs = load_prepared(task["dataset"], task["tokenizer"])
-        rows, headline = _run_rows(ds, inputs, policy, run_id=task["run_id"], seed=task["seed"],
-                                   engine=task["engine"], tokenizer=task["tokenizer"],
-                                   evaluate=task.get("evaluate"), root=task.get("root"))
+        ds, inputs = load_prepared(task.dataset, task.tokenizer)
+        rows, headline = _run_rows(ds, inputs, policy, run_id=run.run_id, seed=run.seed,
+                                   engine=task.engine, tokenizer=task.tokenizer,
+                                   evaluate=task.evaluate, root=task.root)
     except Exception as exc:  # a failing configuration must not stop the sweep
         return {**meta, "status": "error", "error": f"{type(exc).__name__}: {exc}",
                 "traceback": traceback.format_exc(limit=12), "elapsed_s": time.perf_counter() - t0,
-                "worker": f"{socket.gethostname()}:{os.getpid()}"}
+                "worker": _worker()}
     return {**meta, "status": "ok", "error": None, "rows": rows, "evaluated": headline is not None,
-            "evaluate": task.get("evaluate"), "evaluation": headline, "elapsed_s": time.perf_counter() - t0,
-            "worker": f"{socket.gethostname()}:{os.getpid()}"}
+            "evaluate": task.evaluate, "evaluation": headline, "elapsed_s": time.perf_counter() - t0,
+            "worker": _worker()}
 
 
-def execute_batch(task: dict[str, Any]) -> list[dict[str, Any]]:
-    """The batch engine's task: structural metrics of many configurations per compiled call
-    (:mod:`workbench.sweep.batch`); one result per run, as ``execute_run`` returns them."""
+def _execute_batch(task: Task) -> list[dict[str, Any]]:
+    """Structural metrics of the task's configurations in one compiled call
+    (:mod:`workbench.sweep.batch`); one result per run, as ``_execute_run`` returns them."""
     from workbench.engine.policy import Policy
     from workbench.errors import PolicyError
 
     t0 = time.perf_counter()
-    worker = f"{socket.gethostname()}:{os.getpid()}"
-    common = {"engine": task["engine"], "tokenizer": task["tokenizer"]}
+    worker = _worker()
+    common = {"engine": task.engine, "tokenizer": task.tokenizer}
     out: list[dict[str, Any]] = []
+    configs: dict[str, list[TaskRun]] = {}
+    for run in task.runs:
+        configs.setdefault(run.config_id, []).append(run)
 
-    def fail(config, error, tb=None):
-        for run_id, seed in config["runs"]:
-            out.append({**_meta(run_id, config["config_id"], seed), "overrides": config["overrides"],
+    def fail(runs: list[TaskRun], error: str, tb: str | None = None) -> None:
+        for run in runs:
+            out.append({**_meta(run.run_id, run.config_id, run.seed), "overrides": run.overrides,
                         **common, "status": "error", "error": error, "traceback": tb,
                         "elapsed_s": 0.0, "worker": worker})
 
-    base = Policy.from_dict(task["base"])
+    base = Policy.from_dict(task.base)
     valid, policies = [], []
-    for config in task["configs"]:
+    for runs in configs.values():
         try:
-            policies.append(base.with_overrides(config["overrides"]))
-            valid.append(config)
+            policies.append(base.with_overrides(runs[0].overrides))
+            valid.append(runs)
         except PolicyError as exc:
-            fail(config, f"PolicyError: {exc}")
+            fail(runs, f"PolicyError: {exc}")
     if not valid:
         return out
     try:
         from workbench.engine.run import summarize_inputs
 
-        _, inputs = load_prepared(task["dataset"], task["tokenizer"])
+        _, inputs = load_prepared(task.dataset, task.tokenizer)
         summary = summarize_inputs(inputs, policies, engine="batch").to_dicts()
     except Exception as exc:  # the whole chunk failed: record it on each of its runs
         tb = traceback.format_exc(limit=12)
-        for config in valid:
-            fail(config, f"{type(exc).__name__}: {exc}", tb)
+        for runs in valid:
+            fail(runs, f"{type(exc).__name__}: {exc}", tb)
         return out
-    per_run = (time.perf_counter() - t0) / max(1, sum(len(c["runs"]) for c in valid))
+    per_run = (time.perf_counter() - t0) / max(1, sum(len(runs) for runs in valid))
     n = len(inputs)  # summary rows are policy-major
-    for i, (config, policy) in enumerate(zip(valid, policies, strict=True)):
+    for i, (runs, policy) in enumerate(zip(valid, policies, strict=True)):
         digest = policy.digest()
-        for run_id, seed in config["runs"]:
-            rows = [{**row, "run_id": run_id, "seed": seed} for row in summary[i * n:(i + 1) * n]]
-            out.append({**_meta(run_id, config["config_id"], seed), "overrides": config["overrides"],
+        for run in runs:
+            rows = [{**row, "run_id": run.run_id, "seed": run.seed} for row in summary[i * n:(i + 1) * n]]
+            out.append({**_meta(run.run_id, run.config_id, run.seed), "overrides": run.overrides,
                         **common, "policy_digest": digest, "status": "ok", "error": None, "rows": rows,
                         "evaluated": False, "evaluation": None, "elapsed_s": per_run,
                         "batched": len(valid), "worker": worker})

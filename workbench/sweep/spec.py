@@ -256,12 +256,47 @@ class RunSpec:
     policy_digest: str
     error: str | None = None  # the PolicyError text when the configuration is invalid
 
-    def task(self, spec: SweepSpec, dataset_path: str) -> dict[str, Any]:
-        """What a worker needs (small, picklable)."""
-        return {"run_id": self.run_id, "config_id": self.config_id, "seed": self.seed,
-                "dataset": dataset_path, "base": spec.base, "overrides": _jsonable(self.overrides),
-                "engine": spec.engine, "tokenizer": spec.tokenizer,
-                "evaluate": dataclasses.asdict(spec.evaluate) if spec.evaluate else None}
+    def task_run(self) -> TaskRun:
+        return TaskRun(self.run_id, self.config_id, self.seed, _jsonable(self.overrides))
+
+    def task(self, spec: SweepSpec, dataset_path: str, *, evaluate: dict[str, Any] | None = None,
+             root: str | None = None) -> Task:
+        """This run as a worker's task (``evaluate``: the settings it is evaluated with,
+        default the spec's)."""
+        if evaluate is None and spec.evaluate:
+            evaluate = dataclasses.asdict(spec.evaluate)
+        return Task(dataset_path, spec.base, spec.engine, spec.tokenizer, (self.task_run(),), evaluate, root)
+
+
+@dataclass(frozen=True)
+class TaskRun:
+    """One run of a task: a configuration (its overrides of the base policy) x one seed."""
+
+    run_id: str
+    config_id: str
+    seed: int
+    overrides: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Task:
+    """What a sweep worker receives (small, picklable), in the shape of mesa's ``batch_run``:
+    what every run shares once (dataset, base policy, engine, tokenizer, evaluation), then
+    the runs. The batch engine puts many configurations in one task (one compiled call);
+    every other engine one run per task. ``runner.execute_task`` runs it."""
+
+    dataset: str  # the dataset's resolved path
+    base: dict[str, Any]  # the base policy (Policy.to_dict)
+    engine: str
+    tokenizer: str
+    runs: tuple[TaskRun, ...]
+    evaluate: dict[str, Any] | None = None  # the evaluation settings (None: not evaluated)
+    root: str | None = None  # where ``summarizer.prompt`` files are read from
+
+    @property
+    def name(self) -> str:
+        first = self.runs[0].run_id if self.runs else "empty"
+        return first if len(self.runs) == 1 else f"batch-{first}-{len(self.runs)}"
 
 
 def _plain(v: Any) -> Any:

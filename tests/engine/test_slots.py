@@ -1,0 +1,83 @@
+"""The kernel's state vector is declared once (``enums.ConfigSlots``/``StateSlots``/
+``PromptSlots``): offsets derived from the declaration, no two slots sharing a cell, every
+slot documented, and no module numbering slots by hand."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from workbench.engine import enums as E
+from workbench.engine.enums import (
+    KEY_BASE,
+    KEY_SIZE,
+    N_CACHE_KEYS,
+    N_CFG,
+    N_STATE,
+    Cfg,
+    ConfigSlots,
+    Prev,
+    PromptSlots,
+    State,
+    StateSlots,
+    slot_meanings,
+)
+
+ENGINE = Path(E.__file__).parent
+
+
+def _cells() -> dict[int, str]:
+    """Every cell of the state vector -> the one slot that owns it (fails on a shared cell)."""
+    owner: dict[int, str] = {}
+    named = [(f"Cfg.{n}", v) for n, v in Cfg._asdict().items()]
+    named += [(f"State.{n}", v) for n, v in State._asdict().items()]
+    named += [(f"Prev[{k}].{n}", KEY_BASE + k * KEY_SIZE + v)
+              for k in range(N_CACHE_KEYS) for n, v in Prev._asdict().items()]
+    for name, cell in named:
+        assert cell not in owner, f"{name} and {owner[cell]} share cell {cell}"
+        owner[cell] = name
+    return owner
+
+
+def test_every_cell_has_one_owner_and_none_is_left_over():
+    owner = _cells()
+    assert sorted(owner) == list(range(N_STATE))
+
+
+def test_offsets_follow_the_declaration():
+    assert list(Cfg) == list(range(len(ConfigSlots._fields))) and len(Cfg) == N_CFG
+    assert list(State) == list(range(N_CFG, N_CFG + len(StateSlots._fields)))
+    assert State[-1] + 1 == KEY_BASE
+    assert list(Prev) == list(range(len(PromptSlots._fields))) and len(Prev) == KEY_SIZE
+
+
+def test_every_slot_has_a_one_line_meaning():
+    for slots in (ConfigSlots, StateSlots, PromptSlots):
+        meanings = slot_meanings(slots)
+        assert list(meanings) == list(slots._fields)
+        for name, text in meanings.items():
+            assert len(text.split()) >= 3 and "\n" not in text, f"{slots.__name__}.{name}: {text!r}"
+
+
+def test_the_kernel_reads_the_state_vector_only_through_the_declaration():
+    """A hand-numbered slot list (``(C_X, ...) = range(51)``) or a typed-in offset would let
+    two slots share a cell again; the engines import the declared names instead."""
+    for module in ("kernel_nb.py", "kernel.py"):
+        source = (ENGINE / module).read_text()
+        assert not re.search(r"\b(?:C|S|PK)_[A-Z][A-Z0-9_]*\b", source), module
+        assert not re.search(r"^\s*(?:N_CFG|KEY_BASE|KEY_SIZE|N_STATE)\s*=", source, re.M), module
+
+
+def test_the_lowered_configuration_fills_exactly_the_declared_slots():
+    import polars as pl
+
+    from workbench.engine.kernel import lowered_config, positions
+    from workbench.engine.policy import Policy
+    from workbench.engine.prepare import prepare_continuity
+    from workbench.synth.generate import GeneratorConfig, build_continuity
+
+    c = build_continuity(GeneratorConfig(events=200, seed=3, facts=0, secrets=0, hard_negatives=0))
+    inp = prepare_continuity(pl.from_arrow(c.events), continuity=0, continuity_id="x", tokenizer="cl100k")
+    kinds, params = Policy("raw").lower(200_000, 1, 300_000.0, 1)
+    cfg = lowered_config(kinds, params, positions(inp, False))
+    assert cfg.shape == (N_CFG,)
