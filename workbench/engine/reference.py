@@ -111,8 +111,7 @@ class _Replay:
         self.events: list[tuple[int, ...]] = []
 
     def summary_size(self, source: int) -> int:
-        """The modelled size of a summary of ``source`` tokens under this policy: clamped, plus
-        the task-state block a task-state checkpoint carries (0 unless the policy summarizes)."""
+        """The modelled size of a summary of ``source`` tokens: clamped, plus a task-state block."""
         return (clamp_summary(source, self.p[E.P_SUMMARY_RATIO], self.p[E.P_SUMMARY_CAP], self.p[E.P_SUMMARY_FLOOR])
                 + int(self.p[E.P_TASK_STATE_TOKENS]))
 
@@ -121,9 +120,8 @@ class _Replay:
         return [int(i) for i in self.visible_rows[: self.keep_first] if i < p]
 
     def tail(self, p: int) -> list[int]:
-        """Visible rows after the cut (and the pinned head) and before ``p``: found by
-        bisection, so compiling a request costs the events since the last cut, not the
-        continuity (ADR-0011: compile is O(k))."""
+        """Visible rows after the cut (and the pinned head) and before ``p``, by bisection: a
+        request costs the events since the last cut, not the continuity (ADR-0011: O(k))."""
         head = self.head(p)
         base = max(self.cut, head[-1] if len(head) == self.keep_first and head else -1)
         if len(head) < self.keep_first:  # all visible rows so far are pinned
@@ -187,8 +185,7 @@ class _Replay:
         return items
 
     def prune(self, r: int, p: int, items: list[Item]) -> list[Item]:
-        """The prompt request ``r`` sends: ``items`` with its session prune applied (the
-        context itself keeps every result)."""
+        """The prompt request ``r`` sends: ``items`` pruned (the context keeps every result)."""
         if not self.prune_rule.on:
             return items
         tail = self.shown_tail(self.tail(p))
