@@ -47,6 +47,9 @@ class CutRule:
     tokens: int = 0  # tokens: absolute threshold ...
     fraction: float = 0.0  # ... or a fraction of the window ...
     reserve_tokens: int = 0  # ... or window minus a reserve (first non-zero wins)
+    # with fraction: that share of the window less these tokens (Roo Code reserves the
+    # request's maxTokens below 0.9 x window)
+    fraction_less_tokens: int = 0
     interval_s: float = 0.0  # time: seconds between compactions
     max_events: int = 0  # events: view size that triggers (OpenHands max_size)
     every_turns: int = 0  # turns: N turns summarized ...
@@ -71,7 +74,8 @@ class CutRule:
     ttl_early_fraction: float = 0.0
 
     def threshold(self, window: int) -> int:
-        return compaction_threshold(self.tokens, self.fraction, self.reserve_tokens, window)
+        return compaction_threshold(self.tokens, self.fraction, self.reserve_tokens, window,
+                                    fraction_less_tokens=self.fraction_less_tokens)
 
     def trigger_value(self, window: int) -> float:
         k = TRIGGERS[self.kind]
@@ -95,8 +99,9 @@ class CutRule:
             w = window or 200_000
             thr = self.threshold(w)
             of = f"~{thr / 1000:,.0f}k of {'a ' if window else 'an assumed '}{w / 1000:,.0f}k window"
-            how = (f"{self.tokens:,} tokens" if self.tokens else f"{self.fraction:.0%} of the window" if self.fraction
-                   else f"the window less {self.reserve_tokens:,} tokens")
+            less = f" less {self.fraction_less_tokens:,} tokens" if self.fraction_less_tokens else ""
+            how = (f"{self.tokens:,} tokens" if self.tokens else f"{self.fraction:.0%} of the window{less}"
+                   if self.fraction else f"the window less {self.reserve_tokens:,} tokens")
             early = (f", or at {self.ttl_early_fraction:.0%} of that once the prompt cache expired"
                      if self.ttl_early_fraction else "")
             return f"compacts at {how} ({of}){early}"

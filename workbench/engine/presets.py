@@ -268,10 +268,10 @@ SOURCE = {
     "hybrid": "The Complexity Trap, arXiv 2508.21433 (hybrid, W=10, N=43, M=10)",
     "anthropic-clear-tool-uses": "Anthropic docs: context editing, clear_tool_uses_20250919 (trigger "
                                  "input_tokens 100,000, keep 3 tool uses)",
-    "anthropic-compact": "Anthropic docs: server-side compaction (compact_20260112; trigger 150,000 "
-                         "input_tokens, minimum 50,000)",
-    "openai-responses-compact": "OpenAI docs: Responses API context_management.compact_threshold (no "
-                                "documented default)",
+    "anthropic-compact": "Anthropic docs, platform.claude.com/docs/en/build-with-claude/compaction: "
+                         "compact_20260112, trigger type input_tokens, default 150,000, minimum 50,000",
+    "openai-responses-compact": "OpenAI docs, developers.openai.com/api/docs/guides/compaction: "
+                                "context_management compact_threshold (no documented default; 0.8 inferred)",
     "holon-openai": "Holon seed holon-openai-remote-compaction-boundary §4-§8",
     "openclaw-flush": "openclaw/openclaw memory flush: reserveTokensFloor 20,000, softThresholdTokens 4,000 "
                       "(the flush settings the harness reference lists)",
@@ -297,12 +297,17 @@ SOURCE = {
              "extension's rule, not this preset's: src/core/context/context-management/context-window-utils.ts "
              "getContextWindowInfo (limit = window - 27k / 30k / 40k for 64k / 128k / 200k windows, else "
              "max(window - 40k, 0.8 x window)) and auto-condense at min(floor(autoCondenseThreshold 0.75 x "
-             "window), limit) (shouldCompactBeforeNextRequest): trigger.fraction 0.75, exact on windows >= 128k",
+             "window), limit) (shouldCompactBeforeNextRequest): the line cline@extension",
+    "cline@extension": "cline/cline src/core/context/context-management/context-window-utils.ts "
+                       "(getContextWindowInfo, autoCondenseThreshold 0.75): trigger.fraction 0.75, exact on every "
+                       "window but 64,000 (there window - 27k)",
     "roo-code": "RooCodeInc/Roo-Code src/core/context-management/index.ts manageContext (condense when 100 x "
                 "tokens / window >= autoCondenseContextPercent, default 100, or tokens > window x (1 - "
                 "TOKEN_BUFFER_PERCENTAGE 0.1) - maxTokens (ANTHROPIC_DEFAULT_MAX_TOKENS 8,192 when unset); a failed "
                 "condense hides the oldest half: truncateConversation(messages, 0.5)), src/core/condense/; "
-                "not modelled: the maxTokens reserve (the preset compacts at 0.9 x window, up to maxTokens later)",
+                "the preset compacts at 0.9 x window (up to maxTokens later); the reserve: roo-code@max-tokens",
+    "roo-code@max-tokens": "RooCodeInc/Roo-Code src/core/context-management/index.ts manageContext (tokens > "
+                           "window x 0.9 - maxTokens, ANTHROPIC_DEFAULT_MAX_TOKENS 8,192)",
     "opencode": "anomalyco/opencode packages/core/src/session/compaction.ts: required() (promptCeiling = "
                 "min(limit.input - buffer, context - max(min(limit.output, OUTPUT_TOKEN_MAX 32,000), buffer)), "
                 "DEFAULT_BUFFER 20,000), splitHistory/findTailStart (DEFAULT_KEEP_TOKENS 15,000); opencode.ai/v2/"
@@ -408,6 +413,27 @@ VERSIONS["opencode"] = {
 }
 
 
+# Variants of a preset that no recorded version selects (the log records none, or the two rules
+# ship side by side): a named line (not a release number), chosen with NAME@LINE only.
+# Cline's VS Code extension (the bundled Cline logs are its task folders; they record no
+# version) condenses at min(floor(0.75 x window), limit): fraction 0.75 is that on every window
+# but 64,000, where the limit (window - 27k = 37,000) comes first (not modelled)
+VERSIONS["cline"] = {"extension": dataclasses.replace(
+    PRESETS["cline"], name="cline@extension",
+    description="Cline VS Code extension: auto-condense at min(0.75 x window, limit), limit = window - 27k / "
+    "30k / 40k on 64k / 128k / 200k windows, else max(window - 40k, 0.8 x window): 0.75 x window on every "
+    "window but 64k (there window - 27k, not modelled) [source: src/core/context/context-management/"
+    "context-window-utils.ts; kept tail and summary size as the cline preset's, inferred]",
+    trigger=dataclasses.replace(PRESETS["cline"].trigger, fraction=0.75))}
+# Roo Code with the maxTokens reserve (ANTHROPIC_DEFAULT_MAX_TOKENS 8,192) below 0.9 x window
+VERSIONS["roo-code"] = {"max-tokens": dataclasses.replace(
+    PRESETS["roo-code"], name="roo-code@max-tokens",
+    description="Roo Code with its maxTokens reserve: condense when tokens > 0.9 x window - maxTokens (8,192 "
+    "unset; a parameter: trigger.fraction_less_tokens) or at autoCondenseContextPercent (100) [source: "
+    "src/core/context-management/index.ts manageContext]",
+    trigger=dataclasses.replace(PRESETS["roo-code"].trigger, fraction_less_tokens=8_192))}
+
+
 def release_key(version: str) -> tuple[int, ...] | None:
     """"0.11.3" -> (0, 11, 3); None for what is not a release number ("nightly", "")."""
     head = version.split("-", 1)[0].split("+", 1)[0]
@@ -458,9 +484,9 @@ def for_harness_version(policy: Policy, version: str | None) -> Policy:
     overrides) as it is. An unknown or missing version keeps the newest line."""
     lines = VERSIONS.get(policy.name)
     key = release_key(version) if version else None
-    if not lines or policy != PRESETS[policy.name] or key is None:
+    ordered = sorted((line for line in lines or () if release_key(line) is not None), key=release_key)
+    if not ordered or policy != PRESETS[policy.name] or key is None:
         return policy
-    ordered = sorted(lines, key=release_key)
     newest = ordered[-1]
     if version == newest or version.startswith(newest + "."):
         return lines[newest]

@@ -9,18 +9,22 @@ policy's methods (:class:`workbench.engine.policy.Policy`) call them.
 163000
 >>> flush_threshold(95_000, 4_000, 0.75, 100_000)  # Letta's warning comes first
 75000
+>>> compaction_threshold(0, 0.9, 0, 200_000, fraction_less_tokens=8_192)  # Roo Code
+171808
 """
 
 from __future__ import annotations
 
 
-def compaction_threshold(tokens: int, fraction: float, reserve_tokens: int, window: int) -> int:
-    """Absolute ``tokens``, else ``fraction`` of the window, else the window less
-    ``reserve_tokens`` (the first that is set); 0 when none is."""
+def compaction_threshold(tokens: int, fraction: float, reserve_tokens: int, window: int, *,
+                         fraction_less_tokens: int = 0) -> int:
+    """Absolute ``tokens``, else ``fraction`` of the window (less ``fraction_less_tokens``:
+    Roo Code's 0.9 x window - maxTokens), else the window less ``reserve_tokens`` (the first
+    that is set); 0 when none is."""
     if tokens:
         return int(tokens)
     if fraction:
-        return int(fraction * window)
+        return int(fraction * window) - int(fraction_less_tokens)
     if reserve_tokens:
         return int(window - reserve_tokens)
     return 0
