@@ -182,3 +182,48 @@ def test_parity_of_every_release_line(window):
     for lines in VERSIONS.values():
         for policy in lines.values():
             assert_same(inp, policy, window, "explicit", 300.0, 1)
+
+
+# ---- named lines no recorded version selects: Cline's VS Code extension, Roo Code's maxTokens ----
+def _cline_extension_threshold(window: int) -> int:
+    # context-window-utils.ts: the limit by window, then min(floor(0.75 x window), limit)
+    limit = {64_000: window - 27_000, 128_000: window - 30_000, 200_000: window - 40_000}.get(
+        window, max(window - 40_000, int(0.8 * window)))
+    return min(int(0.75 * window), limit)
+
+
+# every window but 64,000 (window - 27k = 37,000 comes before 48,000 there: not modelled)
+@pytest.mark.parametrize("window", [32_000, 100_000, 128_000, 200_000, 272_000, 1_000_000])
+def test_cline_extension_line_condenses_at_the_extension_s_threshold(window):
+    assert get_policy("cline@extension").trigger.threshold(window) == _cline_extension_threshold(window)
+
+
+@pytest.mark.parametrize("window,expected", [(200_000, 171_808), (190_000, 162_808), (1_000_000, 891_808)])
+def test_roo_code_max_tokens_line_reserves_max_tokens_below_90_percent(window, expected):
+    # manageContext: tokens > window x (1 - 0.1) - maxTokens, maxTokens 8,192 when unset
+    assert get_policy("roo-code@max-tokens").trigger.threshold(window) == expected
+    wider = get_policy("roo-code@max-tokens", {"trigger.fraction_less_tokens": 16_384})
+    assert wider.trigger.threshold(window) == expected - 8_192
+
+
+@pytest.mark.parametrize("preset", ["cline", "roo-code"])
+@pytest.mark.parametrize("version", [None, "3.36.0", "nightly"])
+def test_named_lines_are_never_followed_on_a_recorded_version(preset, version):
+    assert for_harness_version(PRESETS[preset], version) is PRESETS[preset]
+
+
+# rounds of 9,000 + 1,000 after a 1,000-token system prompt: request k's context is 10,000 (k + 1).
+# A 200k window: cline@extension at 0.75 x 200k = 150,000 (request 14), cline at 0.81 = 162,000
+# (request 16). A 190k window: roo-code@max-tokens at 0.9 x 190k - 8,192 = 162,808 (request 16:
+# 170,000), roo-code at 171,000 (request 17: 180,000)
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("policy,window,first", [
+    ("cline@extension", 200_000, 14), ("cline", 200_000, 16),
+    ("roo-code@max-tokens", 190_000, 16), ("roo-code", 190_000, 17),
+])
+def test_cline_and_roo_code_lines_first_compact_where_their_rules_say(engine, policy, window, first):
+    pol = get_policy(policy, {"provider.context_window": window})
+    ledger, events = run(engine, replay_input(_rounds(1_000, 9_000, 1_000, n=20)), pol)
+    comps = [e["request"] for e in events if e["type"] == E.EventType.CHECKPOINT]
+    assert comps and comps[0] == first, comps
+    assert _main(ledger)[first]["context_before"] == 10_000 * (first + 1)
