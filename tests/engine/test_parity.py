@@ -155,6 +155,8 @@ def policies(draw, window: int):
     # drawn last: a draw inserted earlier shifts every later one (and the rare combinations
     # test_the_random_policies_draw_every_field counts on)
     trigger = replace(trigger, ttl_early_fraction=draw(st.sampled_from([0.0, 0.0, 0.2, 0.6, 1.0])))
+    # a fraction threshold less a reserve (Roo Code's maxTokens below 0.9 x window)
+    trigger = replace(trigger, fraction_less_tokens=draw(st.sampled_from([0, 0, 0, 50, 3000])))
     return Policy("random", trigger=trigger, compaction=compaction, masking=masking, flush=flush,
                   compile=compile_, provider=provider, pruning=pruning, emergency=emergency)
 
