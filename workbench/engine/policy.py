@@ -508,7 +508,8 @@ class Policy:
 
 # fields added after runs were made: at their defaults they stay out of the digest, so the
 # ids of every earlier policy (and of the runs and artifacts built on them) do not change
-_ADDED_FIELDS = {"trigger": {"scope": "total", "keep_last_share": 0.0, "ttl_early_fraction": 0.0},
+_ADDED_FIELDS = {"trigger": {"scope": "total", "keep_last_share": 0.0, "ttl_early_fraction": 0.0,
+                             "fraction_less_tokens": 0},
                  "compaction": {"probe_prompt_tokens": 0, "local_tokens": 0, "local_prompt_tokens": 0,
                                 "task_state_tokens": 0},
                  "masking": {"keep_tokens": 0, "at_least_tokens": 0, "keep_results": 0, "idle_s": 0.0}}
