@@ -88,8 +88,12 @@ def policy_table(summary, evaluation: dict | None, constraints: Constraints):
         "leaks_context": [heads.get(n, {}).get("leaks_context") for n in names],
         "retention": [heads.get(n, {}).get("retention") for n in names],
         "fact_probes": [heads.get(n, {}).get("fact_probes") for n in names],
+        # workbench.evaluate.degenerate: summaries empty, cut off, looping, longer than their span
+        "degenerate_summaries": [((evaluation or {}).get("degenerate") or {}).get(n, {}).get("degenerate_summaries")
+                                 for n in names],
     }, schema={"policy": pl.String, "sr1": pl.Boolean, "secrets": pl.Int64, "leaks": pl.Int64,
-               "leaks_context": pl.Int64, "retention": pl.Float64, "fact_probes": pl.Int64})
+               "leaks_context": pl.Int64, "retention": pl.Float64, "fact_probes": pl.Int64,
+               "degenerate_summaries": pl.Int64})
     table = agg.join(ev, on="policy", how="left", maintain_order="left")
     judged = judge(table, constraints.as_list())
     return judged.with_columns(pareto_front(judged))
@@ -251,8 +255,8 @@ RUN_COLUMNS = (
     ("failed_requests", "failed requests", "int"),
     ("cache_hit_rate", "cache hit", "pct"), ("peak_context_tokens", "peak context", "int"), ("sr1", "SR-1", "bool"),
     ("leaks", "leaks", "int"), ("leaks_context", "leaks in context", "int"),
-    ("retention", "retention", "pct"), ("meets", "meets constraints", "verdict"),
-    ("reasons", "why not", "s"),
+    ("retention", "retention", "pct"), ("degenerate_summaries", "degenerate summaries", "int"),
+    ("meets", "meets constraints", "verdict"), ("reasons", "why not", "s"),
 )
 
 
