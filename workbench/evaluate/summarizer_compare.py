@@ -29,7 +29,8 @@ from typing import Any
 from workbench.errors import WorkbenchError
 
 KEY = ("policy", "continuity_id", "compaction")
-PER_ROW = ("facts_in_span", "facts_kept", "facts_paraphrased", "secrets_in_span", "secrets_carried", "summary_text_tokens",
+PER_ROW = ("facts_in_span", "facts_kept", "facts_paraphrased", "secrets_in_span", "secrets_carried",
+           "summary_text_tokens",
            "dropped_tokens", "degenerate", "kept_fact_ids", "lost_fact_ids", "artifact_id")
 
 
@@ -123,7 +124,8 @@ def compaction_pair(compared: dict[str, Any], n: int | None = None) -> dict[str,
         with_facts = [i for i, v in enumerate(joined["facts_in_span"].to_list()) if v]
         n = with_facts[0] if with_facts else 0
     if not 0 <= n < joined.height:
-        raise WorkbenchError(f"compaction row {n}: the runs have {joined.height} readable compactions (0-{joined.height - 1})")
+        raise WorkbenchError(f"compaction row {n}: the runs have {joined.height} readable compactions "
+                             f"(0-{joined.height - 1})")
     row = joined.row(n, named=True)
     sides = []
     for name, suffix, run in zip(compared["names"], ("", "_b"), compared["runs"], strict=True):
