@@ -80,3 +80,18 @@ def test_other_replays_are_refused(runs):
         compare_runs(runs["calibrated"], runs["other"])
     res = CliRunner().invoke(app, ["inspect", str(runs["calibrated"]), "--against", str(runs["other"])])
     assert res.exit_code == 2 and "same compactions" in res.output
+
+
+def test_the_inspector_report_shows_both(runs, tmp_path):
+    from workbench.report.render import render_report
+    from workbench.report.verdict import ReportError
+
+    with pytest.raises(ReportError, match="compaction-inspector report only"):
+        render_report("policy-comparison", runs["calibrated"], tmp_path / "no", against=runs["modelled"])
+    with pytest.raises(WorkbenchError, match="same compactions"):
+        render_report("compaction-inspector", runs["calibrated"], tmp_path / "no", against=runs["other"])
+    res = render_report("compaction-inspector", runs["calibrated"], tmp_path / "report", against=runs["modelled"])
+    html = res.html.read_text()
+    section = html[html.index("Real against modelled"):]
+    assert "calibrated (calibrated)" in section and "modelled (modelled)" in section
+    assert "secrets copied" in section and "kept:" in section

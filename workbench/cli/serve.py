@@ -23,9 +23,16 @@ def serve_model(
     """Serve a local model (llama.cpp's OpenAI-compatible server) on 127.0.0.1 until Ctrl-C.
 
     Needs the local-llm extra: `make local-llm`."""
+    import signal
+
     from workbench.summarize.local_server import LocalModelServer
 
+    def stop_on(signum, frame):  # `kill` or a closed terminal: stop the server as Ctrl-C does
+        raise KeyboardInterrupt
+
     server = LocalModelServer(model, port=port, threads=threads)
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, stop_on)
     try:
         server.start()
         say(f"serving {server.model.name} ({server.threads} threads) at {server.base_url}")
