@@ -1,10 +1,11 @@
 """README.md runs as written: every ``sh`` block, top to bottom, in a fresh copy of the
 repository (the files git tracks), with this checkout's ``.venv``. A block preceded by
 ``<!-- readme-test: skip (why) -->`` is not run (the set-up commands: `make test` is what
-runs this). A block preceded by ``<!-- readme-test: local-llm (why) -->`` runs only where the
-local-llm extra is installed (``make local-llm``: a real model served by llama.cpp). Then, in the same copy, every command the comments of ``simulations/*.yaml``
-give (``#   workbench ...``), with ``.venv/bin`` on the PATH. Afterwards nothing shipped
-with the repository is changed or missing."""
+runs this). A block preceded by ``<!-- readme-test: local-llm (why) -->`` runs only where
+the local-llm extra is installed (``make local-llm``: a real model served by llama.cpp).
+Then, in the same copy, every command the comments of ``simulations/*.yaml`` give
+(``#   workbench ...``), with ``.venv/bin`` on the PATH. Afterwards nothing shipped with the
+repository is changed or missing."""
 
 from __future__ import annotations
 
