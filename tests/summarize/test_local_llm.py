@@ -73,7 +73,7 @@ def evaluated(server, tmp_path_factory):
         "--summarizer-cassette", str(cassette)])
     assert res.exit_code == 0, res.output
     return {"root": root, "ds": ds, "spec": spec, "cassette": cassette, "run": root / "run",
-            "seconds": time.perf_counter() - t0}
+            "seconds": time.perf_counter() - t0, "output": res.output}
 
 
 def _answers(cassette: Path) -> list[dict]:
@@ -104,6 +104,7 @@ def test_retention_leakage_and_degenerate_summaries_are_measured(evaluated):
     assert (comp["facts_kept"] + comp["facts_paraphrased"] + comp["facts_lost"] == comp["facts_in_span"]).all()
     assert comp["degenerate"].is_not_null().all()
     counts = evaluation["degenerate"][POLICY]
+    assert f"degenerate summaries: {POLICY} {counts['degenerate_summaries']}/{comp.height}" in evaluated["output"]
     assert counts["summaries_judged"] == comp.height
     assert counts["degenerate_summaries"] == int((comp["degenerate"].list.len() > 0).sum())
 
