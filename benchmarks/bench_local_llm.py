@@ -1,13 +1,13 @@
 """A real model's speed on this machine: llama.cpp's server with SmolLM2-135M-Instruct (the
 ``local-llm`` extra, ``make local-llm``) as the HTTP summarizer.
 
-    .venv/bin/python benchmarks/bench_local_llm.py                   # 2 threads, 140 events
+    .venv/bin/python benchmarks/bench_local_llm.py                   # 2 threads, 60 events
     .venv/bin/python benchmarks/bench_local_llm.py --threads 1 --events 300
 
 Prints the server's start time, its throughput on a short prompt (tokens/s, as
 ``workbench serve-model`` prints it), and an evaluated run's summaries/minute: a generated
-coding continuity replayed under ``simulations/local-llm/small-spans.yaml`` (spans of 3-5k
-tokens, summaries of at most 160 tokens), every compaction's summary written by the model
+coding continuity replayed under ``simulations/local-llm/small-spans.yaml`` (spans of 1-2.5k
+tokens, summaries of at most 48 tokens), every compaction's summary written by the model
 (no cassette), with the prompt and written tokens the server reported. Figures only, no
 assertions; the machine may be shared: the load average is printed. Without the extra it
 says so and exits 0 (``make bench`` runs every benchmark).
@@ -30,7 +30,7 @@ SPEC = ROOT / "simulations" / "local-llm" / "small-spans.yaml"
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--events", type=int, default=140)
+    ap.add_argument("--events", type=int, default=60)
     args = ap.parse_args(argv)
 
     from workbench.summarize import local_server as L

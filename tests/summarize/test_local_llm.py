@@ -63,7 +63,7 @@ def evaluated(server, tmp_path_factory):
     from workbench.synth.generate import GeneratorConfig, generate_dataset
 
     root = tmp_path_factory.mktemp("local-llm")
-    ds = generate_dataset(GeneratorConfig(profile="coding", events=140, seed=3, facts=12, secrets=8), root / "ds")
+    ds = generate_dataset(GeneratorConfig(profile="coding", events=60, seed=3, facts=12, secrets=8), root / "ds")
     spec = SPEC
     cassette = root / "cassette.jsonl"
     t0 = time.perf_counter()
