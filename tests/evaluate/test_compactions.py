@@ -204,3 +204,23 @@ def test_real_logs_have_no_secret_counts_only_not_measured(tmp_path):
     # the facts the log names stand in for planted ones (issue 27): measured, never assumed 0
     assert c["facts_in_span"].sum() == c["facts_kept"].sum() + c["facts_paraphrased"].sum() + c["facts_lost"].sum()
     assert c["facts_in_span"].sum() > 0 and c["dropped_events"].min() > 0
+
+
+def test_degenerate_summaries_are_flagged_and_counted(audited):
+    from workbench.evaluate.degenerate import count_degenerate, degenerate_flags
+    from workbench.report.verdict import build_verdict
+
+    c, texts = audited["compactions"], audited["texts"]
+    stored = {r["artifact_id"]: r["text"] for r in texts.iter_rows(named=True)}
+    opaque = c.filter(pl.col("policy") == "openai-responses-compact")
+    assert opaque.height and opaque["degenerate"].is_null().all()  # nothing readable to judge
+    readable = c.filter(pl.col("readable"))
+    assert readable.height > 10 and readable["degenerate"].is_not_null().all()
+    for r in readable.iter_rows(named=True):
+        assert r["degenerate"] == degenerate_flags(stored[r["artifact_id"]], budget_tokens=r["summary_tokens"],
+                                                   span_tokens=r["dropped_tokens"])
+    evaluation = audited["audit"].details["report"]
+    assert evaluation["degenerate"] == count_degenerate(c)
+    verdict = build_verdict(audited["run"]).table
+    for name, counts in evaluation["degenerate"].items():
+        assert verdict.filter(pl.col("policy") == name)["degenerate_summaries"][0] == counts["degenerate_summaries"]

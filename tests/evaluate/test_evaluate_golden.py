@@ -135,6 +135,7 @@ def test_derived_texts_are_the_pre_change_texts(case):
 @pytest.mark.slow
 def test_headline_is_the_pre_change_headline(case):
     name, golden, ev = case
-    report = {k: v for k, v in ev["report"].items() if k not in ("run_id", "leaks_measured")}
+    # "degenerate" is newer than these goldens (tests/evaluate/test_degenerate.py checks it)
+    report = {k: v for k, v in ev["report"].items() if k not in ("run_id", "leaks_measured", "degenerate")}
     assert report == golden["report"], name
     assert ev["report"]["leaks_measured"] is True  # planted secrets: leakage is measured

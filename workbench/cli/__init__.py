@@ -28,7 +28,7 @@ def _import_commands():
         signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
     try:
         # each module registers its commands on import
-        from workbench.cli import audit, data, export, replay, replicate, reports, sweeps  # noqa: F401
+        from workbench.cli import audit, data, export, replay, replicate, reports, serve, sweeps  # noqa: F401
     finally:
         if main_thread:  # None: a handler not set from Python; Python's own is the fallback
             signal.signal(signal.SIGINT, signal.default_int_handler if previous is None else previous)

@@ -79,11 +79,20 @@ def inspect(
     compactions: Annotated[bool, typer.Option("--compactions", help="per recorded compaction of an "
                                               "imported log: what its summary kept of the facts before "
                                               "the cut (by kind, recency, mentions; task state)")] = False,
+    against: Annotated[Path | None, typer.Option("--against", help="DATASET is then an evaluated run and this "
+                                                 "another evaluation of the same replay with another summarizer "
+                                                 "(e.g. a local model against --summarizer calibrated): their "
+                                                 "retention, secret-copy rate and size ratio side by side")] = None,
+    compaction: Annotated[int | None, typer.Option("--compaction", min=0, help="with --against: the "
+                                                   "compaction (row) whose two summaries are shown")] = None,
 ) -> None:
     """Describe a dataset: events by kind, requests, tokens, usage, compactions, labels."""
     from workbench.continuity.dataset import load_dataset
     from workbench.continuity.inspect import inspect_dataset, render_text
 
+    if against is not None:
+        _inspect_against(dataset, against, compaction, json)
+        return
     if compactions:
         _inspect_compactions(load_dataset(dataset), json)
         return
@@ -170,6 +179,36 @@ def _compaction_cost_line(cost: dict | None) -> str:
                f"{cost['next_cache_read']:,} of {cost['next_prompt']:,} tokens, wrote {cost['next_cache_write']:,})")
     total = "" if cost["compaction_usd"] is None else f"{usd(cost['compaction_usd'])} = "
     return f"cost: {total}{call} + {rewrite}"
+
+
+def _inspect_against(run: Path, other: Path, row: int | None, as_json: bool) -> None:
+    from workbench.evaluate.summarizer_compare import compaction_pair, compare_runs
+    from workbench.util.tables import emit
+
+    compared = compare_runs(run, other)
+    pair = compaction_pair(compared, row)
+    if as_json:
+        import orjson
+
+        doc = {"summary": compared["summary"].to_dicts(), "compactions": compared["compactions"].to_dicts(),
+               "compaction": pair}
+        print_document(orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode())
+        return
+    pct = lambda v: "—" if v is None else f"{v:.1%}"  # noqa: E731
+    emit(compared["summary"].to_dicts(), ["summarizer", "compactions", "facts_in_span", "retention",
+                                          "retention_any_form", "secret_copy_rate", "size_ratio", "degenerate",
+                                          "headline_retention_spread"],
+         title="the same compactions, two summarizers",
+         display={"retention": pct, "retention_any_form": pct, "secret_copy_rate": pct, "size_ratio": pct})
+    say(f"\ncompaction {pair['compaction']} of {pair['policy']} on {pair['continuity_id']}: "
+        f"{pair['dropped_tokens']:,} tokens dropped, {pair['facts_in_span']} facts in the span")
+    for side in pair["sides"]:
+        flags = ", ".join(side["degenerate"] or []) or "none"
+        rest = len(side["text"]) - SUMMARY_HEAD
+        say(f"{side['summarizer']}: kept {len(side['kept'])} ({', '.join(side['kept']) or '-'}), lost "
+            f"{len(side['lost'])} ({', '.join(side['lost']) or '-'}); degenerate: {flags}\n  "
+            + "\n  ".join(side["text"][:SUMMARY_HEAD].splitlines())
+            + (f"\n  [{rest:,} more characters]" if rest > 0 else ""))
 
 
 def _yes_no(kept: bool | None) -> str:

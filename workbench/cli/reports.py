@@ -23,6 +23,8 @@ def report(
     continuity: Annotated[str | None, typer.Option(help="continuity id drawn in the sawtooth")] = None,
     ab_sweep: Annotated[Path | None, typer.Option(help="compaction-inspector: a sweep over summarizer.prompt "
                                                        "/ summarizer.model to compare")] = None,
+    against: Annotated[Path | None, typer.Option(help="compaction-inspector: the same replay evaluated with "
+                                                      "another summarizer, side by side")] = None,
     max_overflows: Annotated[int, typer.Option(min=0, help="constraint: overflows at most")] = 0,
     max_leaks: Annotated[int, typer.Option(min=0, help="constraint: leaked secrets at most")] = 0,
     min_retention: Annotated[float, typer.Option(min=0.0, max=1.0, help="constraint: fact retention at least")] = 0.95,
@@ -36,6 +38,6 @@ def report(
 
     res = render_report(kind, run, out, determinism=determinism, fidelity=fidelity, continuity=continuity,
                         constraints=Constraints(max_overflows, max_leaks, min_retention), force=force,
-                        ab_sweep=ab_sweep)
+                        ab_sweep=ab_sweep, against=against)
     say(f"{len(res.figures)} figures (PNG) and the executed notebook in {out}")
     say(f"wrote {res.html}")

@@ -29,6 +29,11 @@ kept raw, ``leaked`` when the stored text (after SR-1, when the policy has it on
 or its event is kept raw, and ``redacted`` when carried but not leaked. On a dataset without
 planted secrets (imported logs) the secret columns are null — not measured, never 0.
 
+``degenerate`` lists what is wrong with a readable summary's stored text whichever
+summarizer wrote it (:mod:`workbench.evaluate.degenerate`: empty, truncated, repetitive,
+longer than the span it replaced, wrong language); empty when nothing is, null for an
+opaque item or a truncation (no text to judge).
+
 The cache loss of a compaction is that of the main request that sends its rebuilt prefix
 (the last compaction of a request carries it): ``cache_loss_tokens`` its prompt tokens not
 read from the cache, ``cache_loss_usd`` what they cost beyond the price of reading them
@@ -47,6 +52,7 @@ from typing import Any
 
 from workbench.errors import WorkbenchError
 from workbench.evaluate.dataset_text import DatasetText
+from workbench.evaluate.degenerate import degenerate_flags
 from workbench.evaluate.matching import Memo
 from workbench.evaluate.texts import Checkpoint, policies_of
 from workbench.rundir import wire as W
@@ -198,6 +204,7 @@ def compaction_table(result, texts, checkpoints: Sequence[Checkpoint], dt: Datas
         loss_tokens, loss_usd = _cache_loss(slot["main"] if sends_prefix else None,
                                             result.config["policies"][c.policy]["providers"].get(c.continuity_id))
         text_row = tx.row.get(c.artifact_id) or {}
+        judged = text_row.get("kind") in READABLE  # an opaque item or a truncation: no text to judge
         rows.append({
             "run_id": result.run_id, "policy": c.policy, "continuity_id": c.continuity_id, "compaction": c.index,
             "request": c.request, "source_request": f["source_request"], "frame_seq": f["frame_seq"],
@@ -230,6 +237,8 @@ def compaction_table(result, texts, checkpoints: Sequence[Checkpoint], dt: Datas
             "kept_fact_ids": fate["kept"], "paraphrased_fact_ids": fate["paraphrased"],
             "lost_fact_ids": fate["lost"], "leaked_secret_ids": fate["leaked"],
             "redacted_secret_ids": fate["redacted"],
+            "degenerate": degenerate_flags(stored, budget_tokens=f["item_tokens"], span_tokens=f["span_tokens"])
+            if judged else None,
         })
     return pl.DataFrame(rows, schema=_compaction_schema())
 
@@ -254,7 +263,7 @@ def _compaction_schema():
                "cache_loss")
     lists = {"dropped_seqs": pl.List(pl.Int64), "retained_seqs": pl.List(pl.Int64)}
     lists |= {c: pl.List(pl.String) for c in ("kept_fact_ids", "paraphrased_fact_ids", "lost_fact_ids",
-                                                 "leaked_secret_ids", "redacted_secret_ids")}
+                                                 "leaked_secret_ids", "redacted_secret_ids", "degenerate")}
     order = ("run_id", "policy", "continuity_id", "compaction", "request", "source_request", "frame_seq",
              "trigger", "cut_rule_id", "summary_kind", "artifact_id", "tokens_before", "tokens_after",
              "summary_tokens", "summary_chars", "summary_text_tokens", "readable", "from_seq", "to_seq",
@@ -264,7 +273,7 @@ def _compaction_schema():
              "hallucinated", "summarizer_calls", "summarizer_cost_usd", "summarizer_prompt_tokens",
              "summarizer_output_tokens", "summarizer_cache_read_tokens", "summarizer_cache_write_tokens",
              "cache_loss", "cache_loss_tokens", "cache_loss_usd", "compaction_cost_usd", "kept_fact_ids",
-             "paraphrased_fact_ids", "lost_fact_ids", "leaked_secret_ids", "redacted_secret_ids")
+             "paraphrased_fact_ids", "lost_fact_ids", "leaked_secret_ids", "redacted_secret_ids", "degenerate")
     types = {c: pl.Int64 for c in ints} | {c: pl.String for c in strings} | lists
     types |= {"readable": pl.Boolean, "summarizer_cost_usd": pl.Float64, "cache_loss_usd": pl.Float64,
               "compaction_cost_usd": pl.Float64}

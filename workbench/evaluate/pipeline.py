@@ -70,6 +70,10 @@ def evaluate_run(result, dataset, *, summarizer: str = "modelled",
 
         out["compactions"] = compaction_table(result, texts, checkpoints, dt)
         out["generations"] = generation_table(result, texts, checkpoints, dt)
+        from workbench.evaluate.degenerate import count_degenerate
+
+        # beside the headline (a measure of the summaries, not of the policy's figures)
+        report["degenerate"] = count_degenerate(out["compactions"])
     from workbench.evaluate.samples import summary_samples as sample
 
     out["samples"] = sample(result, dataset, out, summary_samples, summarizer=summarizer,

@@ -53,6 +53,11 @@ def print_evaluation(report: dict, fmt: str = "table") -> None:
         ds = "not measured (--baseline)" if o["detect_secrets"] is None else o["detect_secrets"]
         print(f"hard negatives that reached derived text: {o['negatives_in_derived_text']}; "
               f"destroyed by the harness: {o['harness']}, by detect-secrets: {ds}")
+        judged = {p: d for p, d in (report.get("degenerate") or {}).items() if d["summaries_judged"]}
+        if judged:  # workbench.evaluate.degenerate; compactions.parquet's `degenerate` says which
+            print("degenerate summaries: " + "; ".join(
+                f"{p} {d['degenerate_summaries']}/{d['summaries_judged']}" + "".join(
+                    f", {flag} {n}" for flag, n in d["degenerate_by_flag"].items() if n) for p, d in judged.items()))
 
 
 def print_spread(samples: dict, fmt: str = "table") -> None:

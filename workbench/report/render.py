@@ -54,7 +54,7 @@ PARAMETERS = {
     "redaction-audit": ("run_dir", "determinism_dir", "constraints_path"),
     "determinism-audit": ("run_dir", "determinism_dir", "constraints_path"),
     "fidelity": ("run_dir", "fidelity_dir", "determinism_dir", "constraints_path", "continuity_id"),
-    "compaction-inspector": ("run_dir", "constraints_path", "continuity_id", "ab_sweep_dir"),
+    "compaction-inspector": ("run_dir", "constraints_path", "continuity_id", "ab_sweep_dir", "against_run"),
     "replication": ("run_dir",),
 }
 TITLES = {
@@ -88,13 +88,14 @@ def notebook_path(kind: str) -> Path:
 def build_parameters(kind: str, run: str | Path, *, determinism: str | Path | None = None,
                      fidelity: str | Path | None = None, continuity: str | None = None,
                      constraints_path: str | Path | None = None,
-                     ab_sweep: str | Path | None = None) -> dict[str, Any]:
+                     ab_sweep: str | Path | None = None, against: str | Path | None = None) -> dict[str, Any]:
     given = {"run_dir": str(run), "sweep_dir": str(run),
              "determinism_dir": None if determinism is None else str(determinism),
              "fidelity_dir": None if fidelity is None else str(fidelity),
              "continuity_id": continuity,
              "constraints_path": None if constraints_path is None else str(constraints_path),
-             "ab_sweep_dir": None if ab_sweep is None else str(ab_sweep)}
+             "ab_sweep_dir": None if ab_sweep is None else str(ab_sweep),
+             "against_run": None if against is None else str(against)}
     return {k: given[k] for k in PARAMETERS[kind]}
 
 
@@ -102,10 +103,11 @@ def render_report(kind: str, run: str | Path, out: str | Path, *, determinism: s
                   fidelity: str | Path | None = None, continuity: str | None = None,
                   constraints: Constraints | None = None, cwd: str | Path | None = None,
                   timeout: int = CELL_TIMEOUT_S, force: bool = False,
-                  ab_sweep: str | Path | None = None) -> RenderResult:
+                  ab_sweep: str | Path | None = None, against: str | Path | None = None) -> RenderResult:
     """Execute the ``kind`` notebook on ``run`` and write HTML, notebook and PNGs into ``out``
     (new, empty, or a report directory the workbench wrote: :mod:`workbench.rundir`);
-    ``ab_sweep``: a sweep over the summarizer's prompt and model (compaction-inspector)."""
+    ``ab_sweep``: a sweep over the summarizer's prompt and model, ``against``: the same replay
+    evaluated with another summarizer (both compaction-inspector)."""
     from workbench.rundir import Kind, check_output
 
     src = notebook_path(kind)
@@ -118,6 +120,12 @@ def render_report(kind: str, run: str | Path, out: str | Path, *, determinism: s
     absolute = lambda p: None if p is None else (Path(p) if Path(p).is_absolute() else cwd / p)  # noqa: E731
     check_inputs(kind, run_abs, determinism=absolute(determinism), fidelity=absolute(fidelity),
                  ab_sweep=absolute(ab_sweep))
+    if against is not None:
+        if kind != "compaction-inspector":
+            raise ReportError(f"--against is read by the compaction-inspector report only, not by {kind}")
+        from workbench.evaluate.summarizer_compare import compare_runs
+
+        compare_runs(run_abs, absolute(against))  # the same compactions, or say why not before a kernel starts
     if continuity is not None:
         check_continuity(run_abs, continuity)
     # Everything is made in a staging directory beside ``out`` and only then added to it: a
@@ -130,7 +138,7 @@ def render_report(kind: str, run: str | Path, out: str | Path, *, determinism: s
             staged_constraints = stage / cname
             staged_constraints.write_text(json.dumps(constraints.to_dict(), indent=2))
         params = build_parameters(kind, run, determinism=determinism, fidelity=fidelity, continuity=continuity,
-                                  constraints_path=staged_constraints, ab_sweep=ab_sweep)
+                                  constraints_path=staged_constraints, ab_sweep=ab_sweep, against=against)
         try:
             nb = execute(src, stage / f"{kind}.ipynb", params, cwd=cwd, kind=kind, timeout=timeout,
                          shown_as=out_abs / f"{kind}.ipynb")

@@ -79,6 +79,7 @@ def policy_table(summary, evaluation: dict | None, constraints: Constraints):
 
     agg = policy_totals(summary)
     heads = (evaluation or {}).get("policies", {})
+    degenerate = (evaluation or {}).get("degenerate") or {}
     names = agg["policy"].to_list()
     ev = pl.DataFrame({
         "policy": names,
@@ -89,9 +90,11 @@ def policy_table(summary, evaluation: dict | None, constraints: Constraints):
         "retention": [heads.get(n, {}).get("retention") for n in names],
         "fact_probes": [heads.get(n, {}).get("fact_probes") for n in names],
         "task_retention": [heads.get(n, {}).get("task_retention") for n in names],
+        # workbench.evaluate.degenerate: summaries empty, cut off, looping, longer than their span
+        "degenerate_summaries": [degenerate.get(n, {}).get("degenerate_summaries") for n in names],
     }, schema={"policy": pl.String, "sr1": pl.Boolean, "secrets": pl.Int64, "leaks": pl.Int64,
                "leaks_context": pl.Int64, "retention": pl.Float64, "fact_probes": pl.Int64,
-               "task_retention": pl.Float64})
+               "task_retention": pl.Float64, "degenerate_summaries": pl.Int64})
     table = agg.join(ev, on="policy", how="left", maintain_order="left")
     judged = judge(table, constraints.as_list())
     return judged.with_columns(pareto_front(judged))
@@ -254,6 +257,7 @@ RUN_COLUMNS = (
     ("cache_hit_rate", "cache hit", "pct"), ("peak_context_tokens", "peak context", "int"), ("sr1", "SR-1", "bool"),
     ("leaks", "leaks", "int"), ("leaks_context", "leaks in context", "int"),
     ("retention", "retention", "pct"), ("task_retention", "task state", "pct"),
+    ("degenerate_summaries", "degenerate summaries", "int"),
     ("meets", "meets constraints", "verdict"), ("reasons", "why not", "s"),
 )
 

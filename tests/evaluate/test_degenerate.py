@@ -1,0 +1,95 @@
+"""Degenerate summaries (workbench.evaluate.degenerate) on hand-made texts, and their column
+in the compaction table and count in the verdict."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+from workbench.evaluate.degenerate import FLAGS, count_degenerate, degenerate_flags
+
+GOOD = ("## Primary request and intent\nMove the api-gateway deploy to port 9443 and keep the "
+        "rollback plan.\n\n## Key facts and decisions\n- The ticket is OPS-1142; the config lives in "
+        "`deploy/gateway.yaml`.\n- Release 4.2.1 is the one to restore if the new port fails.\n\n"
+        "## Current work and next step\nThe health check on 9443 passed; next, update the runbook.\n")
+
+
+def flags(text, budget=400, span=4000):
+    return degenerate_flags(text, budget_tokens=budget, span_tokens=span)
+
+
+def test_a_good_summary_has_no_flag():
+    assert flags(GOOD) == []
+
+
+@pytest.mark.parametrize("text", ["", "   \n\t", None])
+def test_empty(text):
+    assert flags(text) == ["empty"]
+
+
+def test_a_loop_is_repetitive():
+    loop = "The user wants to deploy the gateway on port 9443. " * 15
+    assert flags(loop) == ["repetitive"]
+    lines = GOOD + "\n".join(["- Restore release 4.2.1."] * 6)
+    assert "repetitive" in flags(lines)
+    # a path listed twice in a long summary is not a loop
+    assert flags(GOOD + "- `deploy/gateway.yaml`\n- `deploy/gateway.yaml`\n") == []
+
+
+def test_cut_off_at_the_budget_is_truncated():
+    cut = GOOD + "The runbook update is blocked because the"
+    budget = len(cut) // 4  # the text used its whole budget and stops mid-sentence
+    assert flags(cut, budget=budget) == ["truncated"]
+    # the same text well under its budget stopped on purpose (a terse last line)
+    assert flags(cut, budget=budget * 3) == []
+    # a finished sentence at the budget is not cut
+    assert flags(GOOD, budget=len(GOOD) // 4) == []
+    # an unclosed code fence is cut whatever the budget
+    assert flags(GOOD + "```python\nrestore('4.2.1')\n", budget=10_000) == ["truncated"]
+
+
+def test_longer_than_the_span_it_replaced():
+    assert flags(GOOD, span=len(GOOD) // 8) == ["longer_than_span"]
+    assert flags(GOOD, span=None) == []
+
+
+def test_wrong_language():
+    french = ("L'utilisateur a demandé de déplacer le déploiement de la passerelle vers le port 9443. "
+              "Le ticket est OPS-1142 et la configuration se trouve dans deploy/gateway.yaml. "
+              "Si le nouveau port échoue, il faut restaurer la version 4.2.1. Le contrôle de santé "
+              "est passé; ensuite, mettre à jour le guide d'exploitation pour l'équipe.")
+    assert flags(french) == ["wrong_language"]
+    chinese = "用户要求将网关部署迁移到端口9443，工单编号已经记录，配置文件在部署目录中。如果新端口失败，需要回滚到旧版本。"
+    assert flags(chinese) == ["wrong_language"]
+    # a short English note of values is not judged by stop words (too few words)
+    assert flags("- port 9443\n- OPS-1142\n- deploy/gateway.yaml\n- release 4.2.1") == []
+
+
+def test_several_flags_come_in_a_fixed_order():
+    loop = "Le port est 9443 et le ticket est OPS-1142. " * 20
+    assert flags(loop, span=10) == ["repetitive", "longer_than_span", "wrong_language"]
+
+
+def test_counted_per_policy():
+    table = pl.DataFrame({"policy": ["a", "a", "a", "b"],
+                          "degenerate": [["repetitive", "truncated"], [], None, ["empty"]]},
+                         schema={"policy": pl.String, "degenerate": pl.List(pl.String)})
+    counts = count_degenerate(table)
+    assert counts["a"]["degenerate_summaries"] == 1 and counts["a"]["summaries_judged"] == 2
+    assert counts["a"]["degenerate_by_flag"] == {**dict.fromkeys(FLAGS, 0), "repetitive": 1, "truncated": 1}
+    assert counts["b"]["degenerate_summaries"] == 1
+
+
+def test_the_console_says_how_many(capsys):
+    from workbench.report.console import print_evaluation
+
+    by_flag = {**dict.fromkeys(FLAGS, 0), "repetitive": 3, "truncated": 1}
+    report = {"summarizer": "http", "over_redaction": {"negatives_in_derived_text": 0, "harness": 0, "detect_secrets": None},
+              "policies": {"p": {"sr1": True, "secrets": 1, "leaks": 0, "leaks_context": 0, "retention": 0.5}},
+              "degenerate": {"p": {"degenerate_summaries": 3, "summaries_judged": 7, "degenerate_by_flag": by_flag},
+                             "opaque": {"degenerate_summaries": 0, "summaries_judged": 0,
+                                        "degenerate_by_flag": dict.fromkeys(FLAGS, 0)}}}
+    print_evaluation(report)
+    out = capsys.readouterr().out
+    assert "degenerate summaries: p 3/7, truncated 1, repetitive 3" in out
+    assert "opaque" not in out

@@ -1,0 +1,132 @@
+"""Degenerate summaries, whichever summarizer wrote them: cheap checks on the text alone.
+
+:func:`degenerate_flags` names what is wrong with one summary (an empty list: nothing):
+
+* ``empty``: no text but white space, where a readable summary was due;
+* ``truncated``: the text stops mid-way: an unclosed code fence, or, once it has used 90%
+  of its token budget, a last character that ends neither a sentence nor a line of markup
+  (a model cut off at ``max_tokens``); unbalanced brackets are no sign, real summaries
+  quote code;
+* ``repetitive``: at least half of its 4-word sequences, or (with 3 or more repeats) a
+  third of its lines, already written earlier in the text (a small model at temperature 0
+  loops; real and modelled summaries stay under 40% and 20%: a file path or a line of the
+  log may recur in a long summary);
+* ``longer_than_span``: more tokens than the span it replaced (a compaction that grows);
+* ``wrong_language``: not English: under half of its letters Latin, or, over 40 words or
+  more, under 4% of them English stop words (an English summary has ~20-40%; a summary
+  that is a list of values still has its ``the``, ``of``, ``to``).
+
+Tokens here are the summary's characters / 4 (the rule the compaction table's
+``summary_text_tokens`` uses); the budget is the compaction's ``summary_tokens``.
+
+>>> degenerate_flags("The port moved to 9443. " * 12, budget_tokens=200, span_tokens=4000)
+['repetitive']
+>>> degenerate_flags("Key facts: the gateway listens on port 9443.", budget_tokens=200, span_tokens=4000)
+[]
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+FLAGS = ("empty", "truncated", "repetitive", "longer_than_span", "wrong_language")
+
+#: share of a budget after which a text that stops mid-sentence counts as cut off
+BUDGET_USED = 0.9
+#: a text ending in one of these ended on purpose (sentence, markup, list, code, quote)
+CLEAN_ENDINGS = frozenset(".!?:;)]}>\"'`*_|-…")
+MIN_REPEATED_LINES = 3
+REPEATED_LINE_SHARE = 1 / 3
+NGRAM = 4
+REPEATED_NGRAM_SHARE = 0.5
+MIN_WORDS_REPETITION = 24
+LATIN_SHARE = 0.5
+MIN_WORDS_LANGUAGE = 40
+STOPWORD_SHARE = 0.04
+#: English function words that are not also common words of the other Latin-script
+#: languages a model drifts into (no "a", "in", "is", "die", "de", "la")
+STOPWORDS = frozenset({
+    "the", "of", "to", "and", "for", "with", "that", "this", "was", "were", "are", "be", "been", "has",
+    "have", "had", "it", "its", "from", "by", "on", "at", "as", "or", "not", "but", "which", "will",
+    "would", "should", "can", "could", "into", "than", "then", "there", "their", "they", "we", "you", "your", "our",
+    "he", "she", "his", "her", "them", "these", "those", "what", "when", "where", "who", "how", "all", "any",
+    "each", "also", "only", "after", "before", "about", "over", "under", "out", "up", "if", "so", "no", "yes",
+    "do", "does", "did", "done", "just", "more", "most",
+})
+
+_WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+_FENCE = re.compile(r"^\s*(```|~~~)", re.MULTILINE)
+
+
+def approx_tokens(text: str) -> int:
+    return math.ceil(len(text) / 4)
+
+
+def degenerate_flags(text: str | None, *, budget_tokens: int | None, span_tokens: int | None) -> list[str]:
+    """What is degenerate about ``text`` (see the module docstring), in :data:`FLAGS` order."""
+    text = text or ""
+    body = text.strip()
+    if not body:
+        return ["empty"]
+    flags = []
+    if _truncated(body, budget_tokens):
+        flags.append("truncated")
+    if _repetitive(body):
+        flags.append("repetitive")
+    if span_tokens is not None and span_tokens > 0 and approx_tokens(body) > span_tokens:
+        flags.append("longer_than_span")
+    if _wrong_language(body):
+        flags.append("wrong_language")
+    return flags
+
+
+def _truncated(body: str, budget_tokens: int | None) -> bool:
+    if len(_FENCE.findall(body)) % 2:
+        return True
+    used = budget_tokens is not None and budget_tokens > 0 and approx_tokens(body) >= BUDGET_USED * budget_tokens
+    return used and body[-1] not in CLEAN_ENDINGS and not body.splitlines()[-1].lstrip().startswith(("#", "-", "*"))
+
+
+def _repetitive(body: str) -> bool:
+    lines = [ln.strip().lower() for ln in body.splitlines() if ln.strip()]
+    repeated = len(lines) - len(set(lines))
+    if repeated >= MIN_REPEATED_LINES and repeated / len(lines) >= REPEATED_LINE_SHARE:
+        return True
+    words = [w.lower() for w in _WORD.findall(body)]
+    if len(words) < MIN_WORDS_REPETITION:
+        return False
+    grams = [tuple(words[i:i + NGRAM]) for i in range(len(words) - NGRAM + 1)]
+    repeats = len(grams) - len(set(grams))
+    return repeats / len(grams) >= REPEATED_NGRAM_SHARE
+
+
+def _wrong_language(body: str) -> bool:
+    letters = [ch for ch in body if ch.isalpha()]
+    if not letters:
+        return False
+    latin = sum(1 for ch in letters if ch < "\u0250")  # Basic Latin .. Latin Extended-B
+    if latin / len(letters) < LATIN_SHARE:
+        return True
+    words = [w.lower() for w in _WORD.findall(body)]
+    if len(words) < MIN_WORDS_LANGUAGE:
+        return False
+    return sum(w in STOPWORDS for w in words) / len(words) < STOPWORD_SHARE
+
+
+def count_degenerate(compactions) -> dict[str, dict[str, object]]:
+    """Per policy of a compaction table: ``degenerate_summaries`` (readable summaries with any
+    flag), ``summaries_judged`` and ``degenerate_by_flag`` ({flag: count}); the counts the
+    evaluation's headline carries and the verdict shows."""
+    out: dict[str, dict[str, object]] = {}
+    for row in compactions.select("policy", "degenerate").iter_rows(named=True):
+        slot = out.setdefault(row["policy"], {"degenerate_summaries": 0, "summaries_judged": 0,
+                                              "degenerate_by_flag": dict.fromkeys(FLAGS, 0)})
+        flags = row["degenerate"]
+        if flags is None:
+            continue
+        slot["summaries_judged"] += 1
+        slot["degenerate_summaries"] += bool(flags)
+        for flag in flags:
+            slot["degenerate_by_flag"][flag] += 1
+    return out
