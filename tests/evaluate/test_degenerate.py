@@ -84,7 +84,8 @@ def test_the_console_says_how_many(capsys):
     from workbench.report.console import print_evaluation
 
     by_flag = {**dict.fromkeys(FLAGS, 0), "repetitive": 3, "truncated": 1}
-    report = {"summarizer": "http", "over_redaction": {"negatives_in_derived_text": 0, "harness": 0, "detect_secrets": None},
+    report = {"summarizer": "http",
+              "over_redaction": {"negatives_in_derived_text": 0, "harness": 0, "detect_secrets": None},
               "policies": {"p": {"sr1": True, "secrets": 1, "leaks": 0, "leaks_context": 0, "retention": 0.5}},
               "degenerate": {"p": {"degenerate_summaries": 3, "summaries_judged": 7, "degenerate_by_flag": by_flag},
                              "opaque": {"degenerate_summaries": 0, "summaries_judged": 0,

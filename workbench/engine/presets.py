@@ -429,8 +429,8 @@ VERSIONS["cline"] = {"extension": dataclasses.replace(
 VERSIONS["roo-code"] = {"max-tokens": dataclasses.replace(
     PRESETS["roo-code"], name="roo-code@max-tokens",
     description="Roo Code with its maxTokens reserve: condense when tokens > 0.9 x window - maxTokens (8,192 "
-    "unset; a parameter: trigger.fraction_less_tokens) or at autoCondenseContextPercent (100); on overflow the oldest events "
-    "are truncated: the older half first [source: src/core/context-management/index.ts manageContext]",
+    "unset; a parameter: trigger.fraction_less_tokens) or at autoCondenseContextPercent (100); on overflow the "
+    "oldest events are truncated: the older half first [source: src/core/context-management/index.ts manageContext]",
     trigger=dataclasses.replace(PRESETS["roo-code"].trigger, fraction_less_tokens=8_192))}
 
 

@@ -112,7 +112,8 @@ def preset_compactions(ds, inputs, profiles: dict[str, Any], *, engine: str = "k
 
     bounds = _recorded_boundaries(ds)
     wanted = [inp for inp in inputs if inp.harness in HARNESS_PRESET
-              and (inp.continuity_id in bounds or (inp.recorded_prompt is not None and (inp.recorded_prompt >= 0).any()))]
+              and (inp.continuity_id in bounds
+                   or (inp.recorded_prompt is not None and (inp.recorded_prompt >= 0).any()))]
     presets = {h: get_policy(p) for h, p in HARNESS_PRESET.items()}
     rows = []
     for name, view, rule, line, _prov, _led, ev in _replays(wanted, lambda i: presets[i.harness],
