@@ -54,7 +54,7 @@ PARAMETERS = {
     "redaction-audit": ("run_dir", "determinism_dir", "constraints_path"),
     "determinism-audit": ("run_dir", "determinism_dir", "constraints_path"),
     "fidelity": ("run_dir", "fidelity_dir", "determinism_dir", "constraints_path", "continuity_id"),
-    "compaction-inspector": ("run_dir", "constraints_path", "continuity_id", "ab_sweep_dir", "against_run"),
+    "compaction-inspector": ("run_dir", "constraints_path", "continuity_id", "ab_sweep_dir", "against_run_dir"),
     "replication": ("run_dir",),
 }
 TITLES = {
@@ -95,7 +95,7 @@ def build_parameters(kind: str, run: str | Path, *, determinism: str | Path | No
              "continuity_id": continuity,
              "constraints_path": None if constraints_path is None else str(constraints_path),
              "ab_sweep_dir": None if ab_sweep is None else str(ab_sweep),
-             "against_run": None if against is None else str(against)}
+             "against_run_dir": None if against is None else str(against)}
     return {k: given[k] for k in PARAMETERS[kind]}
 
 
