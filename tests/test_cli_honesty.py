@@ -286,6 +286,8 @@ def _alive(pid: int) -> bool:
       "--summarizer-base-url", "http://127.0.0.1:9/v1", "--summarizer-mode", "foo"], ["'foo'", "chat"]),
     (["simulate", "--policy", "claude-code", "--summarizer-base-url", "http://x"], ["--summarizer-base-url",
                                                                                     "--summarizer http"]),
+    (["simulate", "--policy", "claude-code", "--summarizer-timeout", "600"], ["--summarizer-timeout",
+                                                                              "--summarizer http"]),
 ])
 def test_bad_simulate_options_fail_before_any_work(args, says, synthetic, tmp_path):
     out = tmp_path / "r"
@@ -309,3 +311,15 @@ def test_audits_name_what_they_read(synthetic, run_dir, tmp_path):
     assert r.exit_code == 2 and "nothing to compare" in r.output
     r = runner.invoke(app, ["audit", "redaction", "--run", str(run_dir), "--summarizer", "recorded"])
     assert r.exit_code == 2 and "no recorded summary for artifact" in r.output
+
+
+def test_the_http_summarizers_timeout_reaches_its_backend():
+    """A small local model on a busy CPU answers in minutes: ``--summarizer-timeout`` is the
+    HTTP backend's wait for one answer (60 s unless given)."""
+    from workbench.cli.summarizer import summarizer_options
+    from workbench.summarize import get_summarizer
+
+    given = summarizer_options("http", base_url="http://127.0.0.1:9/v1", timeout=600)
+    assert get_summarizer("http", **given["summarizer_options"]).timeout == 600.0
+    default = summarizer_options("http", base_url="http://127.0.0.1:9/v1")
+    assert get_summarizer("http", **default["summarizer_options"]).timeout == 60.0

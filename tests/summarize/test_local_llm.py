@@ -70,7 +70,7 @@ def evaluated(server, tmp_path_factory):
     res = CliRunner().invoke(app, [
         "simulate", "--dataset", str(ds.path), "--policy", str(spec), "--out", str(root / "run"), "--evaluate",
         "--summarizer", "http", "--summarizer-base-url", server.base_url, "--summarizer-model", L.MODEL_ALIAS,
-        "--summarizer-cassette", str(cassette)])
+        "--summarizer-timeout", "900", "--summarizer-cassette", str(cassette)])
     assert res.exit_code == 0, res.output
     return {"root": root, "ds": ds, "spec": spec, "cassette": cassette, "run": root / "run",
             "seconds": time.perf_counter() - t0, "output": res.output}

@@ -28,6 +28,7 @@ def redaction(
     summarizer_key_env: S.KeyEnv = None,
     summarizer_cassette: S.Cassette = None,
     summarizer_mode: S.Mode = "chat",
+    summarizer_timeout: S.Timeout = None,
     baseline: S.Baseline = False,
     summary_samples: S.Samples = 1,
     judge_probes: S.JudgeProbes = False,
@@ -42,7 +43,7 @@ def redaction(
     require(run, Kind.RUN)
     options = S.summarizer_options(summarizer, base_url=summarizer_base_url, model=summarizer_model,
                                    key_env=summarizer_key_env, cassette=summarizer_cassette,
-                                   mode=summarizer_mode, baseline=baseline)
+                                   mode=summarizer_mode, baseline=baseline, timeout=summarizer_timeout)
     result, ds = load_run(run)
     audit = redaction_audit(result, ds, summary_samples=summary_samples,
                                 judge_probes=judge_probes, **options)

@@ -93,6 +93,7 @@ def simulate(
     summarizer_key_env: S.KeyEnv = None,
     summarizer_cassette: S.Cassette = None,
     summarizer_mode: S.Mode = "chat",
+    summarizer_timeout: S.Timeout = None,
     baseline: S.Baseline = False,
     summary_samples: S.Samples = 1,
     judge_probes: S.JudgeProbes = False,
@@ -106,7 +107,7 @@ def simulate(
     check_output(out, Kind.RUN, force=force)  # before any work
     options = S.summarizer_options(summarizer, base_url=summarizer_base_url, model=summarizer_model,
                                    key_env=summarizer_key_env, cassette=summarizer_cassette,
-                                   mode=summarizer_mode, baseline=baseline)
+                                   mode=summarizer_mode, baseline=baseline, timeout=summarizer_timeout)
     with exclusive(out):
         result = run_simulation(dataset, policy, engine=engine, tokenizer=tokenizer, model=model,
                                 price_as=model_price_as, seed=seed, progress=True, accounting=accounting,

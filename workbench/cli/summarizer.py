@@ -26,6 +26,9 @@ KeyEnv = Annotated[str | None, typer.Option("--summarizer-key-env", help="http: 
 Cassette = Annotated[Path | None, typer.Option("--summarizer-cassette", help="http: JSONL cassette; "
                                                     "answers are recorded there and replayed offline")]
 Mode = Annotated[str, typer.Option("--summarizer-mode", help="http: chat | compact")]
+Timeout = Annotated[float | None, typer.Option("--summarizer-timeout", min=0.001,
+                                               help="http: seconds to wait for one answer (default 60; a "
+                                                    "small local model on a busy CPU may need minutes)")]
 Baseline = Annotated[bool, typer.Option("--baseline/--no-baseline",
                                         help="also measure detect-secrets as the SR-1 redactor")]
 JudgeProbes = Annotated[bool, typer.Option("--judge-probes/--no-judge-probes",
@@ -42,11 +45,11 @@ DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 def summarizer_options(summarizer: str = "modelled", *, base_url: str | None = None,
                        model: str | None = None, key_env: str | None = None,
                        cassette: Path | None = None, mode: str = "chat",
-                       baseline: bool = True) -> dict[str, Any]:
+                       baseline: bool = True, timeout: float | None = None) -> dict[str, Any]:
     """Keyword arguments of :func:`workbench.audits.redaction_audit`, checked (the backend
     is built once here, so a bad option fails before any work)."""
     options = _options(summarizer, base_url=base_url, model=model, key_env=key_env,
-                       cassette=cassette, mode=mode, baseline=baseline)
+                       cassette=cassette, mode=mode, baseline=baseline, timeout=timeout)
     if options["summarizer"] != "recorded":
         from workbench.summarize import get_summarizer
 
@@ -54,9 +57,10 @@ def summarizer_options(summarizer: str = "modelled", *, base_url: str | None = N
     return options
 
 
-def _options(summarizer: str, *, base_url, model, key_env, cassette, mode, baseline) -> dict[str, Any]:
+def _options(summarizer: str, *, base_url, model, key_env, cassette, mode, baseline, timeout) -> dict[str, Any]:
     http_only = {"--summarizer-base-url": base_url, "--summarizer-model": model,
-                 "--summarizer-key-env": key_env, "--summarizer-cassette": cassette}
+                 "--summarizer-key-env": key_env, "--summarizer-cassette": cassette,
+                 "--summarizer-timeout": timeout}
     if summarizer != "http":
         given = [k for k, v in http_only.items() if v is not None]
         if given:
@@ -71,6 +75,8 @@ def _options(summarizer: str, *, base_url, model, key_env, cassette, mode, basel
         options["model"] = model
     if cassette is not None:
         options["cassette"] = str(cassette)
+    if timeout is not None:
+        options["timeout"] = float(timeout)
     name = key_env or DEFAULT_KEY_ENV
     key = os.environ.get(name)
     if key:
