@@ -14,6 +14,14 @@
       ``preTokens: 155979``); 37 requests precede it (the last,
       ``msg_bdrk_01MRqacrc8ArPVbbnHQggPMx``: 13 + 23,254 + 132,474 = 155,741); the first
       after it is **37**, ``msg_bdrk_01UQj6srqeEpnhPkptp6WVxC`` (line 160).
+    * ``4d5611e5-….jsonl``: line 754 is the boundary (``trigger: auto``, ``preTokens:
+      170251``); 61 requests precede it (the last, ``msg_01YDBjrSefBazorPPwZ73AgR``: 1 +
+      163,346 + 1,484 = 164,831); the first after it is **61**, ``msg_01MCP4jmhxhddhtDDbhCqRq8``
+      (line 760).
+    * ``fa812bfe-….jsonl``: line 1584 is the boundary (``trigger: auto``, ``preTokens:
+      167117``); 126 requests precede it (the last, ``msg_01FMCN4Jp1Ug32BMRJAgq8Z3``: 1 +
+      166,610 + 263 = 166,874); the first after it is **126**, ``msg_01FeiYiJqMGMrRenE9aYYYJW``
+      (line 1590).
 
 (b) Every preset runs on every recorded log through the reference engine and the kernel
     engine gives identical ledgers and events (``np.array_equal`` on the record matrices).
@@ -44,15 +52,18 @@ S624 = "624a4a58-b34c-462d-a70d-13421c8125a8"
 RECORDED_COMPACTIONS = {
     AE: ("manual", 142_431, 138, "msg_014XmdRT9b91t65oKLBwWYrv", 141_787),
     S624: ("auto", 155_979, 37, "msg_bdrk_01UQj6srqeEpnhPkptp6WVxC", 155_741),
+    "4d5611e5-241a-462a-8d15-5122611a9569": ("auto", 170_251, 61, "msg_01MCP4jmhxhddhtDDbhCqRq8", 164_831),
+    "fa812bfe-b295-4cca-9c2f-fdf01028cb46": ("auto", 167_117, 126, "msg_01FeiYiJqMGMrRenE9aYYYJW", 166_874),
 }
 CHECKPOINT = "continuity_compaction_checkpoint_created"
 # continuities of the bundle, counted by hand: 19 in the logs of ../shared (Claude Code 5 +
 # 2 sub-agents, Codex 2, Gemini 1, SWE-agent 3, mini-swe-agent 1, OpenHands 1, OpenHands SDK
 # 3, aider complex-change 1), 92 '# aider chat started at' sessions in the four aider
 # history excerpts (12 + 4 + 50 + 26), 4 Roo Code and 2 Cline task directories (one
-# continuity per folder of roo-code/ and cline/); the replay leaves out one of them,
-# Claude Code's summarizer call agent-acompact (its parent's compaction call, issue 28)
-N_CONTINUITIES = 19 + 92 + 4 + 2 - 1
+# continuity per folder of roo-code/ and cline/), 7 of the two spotter sessions added for the
+# retention fit (2 + 3 sub-agents, 2 summarizer calls); the replay leaves out the three
+# summarizer calls agent-acompact (each its parent's compaction call, issue 28)
+N_CONTINUITIES = 19 + 92 + 4 + 2 + 7 - 3
 # the Roo Code condensation (roo-code/natural-already-condensed): history[1] is the summary
 # (isSummary), history[3] the first assistant message after it, request 0 (no assistant
 # message is left before the summary: Roo Code then deleted the condensed ones)

@@ -90,7 +90,7 @@ def test_freeing_inputs_changes_no_output(bundled):
 
     # every continuity but the compaction calls (their parent's compaction's call, never replayed)
     replayed = bundled.continuities().height - len(parents_of_calls(bundled.manifest))
-    assert freed.inputs == {} and len(kept.inputs) == replayed == 116
+    assert freed.inputs == {} and len(kept.inputs) == replayed == 121
     for name in ("ledger", "events", "summary"):
         assert_frame_equal(getattr(freed, name), getattr(kept, name))
     assert freed.config["policies"] == kept.config["policies"]

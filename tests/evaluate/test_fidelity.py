@@ -75,8 +75,12 @@ HAND_REQUESTS = {  # (continuity, request) -> (input, cache read, cache write, o
 
 # the bundled logs the figures below were counted on (docs/fidelity-findings.md); the aider
 # histories bundled later have per-request usage too and their own checks (tests/sources)
-GOLDEN_LOGS = ("claude-code", "codex", "gemini-cli", "mini-swe-agent", "openhands", "openhands-sdk",
-               "swe-agent", "aider/complex-change.md")
+# the logs of the workplace's recorded set the figures below were counted on; the Claude Code
+# sessions bundled later for the retention fit (SOURCES.md) are not among them
+GOLDEN_CLAUDE_CODE = ("ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl", "ae4a77f8-aedd-4bc1-888f-c94edc91af04",
+                      "session-624a4a58.jsonl", "session-9eda1058.jsonl", "short.jsonl", "tool_heavy.jsonl")
+GOLDEN_LOGS = (*(f"claude-code/{name}" for name in GOLDEN_CLAUDE_CODE), "codex", "gemini-cli", "mini-swe-agent",
+               "openhands", "openhands-sdk", "swe-agent", "aider/complex-change.md")
 
 
 @pytest.fixture(scope="module")

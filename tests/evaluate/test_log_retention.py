@@ -341,3 +341,36 @@ def test_retention_is_measured_on_an_imported_log_under_any_policy(tmp_path):
     assert set(masked["status"].unique().to_list()) <= {"raw", "lost"}
     # the summarizing policy keeps some facts only through its (calibrated) summary
     assert t.filter((pl.col("policy") == "claude-code") & (pl.col("status") == "summary")).height > 0
+
+
+CC_OPUS_AUTO = "4d5611e5-241a-462a-8d15-5122611a9569"  # Claude Code 2.1.39, automatic compaction
+
+
+def test_claude_code_opus_auto_compaction_retention_by_hand(tmp_path):
+    """4d5611e5's summary (15,743 chars, one automatic compaction at preTokens 170,251), read
+    against its 15 paths: it names by file name the 10 project files the agent created, edited
+    or read for the task (transcript_computers.ex, transcript_components.ex, session_live.ex,
+    subagent_live.ex, transcript_renderer.ex, the three test files, app.js, spotter.css) and
+    loses the dependency's sources it browsed (the ash_computer/ folder, ash_computer.ex,
+    live_view.ex: the summary says "AshComputer.LiveView", the module), pane_list_live.ex
+    (named only as "PaneListLive") and a background task's output file. Of 24 commands it
+    quotes 5: bd show spotter-dov, bd ready and the three `bd update … --status in_progress`
+    (its `bd close spotter-dov.1` drops the --reason of the command run, so it is no copy).
+    Both user messages are quoted, the last ("continue") verbatim."""
+    from workbench.continuity.dataset import load_dataset
+    from workbench.sources.importer import import_paths
+
+    import_paths([BUNDLED_LOGS / "claude-code" / f"{CC_OPUS_AUTO}.jsonl"], tmp_path / "ds")
+    facts, comps = dataset_retention(load_dataset(tmp_path / "ds"))
+    mine = facts.filter(pl.col("continuity_id") == CC_OPUS_AUTO)
+    got = {r["kind"]: (r["facts_before"], r["kept"]) for r in retention_by(mine, "kind").iter_rows(named=True)}
+    assert got == {"path": (15, 10), "identifier": (72, 34), "command": (24, 5), "task": (2, 2)}
+    lost = set(mine.filter((pl.col("kind") == "path") & (pl.col("kept") == "lost"))["value"].to_list())
+    assert {p.rstrip("/").rsplit("/", 1)[-1] for p in lost} == {
+        "pane_list_live.ex", "ash_computer", "live_view.ex", "ash_computer.ex", "b7636e2.output"}
+    kept_cmds = set(mine.filter((pl.col("kind") == "command") & (pl.col("kept") != "lost"))["value"].to_list())
+    assert kept_cmds == {"bd ready", "bd show spotter-dov", "bd update spotter-dov.1 --status in_progress",
+                         "bd update spotter-dov.2 --status in_progress", "bd update spotter-dov.3 --status in_progress"}
+    c = comps.filter(pl.col("continuity_id") == CC_OPUS_AUTO).row(0, named=True)
+    assert (c["trigger"], c["pre_tokens"], c["summary_chars"]) == ("auto", 170_251, 15_743)
+    assert (c["facts_before"], c["kept"], c["last_request_kept"]) == (113, 51, True)

@@ -15,15 +15,18 @@ from workbench.errors import SourceError
 from workbench.sources.importer import collect_files, import_paths
 
 MAIN = "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+# the walk of datasets/bundled/claude-code: the sessions by name, then each one's sub-agents
+CC_WALK = ("4d5611e5-241a-462a-8d15-5122611a9569.jsonl", f"{MAIN}.jsonl", "fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl",
+           "session-624a4a58.jsonl", "session-9eda1058.jsonl", "short.jsonl", "tool_heavy.jsonl",
+           "agent-a2898e3.jsonl", "agent-acompact-e1f845.jsonl", "agent-aac57f5.jsonl", "agent-acompact-946d2b.jsonl",
+           "agent-a93ccab.jsonl", "agent-aa84377.jsonl", "agent-acompact-70d8e7.jsonl")
 
 
 def test_manifest_lists_files(imported, recorded_dir):
     src = imported.manifest["source"]
     assert src["format"] == "mixed"
     files = src["files"]
-    assert [Path(f["path"]).name for f in files] == [
-        f"{MAIN}.jsonl", "session-624a4a58.jsonl", "session-9eda1058.jsonl", "short.jsonl",
-        "tool_heavy.jsonl", "agent-aac57f5.jsonl", "agent-acompact-946d2b.jsonl",
+    assert [Path(f["path"]).name for f in files] == [*CC_WALK,
         "rollout-2026-05-11T11-26-55-019e1625-789d-76c0-80ab-3724b5ddb799.jsonl",
         "rollout-2026-05-11T13-28-45-019e1695-0522-7c83-8b39-0dd379793f80.jsonl"]
     for f in files:
@@ -35,10 +38,12 @@ def test_manifest_lists_files(imported, recorded_dir):
     assert imp["on_error"] == "fail" and imp["skipped_total"] == 0 and imp["skipped"] == []
     assert imp["ignored"] == [] and imp["unresolved_parents"] == []
     assert imported.manifest["tokenizers"] == ["cl100k", "approx"]
-    assert imported.manifest["counts"]["events"] == 2743 + 386 + 99
-    # requests: 217+3+1+55+5+1+4 (Claude Code message ids) + 66 (token counts) + 20 (runs)
-    assert imported.manifest["counts"]["requests"] == 372
-    assert imported.manifest["validation"] == {"events": 3228, "unpaired_calls": 0, "unpaired_results": 0}
+    # 3,771 events of the two spotter sessions bundled for the retention fit (SOURCES.md)
+    assert imported.manifest["counts"]["events"] == 2743 + 3771 + 386 + 99
+    # requests: 217+3+1+55+5+1+4 (Claude Code message ids) + 66 (token counts) + 20 (runs),
+    # then 139+12+1 and 157+11+9+1 of the two spotter sessions
+    assert imported.manifest["counts"]["requests"] == 372 + 330
+    assert imported.manifest["validation"] == {"events": 6999, "unpaired_calls": 0, "unpaired_results": 0}
 
 
 def test_source_file_and_line_map_back_to_the_input(imported):
@@ -53,7 +58,7 @@ def test_source_file_and_line_map_back_to_the_input(imported):
     for _c, f, ln, raw in ev.filter(pl.col("raw").is_not_null()).iter_rows():
         assert lines[f][ln - 1].decode() == raw
         n += 1
-    assert n == 3228  # one raw per record: every record of these logs is one event
+    assert n == 6999  # one raw per record: every record of these logs is one event
 
 
 def test_columns(imported):
@@ -133,8 +138,7 @@ def test_directory_walk_ignores_non_logs(tmp_path, cc_dir):
 
 def test_walk_order_is_deterministic(cc_dir):
     names = [f.path.name for f in collect_files([cc_dir])]
-    assert names == [f"{MAIN}.jsonl", "session-624a4a58.jsonl", "session-9eda1058.jsonl", "short.jsonl",
-                     "tool_heavy.jsonl", "agent-aac57f5.jsonl", "agent-acompact-946d2b.jsonl"]
+    assert names == list(CC_WALK)
     # the same file named twice (and through its directory) is read once
     again = collect_files([cc_dir / "short.jsonl", cc_dir, cc_dir / "short.jsonl"])
     assert [f.path.name for f in again].count("short.jsonl") == 1 and again[0].explicit
@@ -173,7 +177,7 @@ def test_cli_import(tmp_path, cc_dir):
     out = tmp_path / "cli"
     res = CliRunner().invoke(app, ["import", str(cc_dir), "--out", str(out)])
     assert res.exit_code == 0, res.output
-    assert "7 continuities" in res.output and "2,743 events" in res.output and "0 records skipped" in res.output
+    assert "14 continuities" in res.output and "6,514 events" in res.output and "0 records skipped" in res.output
     bad = tmp_path / "bad.csv"
     bad.write_text("a,b\n1,2\n")
     res = CliRunner().invoke(app, ["import", str(bad), "--out", str(tmp_path / "x")])

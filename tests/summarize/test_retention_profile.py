@@ -3,6 +3,8 @@ calibrated summarizer that uses them."""
 
 from __future__ import annotations
 
+import math
+
 import orjson
 import pytest
 
@@ -26,19 +28,33 @@ def test_packaged_profiles_are_the_fit_on_the_bundled_logs(imported_bundle):
     cc = profile_for(shipped, "claude_code")
     assert cc.keep_probability("path", 3, 5) > cc.keep_probability("command", 3, 5)
     assert cc.keep_probability("identifier", 10, 5) > cc.keep_probability("identifier", 1, 5)
-    # their size does not follow the span: 2,967 and 4,119 tokens for spans of 91k and 68k
+    # their size does not follow the span: 2,967 to 4,119 tokens for spans of 68k to 118k (span tokens as counted)
     assert (cc.size["floor"], cc.size["cap"]) == (2_967, 4_119)
 
 
 def test_leave_one_log_out_is_reported_honestly():
     s = load_profiles()["loo_summary"]
-    assert s["facts"] == 166
-    assert abs(s["overall_pp"]) <= 10.0  # overall within the 10 pp target
+    assert s["facts"] == 439
     judged = {k: v["error_pp"] for k, v in s["kinds"].items() if v["facts"] >= 20}
     assert set(judged) == {"identifier", "path", "command"}
-    # two Claude Code logs only: one kept 6/13 of its paths, the other 15/18, so a profile
-    # fitted on either misses the other's paths by more than 10 pp
-    assert judged["path"] < -10.0 and s["meets_target"] is False
+    # four Claude Code summaries (datasets/bundled): each log predicted by the profile fitted on
+    # the other three is within the 10 pp target overall and for every kind with 20 facts
+    assert abs(s["overall_pp"]) <= 10.0 and all(abs(e) <= 10.0 for e in judged.values())
+    assert s["meets_target"] is True
+
+
+def test_task_state_is_not_shrunk_toward_the_literal_facts_intercept():
+    """The task coefficient is unpenalized: its facts' predicted rate is their own (7 of 10 kept:
+    70 %), not shrunk toward ``b0``, which the literal facts set (here 2 of 20 paths kept)."""
+    import polars as pl
+
+    from workbench.summarize.retention_profile import fit_keep
+
+    facts = pl.DataFrame({"kind": ["path"] * 20 + ["task"] * 10, "mentions": [1] * 30, "requests_since": [0] * 30,
+                          "kept": ["exact"] * 2 + ["lost"] * 18 + ["exact"] * 7 + ["lost"] * 3})
+    k = fit_keep(facts)
+    p = 1.0 / (1.0 + math.exp(-(k["b0"] + k["kind"]["task"])))
+    assert p == pytest.approx(0.7, abs=1e-6)
 
 
 def _request(label_kind: str = "file_path"):
@@ -80,7 +96,7 @@ def test_calibrate_writes_retention_profiles(imported_bundle, tmp_path):
                                  "--retention-out", str(out)])
     assert r.exit_code == 0, r.output
     assert orjson.loads(out.read_bytes()) == orjson.loads(PACKAGED.read_bytes())
-    assert "leave-one-log-out overall" in r.output and "misses the target" in r.output
+    assert "leave-one-log-out overall" in r.output and "meets the target" in r.output
     other = tmp_path / "notes.json"
     other.write_text("{}")
     r = CliRunner().invoke(app, ["calibrate", str(imported_bundle.path), "--out", str(tmp_path / "cal2.json"),

@@ -33,7 +33,7 @@ def test_cut_into_small_pieces_the_counts_stay_exact(bundled_texts, monkeypatch)
     monkeypatch.setattr(X, "SPLIT_ABOVE", 64)
     monkeypatch.setattr(X, "PIECE", 32)
     pieces = [p for t in bundled_texts if t for p in X.safe_pieces(t, 32)]
-    assert len(pieces) > 3 * len(bundled_texts)  # the cut really happens
+    assert len(pieces) > 2 * len(bundled_texts)  # the cut really happens (most texts are short)
     assert X.count_exact(bundled_texts, ENC, num_threads=2).tolist() == _tiktoken(bundled_texts)
 
 

@@ -9,8 +9,9 @@ span it replaces:
 * keep: a logistic model ``p = σ(b0 + b_kind + b_m·ln(1+mentions) + b_r·ln(1+requests_since))``,
   fitted by Newton's method with a ridge penalty (``RIDGE``) on every coefficient but ``b0``:
   a kind with few facts stays near the harness's overall rate instead of at 0 or 1. Task-state
-  facts (the latest request, next step and todo list) enter by kind only: a request is typed
-  once, so its mention count and recency say nothing about it;
+  facts (the latest request, next step and todo list) enter by kind only, unpenalized (their
+  coefficient is their own rate): a request is typed once, so its mention count and recency say
+  nothing about it;
 * size: ``summary_tokens = clip(ratio·span_tokens, floor, cap)``: ``ratio`` the median of the
   fitted compactions' summary/span ratios, ``floor`` / ``cap`` their smallest and largest
   summaries (real harnesses write summaries of a bounded size whatever the span).
@@ -104,6 +105,10 @@ def fit_keep(facts) -> dict[str, Any]:
     y = facts["kept"].is_in(["exact", "normalized"]).to_numpy().astype(np.float64)
     penalty = np.full(x.shape[1], RIDGE)
     penalty[0] = 0.0
+    # the task state has no mention or recency term, so ``b0`` (a literal fact's logit at no
+    # mentions) is no rate to shrink it toward: shrunk, it fell 10 pp short of the recorded
+    # summaries leave-one-log-out (docs/fidelity-findings.md)
+    penalty[1 + KINDS.index("task")] = 0.0
     beta = np.zeros(x.shape[1])
     for _ in range(ITERATIONS):
         p = 1.0 / (1.0 + np.exp(-(x @ beta)))
