@@ -238,17 +238,9 @@ def _packaged() -> dict[str, Any]:
 
 
 def _read(p: Path) -> dict[str, Any]:
-    import orjson
+    from workbench.util.atomic import read_owned_json
 
-    from workbench.errors import WorkbenchError
-
-    try:
-        doc = orjson.loads(p.read_bytes())
-    except (OSError, orjson.JSONDecodeError) as exc:
-        raise WorkbenchError(f"{p}: not a readable cache-miss profile file ({exc})") from None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        raise WorkbenchError(f"{p}: not a cache-miss profile file (schema {SCHEMA!r} expected)")
-    return doc
+    return read_owned_json(p, schema=SCHEMA, what="cache-miss profile")
 
 
 def write_miss_profiles(doc: dict[str, Any], path: str | Path) -> Path:

@@ -248,16 +248,9 @@ def loo_summary(loo) -> dict[str, Any]:
 
 def load_profiles(path: str | Path | None = None) -> dict[str, Any]:
     """A profiles document (the packaged one by default)."""
-    import orjson
+    from workbench.util.atomic import read_owned_json
 
-    p = Path(path) if path is not None else PACKAGED
-    try:
-        doc = orjson.loads(p.read_bytes())
-    except (OSError, orjson.JSONDecodeError) as e:
-        raise WorkbenchError(f"{p}: not a readable retention profile file ({e})") from e
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        raise WorkbenchError(f"{p}: not a retention profile file (schema {SCHEMA} expected)")
-    return doc
+    return read_owned_json(path if path is not None else PACKAGED, schema=SCHEMA, what="retention profile")
 
 
 def profile_for(doc: dict[str, Any], harness: str | None) -> RetentionProfile:

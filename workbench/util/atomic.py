@@ -71,6 +71,23 @@ def sha256_file(path: Path, chunk: int = 1 << 20) -> str:
     return h.hexdigest()
 
 
+def read_owned_json(path: str | Path, *, schema: str, what: str) -> dict:
+    """A ``what`` file the workbench wrote (a JSON object whose ``schema`` field is ``schema``),
+    or a clear error naming the file: unreadable, not JSON, or another kind of file."""
+    import orjson
+
+    from workbench.errors import WorkbenchError
+
+    p = Path(path)
+    try:
+        doc = orjson.loads(p.read_bytes())
+    except (OSError, orjson.JSONDecodeError) as exc:
+        raise WorkbenchError(f"{p}: not a readable {what} file ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("schema") != schema:
+        raise WorkbenchError(f"{p}: not a {what} file (schema {schema!r} expected)")
+    return doc
+
+
 def write_owned_json(path: str | Path, doc: dict, *, schema: str, what: str, example: str,
                      option: str) -> Path:
     """Write ``doc`` as sorted, indented JSON atomically at ``path``: a new path, or a ``what``
