@@ -17,6 +17,7 @@ from pathlib import Path
 import orjson
 import psutil
 import pytest
+from cli_runs import cli_dataset
 from typer.testing import CliRunner
 
 from workbench.cli import app
@@ -27,10 +28,7 @@ BUNDLED = Path(__file__).resolve().parents[1] / "datasets" / "bundled"
 
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory):
-    path = tmp_path_factory.mktemp("syn") / "d"
-    r = runner.invoke(app, ["generate", "--events", "1500", "--seed", "2", "--out", str(path)])
-    assert r.exit_code == 0, r.output
-    return path
+    return cli_dataset(tmp_path_factory.mktemp("syn") / "d", 1500)
 
 
 @pytest.fixture(scope="module")

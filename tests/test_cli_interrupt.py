@@ -15,9 +15,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from typer.testing import CliRunner
-
-from workbench.cli import app
+from cli_runs import cli_run
 
 PROJECT = Path(__file__).resolve().parent.parent
 NOISE = ("Traceback", "ZMQError", "Task exception was never retrieved", "DeadKernelError", "KeyboardInterrupt")
@@ -25,14 +23,7 @@ NOISE = ("Traceback", "ZMQError", "Task exception was never retrieved", "DeadKer
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
-    base = tmp_path_factory.mktemp("ctrl-c")
-    runner = CliRunner()
-    r = runner.invoke(app, ["generate", "--events", "1000", "--seed", "2", "--out", str(base / "d")])
-    assert r.exit_code == 0, r.output
-    r = runner.invoke(app, ["simulate", "--dataset", str(base / "d"), "--policy", "claude-code",
-                            "--engine", "reference", "--out", str(base / "r")])
-    assert r.exit_code == 0, r.output
-    return base / "r"
+    return cli_run(tmp_path_factory.mktemp("ctrl-c"), 1000)
 
 
 def start(args: list[str], cwd: Path) -> subprocess.Popen:

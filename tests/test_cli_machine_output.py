@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from cli_runs import cli_dataset
 from typer.testing import CliRunner
 
 from workbench.cli import app
@@ -24,10 +25,7 @@ FORMATS = ("json", "csv")
 
 @pytest.fixture(scope="module")
 def synthetic(tmp_path_factory):
-    path = tmp_path_factory.mktemp("mo-syn") / "d"
-    r = runner.invoke(app, ["generate", "--events", "1200", "--seed", "2", "--out", str(path)])
-    assert r.exit_code == 0, r.output
-    return path
+    return cli_dataset(tmp_path_factory.mktemp("mo-syn") / "d", 1200)
 
 
 @pytest.fixture(scope="module")

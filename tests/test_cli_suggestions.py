@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from cli_runs import cli_run
 from typer.testing import CliRunner
 
 from workbench.cli import app
@@ -107,14 +108,7 @@ def test_every_suggestion_parses(where, command):
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory):
-    base = tmp_path_factory.mktemp("suggested")
-    runner = CliRunner()
-    r = runner.invoke(app, ["generate", "--events", "1500", "--seed", "2", "--out", str(base / "d")])
-    assert r.exit_code == 0, r.output
-    r = runner.invoke(app, ["simulate", "--dataset", str(base / "d"), "--policy", "claude-code",
-                            "--engine", "reference", "--out", str(base / "r")])
-    assert r.exit_code == 0, r.output
-    return base / "r"
+    return cli_run(tmp_path_factory.mktemp("suggested"), 1500)
 
 
 @pytest.mark.slow  # the determinism audit as printed: the kernel engine, a cold numba cache
