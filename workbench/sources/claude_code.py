@@ -87,6 +87,9 @@ from workbench.sources.base import (
 )
 from workbench.sources.builder import guard_record
 from workbench.sources.checks import Malformed, opt_int, str_or_none
+from workbench.sources.claude_code_hooks import META_KEY as HOOK_DENIALS
+from workbench.sources.claude_code_hooks import RULE as HOOK_DENIAL_RULE
+from workbench.sources.claude_code_hooks import HookTrail
 from workbench.sources.compaction_calls import COMPACTION_AGENT, is_claude_code_compaction_agent
 from workbench.sources.lossless import add_bom_event
 from workbench.sources.lossless import roundtrip as roundtrip
@@ -319,6 +322,7 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
     sidechain_session = None
     agent_id = None
     versions: dict[str, int] = {}
+    hooks = HookTrail()  # calls a PreToolUse hook denied: their reason reached the model twice
     add = rows.add
     add_bom_event(ctx, add)
 
@@ -329,6 +333,7 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
             continue
         specs, ok = mapped
         recognised += ok
+        hooks.see(obj)
         if session_id is None or agent_id is None:
             sid = obj.get("sessionId")
             if isinstance(sid, str) and session_id is None:
@@ -424,6 +429,9 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
     placeholders = streaming_placeholders(req_usage, req_stopped, req_version, req_chars)
     if placeholders:
         meta[USAGE_PLACEHOLDERS] = {"rule": PLACEHOLDER_RULE, "requests": placeholders}
+    denied = hooks.denials()
+    if denied:
+        meta[HOOK_DENIALS] = {"rule": HOOK_DENIAL_RULE, "calls": denied}
     if agent_id is not None:
         meta["agent_id"] = agent_id
     if session_id is not None:

@@ -14,6 +14,9 @@ or high by tens of thousands of tokens for reasons the log itself can tell
   assistant turns once a user turn that is not a tool result follows them (documented in
   the extended-thinking guide): they are in the log, not in the prompt
   (:func:`dropped_thinking`).
+* **Hook denials.** A ``PreToolUse`` hook that denies a call sends its reason once more, as a
+  system reminder the 2.1 log does not hold (:mod:`workbench.sources.claude_code_hooks`): the
+  reminder's counted tokens join the call's error result (:func:`denial_attachments`).
 * **Per-request framing.** Each call appends tool-use/tool-result blocks, ids and role
   framing that no text event holds: a constant number of tokens per request, fitted.
 * **Files restored after a compaction.** The first call after a compaction sends more than
@@ -155,6 +158,24 @@ def mention_attachments(texts: list, kinds: np.ndarray, roles: np.ndarray, names
     return out
 
 
+def denial_attachments(texts: list, kinds: np.ndarray, call_ids: list, denials: dict[str, dict[str, str]],
+                       count, *, result_kind: int = 3) -> dict[int, int]:
+    """``{row: counted tokens}``: each call a hook denied (``denials``, the import's
+    :func:`~workbench.sources.claude_code_hooks.hook_denials` of one continuity) gets the
+    system reminder Claude Code sent with its error result, at that result's row."""
+    from workbench.sources.claude_code_hooks import reminder
+
+    rows, notes = [], []
+    for i, (k, cid) in enumerate(zip(kinds.tolist(), call_ids, strict=True)):
+        if k == result_kind and cid in denials and cid not in notes:
+            rows.append(i)
+            notes.append(cid)
+    if not rows:
+        return {}
+    counts = count([reminder(denials[c], texts[i]) for i, c in zip(rows, notes, strict=True)])
+    return {i: int(t) for i, t in zip(rows, counts.tolist(), strict=True)}
+
+
 def fit_growth(logs: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]) -> dict[str, Any] | None:
     """``{prefix_tokens, factor, per_request_tokens}`` fitted on ``{log: (sent, recorded,
     k, stretch)}`` (per request with recorded usage, in request order); None when the logs
@@ -200,7 +221,7 @@ def growth_points(ds, tokenizer: str = "cl100k") -> tuple[dict[str, tuple], dict
     whose context the log holds (the requests :func:`workbench.sources.calibrate.calibration_points`
     fits on): counted tokens sent (attachments in, dropped thinking out), recorded prompt,
     requests since the stretch began, the stretch's first row; and per continuity id its
-    attachments, ``[(seq of the mentioning message, counted tokens)]``."""
+    attachments, ``[(seq of the mentioning message or the denied call's result, counted tokens)]``."""
     from workbench.continuity.enums import EventKind, Origin, Role
     from workbench.sources.calibrate import (
         ANCHOR_ROLES,
@@ -235,15 +256,24 @@ def growth_points(ds, tokenizer: str = "cl100k") -> tuple[dict[str, tuple], dict
     def count(strings: list[str]) -> np.ndarray:
         return count_texts(strings, tokenizer)
 
+    from workbench.sources.claude_code_hooks import hook_denials
+
     texts, call_ids = ev["text"].to_list(), ev["call_id"].to_list()
     seqs = ev["seq"].to_numpy()
+    denied = hook_denials(ds.manifest)
     attached: dict[str, list[tuple[int, int]]] = {}
     for s, e in zip(starts.tolist(), ends.tolist(), strict=True):
+        cid = ids[int(cont[s])]
+        found: dict[int, int] = {}
         if fmt.get(int(cont[s])) in MENTIONING_HARNESSES:
-            for row, t in mention_attachments(texts[s:e], kind[s:e], role[s:e], names[s:e], call_ids[s:e],
-                                              tokens[s:e], count).items():
-                extra[s + row] = t
-                attached.setdefault(ids[int(cont[s])], []).append((int(seqs[s + row]), int(t)))
+            found = mention_attachments(texts[s:e], kind[s:e], role[s:e], names[s:e], call_ids[s:e],
+                                        tokens[s:e], count)
+        if cid in denied:
+            for row, t in denial_attachments(texts[s:e], kind[s:e], call_ids[s:e], denied[cid], count).items():
+                found[row] = found.get(row, 0) + t
+        for row, t in sorted(found.items()):
+            extra[s + row] = t
+            attached.setdefault(cid, []).append((int(seqs[s + row]), int(t)))
     flags = ev["flags"].to_numpy()
     counted = _ContextSums(tokens + extra, flags, context)  # main chain and side chain apart
     side = counted.side
