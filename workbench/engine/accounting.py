@@ -64,6 +64,10 @@ class Line:
     attachments: tuple = ()  # ((seq, counted tokens), ...): files a user message attached
     drop_thinking: bool = False  # earlier turns' thinking is not sent (Anthropic)
     restored: float = 0.0  # tokens a recorded summary brings along (files re-attached after it)
+    # ((seq of a model run's first output row, served without tool search), ...) of a session
+    # that switched model, and the prefix such a model carries beyond the others
+    switches: tuple = ()
+    switch_tokens: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {"prefix_tokens": int(round(self.prefix)), "factor": round(float(self.factor), 4),
@@ -187,7 +191,8 @@ def _unlogged(inp, line: Line, tokens: np.ndarray) -> np.ndarray:
     request on its first output row, the files restored after a compaction on each recorded
     summary, and thinking a later user turn drops at 0 (counted up to its turn's end in the
     kernel's static view, nothing after)."""
-    if not (line.per_request or line.attachments or line.drop_thinking or line.restored):
+    if not (line.per_request or line.attachments or line.drop_thinking or line.restored
+            or (line.switches and line.switch_tokens)):
         return tokens
     from workbench.tokens.unlogged import dropped_thinking
 
@@ -201,11 +206,51 @@ def _unlogged(inp, line: Line, tokens: np.ndarray) -> np.ndarray:
                 tokens[rows[int(seq)]] += int(round(counted * line.factor))
     if line.restored:
         tokens[np.asarray(inp.is_summary, bool)] += int(round(line.restored))
+    if line.switches and line.switch_tokens:
+        _switched_prefix(inp, line, tokens)
     if line.per_request:
         first = np.asarray(inp.req_first_row, np.int64)
         first = first[(first >= 0) & (first < tokens.size)]
         np.add.at(tokens, first, int(round(line.per_request)))
     return tokens
+
+
+def _switched_prefix(inp, line: Line, tokens: np.ndarray) -> None:
+    """The prefix a model without tool search carries (:func:`workbench.tokens.unlogged.
+    tool_search_offset`), in place, on the last visible row a request sends: the first request
+    of a run such a model serves, and its first request after each recorded boundary inside
+    the run; taken back (from that row on, never below 0) where a model with tool search
+    takes over with no boundary in between (a boundary dropped the rows that held it)."""
+    extra = int(round(line.switch_tokens))
+    rows = {int(s): i for i, s in enumerate(np.asarray(inp.seq).tolist())}
+    shown = np.flatnonzero(np.asarray(inp.visible, bool) | np.asarray(inp.is_summary, bool))
+    if not shown.size:
+        return
+    firsts = np.sort(np.asarray(inp.req_first_row, np.int64))
+    firsts = firsts[(firsts >= 0) & (firsts < tokens.size)]
+    runs = sorted((rows[int(s)], bool(no)) for s, no in line.switches if int(s) in rows)
+    boundaries = np.flatnonzero(inp.is_boundary)
+
+    def sent_by(first_out: int) -> int:  # the last visible row before a request's first output
+        return int(shown[max(int(np.searchsorted(shown, first_out)) - 1, 0)])
+
+    for n, (start, no) in enumerate(runs):
+        end = runs[n + 1][0] if n + 1 < len(runs) else tokens.size
+        if no:
+            at = [start] + [int(firsts[np.searchsorted(firsts, b)]) for b in boundaries[(boundaries > start)
+                                                                                         & (boundaries < end)]
+                            if np.searchsorted(firsts, b) < firsts.size]
+            for first_out in at:
+                if first_out < end:
+                    tokens[sent_by(first_out)] += extra
+        elif n and runs[n - 1][1] and not ((boundaries > runs[n - 1][0]) & (boundaries < start)).any():
+            left = extra
+            for i in range(sent_by(start), tokens.size):
+                take = min(left, int(tokens[i]))
+                tokens[i] -= take
+                left -= take
+                if not left:
+                    break
 
 
 def _stretches(inp, prompt: np.ndarray):

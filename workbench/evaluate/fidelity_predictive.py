@@ -62,7 +62,9 @@ def _lines(profiles: dict[str, Any]) -> dict[str, dict[str, Any]]:
                              anchored=False, per_request=grown["per_request_tokens"],
                              attachments=tuple(tuple(a) for a in grown.get("attachments", ())),
                              drop_thinking=drops_thinking(entry.get("family")),
-                             restored=grown.get("restored_tokens", 0.0))
+                             restored=grown.get("restored_tokens", 0.0),
+                             switches=tuple(tuple(s) for s in grown.get("switches", ())),
+                             switch_tokens=grown.get("tool_search_tokens", 0.0))
     return {"in_sample": {}, "loo": loo, "loo_unanchored": bare}
 
 

@@ -135,6 +135,7 @@ PLACEHOLDER_FIXED_IN = (2, 1, 97)
 PLACEHOLDER_OUTPUT_MAX = 8  # message_start output counts seen in such logs: 1 to 8
 USAGE_PLACEHOLDERS = "usage_placeholders"  # the continuity meta key
 CACHE_WRITE_1H = "cache_write_1h"  # meta key: {request: cache writes at the 1-hour tier}
+MODEL_RUNS = "model_runs"  # meta key: [[first request, model], ...] of a session that switched model
 PLACEHOLDER_RULE = (f"Claude Code < {'.'.join(map(str, PLACEHOLDER_FIXED_IN))}: no stop_reason, output_tokens "
                     f"<= {PLACEHOLDER_OUTPUT_MAX} for an output of more than 16 characters a token")
 
@@ -315,6 +316,7 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
     req_version: list[str | None] = []
     req_chars: list[int] = []  # characters of the request's output events
     req_write_1h: dict[int, int] = {}  # request -> cache writes at the 1-hour tier
+    req_model: list[str | None] = []
     model_requests: dict[str, int] = {}
     recognised = 0
     records = 0
@@ -367,6 +369,7 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
                     req_version.append(None)
                     req_chars.append(0)
                     m = spec.get("_model")
+                    req_model.append(m)
                     if m:
                         model_requests[m] = model_requests.get(m, 0) + 1
                 if rid is not None:
@@ -424,6 +427,8 @@ def _parse(ctx: ParseContext) -> list[ParsedContinuity]:
                             "models": model_requests}
     if versions:
         meta["harness_version"] = max(versions, key=versions.get)
+    if len(model_requests) > 1:  # a session that switched model: where each model took over
+        meta[MODEL_RUNS] = [[r, m] for r, m in enumerate(req_model) if m and (r == 0 or m != req_model[r - 1])]
     if any(req_write_1h.values()):
         meta[CACHE_WRITE_1H] = {str(r): t for r, t in sorted(req_write_1h.items()) if t}
     placeholders = streaming_placeholders(req_usage, req_stopped, req_version, req_chars)

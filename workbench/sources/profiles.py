@@ -117,10 +117,12 @@ def fit_profiles(ds, tokenizer: str = "cl100k") -> dict[str, Any]:
         out.update({fam: _fit(group) for fam, group in sorted(families.items()) if fam != ANY})
         profiles[harness] = {k: v for k, v in out.items() if v is not None}
     from workbench.sources.compaction_calls import compaction_call_ids
-    from workbench.tokens.unlogged import growth_points
+    from workbench.tokens.unlogged import growth_points, model_switches
 
     growth, attached = growth_points(ds, tokenizer)
     skip = compaction_call_ids(ds.manifest)  # one call of its parent, not a conversation that grows
+    served = _first_served(ds)
+    switches = model_switches(ds)
     logs: dict[str, Any] = {}
     for cid, (harness, family) in sorted(meta.items()):
         x, y = points[cid]
@@ -142,9 +144,10 @@ def fit_profiles(ds, tokenizer: str = "cl100k") -> dict[str, Any]:
                 break
         else:
             entry["loo"] = None
-        entry["loo_unanchored"] = _unanchored_fit(cid, harness, growth, meta, skip)
+        entry["loo_unanchored"] = _unanchored_fit(cid, harness, growth, meta, skip, served)
         if entry["loo_unanchored"] is not None:
             entry["loo_unanchored"]["attachments"] = [list(a) for a in attached.get(cid, [])]
+            entry["loo_unanchored"]["switches"] = [[s, bool(no)] for s, no in switches.get(cid, [])]
         logs[cid] = entry
     return {"schema": SCHEMA, "tokenizer": tokenizer,
             "fitted_from": {"dataset": ds.name,
@@ -152,15 +155,30 @@ def fit_profiles(ds, tokenizer: str = "cl100k") -> dict[str, Any]:
             "profiles": profiles, "logs": logs}
 
 
+def _first_served(ds) -> dict[str, tuple[bool, bool]]:
+    """Per continuity id: (its first request served by a model without tool search, a
+    sub-agent), for :func:`workbench.tokens.unlogged.tool_search_offset`."""
+    from workbench.sources.claude_code import MODEL_RUNS
+    from workbench.tokens.unlogged import searches_tools
+
+    metas = (ds.manifest.get("import") or {}).get("continuities") or {}
+    out = {}
+    for cid, model, parent in ds.continuities().select("continuity_id", "model", "parent").iter_rows():
+        runs = (metas.get(cid) or {}).get(MODEL_RUNS)
+        first = runs[0][1] if runs else model
+        out[cid] = (not searches_tools(first), parent is not None and parent >= 0)
+    return out
+
+
 def _unanchored_fit(cid: str, harness: str, growth: dict[str, tuple], meta: dict[str, tuple[str, str]],
-                    skip: set[str]) -> dict[str, Any] | None:
+                    skip: set[str], served: dict[str, tuple[bool, bool]] | None = None) -> dict[str, Any] | None:
     """The line a replay without this log's usage uses (the audit's ``loo_unanchored``): the
     growth model (:func:`workbench.tokens.unlogged.fit_growth`: unseen prefix, factor and
     per-request framing, with attachments and dropped thinking) fitted on the other logs of
     its harness (every model family: the increments need long logs). Only for the harnesses
     whose unlogged content was checked (:data:`~workbench.tokens.unlogged.GROWTH_HARNESSES`);
     the others keep their ``loo`` line."""
-    from workbench.tokens.unlogged import GROWTH_HARNESSES, fit_growth, predict
+    from workbench.tokens.unlogged import GROWTH_HARNESSES, fit_growth, predict, tool_search_offset
 
     if harness not in GROWTH_HARNESSES:
         return None
@@ -169,6 +187,10 @@ def _unanchored_fit(cid: str, harness: str, growth: dict[str, tuple], meta: dict
     fit = fit_growth(others)
     if fit is None or cid not in growth:
         return None
+    served = served or {}
+    firsts = {c: (float(p[1][0] - fit["factor"] * p[0][0]), *served[c]) for c, p in others.items()
+              if p[0].size and c in served}
+    fit["tool_search_tokens"] = round(tool_search_offset(firsts), 1)
     sent, rec, k, stretch = growth[cid]
     ape = np.abs(predict(fit, sent, k, stretch) - rec) / rec * 100
     return {"profile": f"{harness}/growth", **fit, "ape_median_pct": round(float(np.median(ape)), 2),

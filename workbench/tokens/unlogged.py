@@ -17,6 +17,13 @@ or high by tens of thousands of tokens for reasons the log itself can tell
 * **Hook denials.** A ``PreToolUse`` hook that denies a call sends its reason once more, as a
   system reminder the 2.1 log does not hold (:mod:`workbench.sources.claude_code_hooks`): the
   reminder's counted tokens join the call's error result (:func:`denial_attachments`).
+* **Tool definitions a model without tool search gets.** Claude Code defers tool definitions
+  behind its tool search; "Haiku models do not support tool search" (Claude Code's tool-search
+  documentation, code.claude.com/docs/en/agent-sdk/tool-search), so a request served by Haiku
+  carries them in full: a constant more prefix, fitted as the first-request prefix of the
+  Haiku logs less that of the others of their kind (main session, sub-agent)
+  (:func:`tool_search_offset`), and added where a session switches to such a model (a skill's
+  ``model:``, ``/model``; the import's ``model_runs``; :func:`model_switches`).
 * **Per-request framing.** Each call appends tool-use/tool-result blocks, ids and role
   framing that no text event holds: a constant number of tokens per request, fitted.
 * **Files restored after a compaction.** The first call after a compaction sends more than
@@ -155,6 +162,60 @@ def mention_attachments(texts: list, kinds: np.ndarray, roles: np.ndarray, names
             total += max(size, 0)
         if total:
             out[i] = total
+    return out
+
+
+def searches_tools(model: str | None) -> bool:
+    """Whether Claude Code's tool search serves the model (deferred tool definitions stay out
+    of its prompt): every Claude model but Haiku (the tool-search documentation)."""
+    name = (model or "").rsplit("/", 1)[-1].lower()
+    return not (name.startswith("claude") and "haiku" in name)
+
+
+def tool_search_offset(firsts: dict[str, tuple[float, bool, bool]]) -> float:
+    """The prefix a model without tool search carries beyond one with it, from ``{log:
+    (first request's unseen prefix, served without tool search, a sub-agent)}``: per kind
+    (main sessions, sub-agents) with logs on both sides, the median without less the median
+    with; the median over kinds (0 when no kind has both; never below 0).
+
+    >>> tool_search_offset({"a": (17_800, True, True), "b": (13_300, False, True),
+    ...                     "c": (13_700, False, True), "d": (25_800, False, False)})
+    4300.0
+    """
+    diffs = []
+    for sub in (False, True):
+        without = [a for a, no, s in firsts.values() if s == sub and no]
+        with_ = [a for a, no, s in firsts.values() if s == sub and not no]
+        if without and with_:
+            diffs.append(float(np.median(without)) - float(np.median(with_)))
+    return max(0.0, float(np.median(diffs))) if diffs else 0.0
+
+
+def model_switches(ds) -> dict[str, list[tuple[int, bool]]]:
+    """Per continuity id of a session that switched model (the import's ``model_runs``):
+    ``[(seq of the first output row of the run's first request, served without tool search)]``."""
+    from workbench.continuity.enums import EventFlag
+    from workbench.sources.claude_code import MODEL_RUNS
+
+    metas = (ds.manifest.get("import") or {}).get("continuities") or {}
+    runs = {cid: m[MODEL_RUNS] for cid, m in metas.items() if isinstance(m, dict) and m.get(MODEL_RUNS)}
+    if not runs:
+        return {}
+    import polars as pl
+
+    conts = ds.continuities().filter(pl.col("continuity_id").is_in(list(runs)))
+    num = dict(zip(conts["continuity_id"].to_list(), conts["continuity"].to_list(), strict=True))
+    ev = (ds.events(columns=["continuity", "seq", "request", "flags"])
+          .filter(pl.col("continuity").is_in(list(num.values()))
+                  & ((pl.col("flags") & int(EventFlag.OUTPUT)) != 0) & (pl.col("request") >= 0))
+          .group_by("continuity", "request").agg(pl.col("seq").min()))
+    first = {(c, r): s for c, r, s in ev.iter_rows()}
+    out: dict[str, list[tuple[int, bool]]] = {}
+    for cid, rs in runs.items():
+        for req, model in rs:
+            seq = first.get((num.get(cid), int(req)))
+            if seq is not None:
+                out.setdefault(cid, []).append((int(seq), not searches_tools(model)))
     return out
 
 
