@@ -236,9 +236,9 @@ def fidelity_audit(dataset, *, engine: str = "kernel", price_as: str | None = No
     profiles = fit_profiles(ds)
     inputs = prepare_dataset(ds, "cl100k")
     preset = preset_compactions(ds, inputs, profiles, engine=engine, price_as=price_as)
-    from workbench.engine.cache_miss import fit_miss_profiles
+    from workbench.engine.cache_miss import cold_requests, fit_miss_profiles
 
-    miss_profiles = fit_miss_profiles(inputs, fitted_from=ds.name)
+    miss_profiles = fit_miss_profiles(inputs, fitted_from=ds.name, cold=cold_requests(ds.manifest))
     totals = totals_table(inputs, profiles, engine=engine, price_as=price_as, manifest=ds.manifest,
                           miss_profiles=miss_profiles)
     retention, retention_text = retention_fidelity(ds)

@@ -299,11 +299,11 @@ def calibrate(
 
 
 def _calibrate_cache_misses(ds, out: Path, tokenizer: str, fmt: str) -> None:
-    from workbench.engine.cache_miss import CLASSES, fit_miss_profiles, resolve, write_miss_profiles
+    from workbench.engine.cache_miss import CLASSES, cold_requests, fit_miss_profiles, resolve, write_miss_profiles
     from workbench.engine.run import prepare_dataset
     from workbench.util.tables import emit
 
-    doc = fit_miss_profiles(prepare_dataset(ds, tokenizer), fitted_from=ds.name)
+    doc = fit_miss_profiles(prepare_dataset(ds, tokenizer), fitted_from=ds.name, cold=cold_requests(ds.manifest))
     if not doc["logs"]:
         raise fail(f"{ds.path}: no log recorded two cache reads in a row; cache-miss profiles are fitted "
                    "on the reads real logs recorded", 2)

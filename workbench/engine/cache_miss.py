@@ -111,9 +111,11 @@ def request_classes(inp) -> np.ndarray:
     return out
 
 
-def observations(inp, ttl_s: float) -> dict[str, np.ndarray]:
+def observations(inp, ttl_s: float, cold=()) -> dict[str, np.ndarray]:
     """Per request of ``inp`` (counted tokens are fine: only recorded usage is read):
-    ``observed``, ``miss``, ``kept_prefix`` (bool) and ``cls``; see the module docstring."""
+    ``observed``, ``miss``, ``kept_prefix`` (bool) and ``cls``; see the module docstring.
+    ``cold``: requests (source indices) that switched model: not observed (a cache belongs to
+    one model, so they miss by rule, not by chance)."""
     n_req = inp.n_requests
     cls = request_classes(inp)
     observed, miss, kept = (np.zeros(n_req, bool) for _ in range(3))
@@ -127,7 +129,7 @@ def observations(inp, ttl_s: float) -> dict[str, np.ndarray]:
     for r in range(n_req):
         if prompt[r] < 0:
             continue
-        if prev >= 0 and read[r] >= 0 and prompt[prev] >= MIN_PREVIOUS \
+        if prev >= 0 and read[r] >= 0 and prompt[prev] >= MIN_PREVIOUS and int(inp.req_source[r]) not in cold \
                 and (inp.req_ts[r] - inp.req_ts[prev]) <= ttl_s * 1000.0 \
                 and not ((bounds > first[prev]) & (bounds < first[r])).any():
             observed[r] = True
@@ -138,9 +140,21 @@ def observations(inp, ttl_s: float) -> dict[str, np.ndarray]:
     return {"observed": observed, "miss": miss, "kept_prefix": kept, "cls": cls}
 
 
-def fit_miss_profiles(inputs, *, fitted_from: str = "") -> dict[str, Any]:
+def cold_requests(manifest: dict[str, Any]) -> dict[str, set[int]]:
+    """Per continuity id of an imported dataset, the requests served by another model than
+    the one before (the import's ``model_runs``): their cache is cold (Anthropic's prompt
+    cache is per model)."""
+    from workbench.sources.claude_code import MODEL_RUNS
+
+    metas = ((manifest or {}).get("import") or {}).get("continuities") or {}
+    return {cid: {int(r) for r, _m in m[MODEL_RUNS][1:]} for cid, m in metas.items()
+            if isinstance(m, dict) and m.get(MODEL_RUNS)}
+
+
+def fit_miss_profiles(inputs, *, fitted_from: str = "", cold: dict[str, set] | None = None) -> dict[str, Any]:
     """The profile document of a dataset's prepared inputs (``prepare_dataset``): each
-    imported log's counts per class (the groups are pooled when resolved)."""
+    imported log's counts per class (the groups are pooled when resolved). ``cold``: per
+    continuity id, the requests that switched model (:func:`cold_requests`)."""
     from workbench.engine.provider import CACHE_RULES
 
     logs: dict[str, Any] = {}
@@ -149,7 +163,7 @@ def fit_miss_profiles(inputs, *, fitted_from: str = "") -> dict[str, Any]:
             continue
         provider = serving_provider(inp)
         ttl_s = CACHE_RULES.get(provider.split("-")[0], (None, 300.0, 1))[1]
-        obs = observations(inp, ttl_s)
+        obs = observations(inp, ttl_s, (cold or {}).get(inp.continuity_id, ()))
         if not obs["observed"].any():
             continue
         cls, seen = obs["cls"], obs["observed"]
@@ -270,11 +284,13 @@ class CostBand:
 
 
 def miss_band(rows, view, prov, profile: MissProfile | None, *, seed: int = 0, n_draws: int = N_DRAWS,
-              engine: str = "kernel", extra_usd=None) -> CostBand:
+              engine: str = "kernel", extra_usd=None, cold=()) -> CostBand:
     """The cost band of ledger ``rows`` (main calls of one continuity's replay, a
     :data:`~workbench.engine.records.LEDGER` array) under ``profile`` (None: no misses).
     ``extra_usd``: $ per row added in every outcome (e.g. the 1-hour write tier of calls billed
-    as recorded). Draws are seeded by ``seed``, the continuity id and each call's request."""
+    as recorded). ``cold``: requests (source indices) that switched model: they read nothing
+    (a cache belongs to one model; the replay has one cache for the continuity). Draws are
+    seeded by ``seed``, the continuity id and each call's request."""
     from workbench.engine import enums as E
     from workbench.engine.records import LEDGER
 
@@ -296,6 +312,11 @@ def miss_band(rows, view, prov, profile: MissProfile | None, *, seed: int = 0, n
     else:
         eligible = np.zeros(len(rows), bool)
         q = np.zeros(len(rows))
+    if len(cold) and len(rows):
+        switched = np.isin(np.asarray(view.req_source, np.int64)[req], np.fromiter(cold, np.int64)) & (read > 0)
+        if view.billed_usage is not None:
+            switched &= view.billed_usage[0][req] != prompt  # billed as recorded: the log's own read
+        p, q, eligible = np.where(switched, 1.0, p), np.where(switched, 0.0, q), eligible | switched
     writes = prov.cache_mode in (E.CacheMode.EXPLICIT, E.CacheMode.AUTOMATIC_WRITES)
 
     def outcome(new_read):

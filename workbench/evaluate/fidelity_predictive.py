@@ -160,7 +160,7 @@ def totals_table(inputs, profiles: dict[str, Any], *, engine: str = "kernel", pr
     log itself, ``loo`` and ``loo_unanchored`` the profile fitted without it."""
     import polars as pl
 
-    from workbench.engine.cache_miss import fit_miss_profiles, miss_band, resolve, serving_provider
+    from workbench.engine.cache_miss import cold_requests, fit_miss_profiles, miss_band, resolve, serving_provider
     from workbench.engine.enums import CallKind
     from workbench.engine.presets import get_policy
     from workbench.engine.records import LEDGER
@@ -168,8 +168,9 @@ def totals_table(inputs, profiles: dict[str, Any], *, engine: str = "kernel", pr
     from workbench.sources.compaction_calls import compaction_calls
 
     pol = get_policy("as-recorded")
+    cold = cold_requests(manifest or {})
     if miss_profiles is None:
-        miss_profiles = fit_miss_profiles(inputs)
+        miss_profiles = fit_miss_profiles(inputs, cold=cold)
     unknown_output = usage_placeholders(manifest or {})
     writes_1h = cache_writes_1h(manifest or {})
     recorded_calls = compaction_calls(manifest or {})
@@ -222,7 +223,8 @@ def totals_table(inputs, profiles: dict[str, Any], *, engine: str = "kernel", pr
         # the provider's own misses: expected cost and band (what the cache model billed can miss)
         miss = resolve(miss_profiles, view.harness, view.harness_version, serving_provider(view),
                        exclude=None if name == "in_sample" else view.continuity_id)
-        band = miss_band(main, view, prov, miss, engine=engine, extra_usd=sim_extra)
+        band = miss_band(main, view, prov, miss, engine=engine, extra_usd=sim_extra,
+                         cold=cold.get(view.continuity_id, ()))
         output_cost = float(sim_cost.sum() - sim_input_cost.sum())
         sim["cache_read"] = int(round(band.cache_read_tokens))
         sim["cache_write"] = int(round(band.cache_write_tokens))
