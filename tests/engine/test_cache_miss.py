@@ -199,3 +199,32 @@ def test_a_run_on_an_imported_log_carries_its_cost_band_and_a_generated_one_none
     assert band == kernel  # the same draws in both engines
     gen = generate_dataset(GeneratorConfig(profile="coding", events=300, seed=1), tmp_path / "gen")
     assert "cost_bands" not in simulate(gen, ["claude-code"]).config["policies"]["claude-code"]
+
+
+@pytest.mark.parametrize("engine", ["kernel", "reference"])
+def test_a_model_switch_reads_nothing(engine):
+    """Anthropic's prompt cache is per model: request 1, served by another model than request
+    0 (the import's ``model_runs``), reads nothing and writes its whole prompt, whatever the
+    miss profile (none here); by hand at claude-sonnet-4-5 prices: the 1,100 tokens it read
+    cost 1,100 x (3.75 - 0.30) $/M more. The fit does not count it as the provider's miss."""
+    from workbench.engine.cache_miss import cold_requests
+    from workbench.engine.provider import resolve_provider
+    from workbench.engine.records import LEDGER
+    from workbench.engine.run import replay
+
+    inp = _two_requests()
+    pol = Policy("raw")
+    prov = resolve_provider(pol, continuity_model="claude-sonnet-4-5", continuity_window=200_000)
+    led, _ = replay(inp, pol, prov, engine)
+    main = led[led[:, LEDGER.call_kind] == 0]
+    band = miss_band(main, inp, prov, None, engine=engine, cold={1})
+    assert band.expected_usd - band.hits_usd == pytest.approx(1_100 * 3.45e-6, rel=1e-9)
+    assert band.cache_read_tokens == 0 and band.p10_usd == band.p90_usd == band.expected_usd
+    assert band.expected_misses == 1
+    manifest = {"import": {"continuities": {"t": {"model_runs": [[0, "claude-opus-4-6"], [1, "claude-haiku-4-5"]]},
+                                            "u": {"models": {"claude-opus-4-6": 3}}}}}
+    assert cold_requests(manifest) == {"t": {1}}
+    rec = {"recorded_prompt": np.array([1_120, 1_155]), "recorded_output": np.array([20, 5]),
+           "recorded_cache": np.array([[0, 0], [1_120, 1_155]])}
+    assert observations(_two_requests(rec), 300.0, {1})["observed"].tolist() == [False, False]
+    assert fit_miss_profiles([_two_requests(rec)], cold={"t": {1}})["logs"] == {}

@@ -117,8 +117,9 @@ def test_unanchored_preset_positions_on_the_bundled_logs(imported_bundle):
     log's events after the boundary and crosses 155k at request 38, where the log's whole Read
     of the 26,391-token file lands. Before the growth model (a + b·counted with the sonnet
     profile fitted on two short logs, factor 1.92) it compacted at 21, 16 early.
-    ae4a77f8 (manual /compact at 138) is not compacted before it (198; 203 before the hook
-    denials' reminders were counted, 8 of them in this log: its replayed prompt grew; 198 also
+    ae4a77f8 (manual /compact at 138) is not compacted before it (195; 203 before the hook
+    denials' reminders were counted, 8 of them in this log, 198 with them but before the tool
+    definitions its Haiku stretch carries (requests 5-137): its replayed prompt grew; 198 also
     when the growth model was fitted on two Claude Code logs, before the two spotter sessions
     were bundled). The hook denials of the logs it is fitted on moved the line from 1.1311 and
     134.5 tokens a request: their increments no longer hold an unexplained second copy."""
@@ -138,7 +139,7 @@ def test_unanchored_preset_positions_on_the_bundled_logs(imported_bundle):
     assert auto["within"] is True and auto["compacted_early"] is False
     manual = preset.filter(pl.col("continuity_id") == MANUAL_LOG).row(0, named=True)
     assert manual["recorded_triggers"] == ["manual"] and manual["compacted_early"] is False
-    assert manual["simulated_compactions"][0] == 198
+    assert manual["simulated_compactions"][0] == 195
 
 
 def test_the_unanchored_view_adds_what_the_log_does_not_show():
@@ -164,3 +165,54 @@ def test_the_unanchored_view_adds_what_the_log_does_not_show():
     first = inp.req_first_row.tolist()
     assert first == [1, 4]
     assert view.tokens.tolist() == [150 + 1500, 0 + 50, 30, 45, 15 + 50]
+
+
+def test_a_model_without_tool_search_carries_the_deferred_tools():
+    """Hand-computed on nine rows, requests 0-3 (factor 2, 1,000 tokens of tool definitions):
+    request 1 is served by Haiku (no tool search), request 2 by Opus again, request 3 after a
+    recorded boundary by Haiku. Request 1's prompt gets the 1,000 tokens on its last input row
+    (row 2), request 2 gives them back from its last input row on (row 4: its 60, the other 940
+    from row 5), and request 3, after the boundary, gets them again on the summary (row 7)."""
+    from workbench.engine.accounting import Line, provider_view
+    from workbench.engine.prepare import prepare_continuity
+    from workbench.tokens.unlogged import searches_tools
+
+    assert not searches_tools("claude-haiku-4-5-20251001") and searches_tools("claude-opus-4-6")
+    assert searches_tools("gpt-5.5")  # the rule is Claude Code's, for Claude models
+    frame = pl.DataFrame({
+        "seq": list(range(9)), "kind": [1, 1, 1, 1, 1, 1, 6, 7, 1], "role": [2, 3, 2, 3, 2, 3, 0, 2, 3],
+        "flags": [0, 2, 0, 2, 0, 2, 0, 0, 2], "request": [0, 0, 1, 1, 2, 2, -1, 3, 3],
+        "ts_ms": list(range(9)), "pair_seq": [-1] * 9, "name": [None] * 9,
+        "message_id": list("abcdefghi"), "tokens_cl100k": [100, 10, 500, 10, 30, 2000, 0, 300, 10],
+    }, schema_overrides={"name": pl.String})
+    inp = prepare_continuity(frame, continuity=0, continuity_id="t", tokenizer="cl100k")
+    assert inp.req_first_row.tolist() == [1, 3, 5, 8] and np.flatnonzero(inp.is_boundary).tolist() == [6]
+    line = Line(0.0, 2.0, "test", anchored=False, switches=((1, False), (3, True), (5, False), (8, True)),
+                switch_tokens=1000.0)
+    view = provider_view(inp, line)
+    plain = provider_view(inp, Line(0.0, 2.0, "test", anchored=False)).tokens
+    assert (view.tokens - plain).tolist() == [0, 0, 1000, 0, -60, -940, 0, 1000, 0]
+
+
+def test_the_model_switch_of_the_manual_log_is_predicted_from_other_logs(imported_bundle):
+    """ae4a77f8 switches from opus-4-6 to haiku-4-5 at request 5 (the elixir plugin's
+    hex-docs-search skill declares ``model: haiku``; Claude Code ran it in the main
+    conversation and stayed on Haiku until the /compact at request 138): request 5's prompt
+    grew 6,956 tokens for 2,030 counted tokens of log. Fitted without the log, the Haiku
+    sub-agents of fa812bfe (Explore, 17.8k first-request prefix) against the sonnet ones of
+    4d5611e5 (Explore) and ae4a77f8 (general-purpose), 13.2-13.7k, put 4,313 tokens on a model
+    without tool search; the increment at request 5 less b·Δsent + c (the line fitted without
+    the log) is 5,056: the offset is 85 % of it (the rest: context of the skill's turn the log
+    does not show, or the sub-agents' prefixes standing in for the main session's)."""
+    from workbench.sources.profiles import fit_profiles
+
+    runs = imported_bundle.manifest["import"]["continuities"][MANUAL_LOG]["model_runs"]
+    assert runs == [[0, "claude-opus-4-6"], [5, "claude-haiku-4-5-20251001"], [138, "claude-opus-4-6"]]
+    fit = fit_profiles(imported_bundle)["logs"][MANUAL_LOG]["loo_unanchored"]
+    assert [no for _seq, no in fit["switches"]] == [False, True, False]
+    points, _attached = growth_points(imported_bundle)
+    sent, rec, _k, _s = points[MANUAL_LOG]
+    jump = rec[5] - rec[4] - fit["factor"] * (sent[5] - sent[4]) - fit["per_request_tokens"]
+    assert rec[5] - rec[4] == 6956 and round(jump) == 5056
+    assert fit["tool_search_tokens"] == 4313.1
+    assert abs(fit["tool_search_tokens"] / jump - 1) < 0.15
