@@ -34,6 +34,13 @@ provider that bills no writes, the rest is uncached input). The pass
 (:mod:`workbench.engine.cache_miss_nb`, twin :mod:`workbench.engine.cache_miss_reference`)
 gives the expected cost and :data:`N_DRAWS` seeded draws; the band is their p10-p90.
 
+A model switch is a rule, not a chance: Anthropic's prompt cache is per model, so a request
+served by another model than the one before it (a skill's ``model:``, ``/model``; the
+import's ``model_runs``, :func:`cold_requests`) reads nothing and writes its whole prompt
+(ae4a77f8's request 5, opus-4-6 to haiku-4-5: read 0, wrote 39,413). Such requests are left
+out of the fitted counts (until issue 28's third pass this one was the Anthropic API's only
+"miss") and priced cold by :func:`miss_band` whatever the profile.
+
 Where it applies: imported logs whose harness and provider have a profile (the fidelity audit).
 Generated continuities have no harness traffic to fit: their replays are unchanged.
 
@@ -343,18 +350,19 @@ def miss_band(rows, view, prov, profile: MissProfile | None, *, seed: int = 0, n
                     float(p.sum()), int(eligible.sum()))
 
 
-def replay_band(view, prov, ledger, *, doc: dict[str, Any] | None = None, engine: str = "kernel"):
+def replay_band(view, prov, ledger, *, doc: dict[str, Any] | None = None, engine: str = "kernel", cold=()):
     """``(band, profile)`` of one replay (every call of its ledger; only main calls can miss)
     under the profile of the log's harness, release line and serving provider in ``doc`` (the
     packaged document by default: fitted on the bundled logs, so a bundled log's own misses
-    are in it); None for a generated continuity or one whose provider has no profile."""
+    are in it); None for a generated continuity or one whose provider has no profile.
+    ``cold``: the log's requests that switched model (:func:`cold_requests`)."""
     if view.harness is None:
         return None
     prof = resolve(doc if doc is not None else load_miss_profiles(), view.harness, view.harness_version,
                    serving_provider(view))
     if prof is None:
         return None
-    return miss_band(ledger, view, prov, prof, engine=engine), prof
+    return miss_band(ledger, view, prov, prof, engine=engine, cold=cold), prof
 
 
 def cost_band_frame(config: dict[str, Any]):

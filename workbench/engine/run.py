@@ -281,7 +281,7 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
 
     from workbench.continuity.dataset import Dataset, load_dataset
     from workbench.engine import metrics
-    from workbench.engine.cache_miss import replay_band
+    from workbench.engine.cache_miss import cold_requests, replay_band
     from workbench.util.progress import progress_iter
     from workbench.util.provenance import git_revision, package_versions
 
@@ -296,6 +296,7 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
                                      model if price_as is None else f"{model}|price_as={price_as}",
                                      acct)
     inputs = prepare_dataset(ds, tokenizer) if inputs is None else list(inputs)
+    cold = cold_requests(ds.manifest)  # requests that switched model: their cache is cold
     ledgers, events, keys, totals = [], [], [], []
     resolved: dict[str, dict] = {}
     notes: dict[str, list[str]] = {}  # what was priced otherwise than asked, and where
@@ -304,7 +305,8 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
         i, j, pol, inp = job.policy_index, job.input_index, job.policy, inputs[job.input_index]
         rule, view, line, prov = job.rule, job.view, job.line, job.provider
         led, ev = replay(view, rule, prov, engine)
-        band = replay_band(view, prov, led, engine=engine)  # an imported log's provider cache misses
+        band = replay_band(view, prov, led, engine=engine,  # an imported log's provider cache misses
+                           cold=cold.get(inp.continuity_id, ()))
         keys.append((run_id, pol.name, inp.continuity_id, prov.model, prov.window))
         totals.append(metrics.replay_totals(led, ev, prov.prices))
         if not keep_inputs and i == len(pols) - 1:  # its last replay: free what only replays read

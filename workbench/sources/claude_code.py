@@ -32,7 +32,10 @@ Mapping (record -> events):
   kept as a META message (origin HARNESS).
 * continuity: ``continuity_id`` = ``sessionId`` (subagents: ``<session>/<file stem>``);
   ``model`` = the model that served the most requests (a session can switch with
-  ``/model``; every model's request count is in the import manifest); ``context_window``
+  ``/model`` or a skill's ``model:``; every model's request count is in the import manifest,
+  and a session that switched has ``model_runs``: the request where each model took over);
+  the calls a ``PreToolUse`` hook denied are in ``hook_denials``
+  (:mod:`workbench.sources.claude_code_hooks`); ``context_window``
   stays -1 because the log does not record it.
 
 Requests and usage. Claude Code writes one assistant API response as several records
