@@ -175,7 +175,9 @@ def _unanchored_fit(cid: str, harness: str, growth: dict[str, tuple], meta: dict
     """The line a replay without this log's usage uses (the audit's ``loo_unanchored``): the
     growth model (:func:`workbench.tokens.unlogged.fit_growth`: unseen prefix, factor and
     per-request framing, with attachments and dropped thinking) fitted on the other logs of
-    its harness (every model family: the increments need long logs). Only for the harnesses
+    its harness (every model family: the increments need long logs), with the prefix a model
+    without tool search carries (``tool_search_tokens``, from the other logs' first requests;
+    ``served``: :func:`_first_served`). Only for the harnesses
     whose unlogged content was checked (:data:`~workbench.tokens.unlogged.GROWTH_HARNESSES`);
     the others keep their ``loo`` line."""
     from workbench.tokens.unlogged import GROWTH_HARNESSES, fit_growth, predict, tool_search_offset
