@@ -115,3 +115,23 @@ def test_summaries_are_unchanged_end_to_end(coding, monkeypatch):
     monkeypatch.setattr(M, "fill", lambda rng, ev, sp, nd, room, present, titles, mx: F.reference_fill(
         rng, ev, sp, nd, room, present, titles, mx))
     assert [s.summarize(r) for r in reqs] == new
+
+
+def test_an_index_that_starts_afresh_keeps_every_summary_whole(coding):
+    """Past its limit the index empties itself before a summary gathers its texts, never while
+    (a summary's text ids stay valid): summaries drawn through a tiny index equal the reference."""
+    index = F.CandidateIndex(240, limit=50)
+    for start in (0, 700, 30, 1500, 0):
+        rows = list(range(start, start + 120))
+        events, labels = coding.span_events(0, rows), coding.labels(0, rows)
+        spans_by_seq: dict[int, list] = {}
+        for lb in labels:
+            spans_by_seq.setdefault(lb.seq, []).append((lb.start, lb.end, lb.label_id))
+        needles = [s for lb in labels for s in (lb.surface, lb.value)]
+        got = []
+        for impl in (F.reference_fill, lambda *a: F.fill(*a, index=index)):
+            rng = np.random.default_rng(start)
+            items = impl(rng, events, spans_by_seq, needles, 6_000, set(), F._TITLES, 240)
+            got.append([(it.section, it.key, it.text) for it in items])
+        assert got[0] == got[1] and got[0], start
+        assert len(index.recs) <= 50 + 120

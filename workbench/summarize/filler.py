@@ -225,8 +225,8 @@ def reference_fill(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles
 class TextCandidates:
     """What one event text offers: its paths and its sentences (arrays), lines on demand."""
 
-    __slots__ = ("text", "path_start", "path_end", "path_id", "path_local", "path_len", "sent_start",
-                 "sent_end", "sent_section", "sent_local", "sent_len", "lines")
+    __slots__ = ("text", "path_start", "path_end", "path_id", "path_len", "sent_start",
+                 "sent_end", "sent_section", "sent_len", "lines")
 
     def __init__(self, text: str, kind: str, role: str, max_chars: int, path_ids: dict[str, int]):
         self.text = text
@@ -248,7 +248,6 @@ class TextCandidates:
         self.path_id = np.array(pid, np.int64)
         self.sent_start, self.sent_end = np.array(ss, np.int64), np.array(se, np.int64)
         self.sent_section = np.array(sc, np.int8)
-        self.path_local, self.sent_local = np.arange(len(ps)), np.arange(len(ss))
         self.path_len = self.path_end - self.path_start + 2  # the path in backticks
         self.sent_len = np.array([len(x) for x in self.lines], np.int64)
 
@@ -258,22 +257,76 @@ class TextCandidates:
 
 class CandidateIndex:
     """:class:`TextCandidates` by (text, kind, role), built on first use; empties itself
-    past ``limit`` texts."""
+    past ``limit`` texts. Every text's sentences and paths are also laid end to end in
+    flat arrays (:class:`_Flat`), so a summary gathers the candidates of thousands of events
+    with a few array operations instead of one step per event."""
 
     def __init__(self, max_chars: int = 240, limit: int = 100_000):
         self.max_chars, self.limit = max_chars, limit
-        self._by_text: dict[tuple[str, str, str], TextCandidates] = {}
-        self.path_ids: dict[str, int] = {}
+        self._clear()
 
-    def get(self, ev: SpanEvent) -> TextCandidates:
+    def _clear(self) -> None:
+        self._by_text: dict[tuple[str, str, str], int] = {}
+        self.recs: list[TextCandidates] = []
+        self.path_ids: dict[str, int] = {}
+        self.sent = _Flat(("start", "end", "section", "length"), (np.int64, np.int64, np.int8, np.int64))
+        self.path = _Flat(("start", "end", "id", "length"), (np.int64,) * 4)
+
+    def reserve(self, n: int) -> None:
+        """Room for ``n`` more texts: past the limit the index starts afresh (before a summary
+        gathers its texts, never while: their ids must stay valid)."""
+        if len(self._by_text) + n > self.limit:
+            self._clear()
+
+    def text_id(self, ev: SpanEvent) -> int:
         key = (ev.text, ev.kind, ev.role)
         hit = self._by_text.get(key)
         if hit is None:
-            if len(self._by_text) >= self.limit:
-                self._by_text.clear()
-                self.path_ids.clear()
-            hit = self._by_text[key] = TextCandidates(ev.text, ev.kind, ev.role, self.max_chars, self.path_ids)
+            rec = TextCandidates(ev.text, ev.kind, ev.role, self.max_chars, self.path_ids)
+            hit = self._by_text[key] = len(self.recs)
+            self.recs.append(rec)
+            self.sent.add(rec.sent_start, rec.sent_end, rec.sent_section, rec.sent_len)
+            self.path.add(rec.path_start, rec.path_end, rec.path_id, rec.path_len)
         return hit
+
+
+class _Flat:
+    """Per-text arrays laid end to end (``offset[t]``, ``count[t]``: where text ``t``'s are),
+    grown by doubling."""
+
+    def __init__(self, names: tuple[str, ...], dtypes: tuple):
+        self.names = names
+        self.cols = {n: np.zeros(1024, d) for n, d in zip(names, dtypes, strict=True)}
+        self.size = 0
+        self.offset = np.zeros(1024, np.int64)
+        self.count = np.zeros(1024, np.int64)
+        self.texts = 0
+
+    def add(self, *arrays: np.ndarray) -> None:
+        n = len(arrays[0])
+        if self.texts == len(self.offset):
+            self.offset = np.concatenate([self.offset, np.zeros_like(self.offset)])
+            self.count = np.concatenate([self.count, np.zeros_like(self.count)])
+        if self.size + n > len(self.cols[self.names[0]]):
+            grow = max(self.size + n, 2 * len(self.cols[self.names[0]]))
+            for name, col in self.cols.items():
+                bigger = np.zeros(grow, col.dtype)
+                bigger[:self.size] = col[:self.size]
+                self.cols[name] = bigger
+        for name, arr in zip(self.names, arrays, strict=True):
+            self.cols[name][self.size:self.size + n] = arr
+        self.offset[self.texts], self.count[self.texts] = self.size, n
+        self.size += n
+        self.texts += 1
+
+    def gather(self, tids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(position, event, local)`` of every candidate of texts ``tids`` (one text per
+        event, in event order): the flat position, the event's index, the index in its text."""
+        counts = self.count[tids]
+        event = np.repeat(np.arange(len(tids)), counts)
+        first = np.cumsum(counts) - counts  # each event's first slot in the gathered order
+        local = np.arange(int(counts.sum())) - first[event]
+        return self.offset[tids][event] + local, event, local
 
 
 _INDEXES: dict[int, CandidateIndex] = {}
@@ -286,10 +339,6 @@ def candidate_index(max_chars: int) -> CandidateIndex:
     if hit is None:
         hit = _INDEXES[max_chars] = CandidateIndex(max_chars)
     return hit
-
-
-def _cat(parts: list[np.ndarray], dtype=np.int64) -> np.ndarray:
-    return np.concatenate(parts) if parts else np.zeros(0, dtype)
 
 
 def _overlaps(starts: np.ndarray, ends: np.ndarray, spans: list[tuple[int, int]]) -> np.ndarray:
@@ -332,37 +381,38 @@ def fill(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: Iterable
     first_user, last_assistant = _ends(events)
     subset = scan_subset(rng, events, room, (first_user, last_assistant))
     guarded = _guard_regions(subset, needles)
-    recs = [index.get(ev) for ev in subset]
-    # per event: its candidates' local indices, sections, text lengths (all of them, unless a
-    # label or a label's text is in the event: then only those that do not overlap it)
-    s_k, s_sec, s_len, p_k, p_len, p_id = [], [], [], [], [], []
+    index.reserve(len(subset))
+    tids = np.fromiter((index.text_id(ev) for ev in subset), dtype=np.int64, count=len(subset))
+    recs = [index.recs[t] for t in tids.tolist()]
+    # every candidate of the subset in source order, gathered at once; then, only in events that
+    # hold a label or a label's text, those overlapping one are left out
+    s_pos, s_ev, s_k = index.sent.gather(tids)
+    p_pos, p_ev, p_k = index.path.gather(tids)
+    s_sec = index.sent.cols["section"][s_pos]
+    s_keep = np.ones(len(s_pos), dtype=bool)
+    p_keep = np.ones(len(p_pos), dtype=bool)
+    s_first = np.cumsum(index.sent.count[tids]) - index.sent.count[tids]
+    p_first = np.cumsum(index.path.count[tids]) - index.path.count[tids]
     ends = {first_user: _CODE["intent"], last_assistant: _CODE["current"]}
-    for ev, rec in zip(subset, recs, strict=True):
+    for j, ev in enumerate(subset):
         spans = spans_by_seq.get(ev.seq)
         regions = guarded.get(ev.text)
         if spans or regions:
             spans = [(x, y) for x, y, _ in spans or ()] + (regions or [])
-            keep = np.flatnonzero(~_overlaps(rec.sent_start, rec.sent_end, spans))
-            s_k.append(keep)
-            s_sec.append(rec.sent_section[keep])
-            s_len.append(rec.sent_len[keep])
-            keep = np.flatnonzero(~_overlaps(rec.path_start, rec.path_end, spans))
-            p_k.append(keep)
-            p_len.append(rec.path_len[keep])
-            p_id.append(rec.path_id[keep])
-        else:
-            s_k.append(rec.sent_local)
-            s_sec.append(rec.sent_section)
-            s_len.append(rec.sent_len)
-            p_k.append(rec.path_local)
-            p_len.append(rec.path_len)
-            p_id.append(rec.path_id)
+            rec = recs[j]
+            a = s_first[j]
+            s_keep[a:a + len(rec.sent_start)] = ~_overlaps(rec.sent_start, rec.sent_end, spans)
+            a = p_first[j]
+            p_keep[a:a + len(rec.path_start)] = ~_overlaps(rec.path_start, rec.path_end, spans)
         if ev.seq in ends:  # the first request / the last reply: all of it is intent / current
-            s_sec[-1] = np.full(len(s_k[-1]), ends[ev.seq], np.int8)
-    # every candidate of the subset, in source order: (event, local index), its text's length
-    sent = _Candidates(recs, s_k, s_len, "sent")
-    path = _Candidates(recs, p_k, p_len, "path")
-    s_sec, path_ids = _cat(s_sec, np.int8), _cat(p_id)
+            a = s_first[j]
+            s_sec[a:a + len(recs[j].sent_start)] = ends[ev.seq]
+    s_len = index.sent.cols["length"][s_pos[s_keep]]
+    p_len = index.path.cols["length"][p_pos[p_keep]]
+    path_ids = index.path.cols["id"][p_pos[p_keep]]
+    s_sec = s_sec[s_keep]
+    sent = _Candidates(recs, s_ev[s_keep], s_k[s_keep], s_len, "sent")
+    path = _Candidates(recs, p_ev[p_keep], p_k[p_keep], p_len, "path")
     cands: dict[str, np.ndarray] = {}
     for name in DRAW_ORDER:
         if name == "files":
@@ -388,12 +438,10 @@ def fill(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: Iterable
 class _Candidates:
     """The candidates of one kind (sentences or paths) of a summary's events, concatenated."""
 
-    def __init__(self, recs: list[TextCandidates], local: list[np.ndarray], lengths: list[np.ndarray],
+    def __init__(self, recs: list[TextCandidates], ev: np.ndarray, local: np.ndarray, lengths: np.ndarray,
                  kind: str):
         self.recs, self.kind = recs, kind
-        self.ev = np.repeat(np.arange(len(recs)), [len(k) for k in local])
-        self.k = _cat(local)
-        self.length = _cat(lengths)
+        self.ev, self.k, self.length = ev, local, lengths
 
     def text(self, pos: int) -> str:
         rec, k = self.recs[int(self.ev[pos])], int(self.k[pos])
