@@ -135,3 +135,27 @@ def test_an_index_that_starts_afresh_keeps_every_summary_whole(coding):
             got.append([(it.section, it.key, it.text) for it in items])
         assert got[0] == got[1] and got[0], start
         assert len(index.recs) <= 50 + 120
+
+
+def _plain_subset(rng, events, room, keep):
+    limit = max(F.SCAN_MIN_CHARS, F.SCAN_FACTOR * room)
+    if sum(len(ev.text) for ev in events) <= limit:
+        return list(events)
+    chosen, got = [], 0
+    for i in rng.permutation(len(events)).tolist():
+        if got >= limit:
+            break
+        chosen.append(i)
+        got += len(events[i].text)
+    idx = set(chosen) | {i for i, ev in enumerate(events) if ev.seq in keep}
+    return [events[i] for i in sorted(idx)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 90_000), min_size=1, max_size=40), st.integers(0, 20_000), st.integers(0, 2**32))
+def test_the_scanned_subset_is_the_events_taken_while_under_the_limit(sizes, room, seed):
+    events = tuple(SpanEvent(i, "message", "user", "x" * n) for i, n in enumerate(sizes))
+    keep = (0, len(sizes) - 1)
+    a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+    assert F.scan_subset(a, events, room, keep) == _plain_subset(b, events, room, keep)
+    assert a.bit_generator.state == b.bit_generator.state

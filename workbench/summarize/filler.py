@@ -110,17 +110,14 @@ def scan_subset(rng, events: Sequence[SpanEvent], room: int, keep: tuple) -> lis
     (plus the first request and the last reply), so the cost follows the summary size,
     not the span size."""
     limit = max(SCAN_MIN_CHARS, SCAN_FACTOR * room)
-    total = sum(len(ev.text) for ev in events)
-    if total <= limit:
+    lengths = np.fromiter(map(len, [ev.text for ev in events]), dtype=np.int64, count=len(events))
+    if int(lengths.sum()) <= limit:
         return list(events)
-    chosen = []
-    got = 0
-    for i in rng.permutation(len(events)).tolist():
-        if got >= limit:
-            break
-        chosen.append(i)
-        got += len(events[i].text)
-    idx = set(chosen) | {i for i, ev in enumerate(events) if ev.seq in keep}
+    # events in a random order, taken while the text taken before each is under the limit
+    order = rng.permutation(len(events))
+    taken_before = np.cumsum(lengths[order])[:-1]
+    chosen = order[:1 + int(np.searchsorted(taken_before, limit, side="left"))]
+    idx = set(chosen.tolist()) | {i for i, ev in enumerate(events) if ev.seq in keep}
     return [events[i] for i in sorted(idx)]
 
 
@@ -424,15 +421,10 @@ def fill(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: Iterable
             cands[name] = np.flatnonzero(s_sec == _CODE[name])
     queues = _draw(rng, cands)
 
-    def item_of(sec_name: str, pos: int) -> Item:
-        c = path if sec_name == "files" else sent
-        j, k = int(c.ev[pos]), int(c.k[pos])
-        rec = recs[j]
-        start = rec.path_start[k] if sec_name == "files" else rec.sent_start[k]
-        return Item(sec_name, (subset[j].seq, int(start)), c.text(pos))
-
-    return _take_arrays(queues, {s: (path if s == "files" else sent) for s in queues}, room, present,
-                        titles, item_of)
+    seqs = [ev.seq for ev in subset]
+    starts = {"sent": index.sent.cols["start"][s_pos[s_keep]], "path": index.path.cols["start"][p_pos[p_keep]]}
+    return _take_arrays(queues, {s: (path if s == "files" else sent) for s in queues}, seqs, starts, room,
+                        present, titles)
 
 
 class _Candidates:
@@ -443,35 +435,39 @@ class _Candidates:
         self.recs, self.kind = recs, kind
         self.ev, self.k, self.length = ev, local, lengths
 
-    def text(self, pos: int) -> str:
-        rec, k = self.recs[int(self.ev[pos])], int(self.k[pos])
+    def text_at(self, ev: int, k: int) -> str:
+        """The text of candidate ``k`` of event ``ev`` (the event's index in the summary)."""
+        rec = self.recs[ev]
         return rec.path_text(k) if self.kind == "path" else rec.lines[k]
 
 
-def _take_arrays(queues: dict[str, np.ndarray], cands: dict[str, _Candidates], room: int,
-                 present: set[str], titles: dict, item_of) -> list[Item]:
+def _take_arrays(queues: dict[str, np.ndarray], cands: dict[str, _Candidates], seqs: list[int],
+                 starts: dict[str, np.ndarray], room: int, present: set[str], titles: dict) -> list[Item]:
     """:func:`_take` with the candidates' lengths known: a text is read only when the
-    candidate fits the room."""
+    candidate fits the room (each queue's events, texts and starts as lists, read once)."""
     out: list[Item] = []
     seen_text: set[str] = set()
     qs = {s: q.tolist() for s, q in queues.items()}
     lens = {s: (cands[s].length[q] + 3).tolist() for s, q in queues.items()}
+    evs = {s: cands[s].ev[q].tolist() for s, q in queues.items()}
+    ks = {s: cands[s].k[q].tolist() for s, q in queues.items()}
     heads = {s: 0 for s in queues}
     active = [s for s in FILL_ORDER if qs[s]]
     while active and room > 0:
         nxt = []
         for sec_name in active:
             q, cost, h = qs[sec_name], lens[sec_name], heads[sec_name]
+            c, ev, ks_ = cands[sec_name], evs[sec_name], ks[sec_name]
             heading = 0 if sec_name in present else len(titles[sec_name]) + 7
             while h < len(q):
-                pos = q[h]
                 h += 1
                 if cost[h - 1] + heading > room:
                     continue
-                text = cands[sec_name].text(pos)
+                text = c.text_at(ev[h - 1], ks_[h - 1])
                 if text in seen_text:
                     continue
-                out.append(item_of(sec_name, pos))
+                start = int(starts[c.kind][q[h - 1]])
+                out.append(Item(sec_name, (seqs[ev[h - 1]], start), text))
                 present.add(sec_name)
                 seen_text.add(text)
                 room -= cost[h - 1] + heading
