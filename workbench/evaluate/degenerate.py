@@ -16,6 +16,12 @@
   more, under 4% of them English stop words (an English summary has ~20-40%; a summary
   that is a list of values still has its ``the``, ``of``, ``to``).
 
+The text checks read every character once and are counted over arrays (letters by code
+point, each distinct non-ASCII one asked once; an ASCII text's words split in C; the 4-word
+sequences zipped), so they run on every summary whose text exists — recorded, HTTP, sampled
+and, today, modelled ones too (every evaluation of a modelled summary still reads its text).
+``empty`` and ``longer_than_span`` are numbers of the summary's size alone.
+
 Tokens here are the summary's characters / 4 (the rule the compaction table's
 ``summary_text_tokens`` uses); the budget is the compaction's ``summary_tokens``.
 

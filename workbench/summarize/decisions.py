@@ -54,6 +54,13 @@ def label_uniforms(seeds: np.ndarray) -> np.ndarray:
     return first_uniforms_nb(np.asarray(seeds, dtype=np.uint64), _BASE_STATE[0])
 
 
+def negative_kinds() -> frozenset[str]:
+    """The kinds of hard-negative labels (kept or left out, never copied as secrets)."""
+    from workbench.synth.secrets import NEGATIVE_KINDS
+
+    return frozenset(NEGATIVE_KINDS)
+
+
 def label_generator(seed: int, continuity_id: str, draw: str, label_id: str) -> random.Random:
     """The label's own generator (its first draw is the label's uniform)."""
     return random.Random(label_seed(seed, continuity_id, draw, label_id))
@@ -101,7 +108,6 @@ class LabelDecisions:
 def draw_label_decisions(model, requests: Sequence[SummaryRequest]) -> list[LabelDecisions]:
     """The label decisions of every request (``model``: a modelled summarizer, whose
     probabilities and copy form decide), all labels drawn in one call."""
-    from workbench.summarize.modelled import negative_kinds
     from workbench.synth.fact_forms import alternate_forms
 
     ordered = [sorted_labels(req.labels) for req in requests]

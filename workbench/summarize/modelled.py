@@ -42,6 +42,15 @@ position, else the artifact id) (and the label id
 for per-label draws), so a result never depends on call order, concurrency or on which
 other labels share the span.
 
+A summary is decided, then written: :meth:`ModelledSummarizer.decide` makes every choice
+above as numbers (:class:`~workbench.summarize.decisions.SummaryDecisions`: the per-label
+actions, drawn for any number of summaries at once by
+:func:`~workbench.summarize.decisions.draw_label_decisions`; the hallucinated string, the
+marker leak, the carried lines, the generator state the filler continues from) and
+:meth:`ModelledSummarizer.write` writes the text from that record alone; ``summarize`` is
+the two in turn. What a summary keeps can so be known without its text, and the text,
+when it is written, holds exactly that.
+
 >>> from workbench.summarize.base import SpanEvent, SpanLabel, SummaryRequest
 >>> text = "Please fix the retry loop. The staging database port is 6432, not the default."
 >>> i = text.index("6432")
@@ -119,12 +128,6 @@ _HEADERS = {
 }
 
 _WS_RE = re.compile(r"\s+")
-
-
-def negative_kinds() -> frozenset[str]:
-    from workbench.synth.secrets import NEGATIVE_KINDS
-
-    return frozenset(NEGATIVE_KINDS)
 
 
 def _needle_pattern(needle: str) -> str:
@@ -217,7 +220,7 @@ class ModelledSummarizer:
 
     def summarize(self, request: SummaryRequest) -> SummaryResult:
         check_request(request)
-        return self.write(request, self.decide(request))
+        return self.write(request, self.decide(request))  # (one owner each: the numbers, the text)
 
     def copied_form(self, lb: SpanLabel) -> str:
         """The string a copy of secret ``lb`` writes: as it appears, or its plaintext."""
