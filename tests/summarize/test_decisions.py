@@ -110,3 +110,25 @@ def test_the_text_written_from_the_decisions_holds_exactly_what_they_say(seed, n
     assert model.write(req, dec).retained == dec.retained() == tuple(
         lb.label_id for lb, a in zip(dec.labels.labels, dec.labels.action.tolist(), strict=True)
         if a in (FACT_KEEP, SECRET_COPY))
+
+
+def test_hallucinations_and_marker_leaks_are_written_as_decided():
+    model = ModelledSummarizer(seed=3, p_copy_secret=0.5, p_hallucinate=0.5, p_marker_leak=0.7)
+    seen = set()
+    for i in range(60):
+        req = make_request(i, n_facts=2, n_secrets=3)
+        dec = model.decide(req)
+        res = model.write(req, dec)
+        h, m = dec.hallucinated, dec.marker
+        assert res.diagnostics["hallucinated"] == (h is not None)
+        if h is not None:
+            assert h["text"] in res.text or (m is not None and m["target"] is not None)
+            assert not any(h["text"] in ev.text for ev in req.events)  # never in the source
+        if m is not None:
+            assert m["text"] in res.text
+            seen.add(m["source"])
+            if m["source"] == "copied":
+                assert m["target"] in dec.labels.ids(SECRET_COPY)
+        assert res.diagnostics["marker_leaks"] == ([] if m is None else [
+            {k: v for k, v in m.items() if k not in ("replaces", "target")}])
+    assert seen == {"copied", "hallucinated", "fresh"}
