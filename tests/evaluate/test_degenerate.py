@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from workbench.evaluate.degenerate import FLAGS, count_degenerate, degenerate_flags
+from workbench.evaluate.degenerate import FLAGS, STOPWORDS, count_degenerate, degenerate_flags
 
 GOOD = ("## Primary request and intent\nMove the api-gateway deploy to port 9443 and keep the "
         "rollback plan.\n\n## Key facts and decisions\n- The ticket is OPS-1142; the config lives in "
@@ -94,3 +96,59 @@ def test_the_console_says_how_many(capsys):
     out = capsys.readouterr().out
     assert "degenerate summaries: p 3/7, truncated 1, repetitive 3" in out
     assert "opaque" not in out
+
+
+# ---- the text checks, counted over arrays, against their plain definitions
+
+def _plain_letters(body):
+    letters = [ch for ch in body if ch.isalpha()]
+    return len(letters), sum(1 for ch in letters if ch < "\u0250")
+
+
+def _plain_words(body):
+    import re
+
+    return [w.lower() for w in re.findall(r"[^\W\d_]+", body)]
+
+
+def _plain_repeated_grams(words):
+    grams = [tuple(words[i:i + 4]) for i in range(len(words) - 3)]
+    return len(grams) - len(set(grams))
+
+
+_ALPHABET = ("abcdefghijklmnopqrstuvwxyzABCXYZ0129 _.,;:!?-\n\t`#*@[]{}" "éßÆİıſﬀ²½Ωж中文ΣΆ\u0307\u0301\ud800\U0001f600")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list(_ALPHABET)), max_size=300)
+       | st.text(max_size=200))
+def test_counts_match_their_plain_definitions(body):
+    from workbench.evaluate.degenerate import _words, letter_counts
+
+    assert letter_counts(body) == _plain_letters(body)
+    words = _words(body)
+    assert words == _plain_words(body)
+    if len(words) >= 4:
+        distinct = len(set(zip(*(words[k:] for k in range(4)), strict=False)))
+        assert (len(words) - 3) - distinct == _plain_repeated_grams(words)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["the", "port", "is", "le", "est", "de", "9443", "of", "and", "gateway",
+                                 "\n", "- ", ". ", "Ωмега", "中文", "É"]), max_size=120))
+def test_flags_match_their_plain_definitions(parts):
+    text = " ".join(parts)
+    body = text.strip()
+    if not body:
+        return
+    letters, latin = _plain_letters(body)
+    words = _plain_words(body)
+    wrong = bool(letters) and (latin / letters < 0.5 or (
+        len(words) >= 40 and sum(w in STOPWORDS for w in words) / len(words) < 0.04))
+    lines = [ln.strip().lower() for ln in body.splitlines() if ln.strip()]
+    rep_lines = len(lines) - len(set(lines))
+    repetitive = (rep_lines >= 3 and rep_lines / len(lines) >= 1 / 3) or (
+        len(words) >= 24 and _plain_repeated_grams(words) / (len(words) - 3) >= 0.5)
+    got = flags(text, budget=None, span=None)
+    assert ("wrong_language" in got) == wrong
+    assert ("repetitive" in got) == repetitive

@@ -115,3 +115,47 @@ def test_summaries_are_unchanged_end_to_end(coding, monkeypatch):
     monkeypatch.setattr(M, "fill", lambda rng, ev, sp, nd, room, present, titles, mx: F.reference_fill(
         rng, ev, sp, nd, room, present, titles, mx))
     assert [s.summarize(r) for r in reqs] == new
+
+
+def test_an_index_that_starts_afresh_keeps_every_summary_whole(coding):
+    """Past its limit the index empties itself before a summary gathers its texts, never while
+    (a summary's text ids stay valid): summaries drawn through a tiny index equal the reference."""
+    index = F.CandidateIndex(240, limit=50)
+    for start in (0, 700, 30, 1500, 0):
+        rows = list(range(start, start + 120))
+        events, labels = coding.span_events(0, rows), coding.labels(0, rows)
+        spans_by_seq: dict[int, list] = {}
+        for lb in labels:
+            spans_by_seq.setdefault(lb.seq, []).append((lb.start, lb.end, lb.label_id))
+        needles = [s for lb in labels for s in (lb.surface, lb.value)]
+        got = []
+        for impl in (F.reference_fill, lambda *a: F.fill(*a, index=index)):
+            rng = np.random.default_rng(start)
+            items = impl(rng, events, spans_by_seq, needles, 6_000, set(), F._TITLES, 240)
+            got.append([(it.section, it.key, it.text) for it in items])
+        assert got[0] == got[1] and got[0], start
+        assert len(index.recs) <= 50 + 120
+
+
+def _plain_subset(rng, events, room, keep):
+    limit = max(F.SCAN_MIN_CHARS, F.SCAN_FACTOR * room)
+    if sum(len(ev.text) for ev in events) <= limit:
+        return list(events)
+    chosen, got = [], 0
+    for i in rng.permutation(len(events)).tolist():
+        if got >= limit:
+            break
+        chosen.append(i)
+        got += len(events[i].text)
+    idx = set(chosen) | {i for i, ev in enumerate(events) if ev.seq in keep}
+    return [events[i] for i in sorted(idx)]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 90_000), min_size=1, max_size=40), st.integers(0, 20_000), st.integers(0, 2**32))
+def test_the_scanned_subset_is_the_events_taken_while_under_the_limit(sizes, room, seed):
+    events = tuple(SpanEvent(i, "message", "user", "x" * n) for i, n in enumerate(sizes))
+    keep = (0, len(sizes) - 1)
+    a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+    assert F.scan_subset(a, events, room, keep) == _plain_subset(b, events, room, keep)
+    assert a.bit_generator.state == b.bit_generator.state

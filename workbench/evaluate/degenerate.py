@@ -16,6 +16,12 @@
   more, under 4% of them English stop words (an English summary has ~20-40%; a summary
   that is a list of values still has its ``the``, ``of``, ``to``).
 
+The text checks read every character once and are counted over arrays (letters by code
+point, each distinct non-ASCII one asked once; an ASCII text's words split in C; the 4-word
+sequences zipped), so they run on every summary whose text exists — recorded, HTTP, sampled
+and, today, modelled ones too (every evaluation of a modelled summary still reads its text).
+``empty`` and ``longer_than_span`` are numbers of the summary's size alone.
+
 Tokens here are the summary's characters / 4 (the rule the compaction table's
 ``summary_text_tokens`` uses); the budget is the compaction's ``summary_tokens``.
 
@@ -56,6 +62,8 @@ STOPWORDS = frozenset({
 })
 
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
+#: every ASCII character that is not a letter, as a space (an ASCII text's words, split in C)
+_ASCII_NON_LETTERS = str.maketrans({c: " " for c in map(chr, range(128)) if not c.isalpha()})
 _FENCE = re.compile(r"^\s*(```|~~~)", re.MULTILINE)
 
 
@@ -70,15 +78,24 @@ def degenerate_flags(text: str | None, *, budget_tokens: int | None, span_tokens
     if not body:
         return ["empty"]
     flags = []
+    words = _words(body)  # (both text checks read the same words: split once)
     if _truncated(body, budget_tokens):
         flags.append("truncated")
-    if _repetitive(body):
+    if _repetitive(body, words):
         flags.append("repetitive")
     if span_tokens is not None and span_tokens > 0 and approx_tokens(body) > span_tokens:
         flags.append("longer_than_span")
-    if _wrong_language(body):
+    if _wrong_language(body, words):
         flags.append("wrong_language")
     return flags
+
+
+def _words(body: str) -> list[str]:
+    """The lower-cased words of ``body``. An ASCII text is lower-cased at once (lower-casing
+    ASCII moves no word boundary); any other word by word, as the checks define it."""
+    if body.isascii():
+        return body.lower().translate(_ASCII_NON_LETTERS).split()
+    return [w.lower() for w in _WORD.findall(body)]
 
 
 def _truncated(body: str, budget_tokens: int | None) -> bool:
@@ -88,30 +105,47 @@ def _truncated(body: str, budget_tokens: int | None) -> bool:
     return used and body[-1] not in CLEAN_ENDINGS and not body.splitlines()[-1].lstrip().startswith(("#", "-", "*"))
 
 
-def _repetitive(body: str) -> bool:
-    lines = [ln.strip().lower() for ln in body.splitlines() if ln.strip()]
+def _repetitive(body: str, words: list[str] | None = None) -> bool:
+    lines = [ln for ln in map(str.strip, body.lower().splitlines()) if ln]
     repeated = len(lines) - len(set(lines))
     if repeated >= MIN_REPEATED_LINES and repeated / len(lines) >= REPEATED_LINE_SHARE:
         return True
-    words = [w.lower() for w in _WORD.findall(body)]
+    words = _words(body) if words is None else words
     if len(words) < MIN_WORDS_REPETITION:
         return False
-    grams = [tuple(words[i:i + NGRAM]) for i in range(len(words) - NGRAM + 1)]
-    repeats = len(grams) - len(set(grams))
-    return repeats / len(grams) >= REPEATED_NGRAM_SHARE
+    n_grams = len(words) - NGRAM + 1
+    # the distinct 4-word sequences, zipped in C (not a tuple sliced per position)
+    distinct = len(set(zip(*(words[k:] for k in range(NGRAM)), strict=False)))
+    return (n_grams - distinct) / n_grams >= REPEATED_NGRAM_SHARE
 
 
-def _wrong_language(body: str) -> bool:
-    letters = [ch for ch in body if ch.isalpha()]
+def letter_counts(body: str) -> tuple[int, int]:
+    """``(letters, latin letters)`` of ``body``: characters ``str.isalpha`` calls letters, and
+    those below U+0250 (Basic Latin .. Latin Extended-B). Counted over the code points as an
+    array: ASCII letters by arithmetic, each distinct other code point asked once."""
+    import numpy as np
+
+    cp = np.frombuffer(body.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    ascii_letters = int(np.count_nonzero(((cp | 0x20) - 0x61) < 26))  # a-z, A-Z (unsigned wrap)
+    if body.isascii():
+        return ascii_letters, ascii_letters
+    other, counts = np.unique(cp[cp >= 0x80], return_counts=True)
+    alpha = np.fromiter((chr(c).isalpha() for c in other.tolist()), dtype=bool, count=len(other))
+    letters = ascii_letters + int(counts[alpha].sum())
+    latin = ascii_letters + int(counts[alpha & (other < 0x250)].sum())
+    return letters, latin
+
+
+def _wrong_language(body: str, words: list[str] | None = None) -> bool:
+    letters, latin = letter_counts(body)
     if not letters:
         return False
-    latin = sum(1 for ch in letters if ch < "\u0250")  # Basic Latin .. Latin Extended-B
-    if latin / len(letters) < LATIN_SHARE:
+    if latin / letters < LATIN_SHARE:
         return True
-    words = [w.lower() for w in _WORD.findall(body)]
+    words = _words(body) if words is None else words
     if len(words) < MIN_WORDS_LANGUAGE:
         return False
-    return sum(w in STOPWORDS for w in words) / len(words) < STOPWORD_SHARE
+    return sum(map(STOPWORDS.__contains__, words)) / len(words) < STOPWORD_SHARE
 
 
 def count_degenerate(compactions) -> dict[str, dict[str, object]]:

@@ -110,17 +110,14 @@ def scan_subset(rng, events: Sequence[SpanEvent], room: int, keep: tuple) -> lis
     (plus the first request and the last reply), so the cost follows the summary size,
     not the span size."""
     limit = max(SCAN_MIN_CHARS, SCAN_FACTOR * room)
-    total = sum(len(ev.text) for ev in events)
-    if total <= limit:
+    lengths = np.fromiter(map(len, [ev.text for ev in events]), dtype=np.int64, count=len(events))
+    if int(lengths.sum()) <= limit:
         return list(events)
-    chosen = []
-    got = 0
-    for i in rng.permutation(len(events)).tolist():
-        if got >= limit:
-            break
-        chosen.append(i)
-        got += len(events[i].text)
-    idx = set(chosen) | {i for i, ev in enumerate(events) if ev.seq in keep}
+    # events in a random order, taken while the text taken before each is under the limit
+    order = rng.permutation(len(events))
+    taken_before = np.cumsum(lengths[order])[:-1]
+    chosen = order[:1 + int(np.searchsorted(taken_before, limit, side="left"))]
+    idx = set(chosen.tolist()) | {i for i, ev in enumerate(events) if ev.seq in keep}
     return [events[i] for i in sorted(idx)]
 
 
@@ -225,8 +222,8 @@ def reference_fill(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles
 class TextCandidates:
     """What one event text offers: its paths and its sentences (arrays), lines on demand."""
 
-    __slots__ = ("text", "path_start", "path_end", "path_id", "path_local", "path_len", "sent_start",
-                 "sent_end", "sent_section", "sent_local", "sent_len", "lines")
+    __slots__ = ("text", "path_start", "path_end", "path_id", "path_len", "sent_start",
+                 "sent_end", "sent_section", "sent_len", "lines")
 
     def __init__(self, text: str, kind: str, role: str, max_chars: int, path_ids: dict[str, int]):
         self.text = text
@@ -248,7 +245,6 @@ class TextCandidates:
         self.path_id = np.array(pid, np.int64)
         self.sent_start, self.sent_end = np.array(ss, np.int64), np.array(se, np.int64)
         self.sent_section = np.array(sc, np.int8)
-        self.path_local, self.sent_local = np.arange(len(ps)), np.arange(len(ss))
         self.path_len = self.path_end - self.path_start + 2  # the path in backticks
         self.sent_len = np.array([len(x) for x in self.lines], np.int64)
 
@@ -258,22 +254,76 @@ class TextCandidates:
 
 class CandidateIndex:
     """:class:`TextCandidates` by (text, kind, role), built on first use; empties itself
-    past ``limit`` texts."""
+    past ``limit`` texts. Every text's sentences and paths are also laid end to end in
+    flat arrays (:class:`_Flat`), so a summary gathers the candidates of thousands of events
+    with a few array operations instead of one step per event."""
 
     def __init__(self, max_chars: int = 240, limit: int = 100_000):
         self.max_chars, self.limit = max_chars, limit
-        self._by_text: dict[tuple[str, str, str], TextCandidates] = {}
-        self.path_ids: dict[str, int] = {}
+        self._clear()
 
-    def get(self, ev: SpanEvent) -> TextCandidates:
+    def _clear(self) -> None:
+        self._by_text: dict[tuple[str, str, str], int] = {}
+        self.recs: list[TextCandidates] = []
+        self.path_ids: dict[str, int] = {}
+        self.sent = _Flat(("start", "end", "section", "length"), (np.int64, np.int64, np.int8, np.int64))
+        self.path = _Flat(("start", "end", "id", "length"), (np.int64,) * 4)
+
+    def reserve(self, n: int) -> None:
+        """Room for ``n`` more texts: past the limit the index starts afresh (before a summary
+        gathers its texts, never while: their ids must stay valid)."""
+        if len(self._by_text) + n > self.limit:
+            self._clear()
+
+    def text_id(self, ev: SpanEvent) -> int:
         key = (ev.text, ev.kind, ev.role)
         hit = self._by_text.get(key)
         if hit is None:
-            if len(self._by_text) >= self.limit:
-                self._by_text.clear()
-                self.path_ids.clear()
-            hit = self._by_text[key] = TextCandidates(ev.text, ev.kind, ev.role, self.max_chars, self.path_ids)
+            rec = TextCandidates(ev.text, ev.kind, ev.role, self.max_chars, self.path_ids)
+            hit = self._by_text[key] = len(self.recs)
+            self.recs.append(rec)
+            self.sent.add(rec.sent_start, rec.sent_end, rec.sent_section, rec.sent_len)
+            self.path.add(rec.path_start, rec.path_end, rec.path_id, rec.path_len)
         return hit
+
+
+class _Flat:
+    """Per-text arrays laid end to end (``offset[t]``, ``count[t]``: where text ``t``'s are),
+    grown by doubling."""
+
+    def __init__(self, names: tuple[str, ...], dtypes: tuple):
+        self.names = names
+        self.cols = {n: np.zeros(1024, d) for n, d in zip(names, dtypes, strict=True)}
+        self.size = 0
+        self.offset = np.zeros(1024, np.int64)
+        self.count = np.zeros(1024, np.int64)
+        self.texts = 0
+
+    def add(self, *arrays: np.ndarray) -> None:
+        n = len(arrays[0])
+        if self.texts == len(self.offset):
+            self.offset = np.concatenate([self.offset, np.zeros_like(self.offset)])
+            self.count = np.concatenate([self.count, np.zeros_like(self.count)])
+        if self.size + n > len(self.cols[self.names[0]]):
+            grow = max(self.size + n, 2 * len(self.cols[self.names[0]]))
+            for name, col in self.cols.items():
+                bigger = np.zeros(grow, col.dtype)
+                bigger[:self.size] = col[:self.size]
+                self.cols[name] = bigger
+        for name, arr in zip(self.names, arrays, strict=True):
+            self.cols[name][self.size:self.size + n] = arr
+        self.offset[self.texts], self.count[self.texts] = self.size, n
+        self.size += n
+        self.texts += 1
+
+    def gather(self, tids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(position, event, local)`` of every candidate of texts ``tids`` (one text per
+        event, in event order): the flat position, the event's index, the index in its text."""
+        counts = self.count[tids]
+        event = np.repeat(np.arange(len(tids)), counts)
+        first = np.cumsum(counts) - counts  # each event's first slot in the gathered order
+        local = np.arange(int(counts.sum())) - first[event]
+        return self.offset[tids][event] + local, event, local
 
 
 _INDEXES: dict[int, CandidateIndex] = {}
@@ -286,10 +336,6 @@ def candidate_index(max_chars: int) -> CandidateIndex:
     if hit is None:
         hit = _INDEXES[max_chars] = CandidateIndex(max_chars)
     return hit
-
-
-def _cat(parts: list[np.ndarray], dtype=np.int64) -> np.ndarray:
-    return np.concatenate(parts) if parts else np.zeros(0, dtype)
 
 
 def _overlaps(starts: np.ndarray, ends: np.ndarray, spans: list[tuple[int, int]]) -> np.ndarray:
@@ -332,37 +378,38 @@ def fill(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: Iterable
     first_user, last_assistant = _ends(events)
     subset = scan_subset(rng, events, room, (first_user, last_assistant))
     guarded = _guard_regions(subset, needles)
-    recs = [index.get(ev) for ev in subset]
-    # per event: its candidates' local indices, sections, text lengths (all of them, unless a
-    # label or a label's text is in the event: then only those that do not overlap it)
-    s_k, s_sec, s_len, p_k, p_len, p_id = [], [], [], [], [], []
+    index.reserve(len(subset))
+    tids = np.fromiter((index.text_id(ev) for ev in subset), dtype=np.int64, count=len(subset))
+    recs = [index.recs[t] for t in tids.tolist()]
+    # every candidate of the subset in source order, gathered at once; then, only in events that
+    # hold a label or a label's text, those overlapping one are left out
+    s_pos, s_ev, s_k = index.sent.gather(tids)
+    p_pos, p_ev, p_k = index.path.gather(tids)
+    s_sec = index.sent.cols["section"][s_pos]
+    s_keep = np.ones(len(s_pos), dtype=bool)
+    p_keep = np.ones(len(p_pos), dtype=bool)
+    s_first = np.cumsum(index.sent.count[tids]) - index.sent.count[tids]
+    p_first = np.cumsum(index.path.count[tids]) - index.path.count[tids]
     ends = {first_user: _CODE["intent"], last_assistant: _CODE["current"]}
-    for ev, rec in zip(subset, recs, strict=True):
+    for j, ev in enumerate(subset):
         spans = spans_by_seq.get(ev.seq)
         regions = guarded.get(ev.text)
         if spans or regions:
             spans = [(x, y) for x, y, _ in spans or ()] + (regions or [])
-            keep = np.flatnonzero(~_overlaps(rec.sent_start, rec.sent_end, spans))
-            s_k.append(keep)
-            s_sec.append(rec.sent_section[keep])
-            s_len.append(rec.sent_len[keep])
-            keep = np.flatnonzero(~_overlaps(rec.path_start, rec.path_end, spans))
-            p_k.append(keep)
-            p_len.append(rec.path_len[keep])
-            p_id.append(rec.path_id[keep])
-        else:
-            s_k.append(rec.sent_local)
-            s_sec.append(rec.sent_section)
-            s_len.append(rec.sent_len)
-            p_k.append(rec.path_local)
-            p_len.append(rec.path_len)
-            p_id.append(rec.path_id)
+            rec = recs[j]
+            a = s_first[j]
+            s_keep[a:a + len(rec.sent_start)] = ~_overlaps(rec.sent_start, rec.sent_end, spans)
+            a = p_first[j]
+            p_keep[a:a + len(rec.path_start)] = ~_overlaps(rec.path_start, rec.path_end, spans)
         if ev.seq in ends:  # the first request / the last reply: all of it is intent / current
-            s_sec[-1] = np.full(len(s_k[-1]), ends[ev.seq], np.int8)
-    # every candidate of the subset, in source order: (event, local index), its text's length
-    sent = _Candidates(recs, s_k, s_len, "sent")
-    path = _Candidates(recs, p_k, p_len, "path")
-    s_sec, path_ids = _cat(s_sec, np.int8), _cat(p_id)
+            a = s_first[j]
+            s_sec[a:a + len(recs[j].sent_start)] = ends[ev.seq]
+    s_len = index.sent.cols["length"][s_pos[s_keep]]
+    p_len = index.path.cols["length"][p_pos[p_keep]]
+    path_ids = index.path.cols["id"][p_pos[p_keep]]
+    s_sec = s_sec[s_keep]
+    sent = _Candidates(recs, s_ev[s_keep], s_k[s_keep], s_len, "sent")
+    path = _Candidates(recs, p_ev[p_keep], p_k[p_keep], p_len, "path")
     cands: dict[str, np.ndarray] = {}
     for name in DRAW_ORDER:
         if name == "files":
@@ -374,56 +421,60 @@ def fill(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: Iterable
             cands[name] = np.flatnonzero(s_sec == _CODE[name])
     queues = _draw(rng, cands)
 
-    def item_of(sec_name: str, pos: int) -> Item:
-        c = path if sec_name == "files" else sent
-        j, k = int(c.ev[pos]), int(c.k[pos])
-        rec = recs[j]
-        start = rec.path_start[k] if sec_name == "files" else rec.sent_start[k]
-        return Item(sec_name, (subset[j].seq, int(start)), c.text(pos))
-
-    return _take_arrays(queues, {s: (path if s == "files" else sent) for s in queues}, room, present,
-                        titles, item_of)
+    seqs = [ev.seq for ev in subset]
+    starts = {"sent": index.sent.cols["start"][s_pos[s_keep]], "path": index.path.cols["start"][p_pos[p_keep]]}
+    return _take_arrays(queues, {s: (path if s == "files" else sent) for s in queues}, seqs, starts, room,
+                        present, titles)
 
 
 class _Candidates:
     """The candidates of one kind (sentences or paths) of a summary's events, concatenated."""
 
-    def __init__(self, recs: list[TextCandidates], local: list[np.ndarray], lengths: list[np.ndarray],
+    def __init__(self, recs: list[TextCandidates], ev: np.ndarray, local: np.ndarray, lengths: np.ndarray,
                  kind: str):
         self.recs, self.kind = recs, kind
-        self.ev = np.repeat(np.arange(len(recs)), [len(k) for k in local])
-        self.k = _cat(local)
-        self.length = _cat(lengths)
+        self.ev, self.k, self.length = ev, local, lengths
 
-    def text(self, pos: int) -> str:
-        rec, k = self.recs[int(self.ev[pos])], int(self.k[pos])
+    def text_at(self, ev: int, k: int) -> str:
+        """The text of candidate ``k`` of event ``ev`` (the event's index in the summary)."""
+        rec = self.recs[ev]
         return rec.path_text(k) if self.kind == "path" else rec.lines[k]
 
 
-def _take_arrays(queues: dict[str, np.ndarray], cands: dict[str, _Candidates], room: int,
-                 present: set[str], titles: dict, item_of) -> list[Item]:
+def _take_arrays(queues: dict[str, np.ndarray], cands: dict[str, _Candidates], seqs: list[int],
+                 starts: dict[str, np.ndarray], room: int, present: set[str], titles: dict) -> list[Item]:
     """:func:`_take` with the candidates' lengths known: a text is read only when the
-    candidate fits the room."""
+    candidate fits the room (each queue's events, texts and starts as lists, read once)."""
     out: list[Item] = []
     seen_text: set[str] = set()
     qs = {s: q.tolist() for s, q in queues.items()}
-    lens = {s: (cands[s].length[q] + 3).tolist() for s, q in queues.items()}
+    costs = {s: cands[s].length[q] + 3 for s, q in queues.items()}
+    lens = {s: c.tolist() for s, c in costs.items()}
+    evs = {s: cands[s].ev[q].tolist() for s, q in queues.items()}
+    ks = {s: cands[s].k[q].tolist() for s, q in queues.items()}
     heads = {s: 0 for s in queues}
     active = [s for s in FILL_ORDER if qs[s]]
     while active and room > 0:
         nxt = []
         for sec_name in active:
             q, cost, h = qs[sec_name], lens[sec_name], heads[sec_name]
+            c, ev, ks_ = cands[sec_name], evs[sec_name], ks[sec_name]
             heading = 0 if sec_name in present else len(titles[sec_name]) + 7
             while h < len(q):
-                pos = q[h]
                 h += 1
                 if cost[h - 1] + heading > room:
-                    continue
-                text = cands[sec_name].text(pos)
+                    # the room only shrinks: every candidate passed over here is passed over for
+                    # good, so jump to the next that fits (an array search, not a step each)
+                    fits = np.flatnonzero(costs[sec_name][h:] <= room - heading)
+                    if not len(fits):
+                        h = len(q)
+                        break
+                    h += int(fits[0]) + 1
+                text = c.text_at(ev[h - 1], ks_[h - 1])
                 if text in seen_text:
                     continue
-                out.append(item_of(sec_name, pos))
+                start = int(starts[c.kind][q[h - 1]])
+                out.append(Item(sec_name, (seqs[ev[h - 1]], start), text))
                 present.add(sec_name)
                 seen_text.add(text)
                 room -= cost[h - 1] + heading

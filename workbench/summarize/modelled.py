@@ -42,6 +42,15 @@ position, else the artifact id) (and the label id
 for per-label draws), so a result never depends on call order, concurrency or on which
 other labels share the span.
 
+A summary is decided, then written: :meth:`ModelledSummarizer.decide` makes every choice
+above as numbers (:class:`~workbench.summarize.decisions.SummaryDecisions`: the per-label
+actions, drawn for any number of summaries at once by
+:func:`~workbench.summarize.decisions.draw_label_decisions`; the hallucinated string, the
+marker leak, the carried lines, the generator state the filler continues from) and
+:meth:`ModelledSummarizer.write` writes the text from that record alone; ``summarize`` is
+the two in turn. What a summary keeps can so be known without its text, and the text,
+when it is written, holds exactly that.
+
 >>> from workbench.summarize.base import SpanEvent, SpanLabel, SummaryRequest
 >>> text = "Please fix the retry loop. The staging database port is 6432, not the default."
 >>> i = text.index("6432")
@@ -59,7 +68,6 @@ True
 from __future__ import annotations
 
 import math
-import random
 import re
 from collections.abc import Callable
 
@@ -80,10 +88,21 @@ from workbench.summarize.base import (
     one_line,
     stable_seed,
 )
+from workbench.summarize.decisions import (
+    FACT_DROP,
+    FACT_KEEP,
+    FACT_PARAPHRASE,
+    NEGATIVE_KEEP,
+    SECRET_COPY,
+    SECRET_OMIT,
+    SECRET_PARTIAL,
+    SummaryDecisions,
+    draw_label_decisions,
+)
 from workbench.summarize.filler import ERROR_RE, fill
 from workbench.summarize.filler import Item as _Item
-from workbench.synth.fact_forms import alternate_forms
 
+HALLUCINATED = "\x00hallucinated"  # the marker leak's target when it wraps the hallucinated string
 TASK_KIND = "task"  # task-state facts (synthetic: workbench.synth.task_state; real: log_facts)
 
 # section keys in output order, and their titles per purpose
@@ -109,12 +128,6 @@ _HEADERS = {
 }
 
 _WS_RE = re.compile(r"\s+")
-
-
-def _negative_kinds() -> frozenset[str]:
-    from workbench.synth.secrets import NEGATIVE_KINDS
-
-    return frozenset(NEGATIVE_KINDS)
 
 
 def _needle_pattern(needle: str) -> str:
@@ -148,16 +161,6 @@ def _snippet(text: str, start: int, end: int, limit: int) -> tuple[str, int, int
     right = min(right, end + room)
     piece = text[left:right]
     return piece, start - left, end - left
-
-
-def _fragment(rng: random.Random, s: str) -> str:
-    """A strict part of ``s`` that is still a leak: >= 12 characters or >= 50% of it."""
-    n = len(s)
-    lo = min(12, math.ceil(n / 2))
-    hi = max(lo, n - 1)
-    length = rng.randint(lo, hi)
-    off = 0 if rng.random() < 0.6 else rng.randint(0, n - length)
-    return s[off:off + length]
 
 
 def _fact_template(label: SpanLabel) -> str:
@@ -217,74 +220,21 @@ class ModelledSummarizer:
 
     def summarize(self, request: SummaryRequest) -> SummaryResult:
         check_request(request)
+        return self.write(request, self.decide(request))  # (one owner each: the numbers, the text)
+
+    def copied_form(self, lb: SpanLabel) -> str:
+        """The string a copy of secret ``lb`` writes: as it appears, or its plaintext."""
+        return (lb.value if self.copy_form == "value" else lb.surface) or lb.value
+
+    def decide(self, request: SummaryRequest) -> SummaryDecisions:
+        """Every decision of the summary of ``request``, before its text
+        (:mod:`workbench.summarize.decisions`)."""
         from workbench.synth import secrets as sec
 
         req = request
-        rng = np.random.default_rng(stable_seed("modelled", self.seed, req.continuity_id,
-                                                req.draw))
-        texts = {ev.seq: ev.text for ev in req.events}
-        kinds = {ev.seq: ev.kind for ev in req.events}
-        labels = sorted(req.labels, key=lambda lb: (lb.seq, lb.start, lb.label_id))
-        negative_kinds = _negative_kinds()
-        spans_by_seq: dict[int, list[tuple[int, int, str]]] = {}
-        for lb in labels:
-            spans_by_seq.setdefault(lb.seq, []).append((lb.start, lb.end, lb.label_id))
-        needles = [s for lb in labels for s in (lb.surface, lb.value)]
-
-        items: list[_Item] = []
-        diag: dict = {
-            "status": STATUS_OK, "seed": self.seed, "target_tokens": req.target_tokens,
-            "retained_facts": [], "paraphrased_facts": [], "dropped_facts": [], "copied_secrets": [],
-            "partial_secrets": [], "omitted_secrets": [], "kept_negatives": [],
-            "hallucinated": 0, "hallucinated_secrets": [], "marker_leaks": [],
-        }
-        retained: list[str] = []
-        copies: list[tuple[_Item, str, str, str]] = []  # (item, copied string, label id, kind)
-
-        # ---- per-label decisions (each label has its own hash-derived generator)
-        for lb in labels:
-            lrng = random.Random(stable_seed("modelled-label", self.seed, req.continuity_id,
-                                             req.draw, lb.label_id))
-            u = lrng.random()
-            if lb.is_fact:
-                p_keep = self.keep_probability_of(lb, req)
-                forms = alternate_forms(lb.kind, lb.value) if u >= p_keep else ()
-                if u < p_keep:
-                    section = "task" if self.task_state and lb.kind == TASK_KIND else "facts"
-                    items.append(_Item(section, (lb.seq, lb.start), self._fact_line(lb, texts, spans_by_seq)))
-                    retained.append(lb.label_id)
-                    diag["retained_facts"].append(lb.label_id)
-                elif u < p_keep + self.p_paraphrase_fact and forms:
-                    form = forms[lrng.randrange(len(forms))]
-                    items.append(_Item("facts", (lb.seq, lb.start),
-                                       self._fact_line(lb, texts, spans_by_seq, written=form)))
-                    diag["paraphrased_facts"].append(lb.label_id)
-                else:
-                    diag["dropped_facts"].append(lb.label_id)
-                continue
-            if lb.kind in negative_kinds:
-                if u < self.p_keep_negative:
-                    line, _ = self._secret_line(lb, texts, spans_by_seq, lb.surface or lb.value)
-                    items.append(_Item(self._section_of(lb, kinds, line), (lb.seq, lb.start), line))
-                    diag["kept_negatives"].append(lb.label_id)
-                continue
-            copied = (lb.value if self.copy_form == "value" else lb.surface) or lb.value
-            if u < self.p_copy_secret:
-                line, _ = self._secret_line(lb, texts, spans_by_seq, copied)
-                item = _Item(self._section_of(lb, kinds, line), (lb.seq, lb.start), line)
-                items.append(item)
-                copies.append((item, copied, lb.label_id, lb.kind))
-                retained.append(lb.label_id)
-                diag["copied_secrets"].append(lb.label_id)
-            elif u < self.p_copy_secret + self.p_partial_secret:
-                frag = _fragment(lrng, copied)
-                line, _ = self._secret_line(lb, texts, spans_by_seq, frag + "\u2026")
-                items.append(_Item(self._section_of(lb, kinds, line), (lb.seq, lb.start), line))
-                diag["partial_secrets"].append({"label_id": lb.label_id, "fragment": frag})
-            else:
-                diag["omitted_secrets"].append(lb.label_id)
-
-        source_texts = [*texts.values(), req.previous_summary or ""]
+        rng = np.random.default_rng(stable_seed("modelled", self.seed, req.continuity_id, req.draw))
+        labels = draw_label_decisions(self, [req])[0]
+        source_texts = [*(ev.text for ev in req.events), req.previous_summary or ""]
 
         def fresh_secret(fmt: str) -> str:
             for _ in range(16):
@@ -294,30 +244,90 @@ class ModelledSummarizer:
             raise SummarizerConfigError("could not draw a secret-shaped string absent from the source")  # pragma: no cover
 
         # ---- hallucination: a secret-shaped string never seen in the source
-        hallucinated: list[tuple[_Item, str, str]] = []
+        hallucinated = None
         if rng.random() < self.p_hallucinate:
             fmt = sec.SECRET_FORMATS[int(rng.integers(len(sec.SECRET_FORMATS)))]
             raw = fresh_secret(fmt)
             sentence, _, _ = sec.CONTEXT_FUNCS["prose"](raw, rng, kind=fmt)
-            item = _Item("facts", (req.to_seq + 1, 0), sentence)
-            items.append(item)
-            hallucinated.append((item, raw, fmt))
             a, b = sec.secret_span(fmt, raw)
-            diag["hallucinated"] = 1
-            diag["hallucinated_secrets"].append({"format": fmt, "text": raw, "value": raw[a:b]})
+            hallucinated = {"format": fmt, "text": raw, "value": raw[a:b], "sentence": sentence}
 
         # ---- marker leak: secret-shaped content inside a leaked marker format
+        marker = None
         if rng.random() < self.p_marker_leak:
-            self._marker_leak(rng, copies, hallucinated, items, diag, fresh_secret, req)
+            copies = [(lb.label_id, w) for lb, a, w in zip(labels.labels, labels.action.tolist(), labels.written,
+                                                            strict=True) if a == SECRET_COPY]
+            marker = self._marker_leak(rng, copies, hallucinated, fresh_secret)
 
         # ---- carried lines of the previous summary (folding loses lines like facts)
         budget = int(req.target_tokens * self.chars_per_token)
         carried = self._carry(rng, req.previous_summary, budget // 2)
+        return SummaryDecisions(labels, hallucinated, marker, carried, rng.bit_generator.state)
+
+    def write(self, request: SummaryRequest, decisions: SummaryDecisions) -> SummaryResult:
+        """The summary's text, written from ``decisions`` alone (and the span's own text)."""
+        req, dec = request, decisions
+        texts = {ev.seq: ev.text for ev in req.events}
+        kinds = {ev.seq: ev.kind for ev in req.events}
+        spans_by_seq: dict[int, list[tuple[int, int, str]]] = {}
+        for lb in dec.labels.labels:
+            spans_by_seq.setdefault(lb.seq, []).append((lb.start, lb.end, lb.label_id))
+        needles = [s for lb in dec.labels.labels for s in (lb.surface, lb.value)]
+        diag: dict = {
+            "status": STATUS_OK, "seed": self.seed, "target_tokens": req.target_tokens,
+            "retained_facts": [], "paraphrased_facts": [], "dropped_facts": [], "copied_secrets": [],
+            "partial_secrets": [], "omitted_secrets": [], "kept_negatives": [],
+            "hallucinated": 0, "hallucinated_secrets": [], "marker_leaks": [],
+        }
+        items: list[_Item] = []
+        by_label: dict[str, _Item] = {}
+        for lb, action, written in zip(dec.labels.labels, dec.labels.action.tolist(), dec.labels.written,
+                                       strict=True):
+            key = (lb.seq, lb.start)
+            if action == FACT_KEEP:
+                section = "task" if self.task_state and lb.kind == TASK_KIND else "facts"
+                items.append(_Item(section, key, self._fact_line(lb, texts, spans_by_seq)))
+                diag["retained_facts"].append(lb.label_id)
+            elif action == FACT_PARAPHRASE:
+                items.append(_Item("facts", key, self._fact_line(lb, texts, spans_by_seq, written=written)))
+                diag["paraphrased_facts"].append(lb.label_id)
+            elif action == FACT_DROP:
+                diag["dropped_facts"].append(lb.label_id)
+            elif action in (NEGATIVE_KEEP, SECRET_COPY, SECRET_PARTIAL):
+                shown = written + "\u2026" if action == SECRET_PARTIAL else written
+                line, _ = self._secret_line(lb, texts, spans_by_seq, shown)
+                item = by_label[lb.label_id] = _Item(self._section_of(lb, kinds, line), key, line)
+                items.append(item)
+                diag[{NEGATIVE_KEEP: "kept_negatives", SECRET_COPY: "copied_secrets"}.get(action, "partial_secrets")
+                     ].append({"label_id": lb.label_id, "fragment": written} if action == SECRET_PARTIAL
+                              else lb.label_id)
+            elif action == SECRET_OMIT:
+                diag["omitted_secrets"].append(lb.label_id)
+        if dec.hallucinated is not None:
+            h = dec.hallucinated
+            item = by_label[HALLUCINATED] = _Item("facts", (req.to_seq + 1, 0), h["sentence"])
+            items.append(item)
+            diag["hallucinated"] = 1
+            diag["hallucinated_secrets"].append({k: h[k] for k in ("format", "text", "value")})
+        if dec.marker is not None:
+            m = dec.marker
+            target = by_label.get(m["target"])
+            if target is not None:
+                target.text = target.text.replace(m["replaces"], m["text"], 1)
+            else:
+                template = ("Left the placeholder {w} in the config for the next run."
+                            if "\n" not in m["text"] else "Left this placeholder in the config:\n{w}")
+                items.append(_Item("files", (req.to_seq + 1, 1), template.format(w=m["text"])))
+            diag["marker_leaks"].append({k: v for k, v in m.items() if k not in ("replaces", "target")})
+        carried = [_Item(section, (-1, i), unit) for section, i, unit in dec.carried]
         items.extend(carried)
 
         # ---- filler from the span's own sentences, up to the target size
+        budget = int(req.target_tokens * self.chars_per_token)
         used = len(self._render(req, items))
         present = {it.section for it in items}
+        rng = np.random.Generator(np.random.PCG64(0))  # (its state is replaced: no entropy drawn)
+        rng.bit_generator.state = dec.filler_state
         filler = self._filler(rng, req.events, spans_by_seq, needles, budget - used, present,
                               _TITLES[req.purpose])
         items.extend(filler)
@@ -330,12 +340,11 @@ class ModelledSummarizer:
         else:
             tokens = approx_tokens(text, self.chars_per_token)
         dropped = set(diag["dropped_facts"])
-        diag["incidental_facts"] = [lb.label_id for lb in labels
+        diag["incidental_facts"] = [lb.label_id for lb in dec.labels.labels
                                     if lb.label_id in dropped and _mentions(text, lb.value)]
         diag.update(tokens=tokens, target_chars=budget, over_budget=len(text) > budget,
                     filler_items=len(filler), carried_lines=len(carried))
-        return SummaryResult(text=text, backend=self.name, retained=tuple(retained),
-                             diagnostics=diag)
+        return SummaryResult(text=text, backend=self.name, retained=dec.retained(), diagnostics=diag)
 
     def keep_probability_of(self, lb: SpanLabel, req: SummaryRequest) -> float:
         """The probability that fact ``lb`` is kept: 1 for a task-state fact under a task-state
@@ -399,25 +408,22 @@ class ModelledSummarizer:
             return "files"
         return "facts"
 
-    def _marker_leak(self, rng, copies, hallucinated, items, diag, fresh_secret, req) -> None:
+    @staticmethod
+    def _marker_leak(rng, copies: list[tuple[str, str]], hallucinated: dict | None, fresh_secret) -> dict:
+        """The marker leak's record: what it writes (``text``) and, for a copied or hallucinated
+        secret, the string it wraps there (``replaces``; None: a line of its own)."""
         from workbench.synth import secrets as sec
 
         byok = rng.random() < 0.7
         if copies:
-            item, s, label_id, fmt = copies[int(rng.integers(len(copies)))]
-            wrapped = f"[BYOK:{s}]"
-            item.text = item.text.replace(s, wrapped, 1)
-            diag["marker_leaks"].append({"style": "byok", "source": "copied",
-                                         "label_id": label_id, "text": wrapped})
-            return
-        if hallucinated:
-            item, s, fmt = hallucinated[0]
-            source = "hallucinated"
+            label_id, s = copies[int(rng.integers(len(copies)))]
+            return {"style": "byok", "source": "copied", "label_id": label_id, "text": f"[BYOK:{s}]",
+                    "replaces": s, "target": label_id}
+        if hallucinated is not None:
+            s, fmt, source, target = hallucinated["text"], hallucinated["format"], "hallucinated", HALLUCINATED
         else:
             fmt = sec.SECRET_FORMATS[int(rng.integers(len(sec.SECRET_FORMATS)))]
-            s = fresh_secret(fmt)
-            item = None
-            source = "fresh"
+            s, source, target = fresh_secret(fmt), "fresh", None
         a, b = sec.secret_span(fmt, s)
         if byok:
             wrapped, style = f"[BYOK:{s}]", "byok"
@@ -426,19 +432,14 @@ class ModelledSummarizer:
             n = len(value)
             t = int(rng.integers(math.ceil(0.4 * n), math.floor(0.6 * n) + 1))
             wrapped, style = f"<REDACTED:{fmt}>{value[n - t:]}", "redacted_tail"
-        if item is not None:
-            item.text = item.text.replace(s, wrapped, 1)
-        else:
-            template = ("Left the placeholder {w} in the config for the next run."
-                        if "\n" not in wrapped else "Left this placeholder in the config:\n{w}")
-            items.append(_Item("files", (req.to_seq + 1, 1), template.format(w=wrapped)))
-        diag["marker_leaks"].append({"style": style, "source": source, "format": fmt,
-                                     "text": wrapped})
+        return {"style": style, "source": source, "format": fmt, "text": wrapped,
+                "replaces": None if target is None else s, "target": target}
 
-    def _carry(self, rng, previous: str | None, limit: int) -> list[_Item]:
+    def _carry(self, rng, previous: str | None, limit: int) -> list[tuple[str, int, str]]:
+        """The lines of ``previous`` carried forward: ``(section, index, line)``."""
         if not previous:
             return []
-        out: list[_Item] = []
+        out: list[tuple[str, int, str]] = []
         used = 0
         in_fence = False
         block: list[str] = []
@@ -467,11 +468,11 @@ class ModelledSummarizer:
         # one draw per unit, in order (drawn at once: the same numbers as one by one)
         for i, (unit, u) in enumerate(zip(units, rng.random(len(units)).tolist(), strict=True)):
             if i in task_units:
-                out.append(_Item("task", (-1, i), unit))
+                out.append(("task", i, unit))
                 continue
             keep = u < self.p_retain_fact
             if keep and used + len(unit) + 3 <= limit:
-                out.append(_Item("earlier", (-1, i), unit))
+                out.append(("earlier", i, unit))
                 used += len(unit) + 3
         return out
 
