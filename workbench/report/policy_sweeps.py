@@ -10,7 +10,6 @@ harness as it ships. A family with no spec, or a spec not run yet, is said, neve
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,6 +73,7 @@ def _load(family: str, path: Path, root: Path) -> PolicySweep:
     from workbench.rundir import names
     from workbench.sweep.runner import default_out
     from workbench.sweep.spec import SweepSpec
+    from workbench.sweep.tune import shipped_mask
 
     shown = path.relative_to(root) if path.is_relative_to(root) else path
     try:
@@ -92,27 +92,14 @@ def _load(family: str, path: Path, root: Path) -> PolicySweep:
         entry.status = "incomplete"
         return entry
     swept = tuple(k for k in spec.parameter_keys() if k in agg.columns and agg[k].n_unique() > 1)
-    base = spec.base_policy().to_dict()
     configs = result.configs.filter(pl.col("complete")).sort("config_index")
     entry.failed = result.configs.height - configs.height
     rows = list(configs.iter_rows(named=True))
-    # the base preset as shipped: every swept parameter at the base policy's own value
-    shipped = [all(_same(row[k], _dotted(base, k)) for k in swept) for row in rows]
+    shipped = shipped_mask(configs, spec, swept)  # the base preset as shipped
     table = configs.with_columns(pl.Series("shipped", shipped, pl.Boolean),
                                  pl.Series("config", [_label(row, swept) for row in rows], pl.String))
     entry.status, entry.swept, entry.table = "results", swept, table
     return entry
-
-
-def _dotted(policy: dict, key: str):
-    section, _, field = key.partition(".")
-    return (policy.get(section) or {}).get(field) if field else policy.get(section)
-
-
-def _same(a, b) -> bool:
-    if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
-        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
-    return a == b
 
 
 def _label(row: dict, swept: Sequence[str]) -> str:
