@@ -98,7 +98,11 @@ def tune(
     force: Force = False,
     fmt: Format = "table",
 ) -> None:
-    """Run (or reuse) a sweep, pick the best feasible thresholds, print them in a harness's keys."""
+    """Run (or reuse) a sweep, pick the best feasible thresholds, print them in a harness's keys.
+
+    On an imported log with a cache-miss profile each configuration also gets its expected cost
+    and p10-p90 under the provider's own cache misses (cost_expected_usd, cost_p10_usd,
+    cost_p90_usd)."""
     from workbench.errors import WorkbenchError
     from workbench.rundir import Kind, require
     from workbench.sweep.bands import describe, tune_with_bands
