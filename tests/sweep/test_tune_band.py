@@ -207,3 +207,23 @@ def test_the_figures_draw_the_band_where_present():
                 if c.__class__.__name__ == "ErrorbarContainer"]
     ax = F.metric_by_parameter(bare, "trigger.reserve_tokens", metrics=("cost_usd",)).axes[0]
     assert not any(isinstance(c, PolyCollection) for c in ax.collections)
+
+
+def test_the_policy_sweep_figures_draw_the_band_where_present(tmp_path):
+    """The report's section on the policies no harness ships: a cost-only sweep's bars and a
+    retention trade-off get the band of the configurations that have one."""
+    from workbench.report.policy_sweeps import PolicySweep, tradeoff
+
+    table = pl.DataFrame({"config": ["a", "b"], "shipped": [True, False], "cost_usd": [1.0, 2.0],
+                          "cost_expected_usd": [1.5, None], "cost_p10_usd": [1.2, None], "cost_p90_usd": [1.9, None]})
+    entry = PolicySweep("ttl-aware", "results", spec=tmp_path / "ttl-aware-x.yaml", base="claude-code", table=table)
+
+    def bars(fig):
+        return [c for ax in fig.axes for c in ax.containers if c.__class__.__name__ == "ErrorbarContainer"]
+
+    assert len(bars(tradeoff([entry], title="t"))) == 1  # cost only: one bar has a band
+    entry.table = table.with_columns(pl.Series("retention", [0.5, 0.6]))
+    (bar,) = bars(tradeoff([entry], title="t"))
+    assert bar.lines[0].get_xdata().tolist() == [1.5]
+    entry.table = table.drop("cost_expected_usd", "cost_p10_usd", "cost_p90_usd")
+    assert not bars(tradeoff([entry], title="t"))
