@@ -227,3 +227,16 @@ def test_the_policy_sweep_figures_draw_the_band_where_present(tmp_path):
     assert bar.lines[0].get_xdata().tolist() == [1.5]
     entry.table = table.drop("cost_expected_usd", "cost_p10_usd", "cost_p90_usd")
     assert not bars(tradeoff([entry], title="t"))
+
+
+def test_a_configuration_whose_policy_changed_since_the_sweep_gets_no_band(bedrock):
+    from workbench.sweep.bands import sweep_bands
+    from workbench.sweep.runner import aggregate, collect
+
+    agg = aggregate(collect(bedrock["out_one"]))
+    agg = agg.with_columns(pl.when(pl.col("config_index") == 1).then(pl.lit("other"))
+                           .otherwise(pl.col("policy_digest")).alias("policy_digest"))
+    bands = sweep_bands(bedrock["out_one"], agg)
+    assert bands.frame["config_index"].to_list() == [0]
+    assert any("configuration(s) 1: the policy sweep.json gives is not the one its runs recorded" in n
+               for n in bands.notes)

@@ -108,7 +108,6 @@ def sweep_bands(sweep_dir: str | Path, agg, *, only: Iterable[int] | None = None
     as it ships (its configuration when the sweep has one, else a replay of the preset)."""
     import polars as pl
 
-    from workbench.errors import WorkbenchError
     from workbench.sweep.tune import shipped_mask
 
     sweep_dir = Path(sweep_dir)
@@ -130,15 +129,18 @@ def sweep_bands(sweep_dir: str | Path, agg, *, only: Iterable[int] | None = None
     base = spec.base_policy()
     digests = dict(zip(agg["config_index"].to_list(), agg["policy_digest"].to_list(), strict=True)) \
         if "policy_digest" in agg.columns else {}
-    rows, sources = [], set()
+    rows, sources, stale = [], set(), []
     for ci in chosen:
         policy = base.with_overrides(configurations[ci])
-        if digests.get(ci) not in (None, policy.digest()):
-            raise WorkbenchError(f"{sweep_dir}: configuration {ci} of sweep.json is not the policy its runs "
-                                 f"recorded ({digests[ci]} != {policy.digest()})")
+        if digests.get(ci) not in (None, policy.digest()):  # results of another version of the policy
+            stale.append(ci)
+            continue
         band, found = policy_band(inputs, policy)
         sources.update(found)
         rows.append({"config_index": ci, **_columns(band)})
+    if stale:
+        notes.append(f"no band for configuration(s) {', '.join(map(str, stale))}: the policy sweep.json "
+                     "gives is not the one its runs recorded (run the sweep again)")
     schema = {"config_index": pl.Int64, **dict.fromkeys(BAND_COLUMNS, pl.Float64)}
     frame = pl.DataFrame(rows, schema=schema)
     out = SweepBands(frame, notes, profiles=tuple(sorted(sources)))
