@@ -379,10 +379,11 @@ def view_profile(view, doc: dict[str, Any] | None = None) -> MissProfile | None:
                    serving_provider(view))
 
 
-def no_profile_message(view) -> str:
+def no_profile_message(harness: str | None, provider: str | None) -> str:
     """Why a replay has no band, as the tables say it: ``no band: no miss profile for
-    <harness>/<provider>`` (``generated`` for a continuity no harness wrote)."""
-    return f"no band: no miss profile for {view.harness or 'generated'}/{serving_provider(view)}"
+    <harness>/<provider>`` (``generated`` for a continuity no harness wrote; the provider as
+    :func:`serving_provider` names it)."""
+    return f"no band: no miss profile for {harness or 'generated'}/{provider or 'unknown'}"
 
 
 def cost_band_frame(config: dict[str, Any]):

@@ -75,7 +75,7 @@ def _read_sweep(sweep_dir: Path):
     import orjson
 
     from workbench.continuity.dataset import load_dataset
-    from workbench.engine.cache_miss import no_profile_message
+    from workbench.engine.cache_miss import no_profile_message, serving_provider, view_profile
     from workbench.rundir import names
     from workbench.sweep.runner import load_prepared
     from workbench.sweep.spec import SweepSpec, dataset_files
@@ -91,12 +91,11 @@ def _read_sweep(sweep_dir: Path):
         return spec, ds, None, f"no band: the dataset {where} changed since the sweep ran (its file hashes differ)"
     if not ds.manifest.get("import"):
         providers = sorted({p or "unknown" for p in ds.continuities()["provider"].to_list()}) or ["unknown"]
-        return spec, ds, None, "; ".join(f"no band: no miss profile for generated/{p}" for p in providers)
+        return spec, ds, None, "; ".join(no_profile_message(None, p) for p in providers)
     _, inputs = load_prepared(str(Path(ds.path).resolve()), spec.tokenizer)
-    from workbench.engine.cache_miss import view_profile
-
     if not any(view_profile(inp) is not None for inp in inputs):
-        return spec, ds, None, "; ".join(sorted({no_profile_message(inp) for inp in inputs}))
+        return spec, ds, None, "; ".join(sorted({no_profile_message(inp.harness, serving_provider(inp))
+                                                 for inp in inputs}))
     return spec, ds, inputs, None
 
 
