@@ -59,12 +59,17 @@ def sweep(
 
     Every configuration runs even when others fail; the exit code is 1 when any failed
     (they are listed)."""
+    from workbench.sweep.bands import sweep_bands, with_bands
     from workbench.sweep.runner import aggregate, collect
-    from workbench.sweep.tune import render_configs
+    from workbench.sweep.tune import TABLE_LIMIT, render_configs
 
     report = _run_spec(spec, out, executor, workers, scheduler, retry_failed, root, force)
     agg = aggregate(collect(report.out))
-    render_configs(agg, fmt=fmt)
+    bands = sweep_bands(report.out, agg, only=agg["config_index"].head(TABLE_LIMIT).to_list())
+    render_configs(with_bands(agg, bands), fmt=fmt, notes=bands.notes)
+    if fmt != "table":  # the table prints its notes under it; a document has no place for them
+        for n in bands.notes:
+            say(f"note: {n}", err=True)
     failed = failed_configurations(agg)
     if failed and len(failed) == agg.height:
         raise fail(f"all {agg.height} configurations failed; the first error: {failed[0]['error']}", 1)
@@ -93,14 +98,18 @@ def tune(
     force: Force = False,
     fmt: Format = "table",
 ) -> None:
-    """Run (or reuse) a sweep, pick the best feasible thresholds, print them in a harness's keys."""
+    """Run (or reuse) a sweep, pick the best feasible thresholds, print them in a harness's keys.
+
+    On an imported log with a cache-miss profile each configuration also gets its expected cost
+    and p10-p90 under the provider's own cache misses (cost_expected_usd, cost_p10_usd,
+    cost_p90_usd)."""
     from workbench.errors import WorkbenchError
     from workbench.rundir import Kind, require
+    from workbench.sweep.bands import describe, tune_with_bands
     from workbench.sweep.harness_config import HARNESSES, render
     from workbench.sweep.runner import aggregate, collect, default_out
     from workbench.sweep.spec import SweepSpec
     from workbench.sweep.tune import best_policy, render_table
-    from workbench.sweep.tune import tune as tune_sweep
 
     if harness is not None and harness not in HARNESSES:
         raise WorkbenchError(f"unknown harness {harness!r}; choose one of {', '.join(HARNESSES)}")
@@ -114,7 +123,7 @@ def tune(
     if failed and len(failed) == agg.height:
         _list_failures(failed, agg.height)
         raise fail(f"nothing to tune: all {agg.height} configurations of {out} failed (listed above)", 1)
-    result = tune_sweep(agg, objective, constraint or [], "max" if maximize else "min")
+    result, bands = tune_with_bands(out, agg, objective, constraint or [], "max" if maximize else "min", top=top)
     render_table(result, top=top, fmt=fmt)
     if fmt != "table":  # the table prints its notes under it; a document has no place for them
         for n in result.notes:
@@ -128,6 +137,14 @@ def tune(
     chosen = {k: best[k] for k in loaded.parameter_keys()}
     say(f"best: configuration {best['config_index']} ({best['config_id']}): "
         + ", ".join(f"{k}={v}" for k, v in chosen.items()) + f"; {objective}={best[objective]}")
+    if bands.frame is not None:
+        say(f"best: cost ${best['cost_usd']:,.4f} with every cached read; {describe(best)}")
+    if bands.shipped is not None:
+        s = bands.shipped
+        where = (f"configuration {s['config_index']}" if s["config_index"] is not None
+                 else "not a configuration of this sweep")
+        say(f"as shipped ({loaded.base.get('name')}, {where}): cost ${s['cost_usd']:,.4f} with every cached "
+            f"read; {describe(s)}")
     if harness is not None:
         policy = best_policy(result, loaded)
         snippet = render(harness, policy, window=int(best.get("context_window") or 0) or None)

@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import functools
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -285,9 +285,44 @@ class CostBand:
     cache_write_tokens: float
     expected_misses: float
     eligible: int  # calls that could miss
+    # the drawn totals the quantiles come from (kept to add replays up: :func:`total_band`);
+    # not part of the figures (``as_dict``, equality)
+    draws: Any = field(default=None, repr=False, compare=False)
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+        return {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "draws"}
+
+
+def total_band(bands) -> CostBand:
+    """The band of several replays' total (e.g. a configuration over every continuity of a
+    dataset): expected figures add up; the quantiles are those of the summed draws (draw ``d``
+    of each replay, seeded by its own continuity), never a sum of quantiles. One band is
+    returned with the same figures.
+
+    >>> a = CostBand(1.0, 2.0, 1.0, 3.0, 0.0, 0.0, 0.5, 1, draws=np.array([1.0, 3.0]))
+    >>> b = CostBand(1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0, draws=np.array([1.0, 1.0]))
+    >>> t = total_band([a, b])
+    >>> (t.hits_usd, t.expected_usd, t.draws.tolist())
+    (2.0, 3.0, [2.0, 4.0])
+    """
+    bands = list(bands)
+    if not bands:
+        raise ValueError("total_band needs at least one band")
+    if any(b.draws is None for b in bands):
+        raise ValueError("total_band needs the draws of every band (miss_band keeps them)")
+    draws = np.sum([np.asarray(b.draws, np.float64) for b in bands], axis=0)
+    expected = float(sum(b.expected_usd for b in bands))
+    lo, hi = _quantiles(draws, expected)
+    return CostBand(float(sum(b.hits_usd for b in bands)), expected, lo, hi,
+                    float(sum(b.cache_read_tokens for b in bands)), float(sum(b.cache_write_tokens for b in bands)),
+                    float(sum(b.expected_misses for b in bands)), int(sum(b.eligible for b in bands)), draws=draws)
+
+
+def _quantiles(draws: np.ndarray, expected: float) -> tuple[float, float]:
+    if not len(draws):
+        return float(expected), float(expected)
+    lo, hi = np.quantile(draws, BAND)
+    return float(lo), float(hi)
 
 
 def miss_band(rows, view, prov, profile: MissProfile | None, *, seed: int = 0, n_draws: int = N_DRAWS,
@@ -342,12 +377,13 @@ def miss_band(rows, view, prov, profile: MissProfile | None, *, seed: int = 0, n
         from workbench.engine.cache_miss_nb import miss_pass_nb
 
         expected, draws = miss_pass_nb(cost_hit, cost_prefix, cost_cold, p, q, positions, key, n_draws)
-    lo, hi = np.quantile(np.asarray(draws, np.float64), BAND) if n_draws else (expected, expected)
+    draws = np.asarray(draws, np.float64)
+    lo, hi = _quantiles(draws, float(expected))
     exp_read = float(((1 - p) * read + p * q * survive).sum())
     lost = read - ((1 - p) * read + p * q * survive)
     exp_write = float((write + (lost if writes else 0.0)).sum())
-    return CostBand(float(cost_hit.sum()), float(expected), float(lo), float(hi), exp_read, exp_write,
-                    float(p.sum()), int(eligible.sum()))
+    return CostBand(float(cost_hit.sum()), float(expected), lo, hi, exp_read, exp_write,
+                    float(p.sum()), int(eligible.sum()), draws=draws)
 
 
 def replay_band(view, prov, ledger, *, doc: dict[str, Any] | None = None, engine: str = "kernel", cold=()):
@@ -356,13 +392,27 @@ def replay_band(view, prov, ledger, *, doc: dict[str, Any] | None = None, engine
     packaged document by default: fitted on the bundled logs, so a bundled log's own misses
     are in it); None for a generated continuity or one whose provider has no profile.
     ``cold``: the log's requests that switched model (:func:`cold_requests`)."""
-    if view.harness is None:
-        return None
-    prof = resolve(doc if doc is not None else load_miss_profiles(), view.harness, view.harness_version,
-                   serving_provider(view))
+    prof = view_profile(view, doc)
     if prof is None:
         return None
     return miss_band(ledger, view, prov, prof, engine=engine, cold=cold), prof
+
+
+def view_profile(view, doc: dict[str, Any] | None = None) -> MissProfile | None:
+    """The profile of a prepared continuity's harness, release line and serving provider in
+    ``doc`` (the packaged document by default); None for a generated continuity (no harness
+    traffic to fit) or a harness and provider without one."""
+    if view.harness is None:
+        return None
+    return resolve(doc if doc is not None else load_miss_profiles(), view.harness, view.harness_version,
+                   serving_provider(view))
+
+
+def no_profile_message(harness: str | None, provider: str | None) -> str:
+    """Why a replay has no band, as the tables say it: ``no band: no miss profile for
+    <harness>/<provider>`` (``generated`` for a continuity no harness wrote; the provider as
+    :func:`serving_provider` names it)."""
+    return f"no band: no miss profile for {harness or 'generated'}/{provider or 'unknown'}"
 
 
 def cost_band_frame(config: dict[str, Any]):

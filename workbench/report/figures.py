@@ -320,6 +320,8 @@ def pareto(table, *, cost: str = "cost_usd", retention: str = "retention", label
                        edgecolors="#2e7d32", linewidths=1.5, zorder=4,
                        label="Pareto front of those meeting the constraints" if any(ok) else
                        "Pareto front (none meets the constraints: of all)")
+    if cost == "cost_usd":
+        _band_bars(ax, t, t[retention].to_numpy())
     ax.set_xlabel("cost ($)")
     ax.set_ylabel("fact retention")
     ax.set_title(title)
@@ -329,6 +331,26 @@ def pareto(table, *, cost: str = "cost_usd", retention: str = "retention", label
         fig.legend(fontsize=8, frameon=False, loc="outside lower center", ncols=2)
     label_points(ax, xs, ys, labels)
     return fig
+
+
+# the provider cache-miss band of a sweep's cost (workbench.sweep.bands): p10, p90, expected
+BAND = ("cost_p10_usd", "cost_p90_usd", "cost_expected_usd")
+BAND_LABEL = "p10–p90 of the cost under the provider's cache misses"
+
+
+def _has_band(t) -> bool:
+    return all(c in t.columns for c in BAND) and t["cost_expected_usd"].drop_nulls().len() > 0
+
+
+def _band_bars(ax, t, ys) -> None:
+    """The cost band of each row that has one as a horizontal error bar (p10 to p90) through
+    its expected cost, at the row's height ``ys`` (the cost axis is x)."""
+    if not _has_band(t):
+        return
+    have = t["cost_expected_usd"].is_not_null().to_numpy()
+    lo, hi, mid = (t[c].to_numpy()[have].astype(float) for c in BAND)
+    ax.errorbar(mid, ys[have], xerr=[mid - lo, hi - mid], fmt="|", color="#ff7f0e", ms=10, capsize=3,
+                lw=1.2, zorder=2, label=BAND_LABEL + " (tick: expected)")
 
 
 def metric_by_parameter(table, parameter: str, *, metrics: Sequence[str] = ("cost_usd", "retention"),
@@ -348,6 +370,12 @@ def metric_by_parameter(table, parameter: str, *, metrics: Sequence[str] = ("cos
         x = t[parameter].to_list()
         y = t[m].cast(pl.Float64).to_list()
         ax.plot(range(len(x)) if isinstance(x[0], str) else x, y, color="#999", lw=1, zorder=1)
+        if m == "cost_usd" and _has_band(t):
+            xs = list(range(len(x))) if isinstance(x[0], str) else x
+            lo, hi, mid = (t[c].cast(pl.Float64).fill_null(float("nan")).to_numpy() for c in BAND)
+            ax.fill_between(xs, lo, hi, color="#ff7f0e", alpha=0.18, lw=0, zorder=0, label=BAND_LABEL)
+            ax.plot(xs, mid, color="#ff7f0e", lw=1, ls="--", zorder=1, label="expected cost under cache misses")
+            ax.legend(fontsize=7, frameon=False)
         for i, (xi, yi, good) in enumerate(zip(x, y, ok, strict=True)):
             xv = i if isinstance(xi, str) else xi
             ax.scatter([xv], [yi], s=36, facecolors="#1f77b4" if good else "none", edgecolors="#1f77b4", zorder=2)

@@ -10,7 +10,6 @@ harness as it ships. A family with no spec, or a spec not run yet, is said, neve
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,6 +73,7 @@ def _load(family: str, path: Path, root: Path) -> PolicySweep:
     from workbench.rundir import names
     from workbench.sweep.runner import default_out
     from workbench.sweep.spec import SweepSpec
+    from workbench.sweep.tune import shipped_mask
 
     shown = path.relative_to(root) if path.is_relative_to(root) else path
     try:
@@ -92,27 +92,14 @@ def _load(family: str, path: Path, root: Path) -> PolicySweep:
         entry.status = "incomplete"
         return entry
     swept = tuple(k for k in spec.parameter_keys() if k in agg.columns and agg[k].n_unique() > 1)
-    base = spec.base_policy().to_dict()
     configs = result.configs.filter(pl.col("complete")).sort("config_index")
     entry.failed = result.configs.height - configs.height
     rows = list(configs.iter_rows(named=True))
-    # the base preset as shipped: every swept parameter at the base policy's own value
-    shipped = [all(_same(row[k], _dotted(base, k)) for k in swept) for row in rows]
+    shipped = shipped_mask(configs, spec, swept)  # the base preset as shipped
     table = configs.with_columns(pl.Series("shipped", shipped, pl.Boolean),
                                  pl.Series("config", [_label(row, swept) for row in rows], pl.String))
     entry.status, entry.swept, entry.table = "results", swept, table
     return entry
-
-
-def _dotted(policy: dict, key: str):
-    section, _, field = key.partition(".")
-    return (policy.get(section) or {}).get(field) if field else policy.get(section)
-
-
-def _same(a, b) -> bool:
-    if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
-        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
-    return a == b
 
 
 def _label(row: dict, swept: Sequence[str]) -> str:
@@ -127,7 +114,7 @@ def tradeoff(entries: Sequence[PolicySweep], *, title: str):
     shipped is a black star. A sweep without retention figures (``evaluate: false``: a switch
     that moves cost only) is drawn as its cost per configuration; with no results at all, a
     message figure."""
-    from workbench.report.figures import PALETTE, _figure, _message
+    from workbench.report.figures import PALETTE, _band_bars, _figure, _message
     from workbench.report.figures_labels import label_points
 
     present = [e for e in entries if e.status == "results"]
@@ -151,6 +138,7 @@ def tradeoff(entries: Sequence[PolicySweep], *, title: str):
                 continue
             ax.scatter(t["cost_usd"].to_numpy(), t[metric].to_numpy(), s=40, color=PALETTE[i % len(PALETTE)],
                        zorder=3, label=e.spec.stem)
+            _band_bars(ax, t, t[metric].to_numpy())  # an imported log's cache-miss band, where it has one
             mine = t.filter(t["shipped"])
             if mine.height:
                 ax.scatter(mine["cost_usd"].to_numpy(), mine[metric].to_numpy(), s=220, marker="*",
@@ -176,19 +164,28 @@ def tradeoff(entries: Sequence[PolicySweep], *, title: str):
 def _costs(present: Sequence[PolicySweep], title: str):
     """Cost per configuration, one bar each, one colour per spec; the base preset as shipped
     hatched and named so (retention was not evaluated: the sweep's switch moves cost)."""
-    from workbench.report.figures import PALETTE, _figure
+    from workbench.report.figures import BAND, BAND_LABEL, PALETTE, _figure
 
     bars = [(f"{e.spec.stem}: {row['config']}" + (" (as shipped)" if row["shipped"] else ""),
-             row["cost_usd"], PALETTE[i % len(PALETTE)], row["shipped"])
+             row["cost_usd"], PALETTE[i % len(PALETTE)], row["shipped"],
+             tuple(row.get(c) for c in BAND))
             for i, e in enumerate(present) for row in e.table.iter_rows(named=True) if row["cost_usd"] is not None]
     fig = _figure(9, 1.2 + 0.38 * max(len(bars), 1))
     ax = fig.add_subplot()
     ys = list(range(len(bars)))[::-1]
     ax.barh(ys, [b[1] for b in bars], color=[b[2] for b in bars], hatch=None)
+    banded = False
     for y, b in zip(ys, bars, strict=True):
         if b[3]:
             ax.barh([y], [b[1]], color="none", edgecolor="black", hatch="//", linewidth=1.2)
-        ax.text(b[1], y, f" ${b[1]:,.2f}", va="center", fontsize=8)
+        lo, hi, mid = b[4]
+        if mid is not None:  # an imported log's cache-miss band: p10 to p90 through the expected cost
+            ax.errorbar([mid], [y], xerr=[[mid - lo], [hi - mid]], fmt="|", color="#ff7f0e", ms=10, capsize=3,
+                        label=None if banded else BAND_LABEL + " (tick: expected)")
+            banded = True
+        ax.text(max(b[1], hi or 0.0), y, f" ${b[1]:,.2f}", va="center", fontsize=8)
+    if banded:
+        ax.legend(fontsize=8, frameon=False, loc="lower right")
     ax.set_yticks(ys, [b[0] for b in bars], fontsize=8)
     ax.set_xlabel("cost ($)")
     ax.margins(x=0.15)

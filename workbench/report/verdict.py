@@ -401,7 +401,8 @@ def _conformance(run_dir) -> dict[str, Any] | None:
 
 
 # ---- sweeps -----------------------------------------------------------------------------------
-SWEEP_METRICS = (("cost_usd", "cost $", "usd"), ("overflows", "overflows", "int"),
+SWEEP_METRICS = (("cost_usd", "cost $", "usd"), ("cost_expected_usd", "expected cost $ (cache misses)", "usd"),
+                 ("cost_p10_usd", "p10 $", "usd"), ("cost_p90_usd", "p90 $", "usd"), ("overflows", "overflows", "int"),
                  ("truncations", "truncations", "num"), ("compactions", "compactions", "num"),
                  ("flushes", "flushes", "num"),
                  ("cache_hit_rate", "cache hit", "pct"), ("peak_context_tokens", "peak context", "int"),
@@ -411,14 +412,18 @@ SWEEP_METRICS = (("cost_usd", "cost $", "usd"), ("overflows", "overflows", "int"
 
 
 def sweep_results(sweep_dir: str | Path, constraints: Constraints | None = None):
-    """The sweep runner's own tables: ``(tune result, aggregate frame)`` (runner + tune; a
-    constraint on a metric the sweep did not evaluate is unverified)."""
+    """The sweep runner's own tables: ``(tune result, aggregate frame)`` (runner + tune, with
+    the cost band of every configuration where a miss profile applies:
+    :mod:`workbench.sweep.bands`; a constraint on a metric the sweep did not evaluate is
+    unverified)."""
+    from workbench.sweep.bands import tune_with_bands
     from workbench.sweep.runner import aggregate, collect
-    from workbench.sweep.tune import tune
 
     constraints = constraints or Constraints()
     agg = aggregate(collect(sweep_dir))
-    return tune(agg, "cost_usd", constraints.as_list(), missing="unverified"), agg
+    result, _ = tune_with_bands(sweep_dir, agg, "cost_usd", constraints.as_list(), missing="unverified",
+                                top=agg.height)
+    return result, agg
 
 
 def build_sweep_verdict(sweep_dir: str | Path, *, constraints: Constraints | None = None) -> Verdict:
@@ -431,6 +436,8 @@ def build_sweep_verdict(sweep_dir: str | Path, *, constraints: Constraints | Non
     meta = read_json(sweep_dir / names.SWEEP)
     if meta is None:
         raise ReportError(f"{sweep_dir}: not a sweep directory (no sweep.json); run `workbench sweep SPEC --out {sweep_dir}` first")
+    from workbench.sweep.bands import describe
+
     result, agg = sweep_results(sweep_dir, constraints)
     params = [c for c in agg.columns if "." in c and agg[c].n_unique() > 1] or \
              [c for c in agg.columns if "." in c]
@@ -445,7 +452,9 @@ def build_sweep_verdict(sweep_dir: str | Path, *, constraints: Constraints | Non
     chosen = f"#{best['config_index']}" if best else None
     if best:
         settings = ", ".join(f"{k}={best[k]}" for k in params)
-        statement = f"configuration #{best['config_index']} ({settings}) — the cheapest meeting every constraint (cost ${best['cost_usd']:,.4f})."
+        band = f"; {describe(best)}" if best.get("cost_expected_usd") is not None else ""
+        statement = (f"configuration #{best['config_index']} ({settings}) — the cheapest meeting every constraint "
+                     f"(cost ${best['cost_usd']:,.4f}{band}).")
     else:
         statement = "No configuration meets the constraints (" + constraints.describe() + ")."
     leaks = {"evaluated": "leaks" in agg.columns}

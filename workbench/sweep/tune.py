@@ -37,9 +37,11 @@ from workbench.selection import (
 )
 
 __all__ = ["Constraint", "TuneError", "TuneResult", "pareto_mask", "parse_constraint", "tune",
-           "best_policy", "render_table", "render_configs"]
+           "best_policy", "render_table", "render_configs", "shipped_mask", "shown_configs"]
 
 TuneError = SelectionError  # a bad constraint or objective, or nothing to choose from
+# the provider cache-miss band of a configuration's cost (:mod:`workbench.sweep.bands`)
+BAND_COLUMNS = ("cost_expected_usd", "cost_p10_usd", "cost_p90_usd")
 
 
 @dataclass
@@ -80,7 +82,9 @@ def tune(frame, objective: str = "cost_usd", constraints: Sequence[str | Constra
             known = sorted(c for c in frame.columns if frame.schema[c].is_numeric() and "." not in c
                            and not c.endswith("_index"))
             hint = (" (leaks and retention need `evaluate: true` in the spec)"
-                    if name in ("leaks", "retention", "task_retention") else "")
+                    if name in ("leaks", "retention", "task_retention") else
+                    " (the cost band needs an imported log whose harness and provider have a cache-miss "
+                    "profile)" if name in BAND_COLUMNS else "")
             raise TuneError(f"unknown metric {name!r}{hint}; available: {', '.join(known)}")
     if not frame.schema[objective].is_numeric():
         raise TuneError(f"objective {objective!r} is not numeric")
@@ -131,6 +135,43 @@ def best_policy(result: TuneResult, spec):
     return spec.base_policy().with_overrides(overrides)
 
 
+def shown_configs(result: TuneResult, top: int = 10) -> list[int]:
+    """The config indices :func:`render_table` shows: the first ``top`` by rank, the Pareto
+    front and the chosen one."""
+    import polars as pl
+
+    df = result.configs
+    if "config_index" not in df.columns:
+        return []
+    shown = set(df.filter((pl.col("rank") <= top) | pl.col("pareto"))["config_index"].to_list())
+    if result.best is not None:
+        shown.add(result.best["config_index"])
+    return sorted(int(i) for i in shown)
+
+
+def shipped_mask(agg, spec, swept: Sequence[str] | None = None) -> list[bool]:
+    """Per configuration row of ``agg``: the base preset as it ships, every swept parameter
+    (``swept``; by default those that vary in ``agg``) at the base policy's own value (the
+    reports' star, ``tune``'s "as shipped" line)."""
+    if swept is None:
+        swept = [k for k in spec.parameter_keys() if k in agg.columns and agg[k].n_unique() > 1]
+    base = spec.base_policy().to_dict()
+    return [all(_same(row[k], _dotted(base, k)) for k in swept) for row in agg.iter_rows(named=True)]
+
+
+def _dotted(policy: dict, key: str):
+    section, _, name = key.partition(".")
+    return (policy.get(section) or {}).get(name) if name else policy.get(section)
+
+
+def _same(a, b) -> bool:
+    import math
+
+    if isinstance(a, int | float) and isinstance(b, int | float) and not isinstance(a, bool):
+        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+    return a == b
+
+
 def render_table(result: TuneResult, *, top: int = 10, fmt: str = "table", file=None) -> None:
     """The best configurations, feasible first, plus the Pareto front (``fmt``: table | csv |
     json | markdown; numbers are never cut)."""
@@ -141,7 +182,7 @@ def render_table(result: TuneResult, *, top: int = 10, fmt: str = "table", file=
     df = result.configs
     params = _swept_columns(df)
     shown = df.filter((pl.col("rank") <= top) | pl.col("pareto"))
-    shown_metrics = ("cost_usd", "overflows", "truncations", "compactions", "flushes", "peak_context_tokens",
+    shown_metrics = ("cost_usd", *BAND_COLUMNS, "overflows", "truncations", "compactions", "flushes", "peak_context_tokens",
                      "cache_hit_rate", "leaks", "retention", "task_retention")
     metric_cols = [result.objective] + [c for c in shown_metrics if c in df.columns and c != result.objective]
     metric_cols += [c.metric for c in result.constraints if c.metric not in metric_cols]
@@ -184,13 +225,17 @@ def _fmt(v: Any, name: str = "") -> str:
     return str(v)
 
 
-SUMMARY_METRICS = ("cost_usd", "compactions", "flushes", "overflows", "truncations", "peak_context_tokens",
+SUMMARY_METRICS = ("cost_usd", *BAND_COLUMNS, "compactions", "flushes", "overflows", "truncations", "peak_context_tokens",
                    "cache_hit_rate", "full_requests", "leaks", "retention", "task_retention")
 
 
-def render_configs(agg, *, limit: int = 50, fmt: str = "table", file=None) -> None:
+TABLE_LIMIT = 50  # rows of the sweep table (the other formats give every row)
+
+
+def render_configs(agg, *, limit: int = TABLE_LIMIT, fmt: str = "table", file=None,
+                   notes: Sequence[str] = ()) -> None:
     """An aggregated sweep (one row per configuration): at most ``limit`` rows as a table,
-    every row in the other formats."""
+    every row in the other formats; ``notes`` printed under the table."""
     from workbench.util.tables import emit
 
     params = _swept_columns(agg)
@@ -206,3 +251,6 @@ def render_configs(agg, *, limit: int = 50, fmt: str = "table", file=None) -> No
          headers={"config_index": "config"}, display=display, file=file)
     if fmt == "table" and agg.height > limit:
         print(f"... {agg.height - limit} more (see `collect` / runs.parquet, or --format csv)", file=file)
+    if fmt == "table":
+        for n in notes:
+            print(f"note: {n}", file=file)
