@@ -324,6 +324,19 @@ class ShownColumns(NamedTuple):
     PRUNED: Annotated[int, "tool results the session prune trimmed or cleared in it (0: sent unpruned)"]
 
 
+class AfterColumns(NamedTuple):
+    """The context's state right after one event (a checkpoint, merge, edit, truncation ...):
+    the columns of a prompt record's event rows, one per event row (the kernel writes them
+    after the event columns). The windows are the state's, shown or not (recent_messages_v1)."""
+
+    CUT: Annotated[int, "position of the cut (-1: none)"]
+    RETAINED_HEAD: Annotated[int, "retained items: start of their window in the retained buffer"]
+    RETAINED_TAIL: Annotated[int, "retained items: end of that window"]
+    SEGMENTS_HEAD: Annotated[int, "summary segments: start of their window in the segment buffer"]
+    SEGMENTS_TAIL: Annotated[int, "summary segments: end of that window"]
+    CLEARED: Annotated[int, "the last position clear_tool_uses has cleared (-1: none)"]
+
+
 N_CACHE_KEYS = 2  # the session's key and the compaction calls' own key
 Cfg = ConfigSlots(*range(len(ConfigSlots._fields)))
 N_CFG = len(Cfg)
@@ -334,6 +347,8 @@ KEY_SIZE = len(Prev)
 N_STATE = KEY_BASE + N_CACHE_KEYS * KEY_SIZE
 Shown = ShownColumns(*range(len(ShownColumns._fields)))  # columns of one prompt-record row
 N_SHOWN = len(Shown)
+After = AfterColumns(*range(len(AfterColumns._fields)))  # columns of one prompt-record event row
+N_AFTER = len(After)
 
 
 def slot_meanings(slots: type) -> dict[str, str]:

@@ -254,9 +254,9 @@ def replay_kernel(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray, exclu
     equal to ``replay_reference(inp, kinds, params, excluded)``; with ``record`` its prompt
     record (:mod:`workbench.engine.prompt_record`) as a third, equal to the reference's."""
     from workbench.engine import kernel_nb as nb
-    from workbench.engine.enums import N_SHOWN
+    from workbench.engine.enums import N_AFTER, N_SHOWN
     from workbench.engine.pricing_nb import TABLE_WIDTH
-    from workbench.engine.prompt_record import EMPTY_SHOWN, PromptRecord, kernel_record
+    from workbench.engine.prompt_record import EMPTY_AFTER, EMPTY_SHOWN, PromptRecord, kernel_record
     from workbench.engine.records import N_COSTS, N_EVENT, N_LEDGER, N_TOTALS
 
     kinds = np.ascontiguousarray(kinds, dtype=np.int64)
@@ -264,7 +264,7 @@ def replay_kernel(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray, exclu
     if inp.n_requests == 0:
         empty = np.zeros((0, N_LEDGER), np.int64), np.zeros((0, N_EVENT), np.int64)
         none = np.zeros(0, np.int64)
-        return (*empty, PromptRecord(EMPTY_SHOWN, none, none, none, none)) if record else empty
+        return (*empty, PromptRecord(EMPTY_SHOWN, none, none, none, none, EMPTY_AFTER, none, none, none)) if record else empty
     summaries_visible, pos, cfg = _configure(inp, kinds, params)
     plan = buffer_plan(cfg, pos, inp.n_requests, records=True)
     excl = _excluded_positions(pos, excluded) if cfg[E.Cfg.CLEARING] else np.zeros(0, np.uint8)
@@ -272,15 +272,16 @@ def replay_kernel(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray, exclu
     # np.empty only reserves address space; pages become resident when rows are written; a
     # recorded replay's ledger rows carry the prompt-record columns after the ledger's
     ledger = np.empty((plan[nb.PLAN.ledger_rows], N_LEDGER + (N_SHOWN if record else 0)), np.int64)
-    events = np.empty((plan[nb.PLAN.event_rows], N_EVENT), np.int64)
+    events = np.empty((plan[nb.PLAN.event_rows], N_EVENT + (N_AFTER if record else 0)), np.int64)
     ledger, events, n_ledger, n_events, retained, segments = nb.simulate_nb(
         cfg, params, np.zeros((4, TABLE_WIDTH)), plan, pos.ptok, pos.vrow, pos.vflag, safe, pos.vmsg,
         _msg_ordinal(inp), pos.Q, pos.B, excl, ledger, events, np.zeros(N_TOTALS, np.int64),
         np.zeros(N_COSTS))
     if not record:
         return ledger[:n_ledger], events[:n_events]
-    prompts = kernel_record(ledger[:n_ledger], pos.vrow, retained, segments)
-    return np.ascontiguousarray(ledger[:n_ledger, :N_LEDGER]), events[:n_events], prompts
+    prompts = kernel_record(ledger[:n_ledger], events[:n_events], pos.vrow, retained, segments)
+    return (np.ascontiguousarray(ledger[:n_ledger, :N_LEDGER]), np.ascontiguousarray(events[:n_events, :N_EVENT]),
+            prompts)
 
 
 def replay_kernel_totals(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray, prices: np.ndarray,

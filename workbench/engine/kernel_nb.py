@@ -54,6 +54,7 @@ from workbench._numba import njit, prange
 from workbench.engine.enums import (
     KEY_BASE,
     KEY_SIZE,
+    N_AFTER,
     N_CFG,
     N_SHOWN,
     N_STATE,
@@ -77,6 +78,7 @@ from workbench.engine.enums import (
     P_TTL_MS,
     P_WINDOW,
     SHARE_SCALE,
+    After,
     CacheLoss,
     CacheMode,
     CallKind,
@@ -467,6 +469,13 @@ def _event_nb(events, st, etype, r, from_row, to_row, artifact, before, after, i
     events[k, EVENT.span_events] = span_events
     events[k, EVENT.span_tokens] = span_tokens
     events[k, EVENT.strategy] = strategy
+    if events.shape[1] >= N_EVENT + N_AFTER:  # a recorded replay: the state the event left
+        events[k, N_EVENT + After.CUT] = st[State.CUT]
+        events[k, N_EVENT + After.RETAINED_HEAD] = st[State.RETAINED_HEAD]
+        events[k, N_EVENT + After.RETAINED_TAIL] = st[State.RETAINED_TAIL]
+        events[k, N_EVENT + After.SEGMENTS_HEAD] = st[State.SEGMENTS_HEAD]
+        events[k, N_EVENT + After.SEGMENTS_TAIL] = st[State.SEGMENTS_TAIL]
+        events[k, N_EVENT + After.CLEARED] = st[State.CLEARED]
     st[State.EVENT_ROWS] = k + 1
 
 

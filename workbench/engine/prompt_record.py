@@ -2,7 +2,8 @@
 decided (issue "one semantics": the evaluations read this instead of re-deriving it).
 
 One row per ledger row (flush, compaction, probe, merge, local checkpoint and main calls
-alike), columns :data:`~workbench.engine.enums.Shown`: the pinned head ``[0, HEAD)``, the
+alike) and one per event row (the state it left, columns :data:`~workbench.engine.enums.After`);
+the call rows' columns :data:`~workbench.engine.enums.Shown`: the pinned head ``[0, HEAD)``, the
 retained items and the summary items shown (windows into the record's two buffers), the
 raw tail shown ``[TAIL_START, TAIL_END)``, the context's cut, the masking bounds of the two
 tool-result classes, the clearing bound and how many tool results a session prune trimmed
@@ -19,8 +20,10 @@ own prompts, and that the context size it implies is the ledger's ``context_afte
 >>> import numpy as np
 >>> from workbench.engine.enums import N_SHOWN, Shown
 >>> row = np.zeros(N_SHOWN, np.int64); row[[Shown.HEAD, Shown.TAIL_START, Shown.TAIL_END]] = 2, 5, 9
->>> rec = PromptRecord(row[None, :], rows=np.arange(10), retained=np.zeros(0, np.int64),
-...                    segment_artifacts=np.zeros(0, np.int64), segment_tokens=np.zeros(0, np.int64))
+>>> none = np.zeros(0, np.int64)
+>>> rec = PromptRecord(row[None, :], rows=np.arange(10), retained=none, segment_artifacts=none,
+...                    segment_tokens=none, after=EMPTY_AFTER, event_artifacts=none, event_types=none,
+...                    call_requests=none)
 >>> rec.head_rows(0).tolist(), rec.tail_rows(0).tolist()
 ([0, 1], [5, 6, 7, 8])
 """
@@ -31,10 +34,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.engine.enums import N_SHOWN, Shown
+from workbench.engine.enums import N_AFTER, N_SHOWN, After, Shown
 
-#: the record of no call (a continuity without requests)
+#: the record of no call and of no event (a continuity without requests)
 EMPTY_SHOWN = np.zeros((0, N_SHOWN), np.int64)
+EMPTY_AFTER = np.zeros((0, N_AFTER), np.int64)
 
 
 @dataclass(frozen=True)
@@ -46,6 +50,10 @@ class PromptRecord:
     retained: np.ndarray  # int64 positions: the retained buffer RETAINED_HEAD/TAIL index
     segment_artifacts: np.ndarray  # int64 artifact numbers: the segment buffer SEGMENTS_HEAD/TAIL index
     segment_tokens: np.ndarray  # int64 tokens of each segment
+    after: np.ndarray  # int64 [events, N_AFTER]: row e is the state event row e left
+    event_artifacts: np.ndarray  # int64: each event row's artifact number (-1: none)
+    event_types: np.ndarray  # int64: each event row's EventType
+    call_requests: np.ndarray  # int64: each call's request (the ledger's request column)
 
     def column(self, name: str) -> np.ndarray:
         return self.shown[:, getattr(Shown, name)]
@@ -68,6 +76,20 @@ class PromptRecord:
         """The row of the context's cut when call ``k`` was made (-1: none)."""
         v = int(self.shown[k, Shown.CUT])
         return int(self.rows[v]) if v >= 0 else -1
+
+    def after_retained_rows(self, e: int) -> np.ndarray:
+        """Rows of the retained items right after event ``e``."""
+        return self.rows[self.retained[self.after[e, After.RETAINED_HEAD]:self.after[e, After.RETAINED_TAIL]]]
+
+    def after_segments(self, e: int) -> list[int]:
+        """Artifact numbers of the summary segments right after event ``e`` (shown or not)."""
+        return self.segment_artifacts[self.after[e, After.SEGMENTS_HEAD]:self.after[e, After.SEGMENTS_TAIL]].tolist()
+
+    def expanded_after(self, e: int) -> tuple:
+        """The state event ``e`` left, as engine-independent values (see :meth:`expanded`)."""
+        a = self.after[e]
+        return (int(a[After.CUT]), int(a[After.CLEARED]), tuple(self.after_retained_rows(e).tolist()),
+                tuple(self.after_segments(e)))
 
     def expanded(self, k: int) -> tuple:
         """Call ``k``'s prompt as engine-independent values (the buffers' windows listed):
@@ -99,6 +121,7 @@ class ReferenceRecorder:
         self.retained: list[int] = []
         self.segment_artifacts: list[int] = []
         self.segment_tokens: list[int] = []
+        self.after: list[list[int]] = []
 
     def position_at_or_before(self, row: int) -> int:
         """The last visible position whose row is <= ``row`` (-1: none; ``row`` -1: -1)."""
@@ -144,20 +167,43 @@ class ReferenceRecorder:
                                     else len(self.visible_rows))
         self.shown.append(s)
 
-    def record(self) -> PromptRecord:
+    def after_event(self, replay) -> None:
+        """Describe the state ``replay`` is in right after writing an event row."""
+        a = [0] * N_AFTER
+        a[After.CUT] = self.position_at_or_before(replay.cut)
+        a[After.CLEARED] = self.position_at_or_before(replay.cleared_upto)
+        a[After.RETAINED_HEAD] = len(self.retained)
+        self.retained.extend(int(v) for v in self.visible_rows.searchsorted(replay.retained))
+        a[After.RETAINED_TAIL] = len(self.retained)
+        a[After.SEGMENTS_HEAD] = len(self.segment_artifacts)
+        self.segment_artifacts.extend(no for no, _ in replay.segments)
+        self.segment_tokens.extend(t for _, t in replay.segments)
+        a[After.SEGMENTS_TAIL] = len(self.segment_artifacts)
+        self.after.append(a)
+
+    def record(self, ledger: np.ndarray, events: np.ndarray) -> PromptRecord:
+        """The record of the replay whose ledger and event rows are ``ledger``, ``events``."""
+        from workbench.engine.records import EVENT, LEDGER
+
         i64 = lambda a: np.asarray(a, dtype=np.int64)  # noqa: E731
         return PromptRecord(i64(self.shown).reshape(-1, N_SHOWN), i64(self.visible_rows), i64(self.retained),
-                            i64(self.segment_artifacts), i64(self.segment_tokens))
+                            i64(self.segment_artifacts), i64(self.segment_tokens), i64(self.after).reshape(-1, N_AFTER),
+                            i64(events[:, EVENT.artifact_no]), i64(events[:, EVENT.type]),
+                            i64(ledger[:, LEDGER.request]))
 
 
-def kernel_record(ledger: np.ndarray, rows: np.ndarray, retained: np.ndarray, segments: np.ndarray) -> PromptRecord:
-    """The record of a kernel replay: the columns it wrote after the ledger's (``ledger``:
-    the whole wide buffer, its written rows only) and its two buffers."""
-    from workbench.engine.records import N_LEDGER
+def kernel_record(ledger: np.ndarray, events: np.ndarray, rows: np.ndarray, retained: np.ndarray,
+                  segments: np.ndarray) -> PromptRecord:
+    """The record of a kernel replay: the columns it wrote after the ledger's and the event
+    columns (``ledger``, ``events``: the wide buffers, their written rows only) and its two buffers."""
+    from workbench.engine.records import EVENT, LEDGER, N_EVENT, N_LEDGER
 
     shown = np.ascontiguousarray(ledger[:, N_LEDGER:N_LEDGER + N_SHOWN])
+    after = np.ascontiguousarray(events[:, N_EVENT:N_EVENT + N_AFTER])
     return PromptRecord(shown, np.asarray(rows, dtype=np.int64), np.array(retained, dtype=np.int64),
-                        np.array(segments[0], dtype=np.int64), np.array(segments[1], dtype=np.int64))
+                        np.array(segments[0], dtype=np.int64), np.array(segments[1], dtype=np.int64), after,
+                        np.array(events[:, EVENT.artifact_no]), np.array(events[:, EVENT.type]),
+                        np.array(ledger[:, LEDGER.request]))
 
 
 class PromptView:

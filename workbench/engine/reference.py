@@ -86,10 +86,9 @@ class _Replay:
         self.mask_rule = MaskRule.from_params(params)
         self.mask_bound = 0  # masking by tokens/count: outputs at visible positions below it are masked
         self.prune_rule = PruneRule.from_params(params)
-        self.cut = -1
+        self.cut = self.cleared_upto = -1  # the cut row; the last cleared row (clear_tool_uses)
         self.segments: list[tuple[int, int]] = []
         self.retained: list[int] = []
-        self.cleared_upto = -1
         self.next_artifact = 0
         self.compactions = 0
         self.flushed_at = -1
@@ -113,16 +112,16 @@ class _Replay:
 
     def summary_size(self, source: int) -> int:
         """The modelled size of a summary of ``source`` tokens: clamped, plus a task-state block."""
-        return (clamp_summary(source, self.p[E.P_SUMMARY_RATIO], self.p[E.P_SUMMARY_CAP], self.p[E.P_SUMMARY_FLOOR])
-                + int(self.p[E.P_TASK_STATE_TOKENS]))
+        p = self.p
+        return clamp_summary(source, p[E.P_SUMMARY_RATIO], p[E.P_SUMMARY_CAP], p[E.P_SUMMARY_FLOOR]) + int(
+            p[E.P_TASK_STATE_TOKENS])
 
     # ---- compile ------------------------------------------------------------------
     def head(self, p: int) -> list[int]:
         return [int(i) for i in self.visible_rows[: self.keep_first] if i < p]
 
     def tail(self, p: int) -> list[int]:
-        """Visible rows after the cut (and the pinned head) and before ``p``, by bisection: a
-        request costs the events since the last cut, not the continuity (ADR-0011: O(k))."""
+        """Visible rows after the cut (and the pinned head) and before ``p``; by bisection (ADR-0011: O(k))."""
         head = self.head(p)
         base = max(self.cut, head[-1] if len(head) == self.keep_first and head else -1)
         if len(head) < self.keep_first:  # all visible rows so far are pinned
@@ -287,6 +286,7 @@ class _Replay:
             type=int(etype), request=r, from_row=from_row, to_row=to_row, artifact_no=artifact,
             tokens_before=before, tokens_after=after, item_tokens=item, span_events=span_events,
             span_tokens=span_tokens, strategy=int(strategy)))
+        self.prompts.after_event(self)
 
     # ---- the cut-point rule ---------------------------------------------------------
     def rule(self, r: int, p: int, context: int, tail: list[int], n_items: int) -> int | None:
@@ -597,4 +597,4 @@ def replay_reference(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray, ex
     with ``record`` its prompt record (:mod:`workbench.engine.prompt_record`) as a third."""
     replay = _Replay(inp, kinds, params, np.zeros(inp.n, bool) if excluded is None else excluded)
     ledger, events = replay.run()
-    return (ledger, events, replay.prompts.record()) if record else (ledger, events)
+    return (ledger, events, replay.prompts.record(ledger, events)) if record else (ledger, events)
