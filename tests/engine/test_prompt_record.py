@@ -64,7 +64,7 @@ def assert_recorded(inp, policy: Policy, window: int, cache: str = "explicit", t
         assert ker.expanded_after(e) == ref.expanded_after(e), (
             f"event {e}: kernel {ker.expanded_after(e)} reference {ref.expanded_after(e)}; {policy.to_dict()}")
     assert len(ref.shown) == len(ker.shown) == len(ref_l) == len(sent)
-    assert np.array_equal(ref.rows, ker.rows)
+    assert np.array_equal(ref.rows, ker.rows) or not len(ref_l)  # (no call: no position is read)
     view = PromptView.lowered(ker, inp, kinds, params, excluded)
     mains = set(main_calls(ker_l).tolist())
     for k in range(len(ref_l)):
@@ -79,7 +79,7 @@ def assert_recorded(inp, policy: Policy, window: int, cache: str = "explicit", t
 
 @given(first=st.integers(0, 3000), chunks=st.lists(chunk_st, min_size=20, max_size=80),
        window=st.sampled_from([1000, 4000, 15_000, 60_000]), data=st.data())
-@_settings(120)
+@_settings(60)
 def test_record_on_hand_built_continuities(first, chunks, window, data):
     inp = with_prefix(tiny_input(first, expand(chunks)), data, window)
     assert_recorded(inp, data.draw(policies(window), label="policy"), window,
@@ -88,7 +88,7 @@ def test_record_on_hand_built_continuities(first, chunks, window, data):
 
 @given(profile=st.sampled_from(PROFILES), events=st.sampled_from([200, 500, 1000]), seed=st.integers(0, 3),
        window=st.sampled_from([8000, 30_000, 120_000]), data=st.data())
-@_settings(12)
+@_settings(8)
 def test_record_on_generated_continuities(profile, events, seed, window, data):
     inp = with_prefix(generated(profile, events, seed), data, window)
     assert_recorded(inp, data.draw(policies(window), label="policy"), window,

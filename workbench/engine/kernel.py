@@ -264,7 +264,8 @@ def replay_kernel(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray, exclu
     if inp.n_requests == 0:
         empty = np.zeros((0, N_LEDGER), np.int64), np.zeros((0, N_EVENT), np.int64)
         none = np.zeros(0, np.int64)
-        return (*empty, PromptRecord(EMPTY_SHOWN, none, none, none, none, EMPTY_AFTER, none, none, none)) if record else empty
+        nothing = PromptRecord(EMPTY_SHOWN, none, none, none, none, EMPTY_AFTER, none, none, none)
+        return (*empty, nothing) if record else empty
     summaries_visible, pos, cfg = _configure(inp, kinds, params)
     plan = buffer_plan(cfg, pos, inp.n_requests, records=True)
     excl = _excluded_positions(pos, excluded) if cfg[E.Cfg.CLEARING] else np.zeros(0, np.uint8)
