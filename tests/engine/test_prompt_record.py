@@ -119,3 +119,23 @@ def test_a_masked_output_is_recorded_as_a_placeholder():
     result_row = int(np.flatnonzero(inp.is_tool_result)[0])
     assert result_row not in view.full_rows(last, inp.n_requests - 1).tolist()
     assert ("row", result_row, 3) in view.items(last, inp.n_requests - 1)
+
+
+def test_a_run_read_back_replays_the_same_records(tmp_path):
+    """A run read from its directory has no record stored: it replays them (kernel), and they
+    are the records the run itself kept (whatever engine it ran)."""
+    from workbench.engine.presets import get_policy
+    from workbench.engine.run import simulate
+    from workbench.rundir.read import load_run
+    from workbench.synth.generate import GeneratorConfig, generate_dataset
+
+    ds = generate_dataset(GeneratorConfig(profile="coding", events=600, seed=3), tmp_path / "ds")
+    small = {"provider.context_window": 20_000}
+    res = simulate(ds, [get_policy("observation-masking", small), get_policy("rip-adr0011", small)],
+                   engine="reference")
+    back, _ = load_run(res.write(tmp_path / "run"))
+    assert res.prompts and not back.prompts
+    for (name, cid), rec in res.prompts.items():
+        again = back.prompt_record(name, cid)
+        assert len(rec.shown) == len(again.shown) > 0
+        assert [rec.expanded(k) for k in range(len(rec.shown))] == [again.expanded(k) for k in range(len(again.shown))]

@@ -209,8 +209,9 @@ def replay_prompts(result: SimulationResult) -> dict[tuple[str, str], Any]:
     accounting, model and stand-in prices) over its inputs."""
     cfg = result.config
     acct_cfg = cfg.get("accounting") or {}
-    acct = accountant(acct_cfg.get("mode", "auto"), acct_cfg.get("profiles"), acct_cfg.get("line_source", "own"),
-                      cfg.get("tokenizer", "cl100k"))
+    profiles = acct_cfg.get("profiles")  # (the packaged profiles when the run's file is gone)
+    acct = accountant(acct_cfg.get("mode", "auto"), profiles if profiles and Path(profiles).is_file() else None,
+                      acct_cfg.get("line_source", "own"), cfg.get("tokenizer", "cl100k"))
     pols = [Policy.from_dict(v["policy"]) for v in cfg["policies"].values()]
     inputs = list(result.inputs.values())
     out = {}
