@@ -50,7 +50,7 @@ def test_a_bundle_is_the_compiled_context(audited):
     from workbench.evaluate.texts import policies_of
 
     for name, policy in policies_of(result).items():
-        tracker = ContextTracker(inp, policy, result.events, window=0)
+        tracker = ContextTracker(inp, policy, result.events, record=result.prompt_record(name, inp.continuity_id))
         rows = bundles.filter(pl.col("policy") == name).sort("request").iter_rows(named=True)
         for r, row in enumerate(rows):
             tracker.advance(r)
@@ -59,11 +59,15 @@ def test_a_bundle_is_the_compiled_context(audited):
             p = int(inp.req_first_row[r])
             want = [*tracker.head(p), *tracker.state.retained]
             refs = [a for a, _ in tracker.shown_segments]
-            shown = tracker.shown_tail(tracker.tail(p))
+            k = int(tracker.main_calls[r])
+            shown = tracker.record.tail_rows(k).tolist()
             events = [i for i in doc["items"] if i["type"] != "summary_ref"]
             assert [e["seq"] for e in events] == [int(inp.seq[i]) for i in [*want, *shown]], (name, r)
             assert [i["artifact_id"] for i in doc["items"] if i["type"] == "summary_ref"] == refs
-            masked = {int(inp.seq[i]) for i in shown if tracker.masked(i, r) or tracker.cleared(i)}
+            # the placeholders are the tail rows the prompt held in place of their text: the
+            # record's tail less its full rows (no preset here prunes)
+            full = set(tracker.raw_rows(r))
+            masked = {int(inp.seq[i]) for i in shown if i not in full}
             assert {e["seq"] for e in events if e["placeholder"]} == masked, (name, r)
     per_policy = bundles.group_by("policy").agg(pl.col("summary_refs").list.len().sum().alias("refs"),
                                                 pl.col("placeholder_seqs").list.len().sum().alias("masked"))
@@ -124,19 +128,33 @@ def test_provider_items_are_bundled_as_provider_items_not_summary_refs(tmp_path)
 
 
 def test_the_bundle_table_is_built_column_by_column_as_its_rows(audited):
-    """The columnar table holds exactly the rows :func:`bundle_row` gives one by one (lists
-    empty, not null; raw window null before the head fills)."""
-    from workbench.evaluate.bundles import _schema, bundle_row
+    """The columnar table holds exactly the rows the context tracker gives request by request
+    (lists empty, not null; raw window null before the head fills)."""
+    from workbench.evaluate.bundles import BUNDLE_SCHEMA, _schema
     from workbench.evaluate.texts import policies_of
 
     _, result = audited
     rows = []
     for name, policy in policies_of(result).items():
         for inp in result.inputs.values():
-            tracker = ContextTracker(inp, policy, result.events, window=0)
+            tracker = ContextTracker(inp, policy, result.events, record=result.prompt_record(name, inp.continuity_id))
+            seq = inp.seq.tolist()
             for r in range(inp.n_requests):
                 tracker.advance(r)
-                rows.append(bundle_row(tracker, r, result.run_id, name))
+                p = int(inp.req_first_row[r])
+                shown = tracker.record.tail_rows(int(tracker.main_calls[r])).tolist()
+                full = set(tracker.raw_rows(r))
+                segs = [a for a, _ in tracker.shown_segments]
+                rows.append({"run_id": result.run_id, "policy": name, "continuity_id": inp.continuity_id,
+                             "request": r, "schema": BUNDLE_SCHEMA, "strategy": tracker.policy.compile.strategy,
+                             "compile_from_seq": seq[p - 1] if p > 0 else -1,
+                             "head_seqs": [seq[i] for i in tracker.head(p)],
+                             "retained_seqs": [seq[i] for i in tracker.state.retained],
+                             "summary_refs": [a for a in segs if a not in tracker.opaque_ids],
+                             "provider_items": [a for a in segs if a in tracker.opaque_ids],
+                             "raw_from_seq": seq[shown[0]] if shown else None,
+                             "raw_to_seq": seq[shown[-1]] if shown else None,
+                             "placeholder_seqs": [seq[i] for i in shown if i not in full]})
     table = context_bundles(result)
     assert table.schema == pl.Schema(_schema())
     assert table.equals(pl.DataFrame(rows, schema=_schema()))

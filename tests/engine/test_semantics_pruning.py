@@ -117,7 +117,12 @@ def test_the_context_tracker_sees_the_prune_of_that_request_only():
     inp = continuity(400)
     events = pl.DataFrame(schema={"policy": pl.String, "continuity_id": pl.String, "event_type": pl.String,
                                   "request": pl.Int64})
-    tracker = ContextTracker(inp, PRUNING, events, window=0)
+    from workbench.engine.provider import resolve_provider
+    from workbench.engine.run import replay
+
+    prov = resolve_provider(PRUNING, continuity_model=inp.model, continuity_window=inp.context_window)
+    _, _, record = replay(inp, PRUNING, prov, record=True)
+    tracker = ContextTracker(inp, PRUNING, events, record=record)
     tracker.advance(4)
     assert tracker.tokens(4) == 10_412 and R1 not in tracker.raw_rows(4) and not tracker.shows(R1, 4)
     assert tracker.pruned(4) == {R1: E.PruneState.TRIMMED}
@@ -155,7 +160,7 @@ def test_the_context_tracker_agrees_with_both_engines_where_pruning_fires(tmp_pa
         main = res.ledger.filter(pl.col("call_kind") == "main")
         pruned = main.filter((pl.col("flags") & E.LedgerFlag.PRUNED) > 0)
         assert pruned.height >= 5, engine
-        tracker = ContextTracker(inp, pol, res.events, window=0)
+        tracker = ContextTracker(inp, pol, res.events, record=res.prompt_record(pol.name, inp.continuity_id))
         states = set()
         for r, expected in zip(main["request"].to_list(), main["context_after"].to_list(), strict=True):
             tracker.advance(r)

@@ -93,7 +93,7 @@ def test_buffers_too_small_for_the_replay_grow():
         plan = kern.buffer_plan(cfg, pos, inp.n_requests, records=records)
         plan[[nb.PLAN.ledger_rows, nb.PLAN.event_rows, nb.PLAN.segments]] = rows, events, 2
         totals, costs = np.zeros(N_TOTALS, np.int64), np.zeros(N_COSTS)
-        led, ev, n_led, n_ev = nb.simulate_nb(
+        led, ev, n_led, n_ev, _, _ = nb.simulate_nb(
             cfg, params, PRICES.array, plan, *args, np.empty((rows, N_LEDGER), np.int64),
             np.empty((events, N_EVENT), np.int64), totals, costs)
         if records:

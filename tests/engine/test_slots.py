@@ -11,13 +11,19 @@ from workbench.engine import enums as E
 from workbench.engine.enums import (
     KEY_BASE,
     KEY_SIZE,
+    N_AFTER,
     N_CACHE_KEYS,
     N_CFG,
+    N_SHOWN,
     N_STATE,
+    After,
+    AfterColumns,
     Cfg,
     ConfigSlots,
     Prev,
     PromptSlots,
+    Shown,
+    ShownColumns,
     State,
     StateSlots,
     slot_meanings,
@@ -52,7 +58,7 @@ def test_offsets_follow_the_declaration():
 
 
 def test_every_slot_has_a_one_line_meaning():
-    for slots in (ConfigSlots, StateSlots, PromptSlots):
+    for slots in (ConfigSlots, StateSlots, PromptSlots, ShownColumns, AfterColumns):
         meanings = slot_meanings(slots)
         assert list(meanings) == list(slots._fields)
         for name, text in meanings.items():
@@ -81,3 +87,10 @@ def test_the_lowered_configuration_fills_exactly_the_declared_slots():
     kinds, params = Policy("raw").lower(200_000, 1, 300_000.0, 1)
     cfg = lowered_config(kinds, params, positions(inp, False))
     assert cfg.shape == (N_CFG,)
+
+
+def test_the_prompt_record_columns_follow_their_declarations():
+    """The record's call and event columns (kernel_nb writes them after the ledger's and the
+    event's columns) are numbered from their declarations, one cell each."""
+    assert list(Shown) == list(range(len(ShownColumns._fields))) == list(range(N_SHOWN))
+    assert list(After) == list(range(len(AfterColumns._fields))) == list(range(N_AFTER))

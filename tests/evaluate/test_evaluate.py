@@ -38,7 +38,7 @@ def _tracked_as_the_ledger(res, name, policy):
     ledger's at each main call; yields the tracker at each."""
     inp = next(iter(res.inputs.values()))
     led = res.ledger.filter((pl.col("policy") == name) & (pl.col("call_kind") == "main"))
-    tracker = ContextTracker(inp, policy, res.events, window=0)
+    tracker = ContextTracker(inp, policy, res.events, record=res.prompt_record(name, inp.continuity_id))
     for r, expected in zip(led["request"].to_list(), led["context_after"].to_list(), strict=True):
         tracker.advance(r)
         assert tracker.tokens(r) == expected, (name, r)
@@ -112,7 +112,7 @@ def test_shows_is_membership_of_raw_rows(all_presets_run, dataset, which):
     from workbench.evaluate.texts import policies_of
 
     for name, policy in policies_of(res).items():
-        tracker = ContextTracker(inp, policy, res.events, window=0)
+        tracker = ContextTracker(inp, policy, res.events, record=res.prompt_record(name, inp.continuity_id))
         probes = sorted(set(range(0, inp.n_requests, 29)) | {r for r in tracker.action_requests if r < inp.n_requests})
         for r in probes:
             tracker.advance(r)

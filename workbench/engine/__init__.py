@@ -12,14 +12,16 @@ Who owns what (every module of the package; ``tests/test_architecture.py`` check
   replays it in the tokens its provider billed (calibrated or harness-profile accounting).
 * ``reference.py`` (the oracle) and ``kernel.py`` + ``kernel_nb.py`` (the compiled
   simulator: records for one configuration, totals under ``prange`` for many).
+* ``prompt_record.py``: what each call's prompt held, as both engines record it (the
+  reference's recorder, the record, and ``PromptView``, how the evaluations read it).
 * Rules with a module of their own, which the engines (and the evaluations) take their
   step from: ``checkpoints.py`` (ADR-0011 checkpoint selection),
   ``masking.py`` (masking by a bound), ``pruning.py`` (session pruning in one request's
   prompt), ``provider_window.py`` (the two compaction layers).
 * ``enums.py`` (codes, the policy's ``K_*``/``P_*`` slots, and the one declaration of
   the kernel's state vector: ``ConfigSlots``/``StateSlots``/``PromptSlots``, each slot
-  named with its meaning, offsets derived) and ``records.py`` (ledger/event/totals
-  layouts): what both engines and the tables share.
+  named with its meaning, offsets derived; the prompt record's ``ShownColumns`` and
+  ``AfterColumns``) and ``records.py`` (ledger/event/totals layouts): what both engines and the tables share.
 * ``metrics.py`` (+ ``metrics_nb.py``): the summary columns.
 * ``cache_miss.py``: the provider's own cache misses inside the TTL, fitted per harness,
   release line and serving provider; ``cache_miss_nb.py`` prices a replayed ledger under

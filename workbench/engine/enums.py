@@ -305,6 +305,38 @@ class PromptSlots(NamedTuple):
     PRUNED_FIRST: Annotated[int, "the first pruned position in it"]
 
 
+class ShownColumns(NamedTuple):
+    """What one call's prompt held: the columns of a prompt-record row, one per ledger row
+    (``workbench.engine.prompt_record``; the kernel writes them after the ledger columns).
+    Positions are visible positions; the two windows index the record's own buffers."""
+
+    CUT: Annotated[int, "position of the context's cut then (-1: none); the raw tail starts after it"]
+    HEAD: Annotated[int, "pinned positions shown: [0, HEAD)"]
+    RETAINED_HEAD: Annotated[int, "retained items shown: start of their window in the retained buffer"]
+    RETAINED_TAIL: Annotated[int, "retained items shown: end of that window"]
+    SEGMENTS_HEAD: Annotated[int, "summary items shown: start of their window in the segment buffer"]
+    SEGMENTS_TAIL: Annotated[int, "summary items shown: end of that window"]
+    TAIL_START: Annotated[int, "first raw tail position shown (0 with TAIL_END when none is)"]
+    TAIL_END: Annotated[int, "the position after the last raw tail position shown"]
+    MASKED0: Annotated[int, "class-0 tool results before this position stood masked"]
+    MASKED1: Annotated[int, "class-1 tool results (model outputs) before this position stood masked"]
+    CLEARED: Annotated[int, "the last position clear_tool_uses had cleared (-1: none)"]
+    PRUNED: Annotated[int, "tool results the session prune trimmed or cleared in it (0: sent unpruned)"]
+
+
+class AfterColumns(NamedTuple):
+    """The context's state right after one event (a checkpoint, merge, edit, truncation ...):
+    the columns of a prompt record's event rows, one per event row (the kernel writes them
+    after the event columns). The windows are the state's, shown or not (recent_messages_v1)."""
+
+    CUT: Annotated[int, "position of the cut (-1: none)"]
+    RETAINED_HEAD: Annotated[int, "retained items: start of their window in the retained buffer"]
+    RETAINED_TAIL: Annotated[int, "retained items: end of that window"]
+    SEGMENTS_HEAD: Annotated[int, "summary segments: start of their window in the segment buffer"]
+    SEGMENTS_TAIL: Annotated[int, "summary segments: end of that window"]
+    CLEARED: Annotated[int, "the last position clear_tool_uses has cleared (-1: none)"]
+
+
 N_CACHE_KEYS = 2  # the session's key and the compaction calls' own key
 Cfg = ConfigSlots(*range(len(ConfigSlots._fields)))
 N_CFG = len(Cfg)
@@ -313,6 +345,10 @@ KEY_BASE = N_CFG + len(State)
 Prev = PromptSlots(*range(len(PromptSlots._fields)))  # offsets inside one key's descriptor
 KEY_SIZE = len(Prev)
 N_STATE = KEY_BASE + N_CACHE_KEYS * KEY_SIZE
+Shown = ShownColumns(*range(len(ShownColumns._fields)))  # columns of one prompt-record row
+N_SHOWN = len(Shown)
+After = AfterColumns(*range(len(AfterColumns._fields)))  # columns of one prompt-record event row
+N_AFTER = len(After)
 
 
 def slot_meanings(slots: type) -> dict[str, str]:

@@ -248,30 +248,41 @@ def _excluded_positions(pos: Positions, excluded: np.ndarray | None) -> np.ndarr
     return np.ascontiguousarray(np.asarray(excluded, bool)[pos.vrow], dtype=np.uint8)
 
 
-def replay_kernel(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray,
-                  excluded: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def replay_kernel(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray, excluded: np.ndarray | None = None,
+                  *, record: bool = False) -> tuple:
     """Replay one continuity; returns (ledger, events) int64 matrices (see records.py),
-    equal to ``replay_reference(inp, kinds, params, excluded)``."""
+    equal to ``replay_reference(inp, kinds, params, excluded)``; with ``record`` its prompt
+    record (:mod:`workbench.engine.prompt_record`) as a third, equal to the reference's."""
     from workbench.engine import kernel_nb as nb
+    from workbench.engine.enums import N_AFTER, N_SHOWN
     from workbench.engine.pricing_nb import TABLE_WIDTH
+    from workbench.engine.prompt_record import EMPTY_AFTER, EMPTY_SHOWN, PromptRecord, kernel_record
     from workbench.engine.records import N_COSTS, N_EVENT, N_LEDGER, N_TOTALS
 
     kinds = np.ascontiguousarray(kinds, dtype=np.int64)
     params = np.ascontiguousarray(params, dtype=np.float64)
     if inp.n_requests == 0:
-        return np.zeros((0, N_LEDGER), np.int64), np.zeros((0, N_EVENT), np.int64)
+        empty = np.zeros((0, N_LEDGER), np.int64), np.zeros((0, N_EVENT), np.int64)
+        none = np.zeros(0, np.int64)
+        nothing = PromptRecord(EMPTY_SHOWN, none, none, none, none, EMPTY_AFTER, none, none, none)
+        return (*empty, nothing) if record else empty
     summaries_visible, pos, cfg = _configure(inp, kinds, params)
     plan = buffer_plan(cfg, pos, inp.n_requests, records=True)
     excl = _excluded_positions(pos, excluded) if cfg[E.Cfg.CLEARING] else np.zeros(0, np.uint8)
     safe = prev_safe(inp, summaries_visible, bool(kinds[E.K_MESSAGE_BOUNDARY]))
-    # np.empty only reserves address space; pages become resident when rows are written
-    ledger = np.empty((plan[nb.PLAN.ledger_rows], N_LEDGER), np.int64)
-    events = np.empty((plan[nb.PLAN.event_rows], N_EVENT), np.int64)
-    ledger, events, n_ledger, n_events = nb.simulate_nb(
+    # np.empty only reserves address space; pages become resident when rows are written; a
+    # recorded replay's ledger rows carry the prompt-record columns after the ledger's
+    ledger = np.empty((plan[nb.PLAN.ledger_rows], N_LEDGER + (N_SHOWN if record else 0)), np.int64)
+    events = np.empty((plan[nb.PLAN.event_rows], N_EVENT + (N_AFTER if record else 0)), np.int64)
+    ledger, events, n_ledger, n_events, retained, segments = nb.simulate_nb(
         cfg, params, np.zeros((4, TABLE_WIDTH)), plan, pos.ptok, pos.vrow, pos.vflag, safe, pos.vmsg,
         _msg_ordinal(inp), pos.Q, pos.B, excl, ledger, events, np.zeros(N_TOTALS, np.int64),
         np.zeros(N_COSTS))
-    return ledger[:n_ledger], events[:n_events]
+    if not record:
+        return ledger[:n_ledger], events[:n_events]
+    prompts = kernel_record(ledger[:n_ledger], events[:n_events], pos.vrow, retained, segments)
+    return (np.ascontiguousarray(ledger[:n_ledger, :N_LEDGER]), np.ascontiguousarray(events[:n_events, :N_EVENT]),
+            prompts)
 
 
 def replay_kernel_totals(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray, prices: np.ndarray,

@@ -54,7 +54,9 @@ from workbench._numba import njit, prange
 from workbench.engine.enums import (
     KEY_BASE,
     KEY_SIZE,
+    N_AFTER,
     N_CFG,
+    N_SHOWN,
     N_STATE,
     P_CLEAR_AT_LEAST,
     P_FLUSH_THRESHOLD,
@@ -76,6 +78,7 @@ from workbench.engine.enums import (
     P_TTL_MS,
     P_WINDOW,
     SHARE_SCALE,
+    After,
     CacheLoss,
     CacheMode,
     CallKind,
@@ -86,6 +89,7 @@ from workbench.engine.enums import (
     Prev,
     PruneState,
     Retain,
+    Shown,
     State,
     Strategy,
     Trigger,
@@ -465,6 +469,13 @@ def _event_nb(events, st, etype, r, from_row, to_row, artifact, before, after, i
     events[k, EVENT.span_events] = span_events
     events[k, EVENT.span_tokens] = span_tokens
     events[k, EVENT.strategy] = strategy
+    if events.shape[1] >= N_EVENT + N_AFTER:  # a recorded replay: the state the event left
+        events[k, N_EVENT + After.CUT] = st[State.CUT]
+        events[k, N_EVENT + After.RETAINED_HEAD] = st[State.RETAINED_HEAD]
+        events[k, N_EVENT + After.RETAINED_TAIL] = st[State.RETAINED_TAIL]
+        events[k, N_EVENT + After.SEGMENTS_HEAD] = st[State.SEGMENTS_HEAD]
+        events[k, N_EVENT + After.SEGMENTS_TAIL] = st[State.SEGMENTS_TAIL]
+        events[k, N_EVENT + After.CLEARED] = st[State.CLEARED]
     st[State.EVENT_ROWS] = k + 1
 
 
@@ -608,6 +619,30 @@ def _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, params, ptok, PRE, vflag, RET, SEG
     return lcp + _effsum_nb(ss, d, ptok, PRE, st)
 
 
+@leaf
+def _record_shown_nb(ledger, k, st, h, rh, rt, sh, sq, ss, te):
+    """Ledger row ``k``'s prompt-record columns (``enums.Shown``, after the ledger's): what the
+    prompt held. Written only into a ledger buffer wide enough (``kernel.replay_kernel_recorded``)."""
+    if ledger.shape[1] < N_LEDGER + N_SHOWN:
+        return
+    c = N_LEDGER
+    if ss >= te:  # no raw tail shown: one spelling of the empty window
+        ss = 0
+        te = 0
+    ledger[k, c + Shown.CUT] = st[State.CUT]
+    ledger[k, c + Shown.HEAD] = h
+    ledger[k, c + Shown.RETAINED_HEAD] = rh
+    ledger[k, c + Shown.RETAINED_TAIL] = rt
+    ledger[k, c + Shown.SEGMENTS_HEAD] = sh
+    ledger[k, c + Shown.SEGMENTS_TAIL] = sq
+    ledger[k, c + Shown.TAIL_START] = ss
+    ledger[k, c + Shown.TAIL_END] = te
+    ledger[k, c + Shown.MASKED0] = st[State.MASKED0]
+    ledger[k, c + Shown.MASKED1] = st[State.MASKED1]
+    ledger[k, c + Shown.CLEARED] = st[State.CLEARED]
+    ledger[k, c + Shown.PRUNED] = st[State.PRUNED_ENTRIES]
+
+
 def _account_impl(key, full, items, trailer, r, call, output, before, after, flags, nvp, st, params, ptok,
              PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN):
     """One ledger row; the prompt is the compiled context (``full``, ``items`` tokens, the
@@ -639,6 +674,7 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
     total = items + trailer
     ts = Q[Q_TS, r]
     k = st[State.LEDGER_ROWS]
+    _record_shown_nb(ledger, k, st, h, rh, rt, sh, sq, ss, te)
     if (flags & LedgerFlag.FAILED) != 0:  # rejected by the provider: nothing billed, cached or answered
         st[State.PRUNED_ENTRIES] = 0
         for col in range(N_LEDGER):
@@ -1543,8 +1579,9 @@ def simulate_nb(cfg, params, prices, plan, ptok, vrow, vflag, prev_safe, vmsg, m
     clearable-tool exclusion mask (empty: none excluded).
 
     With ``plan[PLAN.records]`` every ledger/event row is kept: returns ``(ledger, events,
-    ledger rows, event rows)`` (the buffers, grown if they were too small). Otherwise
-    ``ledger``/``events`` are a chunk that is added to ``totals``/``costs``
+    ledger rows, event rows, retained positions, segments)`` (the buffers, grown if they were
+    too small; the last two are the buffers a prompt record's windows index, see
+    ``_record_shown_nb``). Otherwise ``ledger``/``events`` are a chunk that is added to ``totals``/``costs``
     (:func:`metrics_nb.add_totals_nb`, calls priced by ``prices``) and emptied whenever the
     request loop stops for room, so a replay needs O(1) memory beyond its policy arrays.
     """
@@ -1588,7 +1625,7 @@ def simulate_nb(cfg, params, prices, plan, ptok, vrow, vflag, prev_safe, vmsg, m
                 for j in range(SEG.shape[1]):
                     grown[i, j] = SEG[i, j]
             SEG = grown
-    return ledger, events, st[State.LEDGER_ROWS], st[State.EVENT_ROWS]
+    return ledger, events, st[State.LEDGER_ROWS], st[State.EVENT_ROWS], RET[0], SEG
 
 
 @njit(parallel=True)

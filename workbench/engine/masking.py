@@ -1,8 +1,8 @@
 """Masking by a bound: every tool output of the raw tail but the newest ``keep_tokens``
 tokens (or ``keep_results`` outputs) becomes a placeholder, once that frees ``at_least``
-tokens, optionally only after an idle gap. The reference engine and the context tracker
-(:mod:`workbench.evaluate.context`) take their masking step from here; the kernel's twin is
-``kernel_nb._mask_by_bound_nb``."""
+tokens, optionally only after an idle gap. The reference engine takes its masking step from
+here; the kernel's twin is ``kernel_nb._mask_by_bound_nb``. The evaluations read the bound
+each prompt was sent with from the engines' prompt record (:mod:`workbench.engine.prompt_record`)."""
 
 from __future__ import annotations
 
@@ -49,8 +49,7 @@ def mask_step(inp: ReplayInput, visible_rows: np.ndarray, tail: list[int], p: in
     them becomes a placeholder, once that frees at least ``rule.at_least``; with
     ``rule.idle_ms`` only when request ``r`` comes that long after request ``r - 1``. Returns
     the new bound (visible positions below it are masked); it only moves forward, and stays
-    ``bound`` when nothing is masked now. The context tracker (:mod:`workbench.evaluate.context`)
-    replays the same step."""
+    ``bound`` when nothing is masked now."""
     if rule.idle_ms > 0 and not (r > 0 and inp.req_ts[r] - inp.req_ts[r - 1] >= rule.idle_ms):
         return bound
 

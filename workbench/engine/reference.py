@@ -36,19 +36,18 @@ For each request ``r`` (whose first output event is row ``p``), in order:
    gap, the main request's prompt may carry old tool results trimmed or cleared; the context
    keeps them, and the next request sends them again. Pruned results are items of their own
    (``trimmed``/``pruned``), so two prompts share them only where both pruned them alike.
-6. **Account** the main request: the cached prefix is the longest common prefix (in items,
-   counted in tokens) with the previous prompt of the same cache key, if used within the
-   TTL and at least the minimum cacheable size, rounded down to the provider's granularity.
-   Explicit caches (Anthropic) write everything after the read prefix; automatic caches
-   (OpenAI) write nothing, unless the provider bills writes (``automatic_writes``: OpenAI
-   from GPT-5.6), then they write what they did not read, as explicit caches do. A
-   shortfall is attributed to compaction, an edit (masking or clearing), a truncation,
-   drift (anything else), the TTL, or a cold start.
+6. **Account** the main request: the cached prefix is the longest common prefix (in items, counted in
+   tokens) with the previous prompt of the same cache key, if used within the TTL and at least the
+   minimum cacheable size, rounded down to the provider's granularity. Explicit caches (Anthropic)
+   write everything after the read prefix; automatic caches (OpenAI) write nothing, unless the
+   provider bills writes (``automatic_writes``: OpenAI from GPT-5.6), then they write what they
+   did not read, as explicit caches do. A shortfall is attributed to compaction, an edit (masking
+   or clearing), a truncation, drift (anything else), the TTL, or a cold start.
 
-Compaction and flush calls are accounted the same way, with their own prompts. A two-layer
-policy (``compaction.local_tokens``) also rebuilds its window from its local checkpoint where
-a single layer would merge, and makes local checkpoints after step 4 (a continuation reset is
-cache loss ``reset``): :mod:`workbench.engine.provider_window`.
+Compaction and flush calls are accounted the same way, with their own prompts (what each prompt held:
+:mod:`workbench.engine.prompt_record`). A two-layer policy (``compaction.local_tokens``) also rebuilds
+its window from its local checkpoint where a single layer would merge, and makes local checkpoints
+after step 4 (a continuation reset is cache loss ``reset``): :mod:`workbench.engine.provider_window`.
 """
 
 from __future__ import annotations
@@ -60,6 +59,7 @@ from workbench.engine import provider_window
 from workbench.engine.enums import SHARE_SCALE, share_ppm
 from workbench.engine.masking import MaskRule, mask_step
 from workbench.engine.prepare import ReplayInput
+from workbench.engine.prompt_record import ReferenceRecorder
 from workbench.engine.pruning import TRIMMED, PruneRule, prune_step
 from workbench.engine.records import N_EVENT, N_LEDGER, event_row, ledger_row
 
@@ -86,10 +86,9 @@ class _Replay:
         self.mask_rule = MaskRule.from_params(params)
         self.mask_bound = 0  # masking by tokens/count: outputs at visible positions below it are masked
         self.prune_rule = PruneRule.from_params(params)
-        self.cut = -1
+        self.cut = self.cleared_upto = -1  # the cut row; the last cleared row (clear_tool_uses)
         self.segments: list[tuple[int, int]] = []
         self.retained: list[int] = []
-        self.cleared_upto = -1
         self.next_artifact = 0
         self.compactions = 0
         self.flushed_at = -1
@@ -109,19 +108,20 @@ class _Replay:
         self.reset_since = [False, False]
         self.ledger: list[tuple[int, ...]] = []
         self.events: list[tuple[int, ...]] = []
+        self.prompts = ReferenceRecorder(self.visible_rows)  # what each call's prompt held
 
     def summary_size(self, source: int) -> int:
         """The modelled size of a summary of ``source`` tokens: clamped, plus a task-state block."""
-        return (clamp_summary(source, self.p[E.P_SUMMARY_RATIO], self.p[E.P_SUMMARY_CAP], self.p[E.P_SUMMARY_FLOOR])
-                + int(self.p[E.P_TASK_STATE_TOKENS]))
+        p = self.p
+        return clamp_summary(source, p[E.P_SUMMARY_RATIO], p[E.P_SUMMARY_CAP], p[E.P_SUMMARY_FLOOR]) + int(
+            p[E.P_TASK_STATE_TOKENS])
 
     # ---- compile ------------------------------------------------------------------
     def head(self, p: int) -> list[int]:
         return [int(i) for i in self.visible_rows[: self.keep_first] if i < p]
 
     def tail(self, p: int) -> list[int]:
-        """Visible rows after the cut (and the pinned head) and before ``p``, by bisection: a
-        request costs the events since the last cut, not the continuity (ADR-0011: O(k))."""
+        """Visible rows after the cut (and the pinned head) and before ``p``; by bisection (ADR-0011: O(k))."""
         head = self.head(p)
         base = max(self.cut, head[-1] if len(head) == self.keep_first and head else -1)
         if len(head) < self.keep_first:  # all visible rows so far are pinned
@@ -197,6 +197,7 @@ class _Replay:
     # ---- accounting ---------------------------------------------------------------
     def account(self, key: int, items: list[Item], trailer: int, r: int, call: int, output: int,
                 before: int, after: int, flags: int) -> None:
+        self.prompts.add(self, r, items)
         mode = int(self.k[E.K_CACHE_MODE])
         min_cache = int(self.p[E.P_MIN_CACHEABLE])
         gran = max(1, int(self.p[E.P_CACHE_GRANULARITY]))
@@ -285,6 +286,7 @@ class _Replay:
             type=int(etype), request=r, from_row=from_row, to_row=to_row, artifact_no=artifact,
             tokens_before=before, tokens_after=after, item_tokens=item, span_events=span_events,
             span_tokens=span_tokens, strategy=int(strategy)))
+        self.prompts.after_event(self)
 
     # ---- the cut-point rule ---------------------------------------------------------
     def rule(self, r: int, p: int, context: int, tail: list[int], n_items: int) -> int | None:
@@ -465,8 +467,7 @@ class _Replay:
         return E.LedgerFlag.EDITED
 
     def truncate_half(self, r: int, p: int) -> int:
-        """Emergency (Roo Code's fallback): drop the older half of the raw tail, cut at the
-        last safe row of that half (a truncation)."""
+        """Emergency (Roo Code's fallback): drop the older half of the raw tail (cut at its last safe row)."""
         tail = self.tail(p)
         safe = self.safe_rows(tail[:len(tail) // 2])
         if not safe:
@@ -474,8 +475,7 @@ class _Replay:
         return self.cut_tail(r, p, tail, safe[-1], self.size(self.compile(r, p)))
 
     def safe_rows(self, rows: list[int]) -> list[int]:
-        """The rows an emergency truncation may cut at: no tool call waiting for its result,
-        and a message where the policy cuts only at messages."""
+        """Rows an emergency truncation may cut at: no tool call awaits its result (a message if cuts need one)."""
         need_message = bool(self.k[E.K_MESSAGE_BOUNDARY])
         return [i for i in rows if self.inp.open_after[i] == 0 and (not need_message or self.inp.is_message[i])]
 
@@ -591,9 +591,10 @@ class _Replay:
         return ledger, events
 
 
-def replay_reference(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray,
-                     excluded: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Replay one continuity; returns (ledger, events) int64 matrices (see records.py)."""
-    if excluded is None:
-        excluded = np.zeros(inp.n, bool)
-    return _Replay(inp, kinds, params, excluded).run()
+def replay_reference(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray, excluded: np.ndarray | None = None,
+                     *, record: bool = False) -> tuple:
+    """Replay one continuity; returns (ledger, events) int64 matrices (see records.py), and
+    with ``record`` its prompt record (:mod:`workbench.engine.prompt_record`) as a third."""
+    replay = _Replay(inp, kinds, params, np.zeros(inp.n, bool) if excluded is None else excluded)
+    ledger, events = replay.run()
+    return (ledger, events, replay.prompts.record(ledger, events)) if record else (ledger, events)

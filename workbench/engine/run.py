@@ -55,6 +55,20 @@ class SimulationResult:
     config: dict[str, Any]
     run_id: str
     inputs: dict[str, Any] = field(default_factory=dict, repr=False)  # ReplayInput by continuity
+    # what each call's prompt held (engine.prompt_record.PromptRecord), by (policy, continuity id);
+    # kept with the inputs (what the evaluations read), not written to the run directory
+    prompts: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
+
+    def prompt_record(self, policy: str, continuity_id: str):
+        """The prompt record of one policy x continuity of this run (a run read back from its
+        directory replays its records once, with the kernel: they equal the reference's)."""
+        if not self.prompts and self.inputs:
+            self.prompts = replay_prompts(self)
+        try:
+            return self.prompts[(policy, continuity_id)]
+        except KeyError:
+            raise WorkbenchError(f"no prompt record of {policy}/{continuity_id} in run {self.run_id}: "
+                                 "simulate with keep_inputs=True to evaluate it") from None
 
     def write(self, out: str | Path, *, force: bool = False) -> Path:
         """Write ledger/events/summary Parquet + config.json and the summary artifacts
@@ -174,19 +188,37 @@ def replay_jobs(inputs: list, policies: Sequence[Policy], acct, *, model: str | 
         yield Job(i, j, pol, rule, view, line, prov)
 
 
-def replay(inp, policy: Policy, provider, engine: str = "kernel"):
-    """Lower ``policy`` against ``provider`` and replay one prepared continuity."""
+def replay(inp, policy: Policy, provider, engine: str = "kernel", *, record: bool = False):
+    """Lower ``policy`` against ``provider`` and replay one prepared continuity: ``(ledger,
+    events)``, and with ``record`` the prompt record (:mod:`workbench.engine.prompt_record`)."""
     kinds, params = policy.lower(provider.window, provider.cache_mode, provider.ttl_ms, provider.granularity)
     excluded = inp.excluded_mask(policy.compaction.exclude_tools)
     if engine == "reference":
         from workbench.engine.reference import replay_reference
 
-        return replay_reference(inp, kinds, params, excluded)
+        return replay_reference(inp, kinds, params, excluded, record=record)
     if engine == "kernel":
         from workbench.engine.kernel import replay_kernel
 
-        return replay_kernel(inp, kinds, params, excluded)
+        return replay_kernel(inp, kinds, params, excluded, record=record)
     raise WorkbenchError(f"unknown engine {engine!r}; choose one of {ENGINES}")
+
+
+def replay_prompts(result: SimulationResult) -> dict[tuple[str, str], Any]:
+    """The prompt records of ``result``'s replays, replayed as its config says (policies,
+    accounting, model and stand-in prices) over its inputs."""
+    cfg = result.config
+    acct_cfg = cfg.get("accounting") or {}
+    profiles = acct_cfg.get("profiles")  # (the packaged profiles when the run's file is gone)
+    acct = accountant(acct_cfg.get("mode", "auto"), profiles if profiles and Path(profiles).is_file() else None,
+                      acct_cfg.get("line_source", "own"), cfg.get("tokenizer", "cl100k"))
+    pols = [Policy.from_dict(v["policy"]) for v in cfg["policies"].values()]
+    inputs = list(result.inputs.values())
+    out = {}
+    for job in replay_jobs(inputs, pols, acct, model=cfg.get("model_override"), price_as=cfg.get("model_price_as")):
+        _, _, out[(job.policy.name, inputs[job.input_index].continuity_id)] = replay(
+            job.view, job.rule, job.provider, "kernel", record=True)
+    return out
 
 
 def prepare_dataset(ds, tokenizer: str) -> list:
@@ -298,13 +330,16 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
     inputs = prepare_dataset(ds, tokenizer) if inputs is None else list(inputs)
     cold = cold_requests(ds.manifest)  # requests that switched model: their cache is cold
     ledgers, events, keys, totals = [], [], [], []
+    prompts: dict[tuple[str, str], Any] = {}
     resolved: dict[str, dict] = {}
     notes: dict[str, list[str]] = {}  # what was priced otherwise than asked, and where
     jobs = replay_jobs(inputs, pols, acct, model=model, price_as=price_as, notes=notes)  # policy-major
     for job in progress_iter(jobs, "simulating", enabled=progress, total=len(pols) * len(inputs)):
         i, j, pol, inp = job.policy_index, job.input_index, job.policy, inputs[job.input_index]
         rule, view, line, prov = job.rule, job.view, job.line, job.provider
-        led, ev = replay(view, rule, prov, engine)
+        led, ev, *record = replay(view, rule, prov, engine, record=keep_inputs)
+        if record:
+            prompts[(pol.name, inp.continuity_id)] = record[0]
         band = replay_band(view, prov, led, engine=engine,  # an imported log's provider cache misses
                            cold=cold.get(inp.continuity_id, ()))
         keys.append((run_id, pol.name, inp.continuity_id, prov.model, prov.window))
@@ -347,7 +382,7 @@ def simulate(dataset, policies: Sequence[str | Policy], *, engine: str = "kernel
     return SimulationResult(
         ledger=pl.concat(ledgers, how="vertical"), events=pl.concat(events, how="vertical"),
         summary=_summary(keys, totals), config=config, run_id=run_id,
-        inputs={inp.continuity_id: inp for inp in inputs} if keep_inputs else {},
+        inputs={inp.continuity_id: inp for inp in inputs} if keep_inputs else {}, prompts=prompts,
     )
 
 

@@ -1,6 +1,7 @@
 """Per-request context bundles (ADR-0011 ``rip.context_bundle.v1``): what each request's
-compiled context holds, by reference, rebuilt from a run's events and its policy by the
-context tracker (:class:`~workbench.evaluate.context.ContextTracker`).
+compiled context holds, by reference, read from the engines' prompt record of each
+request's main call (:mod:`workbench.engine.prompt_record`, through the context tracker
+:class:`~workbench.evaluate.context.ContextTracker`).
 
 A bundle lists, in prompt order: the pinned head, the raw items retained across cuts, one
 ``summary_ref`` item per summary in the context (its artifact id: the provider adapter
@@ -42,72 +43,93 @@ def _schema():
             "raw_to_seq": pl.Int64, "placeholder_seqs": seqs}
 
 
-def _bundle_values(tracker, r: int) -> tuple:
-    """Request ``r``'s bundle (the tracker advanced to it), in :data:`_PER_REQUEST` order."""
-    inp, policy = tracker.inp, tracker.policy
-    seq = inp.seq
-    p = int(inp.req_first_row[r])
-    lo, hi = tracker.shown_window(p)
-    window = tracker.visible_rows[lo:hi]
-    # only policies that mask or clear show placeholders: the others skip the scan
-    edits = (policy.masking.after_turns > 0 or tracker.mask_rule.bounded
-             or policy.compaction.kind == "clear_tool_uses")
-    placeholders = ([int(seq[i]) for i in window.tolist() if tracker.masked(i, r) or tracker.cleared(i)]
-                    if edits else [])
-    shown = tracker.shown_segments
-    return (r, int(seq[p - 1]) if p > 0 else -1,
-            seq[tracker.head(p)].tolist(),
-            seq[tracker.state.retained].tolist() if tracker.state.retained else [],
-            [a for a, _ in shown if a not in tracker.opaque_ids],
-            [a for a, _ in shown if a in tracker.opaque_ids],
-            int(seq[window[0]]) if window.size else None,
-            int(seq[window[-1]]) if window.size else None,
-            placeholders)
-
-
-#: the columns that vary per request, in the order :func:`_bundle_values` gives them
+#: the columns that vary per request, in :func:`continuity_bundles`' order
 _PER_REQUEST = ("request", "compile_from_seq", "head_seqs", "retained_seqs", "summary_refs", "provider_items",
                 "raw_from_seq", "raw_to_seq", "placeholder_seqs")
 
 
 def bundle_row(tracker, r: int, run_id: str, name: str) -> dict[str, Any]:
-    """The bundle row of request ``r`` (the tracker advanced to it)."""
-    return {"run_id": run_id, "policy": name, "continuity_id": tracker.inp.continuity_id, "request": r,
-            "schema": BUNDLE_SCHEMA, "strategy": tracker.policy.compile.strategy,
-            **dict(zip(_PER_REQUEST, _bundle_values(tracker, r), strict=True))}
+    """The bundle row of request ``r`` (``tracker``: a :class:`~workbench.evaluate.context.ContextTracker`)."""
+    return continuity_bundles(tracker, run_id, name).row(r, named=True)
+
+
+def _ranges(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(owner, index)``: the integers of every range ``[start[j], end[j])`` end to end, with
+    the range each came from (empty ranges give nothing)."""
+    lengths = np.maximum(end - start, 0)
+    total = int(lengths.sum())
+    owner = np.repeat(np.arange(start.size), lengths)
+    offsets = np.cumsum(lengths) - lengths
+    return owner, np.arange(total) - np.repeat(offsets, lengths) + np.repeat(start, lengths)
+
+
+def _in_windows(positions: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(owner, position)`` of the sorted ``positions`` inside each window ``[lo[j], hi[j])``."""
+    owner, idx = _ranges(np.searchsorted(positions, lo), np.searchsorted(positions, hi))
+    return owner, positions[idx]
 
 
 def continuity_bundles(tracker, run_id: str, name: str):
-    """The bundle rows of every request of one continuity x policy (``tracker`` fresh), a
-    frame built column by column (a row dict per request is what made 60k requests slow)."""
+    """The bundle rows of every request of one continuity x policy, read column by column
+    from the prompt record of each request's main call (no row built one at a time)."""
     import polars as pl
 
-    n = tracker.inp.n_requests
+    from workbench.engine.enums import Shown
+
+    inp, rec, view = tracker.inp, tracker.record, tracker.view
+    n = inp.n_requests
+    seq = np.asarray(inp.seq, dtype=np.int64)
     schema = _schema()
-    is_list = [isinstance(schema[key], pl.List) for key in _PER_REQUEST]
-    # a list column as its values end to end and each row's length (no list kept per row)
-    columns: list[list] = [[] for _ in _PER_REQUEST]
-    lengths: list[list[int]] = [[] for _ in _PER_REQUEST]
-    for r in range(n):
-        tracker.advance(r)
-        for k, value in enumerate(_bundle_values(tracker, r)):
-            if is_list[k]:
-                columns[k].extend(value)
-                lengths[k].append(len(value))
-            else:
-                columns[k].append(value)
-    data = {"run_id": pl.repeat(run_id, n, dtype=pl.String, eager=True),
-            "policy": pl.repeat(name, n, dtype=pl.String, eager=True),
-            "continuity_id": pl.repeat(tracker.inp.continuity_id, n, dtype=pl.String, eager=True),
-            "schema": pl.repeat(BUNDLE_SCHEMA, n, dtype=pl.String, eager=True),
-            "strategy": pl.repeat(tracker.policy.compile.strategy, n, dtype=pl.String, eager=True)}
-    for k, key in enumerate(_PER_REQUEST):
-        data[key] = (_list_column(key, columns[k], lengths[k], schema[key]) if is_list[k]
-                     else pl.Series(key, columns[k], dtype=schema[key]))
-    return pl.DataFrame(data).select(list(schema))
+    s = rec.shown[tracker.main_calls] if n else np.zeros((0, rec.shown.shape[1]), np.int64)
+    col = {c: s[:, getattr(Shown, c)] for c in Shown._fields}
+    first = np.asarray(inp.req_first_row, dtype=np.int64)[:n]
+    data: dict[str, Any] = {"request": np.arange(n, dtype=np.int64),
+                            "compile_from_seq": np.where(first > 0, seq[np.maximum(first - 1, 0)], -1)}
+    rows = rec.rows
+
+    def listed(key: str, owner: np.ndarray, values) -> None:
+        lengths = np.bincount(owner, minlength=n) if n else np.zeros(0, np.int64)
+        data[key] = _list_column(key, values, lengths, schema[key])
+
+    owner, v = _ranges(np.zeros(n, np.int64), col["HEAD"])
+    listed("head_seqs", owner, seq[rows[v]])
+    owner, j = _ranges(col["RETAINED_HEAD"], col["RETAINED_TAIL"])
+    listed("retained_seqs", owner, seq[rows[rec.retained[j]]])
+    owner, j = _ranges(col["SEGMENTS_HEAD"], col["SEGMENTS_TAIL"])
+    ids = [tracker.artifact_ids.get(a) for a in rec.segment_artifacts[j].tolist()]
+    opaque = np.fromiter((a in tracker.opaque_ids for a in ids), bool, len(ids))
+    listed("summary_refs", owner[~opaque], [a for a, o in zip(ids, opaque.tolist(), strict=True) if not o])
+    listed("provider_items", owner[opaque], [a for a, o in zip(ids, opaque.tolist(), strict=True) if o])
+    lo, hi = col["TAIL_START"], col["TAIL_END"]
+    shown = hi > lo
+    data["raw_from_seq"] = pl.Series(np.where(shown, seq[rows[np.where(shown, lo, 0)]], 0)).set(
+        pl.Series(~shown), None) if n else np.zeros(0, np.int64)
+    data["raw_to_seq"] = pl.Series(np.where(shown, seq[rows[np.where(shown, hi - 1, 0)]], 0)).set(
+        pl.Series(~shown), None) if n else np.zeros(0, np.int64)
+    # placeholders: masked tool results (each class below its bound) and cleared rows (clearable,
+    # up to the clearing bound, not masked already): disjoint sets, merged in position order
+    parts = []
+    cleared_end = np.minimum(hi, col["CLEARED"] + 1)
+    results1 = view.class1
+    results0 = view.is_result & ~results1
+    for cls, bound in ((results0, col["MASKED0"]), (results1, col["MASKED1"])):
+        pos = np.flatnonzero(cls)
+        parts.append(_in_windows(pos, lo, np.minimum(hi, bound)))
+        parts.append(_in_windows(np.flatnonzero(cls & view.clearable), np.maximum(lo, bound), cleared_end))
+    parts.append(_in_windows(np.flatnonzero(view.clearable & ~view.is_result), lo, cleared_end))
+    owner = np.concatenate([o for o, _ in parts])
+    pos = np.concatenate([p for _, p in parts])
+    order = np.lexsort((pos, owner))
+    listed("placeholder_seqs", owner[order], seq[rows[pos[order]]])
+    constants = {"run_id": run_id, "policy": name, "continuity_id": inp.continuity_id, "schema": BUNDLE_SCHEMA,
+                 "strategy": tracker.policy.compile.strategy}
+    for key, value in constants.items():
+        data[key] = pl.repeat(value, n, dtype=pl.String, eager=True)
+    return pl.DataFrame({k: (v if isinstance(v, pl.Series) else pl.Series(k, v, dtype=schema[k])).alias(k)
+                         for k, v in data.items()}).select(list(schema))
 
 
-def _list_column(name: str, flat: list, lengths: list[int], dtype):
+def _list_column(name: str, flat, lengths, dtype):
     """A list column from its values end to end and each row's length (one Arrow array, not
     a Series per row)."""
     import polars as pl
@@ -127,7 +149,8 @@ def context_bundles(result, continuities=None):
     from workbench.evaluate.context import ContextTracker
     from workbench.evaluate.texts import policies_of
 
-    frames = [continuity_bundles(ContextTracker(inp, policy, result.events, window=0), result.run_id, name)
+    frames = [continuity_bundles(ContextTracker(inp, policy, result.events, record=result.prompt_record(name, cid)),
+                                 result.run_id, name)
               for name, policy in policies_of(result).items()
               for cid, inp in result.inputs.items() if continuities is None or cid in continuities]
     return pl.concat(frames) if frames else pl.DataFrame(schema=_schema())

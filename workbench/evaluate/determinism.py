@@ -76,7 +76,7 @@ def compiled_context_hash(result, policy_name: str) -> str:
         probe = sorted(set(cut_requests) | ({inp.n_requests - 1} if inp.n_requests else set()))
         frames = [Checkpoint(int(r["frame_seq"]), int(r["from_seq"]), int(r["to_seq"]), r["summary_artifact_id"])
                   for r in cps.iter_rows(named=True)]
-        tracker = ContextTracker(inp, policy, result.events, window=0)
+        tracker = ContextTracker(inp, policy, result.events, record=result.prompt_record(policy_name, cid))
         for r in probe:
             tracker.advance(r)
             p = int(inp.req_first_row[r])

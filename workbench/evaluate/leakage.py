@@ -103,7 +103,7 @@ def _context_after_compaction(result, inp, policy, dt: DatasetText, tx,
             last_row[sid] = max(last_row.get(sid, -1), row)
     if not last_row:
         return {}
-    tracker = ContextTracker(inp, policy, result.events, window=0)
+    tracker = ContextTracker(inp, policy, result.events, record=result.prompt_record(policy.name, inp.continuity_id))
     stored = {a: t for a, t in zip(tx["artifact_id"].to_list(), tx["text"].to_list(), strict=True) if t}
     pending = sorted(last_row.items(), key=lambda kv: kv[1])
     out: dict[str, tuple[int, frozenset[int]]] = {}

@@ -64,7 +64,7 @@ def retention_table(result, dataset, texts, *, distances=DISTANCES,
             memories = [(int(r), t or "") for r, t, k in zip(requests, tx["text"].to_list(), kinds, strict=True)
                         if k == "memory"]
             memories.sort(key=lambda m: m[0])  # stable: the join keeps the table's order
-            tracker = ContextTracker(inp, policy, result.events, window=0)
+            tracker = ContextTracker(inp, policy, result.events, record=result.prompt_record(name, cid))
             summary_keys: dict[tuple[str, ...], set[int]] = {}
             memory = JoinScan(index, " ", answers_in)
             written = 0

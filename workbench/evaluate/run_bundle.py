@@ -43,24 +43,26 @@ def run_bundle(run_dir: str | Path, policy: str, request: int, continuity: str |
     if not 0 <= request < inp.n_requests:
         raise WorkbenchError(f"request {request} is not one of {cid}'s {inp.n_requests} requests")
     events = load_table(run_dir, "events")
+    replayed = _replayed(ds, inp, pol, config)  # what each prompt held: the engines' record
+    record = replayed.prompt_record(policy, cid)
     reason = None
     if events is None:
         reason = "the run has no events table (its checkpoint frames)"
     else:
-        bundle, reason = _compiled(run_dir, events, inp, pol, policy, request, config["run_id"])
+        bundle, reason = _compiled(run_dir, events, record, inp, pol, policy, request, config["run_id"])
         if reason is None:
             return {**bundle, "source": RUN, "fallback_reason": None}
-    events = _replayed_events(ds, inp, pol, config)
+    events = replayed.events
     from workbench.conformance.scenarios import modelled_artifact_store
 
-    bundle, _ = _compiled(None, events, inp, pol, policy, request, config["run_id"],
+    bundle, _ = _compiled(None, events, record, inp, pol, policy, request, config["run_id"],
                           read=modelled_artifact_store(events).get)
     return {**bundle, "source": REPLAY, "fallback_reason": reason}
 
 
-def _compiled(run_dir, events, inp, pol, name: str, request: int, run_id: str, read=None):
-    """``(bundle with its artifacts, None)`` compiled from ``events`` and the store (the
-    run's, or ``read``); ``(None, reason)`` when a summary_ref does not resolve."""
+def _compiled(run_dir, events, record, inp, pol, name: str, request: int, run_id: str, read=None):
+    """``(bundle with its artifacts, None)`` compiled from ``events``, the prompt ``record``
+    and the store (the run's, or ``read``); ``(None, reason)`` when a summary_ref does not resolve."""
     from workbench.evaluate.bundles import bundle_document, bundle_row
     from workbench.evaluate.context import ContextTracker
     from workbench.rundir.artifacts import ArtifactError, has_store, read_store
@@ -69,8 +71,10 @@ def _compiled(run_dir, events, inp, pol, name: str, request: int, run_id: str, r
         if not has_store(run_dir):
             return None, "the run has no artifact store"
         read = read_store(run_dir)
-    tracker = ContextTracker(inp, pol, events.filter(events["policy"] == name), window=0)
-    tracker.advance(request)
+    try:
+        tracker = ContextTracker(inp, pol, events.filter(events["policy"] == name), record=record)
+    except ValueError as e:  # the events are not the replay's
+        return None, str(e)
     row = bundle_row(tracker, request, run_id, name)
     artifacts = {}
     for art in row["summary_refs"]:
@@ -84,9 +88,9 @@ def _compiled(run_dir, events, inp, pol, name: str, request: int, run_id: str, r
     return {**bundle_document(row, inp, pol), "artifacts": artifacts}, None
 
 
-def _replayed_events(ds, inp, pol, config: dict[str, Any]):
-    """The run's events of ``pol`` on ``inp``, replayed from the continuity with the run's
-    own settings (engine, tokenizer, pricing, accounting)."""
+def _replayed(ds, inp, pol, config: dict[str, Any]):
+    """``pol`` on ``inp`` replayed from the continuity with the run's own settings (engine,
+    tokenizer, pricing, accounting): its events and prompt record."""
     from workbench.engine.run import ENGINES, simulate
 
     acct = config.get("accounting") or {}
@@ -96,4 +100,4 @@ def _replayed_events(ds, inp, pol, config: dict[str, Any]):
                    price_as=config.get("model_price_as"), run_id=config["run_id"], inputs=[inp],
                    accounting=acct.get("mode", "auto"), line_source=acct.get("line_source", "own"),
                    calibration=profiles if profiles and Path(profiles).is_file() else None)
-    return res.events
+    return res

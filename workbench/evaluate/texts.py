@@ -140,7 +140,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
         on = policy.redaction.sr1_carry_forward if sr1 is None else sr1
         derive = derivers.of(policy)
         for cid, inp in result.inputs.items():
-            tracker = ContextTracker(inp, policy, result.events, window=0)
+            tracker = ContextTracker(inp, policy, result.events, record=result.prompt_record(name, cid))
             cont = inp.continuity
             flushes = _flush_requests(result.events, name, cid)
             segments: dict[str, str] = {}  # artifact id -> stored text, in context order
