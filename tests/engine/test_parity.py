@@ -50,10 +50,10 @@ def _settings(n: int):
 
 def assert_same(inp, policy: Policy, window: int, cache: str = "explicit", ttl_s: float = 300.0,
                 granularity: int = 1) -> None:
-    kinds, params = policy.lower(window, int(CACHE[cache]), ttl_s * 1000.0, granularity)
+    cfg, params = policy.lower(window, int(CACHE[cache]), ttl_s * 1000.0, granularity)
     excluded = inp.excluded_mask(policy.compaction.exclude_tools)
-    ref_l, ref_e = replay_reference(inp, kinds, params, excluded)
-    ker_l, ker_e = replay_kernel(inp, kinds, params, excluded)
+    ref_l, ref_e = replay_reference(inp, cfg, params, excluded)
+    ker_l, ker_e = replay_kernel(inp, cfg, params, excluded)
     if np.array_equal(ref_l, ker_l) and np.array_equal(ref_e, ker_e):
         return
     lines = [f"policy {policy.to_dict()} window={window} cache={cache} ttl={ttl_s} gran={granularity}"]
@@ -214,8 +214,8 @@ def test_the_fields_left_undrawn_are_unread_by_the_lowering():
     lowered = base.lower(20_000, int(CACHE["explicit"]), 300_000.0, 1)
     for section, new in (("provider", changed["max_output"]), ("redaction", changed["sr1_carry_forward"]),
                          ("summarizer", changed["summarizer"])):
-        kinds, params = replace(base, **{section: new}).lower(20_000, int(CACHE["explicit"]), 300_000.0, 1)
-        assert np.array_equal(kinds, lowered[0]) and np.array_equal(params, lowered[1]), section
+        cfg, params = replace(base, **{section: new}).lower(20_000, int(CACHE["explicit"]), 300_000.0, 1)
+        assert np.array_equal(cfg, lowered[0]) and np.array_equal(params, lowered[1]), section
     assert {k for k, why in NOT_DRAWN.items() if why == "unread"} == {
         ("provider", "max_output"), ("redaction", "sr1_carry_forward"), ("summarizer", "prompt"),
         ("summarizer", "model")}
@@ -414,8 +414,8 @@ def test_parity_of_the_two_layers(profile, events, seed, prefix, local, items, r
     inp = replace(generated(profile, events, seed), prefix_tokens=prefix)
     policy = get_policy("holon-openai", {"compaction.local_tokens": local, "compaction.max_segments": items})
     assert_same(inp, policy, 20_000, "automatic", 300.0, 128)
-    kinds, params = policy.lower(20_000, int(CACHE["automatic"]), 300_000.0, 128)
-    _, events_ = replay_reference(inp, kinds, params)
+    cfg, params = policy.lower(20_000, int(CACHE["automatic"]), 300_000.0, 128)
+    _, events_ = replay_reference(inp, cfg, params)
     happened = set(events_[:, 0].tolist())
     assert E.EventType.LOCAL_CHECKPOINT in happened
     if rebuilds is not None:  # (None: on some of these continuities, too few items to rebuild)

@@ -56,25 +56,6 @@ from workbench.engine.enums import (
     KEY_SIZE,
     N_CFG,
     N_STATE,
-    P_CLEAR_AT_LEAST,
-    P_FLUSH_THRESHOLD,
-    P_MIN_PROGRESS,
-    P_PRUNE_HARD_ON,
-    P_PRUNE_HARD_RATIO,
-    P_PRUNE_MIN,
-    P_PRUNE_PLACEHOLDER,
-    P_PRUNE_SOFT_KEEP,
-    P_PRUNE_SOFT_OVER,
-    P_PRUNE_SOFT_RATIO,
-    P_PRUNE_TTL_MS,
-    P_SUMMARY_CAP,
-    P_SUMMARY_FLOOR,
-    P_SUMMARY_RATIO,
-    P_TASK_STATE_TOKENS,
-    P_TRIGGER_VALUE,
-    P_TTL_EARLY_TOKENS,
-    P_TTL_MS,
-    P_WINDOW,
     SHARE_SCALE,
     CacheLoss,
     CacheMode,
@@ -83,6 +64,7 @@ from workbench.engine.enums import (
     Emergency,
     EventType,
     LedgerFlag,
+    Param,
     Prev,
     PruneState,
     Retain,
@@ -561,9 +543,9 @@ def _lcp_pruned_nb(b, ss, lim, st, params, ptok, PRE, vflag, PRN):
                 break
             s += e
         elif cs == PruneState.TRIMMED:
-            s += np.int64(params[P_PRUNE_SOFT_KEEP])
+            s += np.int64(params[Param.PRUNE_SOFT_KEEP])
         else:
-            s += np.int64(params[P_PRUNE_PLACEHOLDER])
+            s += np.int64(params[Param.PRUNE_PLACEHOLDER])
     return s
 
 
@@ -655,7 +637,7 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
         return
     # a policy call never goes over the window: the newest part that fits is sent, reading
     # back at most the fixed prefix (reference.py, step 4)
-    window = np.int64(params[P_WINDOW])
+    window = np.int64(params[Param.WINDOW])
     clipped = call != CallKind.MAIN and total > window
     if clipped:
         total = window
@@ -672,7 +654,7 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
         elif key == 0 and st[State.RESET_PENDING] != 0:
             loss = CacheLoss.RESET
             lcp = 0
-        elif ts - st[b + Prev.TS] > params[P_TTL_MS]:
+        elif ts - st[b + Prev.TS] > params[Param.TTL_MS]:
             loss = CacheLoss.TTL
             lcp = 0
         else:
@@ -768,7 +750,7 @@ def _session_cache_expired_nb(r, st, params, Q):
     written afresh)."""
     b = KEY_BASE
     return (st[Cfg.CACHE_MODE] != CacheMode.NONE and st[b + Prev.EXISTS] != 0
-            and Q[Q_TS, r] - st[b + Prev.TS] > params[P_TTL_MS])
+            and Q[Q_TS, r] - st[b + Prev.TS] > params[Param.TTL_MS])
 
 
 @hot
@@ -776,12 +758,12 @@ def _rule_nb(r, nvp, context, n_items, st, params, vflag, vmsg, msg_ordinal, Q, 
     """The latest tail position the rule allows to be cut (may be < the tail start), or
     NOFIRE when the rule does not fire."""
     t = st[Cfg.TRIGGER]
-    value = params[P_TRIGGER_VALUE]
+    value = params[Param.TRIGGER_VALUE]
     K = st[Cfg.KEEP_FIRST]
     if t == Trigger.TOKENS:
         if context >= value:
             return nvp - 1
-        early = params[P_TTL_EARLY_TOKENS]
+        early = params[Param.TTL_EARLY_TOKENS]
         if early > 0 and context >= early and _session_cache_expired_nb(r, st, params, Q):
             return nvp - 1
         return NOFIRE
@@ -992,8 +974,8 @@ def _local_checkpoint_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, 
     if cutp <= lcut:
         return
     span_tokens = ptok[cutp + 1] - ptok[lcut + 1]
-    out = clamp_summary_nb(st[State.LOCAL_TOKENS] + span_tokens, params[P_SUMMARY_RATIO], params[P_SUMMARY_CAP],
-                           params[P_SUMMARY_FLOOR])
+    out = clamp_summary_nb(st[State.LOCAL_TOKENS] + span_tokens, params[Param.SUMMARY_RATIO], params[Param.SUMMARY_CAP],
+                           params[Param.SUMMARY_FLOOR])
     context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
     _account_nb(1, True, context, st[Cfg.LOCAL_PROMPT], r, CallKind.COMPACTION, out, context, context, 0,
                 nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
@@ -1017,8 +999,8 @@ def _merge_if_needed_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
         _rebuild_nb(r, nvp, nseg, st, ptok, PRE, vrow, msg_ordinal, vmsg, SEG, events)
         return
     total = st[State.SEGMENT_TOKENS]
-    merged = clamp_summary_nb(total, params[P_SUMMARY_RATIO], params[P_SUMMARY_CAP],
-                              params[P_SUMMARY_FLOOR]) + np.int64(params[P_TASK_STATE_TOKENS])
+    merged = clamp_summary_nb(total, params[Param.SUMMARY_RATIO], params[Param.SUMMARY_CAP],
+                              params[Param.SUMMARY_FLOOR]) + np.int64(params[Param.TASK_STATE_TOKENS])
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
     _account_nb(1, False, st[Cfg.PREFIX_TOKENS] + total, st[Cfg.SUMMARY_PROMPT], r, CallKind.MERGE, merged, before,
                 before, 0,
@@ -1047,7 +1029,7 @@ def _compact_nb(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev
     span_n = cutp - tb + 1
     if not forced:
         n_items = _n_items_nb(nvp, st, vrow, msg_ordinal, vmsg)
-        if span_n < params[P_MIN_PROGRESS] * n_items:
+        if span_n < params[Param.MIN_PROGRESS] * n_items:
             return LedgerFlag.SKIPPED_NO_PROGRESS
     span_tokens = _effsum_nb(tb, cutp + 1, ptok, PRE, st)
     s = st[Cfg.STRATEGY]
@@ -1058,13 +1040,13 @@ def _compact_nb(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev
         if s == Strategy.RECORDED:
             item_tokens = st[State.RECORDED_SUMMARY_TOKENS] if st[Cfg.TRIGGER] == Trigger.RECORDED else 0
         elif accumulate:
-            item_tokens = clamp_summary_nb(span_tokens, params[P_SUMMARY_RATIO],
-                                           params[P_SUMMARY_CAP], params[P_SUMMARY_FLOOR])
+            item_tokens = clamp_summary_nb(span_tokens, params[Param.SUMMARY_RATIO],
+                                           params[Param.SUMMARY_CAP], params[Param.SUMMARY_FLOOR])
         else:
-            item_tokens = clamp_summary_nb(st[State.SEGMENT_TOKENS] + span_tokens, params[P_SUMMARY_RATIO],
-                                           params[P_SUMMARY_CAP], params[P_SUMMARY_FLOOR])
+            item_tokens = clamp_summary_nb(st[State.SEGMENT_TOKENS] + span_tokens, params[Param.SUMMARY_RATIO],
+                                           params[Param.SUMMARY_CAP], params[Param.SUMMARY_FLOOR])
         if s == Strategy.SUMMARY:  # reference.summary_size: a task-state checkpoint's block on top
-            item_tokens += np.int64(params[P_TASK_STATE_TOKENS])
+            item_tokens += np.int64(params[Param.TASK_STATE_TOKENS])
         artifact = st[State.NEXT_ARTIFACT]
         st[State.NEXT_ARTIFACT] = artifact + 1
         key = 0 if st[Cfg.SUMMARY_SHARES_CACHE] != 0 else 1
@@ -1184,7 +1166,7 @@ def _clear_tool_uses_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
     if a >= bpos:
         return 0
     cnt, gain = _clear_window_nb(a, bpos, st, ptok, vflag)
-    if cnt == 0 or gain <= 0 or gain < params[P_CLEAR_AT_LEAST]:
+    if cnt == 0 or gain <= 0 or gain < params[Param.CLEAR_AT_LEAST]:
         return 0
     ptr = st[State.CLEAR_SCAN]
     if ptr < a:
@@ -1208,7 +1190,7 @@ def _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, m
     """Emergency: cut at the earliest safe row that makes the context fit the window (a
     truncation, not a compaction). Returns ``LedgerFlag.TRUNCATED`` when it cut, else 0."""
     K = st[Cfg.KEEP_FIRST]
-    window = params[P_WINDOW]
+    window = params[Param.WINDOW]
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
     tb = _tail_start_nb(nvp, K, st[State.CUT])
     if tb >= nvp:
@@ -1312,14 +1294,14 @@ def _prune_nb(r, nvp, context, st, params, ptok, PRE, vflag, vrow, msg_ordinal, 
     (0: sent unpruned). The context itself is not changed. Costs O(tail) when it runs, which
     is only after an idle gap of the ttl."""
     st[State.PRUNED_ENTRIES] = 0
-    if r == 0 or Q[Q_TS, r] - Q[Q_TS, r - 1] < params[P_PRUNE_TTL_MS]:
+    if r == 0 or Q[Q_TS, r] - Q[Q_TS, r - 1] < params[Param.PRUNE_TTL_MS]:
         return context
     keep = st[Cfg.PRUNE_KEEP]
     if keep > 0 and r < keep:
         return context
-    window = params[P_WINDOW]
+    window = params[Param.WINDOW]
     total = context - st[Cfg.PREFIX_TOKENS]
-    if total / window < params[P_PRUNE_SOFT_RATIO]:
+    if total / window < params[Param.PRUNE_SOFT_RATIO]:
         return context
     K = st[Cfg.KEEP_FIRST]
     fu = st[Cfg.FIRST_USER]
@@ -1332,10 +1314,10 @@ def _prune_nb(r, nvp, context, st, params, ptok, PRE, vflag, vrow, msg_ordinal, 
     hi = nvp
     if keep > 0 and Q[Q_NVP, r - keep] < hi:
         hi = Q[Q_NVP, r - keep]
-    over = params[P_PRUNE_SOFT_OVER]
-    kept = np.int64(params[P_PRUNE_SOFT_KEEP])
-    placeholder = np.int64(params[P_PRUNE_PLACEHOLDER])
-    hard = params[P_PRUNE_HARD_RATIO]
+    over = params[Param.PRUNE_SOFT_OVER]
+    kept = np.int64(params[Param.PRUNE_SOFT_KEEP])
+    placeholder = np.int64(params[Param.PRUNE_PLACEHOLDER])
+    hard = params[Param.PRUNE_HARD_RATIO]
     prunable = 0
     for v in range(lo, hi):  # the soft trim
         if (vflag[v] & F_RESULT) != 0:
@@ -1345,7 +1327,7 @@ def _prune_nb(r, nvp, context, st, params, ptok, PRE, vflag, vrow, msg_ordinal, 
                 prunable += kept
             else:
                 prunable += e
-    clearing = params[P_PRUNE_HARD_ON] != 0 and total / window >= hard and prunable >= params[P_PRUNE_MIN]
+    clearing = params[Param.PRUNE_HARD_ON] != 0 and total / window >= hard and prunable >= params[Param.PRUNE_MIN]
     n = 0
     for v in range(lo, hi):  # the hard clear, oldest first, while the ratio stays >= hard
         if (vflag[v] & F_RESULT) == 0:
@@ -1379,7 +1361,7 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
     mask_on = st[Cfg.MASKING] != 0
     trigger = st[Cfg.TRIGGER]
     strategy = st[Cfg.STRATEGY]
-    window = params[P_WINDOW]
+    window = params[Param.WINDOW]
     for r in range(r0, nr):
         # room for everything one request can write
         if (st[State.LEDGER_ROWS] + MAX_LEDGER_PER_REQUEST > ledger.shape[0]
@@ -1427,7 +1409,7 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
                 flags |= LedgerFlag.EDITED
             st[State.SHOWN_START] = start
         before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-        if (st[Cfg.FLUSH] != 0 and before >= params[P_FLUSH_THRESHOLD]
+        if (st[Cfg.FLUSH] != 0 and before >= params[Param.FLUSH_THRESHOLD]
                 and st[State.FLUSHED_AT] != st[State.COMPACTIONS]):
             output = st[Cfg.FLUSH_OUTPUT]
             _account_nb(0, True, before, st[Cfg.FLUSH_PROMPT], r, CallKind.FLUSH, output, before, before, 0, nvp, st,
@@ -1537,7 +1519,7 @@ def simulate_nb(cfg, params, prices, plan, ptok, vrow, vflag, prev_safe, vmsg, m
                 excluded_v, ledger, events, totals, costs):
     """Replay one configuration of one continuity: the one simulator both paths run.
 
-    ``cfg`` (int64 [N_CFG], ``kernel.lowered_config``) and ``params`` (float64 [N_PARAMS]) are
+    ``cfg`` (int64 [N_CFG], ``kernel.with_continuity``) and ``params`` (float64 [N_PARAMS]) are
     the lowered policy, ``plan`` (int64 [N_PLAN]) its buffer plan; the continuity is given by
     its positions (``kernel.positions``), the safe cuts for the policy's boundary rule and the
     clearable-tool exclusion mask (empty: none excluded).
