@@ -35,6 +35,9 @@ RETAIN = {name: code for code, name in E.names(E.Retain).items()}
 EMERGENCY = {name: code for code, name in E.names(E.Emergency).items()}
 COMPILES = tuple(E.names(E.CompileStrategy).values())  # compile strategy names, in code order
 PRUNING_MODES = ("off", "cache-ttl")
+# a share (of a window, a threshold, a span) within [0, 1]: the annotation of such a field is
+# its schema bound (workbench.engine.policy_schema), declared with the field
+Share = float
 SCOPES = ("total", "body")  # what a tokens trigger measures (CutRule.scope)
 
 
@@ -45,7 +48,7 @@ class CutRule:
     kind: str = "none"  # none | stride | tokens | time | events | turns | recorded
     every_messages: int = 0  # stride: cut at every N-th message event
     tokens: int = 0  # tokens: absolute threshold ...
-    fraction: float = 0.0  # ... or a fraction of the window ...
+    fraction: Share = 0.0  # ... or a fraction of the window ...
     reserve_tokens: int = 0  # ... or window minus a reserve (first non-zero wins)
     # with fraction: that share of the window less these tokens (Roo Code reserves the
     # request's maxTokens below 0.9 x window)
@@ -58,11 +61,11 @@ class CutRule:
     keep_first: int = 1  # first K model-visible events are pinned (system prompt, task)
     keep_last_events: int = 0  # at least this many recent events stay raw
     keep_last_tokens: int = 0  # at most this many recent tokens stay raw (0: no bound)
-    keep_last_fraction: float = 0.0  # ... or that share of the window (Letta: 0.3)
+    keep_last_fraction: Share = 0.0  # ... or that share of the window (Letta: 0.3)
     # ... or that share of the tokens the history holds since the last cut, whichever keeps more
     # (Gemini CLI keeps the newest 30 % of its history, not of the window)
-    keep_last_share: float = 0.0
-    min_progress: float = 0.0  # skip if fewer than this share of the view's events go
+    keep_last_share: Share = 0.0
+    min_progress: Share = 0.0  # skip if fewer than this share of the view's events go
     # tokens: what the threshold is compared with: ``total`` (the whole prompt) or ``body``
     # (the prompt less the fixed prefix and the pinned head: Codex's
     # model_auto_compact_token_limit_scope = "body_after_prefix")
@@ -71,7 +74,7 @@ class CutRule:
     # idle gap since the session's last call exceeds the TTL) the prefix is written afresh
     # anyway, so compact as soon as the context reaches this share of the threshold rather than
     # pay that write now and the compaction's later (0: off; a share, so a tiny context stays)
-    ttl_early_fraction: float = 0.0
+    ttl_early_fraction: Share = 0.0
 
     def threshold(self, window: int) -> int:
         return compaction_threshold(self.tokens, self.fraction, self.reserve_tokens, window,
@@ -123,7 +126,7 @@ class Compaction:
     """What replaces the span before the cut."""
 
     kind: str = "none"  # none | summary | opaque | truncate | clear_tool_uses | recorded
-    ratio: float = 0.1  # summary size = ratio x source tokens ...
+    ratio: Share = 0.1  # summary size = ratio x source tokens ...
     cap: int = 20_000  # ... at most cap ...
     floor: int = 0  # ... at least floor
     prompt_tokens: int = 600  # the summarization instruction appended to the call
@@ -183,8 +186,8 @@ class Pruning:
     mode: str = "off"  # off | cache-ttl
     ttl_s: float = 300.0
     keep_last_assistants: int = 3
-    soft_trim_ratio: float = 0.3
-    hard_clear_ratio: float = 0.5
+    soft_trim_ratio: Share = 0.3
+    hard_clear_ratio: Share = 0.5
     min_prunable_tool_chars: int = 50_000
     soft_trim_max_chars: int = 4_000
     soft_trim_head_chars: int = 1_500
@@ -206,7 +209,7 @@ class Flush:
     # value but the default must equal trigger.reserve_tokens
     reserve_tokens: int = 20_000
     soft_threshold_tokens: int = 4_000  # the safety margin below the compaction threshold
-    fraction: float = 0.0  # > 0: flush no later than fraction x window (Letta's memory warning)
+    fraction: Share = 0.0  # > 0: flush no later than fraction x window (Letta's memory warning)
     prompt_tokens: int = 120  # "Pre-compaction memory flush. Store durable memories now."
     output_tokens: int = 400  # memory entries written (the reply is NO_REPLY)
 
