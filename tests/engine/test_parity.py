@@ -252,7 +252,7 @@ def test_every_field_is_drawn_by_hand_or_by_its_annotation():
     assert shaped <= set(keys), sorted(shaped - set(keys))  # no stale name
     assert {_annotation(*key) for key in generic_fields()} <= set(GENERIC_VALUES)
     assert set(keys) == shaped | set(generic_fields()) | set(NOT_DRAWN)
-    assert ("trigger", "ttl_early_fraction") in generic_fields()  # e.g. (drawn from its annotation)
+    assert ("trigger", "fraction_less_tokens") in generic_fields()  # e.g. (drawn from its annotation)
 
 
 def test_the_random_policies_draw_every_field():

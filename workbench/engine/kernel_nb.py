@@ -35,9 +35,10 @@ How the kernel stays incremental (per-request cost independent of history, ADR-0
   token sums int64) are computed once per continuity; the per-policy work before the
   loop is limited to the placeholder prefix sums of masking/clearing policies.
 * Speed: the per-request path is plain integer code on one state vector (``st``: the
-  configuration slots ``Cfg`` then the state slots ``State``); helpers run without NRT
-  reference counting; helpers called with constants have explicit signatures so numba
-  compiles one version each (cold compile ~20 s CPU, warm load well under a second).
+  configuration slots ``Cfg`` then the state slots ``State``), the real-valued slots
+  ``params`` (``Param``) and two bundles of arrays (:data:`CONT`, :data:`BUFS`); helpers
+  run without NRT reference counting; helpers called with constants have explicit
+  signatures so numba compiles one version each (cold compile ~20 s CPU, warm load well under a second).
 
 >>> from workbench.engine.kernel_nb import clamp_summary_nb
 >>> int(clamp_summary_nb(12_345, 0.1, 1_000.0, 0.0))
@@ -119,6 +120,15 @@ hot = njit(_nrt=False, inline="always")
 _A1, _A2, _F1, _U1 = "int64[::1]", "int64[:, ::1]", "float64[::1]", "uint8[::1]"
 _P1 = "int32[::1]"  # row and position lists (vrow, vmsg, prev_safe): half the memory of int64
 _I = "int64"
+# The helpers of the request loop take the replay's arrays as two bundles (numba tuples, unpacked
+# at the top of each helper) instead of a dozen positional arrays each:
+# ``cont``: the continuity as this policy sees it, read-only during the replay
+CONT = ("ptok", "vrow", "vflag", "prev_safe", "vmsg", "msg_ordinal", "PRE")
+_CONT = f"Tuple(({_A1}, {_P1}, {_U1}, {_P1}, {_P1}, {_A1}, {_A2}))"
+# ``bufs``: the per-request tables Q and B, then the work buffers the replay writes (retained
+# items, summary segments, pruned entries, the tool-call ring, the event and ledger rows)
+BUFS = ("Q", "B", "RET", "SEG", "PRN", "RING", "events", "ledger")
+_BUFS = f"Tuple(({_A2}, {_A2}, {_A2}, {_A2}, {_A2}, {_A1}, {_A2}, {_A2}))"
 
 
 def _sig(ret: str, *args: str) -> str:
@@ -550,9 +560,11 @@ def _lcp_pruned_nb(b, ss, lim, st, params, ptok, PRE, vflag, PRN):
 
 
 @hot
-def _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, params, ptok, PRE, vflag, RET, SEG, PRN):
+def _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, params, cont, bufs):
     """Longest common prefix (tokens) of the previous prompt of the key at ``b`` and the
     prompt described by (h, retained [rh, rt), segments [sh, sq), tail [ss, te))."""
+    ptok, _, vflag, _, _, _, PRE = cont
+    _, _, RET, SEG, PRN, _, _, _ = bufs
     ph = st[b + Prev.HEAD]
     if ph != h:
         return ptok[ph if ph < h else h]
@@ -590,11 +602,12 @@ def _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, params, ptok, PRE, vflag, RET, SEG
     return lcp + _effsum_nb(ss, d, ptok, PRE, st)
 
 
-def _account_impl(key, full, items, trailer, r, call, output, before, after, flags, nvp, st, params, ptok,
-             PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN):
+def _account_impl(key, full, items, trailer, r, call, output, before, after, flags, nvp, st, params, cont, bufs):
     """One ledger row; the prompt is the compiled context (``full``, ``items`` tokens, the
     prefix included) or the prefix and the segments only (``items``: their tokens); a main
     prompt pruned by ``_prune_nb`` has ``State.PRUNED_ENTRIES`` entries in PRN rows 2-3."""
+    ptok, vrow, vflag, _, vmsg, msg_ordinal, PRE = cont
+    Q, _, RET, SEG, PRN, _, _, ledger = bufs
     K = st[Cfg.KEEP_FIRST]
     sh = st[State.SEGMENTS_HEAD]
     sq = st[State.SEGMENTS_TAIL]
@@ -658,8 +671,7 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
             loss = CacheLoss.TTL
             lcp = 0
         else:
-            lcp = st[Cfg.PREFIX_TOKENS] + _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, params, ptok, PRE, vflag, RET,
-                                                  SEG, PRN)
+            lcp = st[Cfg.PREFIX_TOKENS] + _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, params, cont, bufs)
             if lcp < st[b + Prev.TOTAL]:
                 if st[b + Prev.COMPACTED] != 0:
                     loss = CacheLoss.COMPACTION
@@ -737,8 +749,7 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
 
 
 # flush, compaction and merge calls
-_account_nb = leaf_sig("void", _I, "boolean", *[_I] * 9, _A1, _F1, _A1, _A2, _U1, _P1, _A1, _P1, _A2, _A2, _A2,
-                       _A2, _A2)(_account_impl)
+_account_nb = leaf_sig("void", _I, "boolean", *[_I] * 9, _A1, _F1, _CONT, _BUFS)(_account_impl)
 _account_main_nb = hot(_account_impl)  # the main request's call, inlined into the request loop
 
 
@@ -754,9 +765,11 @@ def _session_cache_expired_nb(r, st, params, Q):
 
 
 @hot
-def _rule_nb(r, nvp, context, n_items, st, params, vflag, vmsg, msg_ordinal, Q, B):
+def _rule_nb(r, nvp, context, n_items, st, params, cont, bufs):
     """The latest tail position the rule allows to be cut (may be < the tail start), or
     NOFIRE when the rule does not fire."""
+    _, _, vflag, _, vmsg, msg_ordinal, _ = cont
+    Q, B, _, _, _, _, _, _ = bufs
     t = st[Cfg.TRIGGER]
     value = params[Param.TRIGGER_VALUE]
     K = st[Cfg.KEEP_FIRST]
@@ -946,9 +959,11 @@ def _seg_push_nb(st, SEG, no, tok, replace):
 
 
 @leaf
-def _rebuild_nb(r, nvp, nseg, st, ptok, PRE, vrow, msg_ordinal, vmsg, SEG, events):
+def _rebuild_nb(r, nvp, nseg, st, cont, bufs):
     """reference.py's ``provider_window.rebuild``: the provider window becomes the local
     checkpoint and the raw events after the local cut; the session's continuation is reset."""
+    ptok, vrow, _, _, vmsg, msg_ordinal, PRE = cont
+    _, _, _, SEG, _, _, events, _ = bufs
     if st[State.LOCAL_ARTIFACT] < 0:
         return
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
@@ -963,10 +978,11 @@ def _rebuild_nb(r, nvp, nseg, st, ptok, PRE, vrow, msg_ordinal, vmsg, SEG, event
 
 
 @leaf
-def _local_checkpoint_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal, vmsg, Q, RET,
-                         SEG, ledger, events, PRN):
+def _local_checkpoint_nb(r, nvp, st, params, cont, bufs):
     """reference.py's ``provider_window.local_checkpoint``: a readable checkpoint of the
     raw events after the local cut, folded into the previous one; the window is unchanged."""
+    ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, PRE = cont
+    Q, _, RET, SEG, PRN, _, events, ledger = bufs
     lcut = st[State.LOCAL_CUT]
     if nvp <= 0 or ptok[nvp] - ptok[lcut + 1] < st[Cfg.LOCAL_TOKENS]:
         return
@@ -978,7 +994,7 @@ def _local_checkpoint_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, 
                            params[Param.SUMMARY_FLOOR])
     context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
     _account_nb(1, True, context, st[Cfg.LOCAL_PROMPT], r, CallKind.COMPACTION, out, context, context, 0,
-                nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
+                nvp, st, params, cont, bufs)
     artifact = st[State.NEXT_ARTIFACT]
     st[State.NEXT_ARTIFACT] = artifact + 1
     _event_nb(events, st, EventType.LOCAL_CHECKPOINT, r, vrow[lcut + 1], vrow[cutp], artifact, context, context,
@@ -989,14 +1005,15 @@ def _local_checkpoint_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, 
 
 
 @leaf
-def _merge_if_needed_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG,
-                        ledger, events, PRN):
+def _merge_if_needed_nb(r, nvp, st, params, cont, bufs):
+    ptok, vrow, vflag, _, vmsg, msg_ordinal, PRE = cont
+    Q, _, RET, SEG, PRN, _, events, ledger = bufs
     limit = st[Cfg.MAX_SEGMENTS]
     nseg = st[State.SEGMENTS_TAIL] - st[State.SEGMENTS_HEAD]
     if not (st[Cfg.ACCUMULATE] != 0 and limit > 0 and nseg > limit):
         return
     if st[Cfg.LOCAL_TOKENS] > 0:  # opaque items are not merged: rebuilt from the local checkpoint
-        _rebuild_nb(r, nvp, nseg, st, ptok, PRE, vrow, msg_ordinal, vmsg, SEG, events)
+        _rebuild_nb(r, nvp, nseg, st, cont, bufs)
         return
     total = st[State.SEGMENT_TOKENS]
     merged = clamp_summary_nb(total, params[Param.SUMMARY_RATIO], params[Param.SUMMARY_CAP],
@@ -1005,7 +1022,7 @@ def _merge_if_needed_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
     _account_nb(1, False, st[Cfg.PREFIX_TOKENS] + total, st[Cfg.SUMMARY_PROMPT], r, CallKind.MERGE, merged, before,
                 before, 0,
                 nvp, st, params,
-             ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
+             cont, bufs)
     artifact = st[State.NEXT_ARTIFACT]
     st[State.NEXT_ARTIFACT] = artifact + 1
     _seg_push_nb(st, SEG, artifact, merged, True)
@@ -1014,10 +1031,11 @@ def _merge_if_needed_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
     _event_nb(events, st, EventType.MERGE, r, -1, -1, artifact, before, after, merged, nseg, total, Strategy.SUMMARY)
 
 
-@leaf_sig(_I, _I, _I, _I, "boolean", _A1, _F1, _A1, _A2, _U1, _P1, _P1, _A1, _P1, _A2, _A2, _A2, _A2, _A2, _A2)
-def _compact_nb(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal,
-                vmsg, Q, RET, SEG, ledger, events, PRN):
+@leaf_sig(_I, _I, _I, _I, "boolean", _A1, _F1, _CONT, _BUFS)
+def _compact_nb(r, nvp, latest, forced, st, params, cont, bufs):
     """Try to compact; returns LedgerFlag bits describing what happened."""
+    ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, PRE = cont
+    Q, _, RET, SEG, PRN, _, events, ledger = bufs
     K = st[Cfg.KEEP_FIRST]
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
     tb = _tail_start_nb(nvp, K, st[State.CUT])
@@ -1051,7 +1069,7 @@ def _compact_nb(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev
         st[State.NEXT_ARTIFACT] = artifact + 1
         key = 0 if st[Cfg.SUMMARY_SHARES_CACHE] != 0 else 1
         _account_nb(key, True, before, st[Cfg.SUMMARY_PROMPT], r, CallKind.COMPACTION, item_tokens, before, before, 0,
-                 nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
+                 nvp, st, params, cont, bufs)
         if s != Strategy.RECORDED:
             _seg_push_nb(st, SEG, artifact, item_tokens, not accumulate)
         if st[Cfg.PROBE_PROMPT] > 0 and s == Strategy.SUMMARY:
@@ -1059,8 +1077,7 @@ def _compact_nb(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev
             # a prompt of its own shape (the summarizer's cache key)
             _account_nb(1, False, st[Cfg.PREFIX_TOKENS] + st[State.SEGMENT_TOKENS], st[Cfg.PROBE_PROMPT], r,
                         CallKind.COMPACTION, item_tokens,
-                        before, before, 0, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET,
-                        SEG, ledger, PRN)
+                        before, before, 0, nvp, st, params, cont, bufs)
     _retain_nb(tb, cutp, st, ptok, vflag, RET)
     if st[State.COVERED_FROM] < 0 or accumulate or s == Strategy.TRUNCATE:
         st[State.COVERED_FROM] = vrow[tb]
@@ -1072,8 +1089,7 @@ def _compact_nb(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev
     after = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
     _event_nb(events, st, EventType.CHECKPOINT, r, st[State.COVERED_FROM], vrow[cutp], artifact, before, after,
            item_tokens, span_n, span_tokens, s)
-    _merge_if_needed_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG,
-                     ledger, events, PRN)
+    _merge_if_needed_nb(r, nvp, st, params, cont, bufs)
     return LedgerFlag.COMPACTED
 
 
@@ -1137,7 +1153,9 @@ def _clear_window_nb(a, b, st, ptok, vflag):
 
 
 @leaf
-def _clear_tool_uses_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RING, events):
+def _clear_tool_uses_nb(r, nvp, st, params, cont, bufs):
+    ptok, vrow, vflag, _, vmsg, msg_ordinal, PRE = cont
+    Q, _, _, _, _, RING, events, _ = bufs
     K = st[Cfg.KEEP_FIRST]
     tb = _tail_start_nb(nvp, K, st[State.CUT])
     if tb >= nvp:
@@ -1185,10 +1203,11 @@ def _clear_tool_uses_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
 
 
 @leaf
-def _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal, vmsg,
-                        events):
+def _truncate_to_fit_nb(r, nvp, st, params, cont, bufs):
     """Emergency: cut at the earliest safe row that makes the context fit the window (a
     truncation, not a compaction). Returns ``LedgerFlag.TRUNCATED`` when it cut, else 0."""
+    ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, PRE = cont
+    _, _, _, _, _, _, events, _ = bufs
     K = st[Cfg.KEEP_FIRST]
     window = params[Param.WINDOW]
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
@@ -1208,13 +1227,15 @@ def _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, m
             if base + _effsum_nb(ss, nvp, ptok, PRE, st) <= window:
                 chosen = i
                 break
-    return _cut_nb(r, nvp, tb, chosen, before, st, ptok, PRE, vrow, msg_ordinal, vmsg, events)
+    return _cut_nb(r, nvp, tb, chosen, before, st, cont, bufs)
 
 
 @leaf
-def _cut_nb(r, nvp, tb, chosen, before, st, ptok, PRE, vrow, msg_ordinal, vmsg, events):
+def _cut_nb(r, nvp, tb, chosen, before, st, cont, bufs):
     """Truncate the tail positions [tb, chosen] (an overflow's last resort: nothing retained,
     no checkpoint frame) and record it; returns ``LedgerFlag.TRUNCATED``."""
+    ptok, vrow, _, _, vmsg, msg_ordinal, PRE = cont
+    _, _, _, _, _, _, events, _ = bufs
     span_n = chosen - tb + 1
     span_tokens = _effsum_nb(tb, chosen + 1, ptok, PRE, st)
     st[State.CUT] = chosen
@@ -1272,9 +1293,11 @@ def _mask_by_bound_nb(r, nvp, st, PRE, vflag, Q):
 
 
 @leaf
-def _truncate_half_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal, vmsg, events):
+def _truncate_half_nb(r, nvp, st, params, cont, bufs):
     """Emergency (Roo Code's fallback): drop the older half of the raw tail, cut at the last
     safe row of that half (a truncation). Returns ``LedgerFlag.TRUNCATED`` when it cut."""
+    ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, PRE = cont
+    _, _, _, _, _, _, events, _ = bufs
     tb = _tail_start_nb(nvp, st[Cfg.KEEP_FIRST], st[State.CUT])
     half = (nvp - tb) // 2
     if half <= 0:
@@ -1283,16 +1306,18 @@ def _truncate_half_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg
     if chosen < tb:
         return 0
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    return _cut_nb(r, nvp, tb, chosen, before, st, ptok, PRE, vrow, msg_ordinal, vmsg, events)
+    return _cut_nb(r, nvp, tb, chosen, before, st, cont, bufs)
 
 
 # ================================== the loop ==================================
 @leaf
-def _prune_nb(r, nvp, context, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, PRN):
+def _prune_nb(r, nvp, context, st, params, cont, bufs):
     """Session pruning of request ``r``'s prompt (``pruning.prune_step``): returns the tokens
     it sends; its entries (position, PruneState) in PRN rows 2-3, their count in State.PRUNED_ENTRIES
     (0: sent unpruned). The context itself is not changed. Costs O(tail) when it runs, which
     is only after an idle gap of the ttl."""
+    ptok, vrow, vflag, _, vmsg, msg_ordinal, PRE = cont
+    Q, _, _, _, PRN, _, _, _ = bufs
     st[State.PRUNED_ENTRIES] = 0
     if r == 0 or Q[Q_TS, r] - Q[Q_TS, r - 1] < params[Param.PRUNE_TTL_MS]:
         return context
@@ -1349,10 +1374,11 @@ def _prune_nb(r, nvp, context, st, params, ptok, PRE, vflag, vrow, msg_ordinal, 
 
 
 @leaf
-def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, Q, B, PRE, RET, SEG,
-                 RING, ledger, events, PRN):
+def _requests_nb(r0, st, params, cont, bufs):
     """Replay requests from ``r0`` on; returns the first request not replayed (the number of
     requests, or earlier when an output buffer might not hold one more request)."""
+    ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, PRE = cont
+    Q, B, RET, SEG, PRN, RING, events, ledger = bufs
     nr = Q.shape[1]
     nv = vrow.size
     K = st[Cfg.KEEP_FIRST]
@@ -1413,7 +1439,7 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
                 and st[State.FLUSHED_AT] != st[State.COMPACTIONS]):
             output = st[Cfg.FLUSH_OUTPUT]
             _account_nb(0, True, before, st[Cfg.FLUSH_PROMPT], r, CallKind.FLUSH, output, before, before, 0, nvp, st,
-                     params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
+                     params, cont, bufs)
             st[State.FLUSHED_AT] = st[State.COMPACTIONS]
             flags |= LedgerFlag.FLUSHED
             _event_nb(events, st, EventType.FLUSH, r, -1, p - 1, -1, before, before, output, 0, 0, 0)
@@ -1423,14 +1449,12 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
             measured = before
             if st[Cfg.TRIGGER_SCOPE] != 0:  # the body: less the fixed prefix and the pinned head
                 measured -= st[Cfg.PREFIX_TOKENS] + ptok[nvp if nvp < K else K]
-            latest = _rule_nb(r, nvp, measured, n_items, st, params, vflag, vmsg, msg_ordinal, Q, B)
+            latest = _rule_nb(r, nvp, measured, n_items, st, params, cont, bufs)
             if latest != NOFIRE:
                 if strategy == Strategy.CLEAR_TOOL_USES:
-                    done = _clear_tool_uses_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
-                                            vmsg, Q, RING, events)
+                    done = _clear_tool_uses_nb(r, nvp, st, params, cont, bufs)
                 else:
-                    done = _compact_nb(r, nvp, latest, False, st, params, ptok, PRE, vflag, vrow,
-                                    prev_safe, msg_ordinal, vmsg, Q, RET, SEG, ledger, events, PRN)
+                    done = _compact_nb(r, nvp, latest, False, st, params, cont, bufs)
                 flags |= done
                 if done & (LedgerFlag.COMPACTED | LedgerFlag.EDITED):
                     context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
@@ -1438,30 +1462,26 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
             flags |= LedgerFlag.OVERFLOW | LedgerFlag.EMERGENCY
             _event_nb(events, st, EventType.OVERFLOW, r, -1, -1, -1, context, context, 0, 0, 0, 0)
             if st[Cfg.EMERGENCY] == Emergency.COMPACT and strategy in (Strategy.SUMMARY, Strategy.OPAQUE):
-                flags |= _compact_nb(r, nvp, nvp - 1, True, st, params, ptok, PRE, vflag, vrow, prev_safe,
-                                  msg_ordinal, vmsg, Q, RET, SEG, ledger, events, PRN) & LedgerFlag.COMPACTED
+                flags |= _compact_nb(r, nvp, nvp - 1, True, st, params, cont, bufs) & LedgerFlag.COMPACTED
                 context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
             if context > window and st[Cfg.EMERGENCY] == Emergency.TRUNCATE_HALF:
-                flags |= _truncate_half_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe,
-                                           msg_ordinal, vmsg, events)
+                flags |= _truncate_half_nb(r, nvp, st, params, cont, bufs)
                 context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
             if context > window:
-                flags |= _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe,
-                                             msg_ordinal, vmsg, events)
+                flags |= _truncate_to_fit_nb(r, nvp, st, params, cont, bufs)
                 context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
         if st[Cfg.LOCAL_TOKENS] > 0 and (flags & LedgerFlag.COMPACTED) == 0:
-            _local_checkpoint_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal, vmsg, Q,
-                                 RET, SEG, ledger, events, PRN)
+            _local_checkpoint_nb(r, nvp, st, params, cont, bufs)
         sent = context
         if st[Cfg.PRUNING] != 0:
-            sent = _prune_nb(r, nvp, context, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, PRN)
+            sent = _prune_nb(r, nvp, context, st, params, cont, bufs)
             if st[State.PRUNED_ENTRIES] > 0:
                 flags |= LedgerFlag.PRUNED
                 st[KEY_BASE + Prev.EDITED] = 1
         if sent > window:  # never sent over the window: the provider's error
             flags |= LedgerFlag.FAILED
-        _account_main_nb(0, True, sent, 0, r, CallKind.MAIN, Q[Q_OUT, r], before, sent, flags, nvp, st, params, ptok,
-                 PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
+        _account_main_nb(0, True, sent, 0, r, CallKind.MAIN, Q[Q_OUT, r], before, sent, flags, nvp, st, params,
+                         cont, bufs)
         if flags & LedgerFlag.PRUNED:  # the next prompt sends the pruned results in full again
             st[KEY_BASE + Prev.EDITED] = 1
     return nr
@@ -1549,9 +1569,10 @@ def simulate_nb(cfg, params, prices, plan, ptok, vrow, vflag, prev_safe, vmsg, m
     records = plan[PLAN.records] != 0
     nr = Q.shape[1]
     r = np.int64(0)  # not a literal 0: numba would compile _requests_nb once more for Literal[int](0)
+    cont = (ptok, vrow, vf, prev_safe, vmsg, msg_ordinal, PRE)
     while r < nr:
-        r = _requests_nb(r, st, params, ptok, vrow, vf, prev_safe, vmsg, msg_ordinal, Q, B, PRE, RET, SEG,
-                      RING, ledger, events, PRN)
+        bufs = (Q, B, RET, SEG, PRN, RING, events, ledger)  # anew each pass: a buffer may have grown
+        r = _requests_nb(r, st, params, cont, bufs)
         if not records:
             add_totals_nb(ledger, st[State.LEDGER_ROWS], events, st[State.EVENT_ROWS], prices, totals, costs)
             st[State.LEDGER_ROWS] = 0
