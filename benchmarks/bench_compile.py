@@ -41,11 +41,11 @@ def chat(events: int):
 
 def per_request_us(engine, inp, repeats: int) -> float:
     policy = get_policy("rip-adr0011", {"trigger.every_messages": 200})
-    kinds, params = policy.lower(200_000, 1, 300_000.0, 1)
+    cfg, params = policy.lower(200_000, 1, 300_000.0, 1)
     best = float("inf")
     for _ in range(repeats):
         t0 = time.perf_counter()
-        engine(inp, kinds, params, np.zeros(inp.n, bool))
+        engine(inp, cfg, params, np.zeros(inp.n, bool))
         best = min(best, time.perf_counter() - t0)
     return best / max(1, inp.n_requests) * 1e6
 

@@ -81,16 +81,16 @@ inp = new_input()
 base_rss = rss_mb()
 out = {{"n": int(inp.n), "requests": int(inp.n_requests), "input_mb": base_rss}}
 for name in {policies!r}:
-    kinds, params = PRESETS[name].lower({window}, {mode}, {ttl}, {gran})
+    cfg, params = PRESETS[name].lower({window}, {mode}, {ttl}, {gran})
     inp = new_input()  # a fresh input: the first replay builds its position arrays
     t, c = time.perf_counter(), time.process_time()
-    ledger, events = replay_kernel(inp, kinds, params)
+    ledger, events = replay_kernel(inp, cfg, params)
     first = (time.perf_counter() - t, time.process_time() - c)
     del ledger, events
     warm = []
     for _ in range({reps}):
         t, c = time.perf_counter(), time.process_time()
-        ledger, events = replay_kernel(inp, kinds, params)
+        ledger, events = replay_kernel(inp, cfg, params)
         warm.append((time.perf_counter() - t, time.process_time() - c))
         rows = len(ledger)
         del ledger, events
@@ -144,14 +144,14 @@ from workbench.engine.presets import PRESETS
 new_input = load(r"{path}")
 out = {{}}
 for name in {policies!r}:
-    kinds, params = PRESETS[name].lower({window}, {mode}, {ttl}, {gran})
+    cfg, params = PRESETS[name].lower({window}, {mode}, {ttl}, {gran})
     inp = new_input()
-    replay_kernel(new_input(), kinds, params)  # numba cache load / compile, not timed
-    t = time.perf_counter(); replay_kernel(inp, kinds, params); first = time.perf_counter() - t
+    replay_kernel(new_input(), cfg, params)  # numba cache load / compile, not timed
+    t = time.perf_counter(); replay_kernel(inp, cfg, params); first = time.perf_counter() - t
     warm = []
     for _ in range(5):
-        t = time.perf_counter(); k_led, k_ev = replay_kernel(inp, kinds, params); warm.append(time.perf_counter() - t)
-    t = time.perf_counter(); r_led, r_ev = replay_reference(inp, kinds, params); ref = time.perf_counter() - t
+        t = time.perf_counter(); k_led, k_ev = replay_kernel(inp, cfg, params); warm.append(time.perf_counter() - t)
+    t = time.perf_counter(); r_led, r_ev = replay_reference(inp, cfg, params); ref = time.perf_counter() - t
     same = bool(np.array_equal(k_led, r_led) and np.array_equal(k_ev, r_ev))
     out[name] = {{"ref": ref, "first": first, "warm": min(warm), "same": same, "n": int(inp.n),
                  "requests": int(inp.n_requests)}}

@@ -121,9 +121,9 @@ def test_no_policy_breaks_a_physical_bound_on_either_engine(first, chunks, windo
     inp = with_prefix(tiny_input(first, expand(chunks)), data, window)
     policy = data.draw(policies(window), label="policy")
     acc = data.draw(accounting, label="accounting")
-    kinds, params = policy.lower(window, CACHE[acc["cache"]], acc["ttl_s"] * 1000.0, acc["granularity"])
+    cfg, params = policy.lower(window, CACHE[acc["cache"]], acc["ttl_s"] * 1000.0, acc["granularity"])
     excluded = inp.excluded_mask(policy.compaction.exclude_tools)
     for engine in (replay_reference, replay_kernel):
-        led, _ = engine(inp, kinds, params, excluded)
+        led, _ = engine(inp, cfg, params, excluded)
         found = ledger_violations(ledger_of(led), windows(window))
         assert found.height == 0, (engine.__name__, policy.to_dict(), found.to_dicts())

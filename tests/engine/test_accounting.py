@@ -54,9 +54,9 @@ def test_the_prefix_is_in_every_prompt_and_read_from_the_cache():
     from workbench.engine.reference import replay_reference
 
     inp = _two_requests_with_a_prefix()
-    kinds, params = Policy("raw").lower(200_000, 1, 300_000.0, 1)
+    cfg, params = Policy("raw").lower(200_000, 1, 300_000.0, 1)
     for engine in (replay_kernel, replay_reference):
-        led, _ = engine(inp, kinds, params)
+        led, _ = engine(inp, cfg, params)
         assert led[:, LEDGER.prompt_tokens].tolist() == [1_100, 1_150]
         assert led[:, LEDGER.cache_read_tokens].tolist() == [0, 1_100]
         assert led[:, LEDGER.cache_write_tokens].tolist() == [1_100, 50]
@@ -73,14 +73,14 @@ def test_the_recorded_cache_split_bills_the_very_prompt_it_was_recorded_for():
     from workbench.engine.reference import replay_reference
 
     base = _two_requests_with_a_prefix()
-    kinds, params = Policy("raw").lower(200_000, 1, 300_000.0, 1)
+    cfg, params = Policy("raw").lower(200_000, 1, 300_000.0, 1)
     cases = {1_150: ([0, 0], [1_100, 1_140], [E.CacheLoss.COLD, E.CacheLoss.RECORDED_MISS]),
              1_149: ([0, 1_100], [1_100, 50], [E.CacheLoss.COLD, E.CacheLoss.NONE])}
     for recorded_prompt, (read, write, loss) in cases.items():
         billed = np.array([[-1, recorded_prompt], [-1, 0], [-1, 1_140]], np.int64)
         inp = replace(base, billed_usage=billed)
         for engine in (replay_kernel, replay_reference):
-            led, _ = engine(inp, kinds, params)
+            led, _ = engine(inp, cfg, params)
             assert led[:, LEDGER.prompt_tokens].tolist() == [1_100, 1_150]
             assert led[:, LEDGER.cache_read_tokens].tolist() == read, engine
             assert led[:, LEDGER.cache_write_tokens].tolist() == write

@@ -34,8 +34,8 @@ def rows_walked_per_request(events: int) -> float:
                                          hard_negatives=0))
     inp = prepare_continuity(pl.from_arrow(c.events), continuity=0, continuity_id="chat", tokenizer="cl100k")
     policy = get_policy("rip-adr0011", {"trigger.every_messages": 50})
-    kinds, params = policy.lower(200_000, 1, 300_000.0, 1)
-    replay = _Replay(inp, kinds, params, np.zeros(inp.n, bool))
+    cfg, params = policy.lower(200_000, 1, 300_000.0, 1)
+    replay = _Replay(inp, cfg, params, np.zeros(inp.n, bool))
     replay.visible_rows = replay.visible_rows.view(CountingRows)
     CountingRows.walked = 0
     replay.run()

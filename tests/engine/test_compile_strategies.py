@@ -60,8 +60,7 @@ def test_without_a_checkpoint_summaries_recent_messages_falls_back_to_recent_mes
 def test_the_compile_strategy_is_validated_and_lowered():
     with pytest.raises(PolicyError, match="compile.strategy"):
         Policy("t", compile=Compile(strategy="recent_messages_v2"))
-    lowered = {s: Policy("t", compile=Compile(strategy=s)).lower(100_000, 1, 300_000.0, 1)[0][E.K_COMPILE]
-               for s in ("summaries_recent_messages_v1", "recent_messages_v1")}
-    assert lowered == {"summaries_recent_messages_v1": E.CompileStrategy.SUMMARIES_RECENT_MESSAGES_V1,
-                       "recent_messages_v1": E.CompileStrategy.RECENT_MESSAGES_V1}
+    hidden = {s: Policy("t", compile=Compile(strategy=s)).lower(100_000, 1, 300_000.0, 1).cfg[E.Cfg.HIDE_SUMMARIES]
+              for s in ("summaries_recent_messages_v1", "recent_messages_v1")}
+    assert hidden == {"summaries_recent_messages_v1": 0, "recent_messages_v1": 1}
     assert not Policy("t", compile=Compile(strategy="recent_messages_v1")).compile.shows_summaries

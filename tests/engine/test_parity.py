@@ -35,6 +35,7 @@ from workbench.engine.policy import (
 from workbench.engine.prepare import prepare_continuity
 from workbench.engine.records import EVENT_COLUMNS, LEDGER_COLUMNS
 from workbench.engine.reference import replay_reference
+from workbench.errors import PolicyError
 
 SCALE = max(1, int(os.environ.get("WORKBENCH_PARITY_SCALE", "1")))
 RANDOM = os.environ.get("WORKBENCH_PARITY_RANDOM", "") not in ("", "0")
@@ -50,10 +51,10 @@ def _settings(n: int):
 
 def assert_same(inp, policy: Policy, window: int, cache: str = "explicit", ttl_s: float = 300.0,
                 granularity: int = 1) -> None:
-    kinds, params = policy.lower(window, int(CACHE[cache]), ttl_s * 1000.0, granularity)
+    cfg, params = policy.lower(window, int(CACHE[cache]), ttl_s * 1000.0, granularity)
     excluded = inp.excluded_mask(policy.compaction.exclude_tools)
-    ref_l, ref_e = replay_reference(inp, kinds, params, excluded)
-    ker_l, ker_e = replay_kernel(inp, kinds, params, excluded)
+    ref_l, ref_e = replay_reference(inp, cfg, params, excluded)
+    ker_l, ker_e = replay_kernel(inp, cfg, params, excluded)
     if np.array_equal(ref_l, ker_l) and np.array_equal(ref_e, ker_e):
         return
     lines = [f"policy {policy.to_dict()} window={window} cache={cache} ttl={ttl_s} gran={granularity}"]
@@ -152,13 +153,67 @@ def policies(draw, window: int):
     emergency = draw(st.sampled_from(["compact", "truncate", "truncate_half"]))
     if compaction.kind == "summary":  # a task-state checkpoint's block (issue 31)
         compaction = replace(compaction, task_state_tokens=draw(st.sampled_from([0, 700])))
+    policy = Policy("random", trigger=trigger, compaction=compaction, masking=masking, flush=flush,
+                    compile=compile_, provider=provider, pruning=pruning, emergency=emergency)
     # drawn last: a draw inserted earlier shifts every later one (and the rare combinations
     # test_the_random_policies_draw_every_field counts on)
-    trigger = replace(trigger, ttl_early_fraction=draw(st.sampled_from([0.0, 0.0, 0.2, 0.6, 1.0])))
-    # a fraction threshold less a reserve (Roo Code's maxTokens below 0.9 x window)
-    trigger = replace(trigger, fraction_less_tokens=draw(st.sampled_from([0, 0, 0, 50, 3000])))
-    return Policy("random", trigger=trigger, compaction=compaction, masking=masking, flush=flush,
-                  compile=compile_, provider=provider, pruning=pruning, emergency=emergency)
+    for section, name in generic_fields():
+        policy = _with_drawn(policy, section, name, draw(st.sampled_from(GENERIC_VALUES[_annotation(section, name)])))
+    return policy
+
+
+# Fields drawn above by hand: those whose values depend on each other (the trigger's kind and
+# its threshold, the masking rule, a valid flush, the two-layer shape). Every other field is
+# drawn from values its annotation gives (GENERIC_VALUES), so a field added to a policy section
+# is drawn without editing this file; one whose annotation has no values here fails
+# test_every_field_is_drawn_by_hand_or_by_its_annotation.
+SHAPED = {
+    "trigger": {"kind", "every_messages", "tokens", "fraction", "reserve_tokens", "interval_s", "max_events",
+                "every_turns", "keep_turns", "message_boundary", "keep_first", "keep_last_events",
+                "keep_last_tokens", "keep_last_share", "keep_last_fraction", "min_progress", "scope"},
+    "compaction": {"kind", "ratio", "cap", "floor", "prompt_tokens", "accumulate", "max_segments", "shares_cache",
+                   "retain", "retain_tokens", "clear_keep", "clear_at_least", "clear_inputs", "exclude_tools",
+                   "placeholder_tokens", "probe_prompt_tokens", "local_tokens", "local_prompt_tokens",
+                   "task_state_tokens"},
+    "masking": {"after_turns", "placeholder_tokens", "keep_tokens", "keep_results", "at_least_tokens", "idle_s"},
+    "flush": {"enabled", "reserve_tokens", "soft_threshold_tokens", "fraction", "prompt_tokens", "output_tokens"},
+    "compile": {"strategy", "recent_messages_limit"},
+    "provider": {"min_cacheable"},
+    "pruning": {"mode", "ttl_s", "keep_last_assistants", "soft_trim_ratio", "hard_clear_ratio",
+                "min_prunable_tool_chars", "soft_trim_max_chars", "soft_trim_head_chars", "soft_trim_tail_chars",
+                "hard_clear", "placeholder_tokens"},
+    "policy": {"emergency"},
+}
+# values a field is drawn from, by its annotation (policy.Share: a share in [0, 1])
+GENERIC_VALUES = {"Share": [0.0, 0.0, 0.2, 0.6, 1.0], "int": [0, 0, 0, 50, 3000], "bool": [False, True],
+                  "float": [0.0, 0.0, 1.0, 30.0, 999.5]}
+
+
+def _annotation(section: str, name: str) -> str:
+    from dataclasses import fields
+
+    from workbench.engine.policy import SECTIONS
+
+    cls = Policy if section == "policy" else SECTIONS[section]
+    return next(str(f.type) for f in fields(cls) if f.name == name)
+
+
+def generic_fields() -> list[tuple[str, str]]:
+    """``(section, field)`` drawn from its annotation's values: neither shaped nor left undrawn,
+    in declaration order."""
+    return [key for key, _ in _policy_fields(Policy("p")) if key[1] not in SHAPED.get(key[0], ())
+            and key not in NOT_DRAWN]
+
+
+def _with_drawn(policy: Policy, section: str, name: str, value) -> Policy:
+    """``policy`` with one field drawn; unchanged where the policy refuses the value there (a
+    field that needs another's value, e.g. a kind, is drawn where that holds)."""
+    try:
+        if section == "policy":
+            return replace(policy, **{name: value})
+        return replace(policy, **{section: replace(getattr(policy, section), **{name: value})})
+    except PolicyError:
+        return policy
 
 
 # fields the strategy leaves at their defaults, with why; every other field of every section
@@ -191,6 +246,15 @@ def _policy_fields(p: Policy):
             yield (section, f.name), getattr(obj, f.name)
 
 
+def test_every_field_is_drawn_by_hand_or_by_its_annotation():
+    keys = [key for key, _ in _policy_fields(Policy("p"))]
+    shaped = {(section, name) for section, names in SHAPED.items() for name in names}
+    assert shaped <= set(keys), sorted(shaped - set(keys))  # no stale name
+    assert {_annotation(*key) for key in generic_fields()} <= set(GENERIC_VALUES)
+    assert set(keys) == shaped | set(generic_fields()) | set(NOT_DRAWN)
+    assert ("trigger", "fraction_less_tokens") in generic_fields()  # e.g. (drawn from its annotation)
+
+
 def test_the_random_policies_draw_every_field():
     seen: dict[tuple[str, str], set[str]] = {}
 
@@ -214,8 +278,8 @@ def test_the_fields_left_undrawn_are_unread_by_the_lowering():
     lowered = base.lower(20_000, int(CACHE["explicit"]), 300_000.0, 1)
     for section, new in (("provider", changed["max_output"]), ("redaction", changed["sr1_carry_forward"]),
                          ("summarizer", changed["summarizer"])):
-        kinds, params = replace(base, **{section: new}).lower(20_000, int(CACHE["explicit"]), 300_000.0, 1)
-        assert np.array_equal(kinds, lowered[0]) and np.array_equal(params, lowered[1]), section
+        cfg, params = replace(base, **{section: new}).lower(20_000, int(CACHE["explicit"]), 300_000.0, 1)
+        assert np.array_equal(cfg, lowered[0]) and np.array_equal(params, lowered[1]), section
     assert {k for k, why in NOT_DRAWN.items() if why == "unread"} == {
         ("provider", "max_output"), ("redaction", "sr1_carry_forward"), ("summarizer", "prompt"),
         ("summarizer", "model")}
@@ -414,8 +478,8 @@ def test_parity_of_the_two_layers(profile, events, seed, prefix, local, items, r
     inp = replace(generated(profile, events, seed), prefix_tokens=prefix)
     policy = get_policy("holon-openai", {"compaction.local_tokens": local, "compaction.max_segments": items})
     assert_same(inp, policy, 20_000, "automatic", 300.0, 128)
-    kinds, params = policy.lower(20_000, int(CACHE["automatic"]), 300_000.0, 128)
-    _, events_ = replay_reference(inp, kinds, params)
+    cfg, params = policy.lower(20_000, int(CACHE["automatic"]), 300_000.0, 128)
+    _, events_ = replay_reference(inp, cfg, params)
     happened = set(events_[:, 0].tolist())
     assert E.EventType.LOCAL_CHECKPOINT in happened
     if rebuilds is not None:  # (None: on some of these continuities, too few items to rebuild)

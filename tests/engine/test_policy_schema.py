@@ -128,3 +128,20 @@ def test_a_described_override_keeps_the_digest_of_its_parameters():
     assert again.description == changed.description and again.digest() == changed.digest()
     assert policy_from_spec(changed.to_dict()).digest() == changed.digest()
     assert "base_description" not in get_policy("claude-code").to_dict()
+
+
+def test_a_share_is_bounded_by_its_annotation():
+    """A field annotated ``policy.Share`` is a share in [0, 1] in the schema, with no rule of
+    its own in ``RULES``: a new share field needs no schema edit."""
+    import dataclasses
+
+    from workbench.engine.policy import SECTIONS
+    from workbench.engine.policy_schema import RULES, field_schema
+
+    shares = [f"{section}.{f.name}" for section, cls in SECTIONS.items() for f in dataclasses.fields(cls)
+              if str(f.type) == "Share"]
+    assert "trigger.ttl_early_fraction" in shares and "compaction.ratio" in shares
+    for dotted in shares:
+        schema = field_schema(dotted)
+        assert (schema["type"], schema["minimum"], schema["maximum"]) == ("number", 0.0, 1.0), dotted
+        assert dotted not in RULES, dotted

@@ -36,7 +36,7 @@ from workbench.engine.records import LEDGER
 from workbench.engine.reference import replay_reference
 
 
-def reference_prompts(inp, kinds, params, excluded):
+def reference_prompts(inp, cfg, params, excluded):
     """The reference replay with its record, and the items of every prompt it sent."""
     sent: list[list] = []
     add = ReferenceRecorder.add
@@ -47,16 +47,16 @@ def reference_prompts(inp, kinds, params, excluded):
 
     with pytest.MonkeyPatch.context() as m:
         m.setattr(ReferenceRecorder, "add", keep)
-        ledger, events, record = replay_reference(inp, kinds, params, excluded, record=True)
+        ledger, events, record = replay_reference(inp, cfg, params, excluded, record=True)
     return ledger, events, record, sent
 
 
 def assert_recorded(inp, policy: Policy, window: int, cache: str = "explicit", ttl_s: float = 300.0,
                     granularity: int = 1) -> None:
-    kinds, params = policy.lower(window, int(CACHE[cache]), ttl_s * 1000.0, granularity)
+    cfg, params = policy.lower(window, int(CACHE[cache]), ttl_s * 1000.0, granularity)
     excluded = inp.excluded_mask(policy.compaction.exclude_tools)
-    ref_l, ref_e, ref, sent = reference_prompts(inp, kinds, params, excluded)
-    ker_l, ker_e, ker = replay_kernel(inp, kinds, params, excluded, record=True)
+    ref_l, ref_e, ref, sent = reference_prompts(inp, cfg, params, excluded)
+    ker_l, ker_e, ker = replay_kernel(inp, cfg, params, excluded, record=True)
     assert np.array_equal(ref_l, ker_l), "the ledgers differ (test_parity.py finds out why)"
     assert np.array_equal(ref_e, ker_e) and np.array_equal(ref.event_artifacts, ker.event_artifacts)
     assert len(ref.after) == len(ker.after) == len(ref_e)
@@ -65,7 +65,7 @@ def assert_recorded(inp, policy: Policy, window: int, cache: str = "explicit", t
             f"event {e}: kernel {ker.expanded_after(e)} reference {ref.expanded_after(e)}; {policy.to_dict()}")
     assert len(ref.shown) == len(ker.shown) == len(ref_l) == len(sent)
     assert np.array_equal(ref.rows, ker.rows) or not len(ref_l)  # (no call: no position is read)
-    view = PromptView.lowered(ker, inp, kinds, params, excluded)
+    view = PromptView.lowered(ker, inp, cfg, params, excluded)
     mains = set(main_calls(ker_l).tolist())
     for k in range(len(ref_l)):
         r = int(ref_l[k, LEDGER.request])
@@ -112,9 +112,9 @@ def test_a_masked_output_is_recorded_as_a_placeholder():
     inp = tiny_input(0, events)
     policy = Policy("m", masking=Masking(after_turns=1, placeholder_tokens=3))
     assert_recorded(inp, policy, 10_000)
-    kinds, params = policy.lower(10_000, int(E.CacheMode.EXPLICIT), 300_000.0, 1)
-    ledger, _, rec = replay_kernel(inp, kinds, params, record=True)
-    view = PromptView.lowered(rec, inp, kinds, params, None)
+    cfg, params = policy.lower(10_000, int(E.CacheMode.EXPLICIT), 300_000.0, 1)
+    ledger, _, rec = replay_kernel(inp, cfg, params, record=True)
+    view = PromptView.lowered(rec, inp, cfg, params, None)
     last = int(main_calls(ledger)[-1])
     result_row = int(np.flatnonzero(inp.is_tool_result)[0])
     assert result_row not in view.full_rows(last, inp.n_requests - 1).tolist()

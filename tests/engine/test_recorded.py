@@ -152,15 +152,15 @@ def lowered(inputs):
         for inp in inputs:
             prov = resolve_provider(pol, continuity_model=inp.model, continuity_window=inp.context_window,
                                     price_as="claude-sonnet-4-5")
-            kinds, params = pol.lower(prov.window, prov.cache_mode, prov.ttl_ms, prov.granularity)
-            jobs.append((name, inp, kinds, params, inp.excluded_mask(pol.compaction.exclude_tools)))
+            cfg, params = pol.lower(prov.window, prov.cache_mode, prov.ttl_ms, prov.granularity)
+            jobs.append((name, inp, cfg, params, inp.excluded_mask(pol.compaction.exclude_tools)))
     return jobs
 
 
 @pytest.fixture(scope="module")
 def reference_runs(lowered):
-    return {(name, inp.continuity_id): replay_reference(inp, kinds, params, excluded)
-            for name, inp, kinds, params, excluded in lowered}
+    return {(name, inp.continuity_id): replay_reference(inp, cfg, params, excluded)
+            for name, inp, cfg, params, excluded in lowered}
 
 
 def test_every_preset_runs_on_every_recorded_log(inputs, reference_runs):
@@ -185,9 +185,9 @@ def test_kernel_matches_reference_on_every_recorded_log(lowered, reference_runs)
     from workbench.engine.kernel import replay_kernel
 
     bad = []
-    for name, inp, kinds, params, excluded in lowered:
+    for name, inp, cfg, params, excluded in lowered:
         ref_l, ref_e = reference_runs[(name, inp.continuity_id)]
-        ker_l, ker_e = replay_kernel(inp, kinds, params, excluded)
+        ker_l, ker_e = replay_kernel(inp, cfg, params, excluded)
         if not (np.array_equal(ref_l, ker_l) and np.array_equal(ref_e, ker_e)):
             bad.append((name, inp.continuity_id, ref_l.shape, ker_l.shape, ref_e.shape, ker_e.shape))
     assert not bad, bad

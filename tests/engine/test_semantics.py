@@ -19,14 +19,14 @@ ENGINES = ["reference", "kernel"]
 
 def run(engine: str, inp, policy: Policy):
     prov = resolve_provider(policy, continuity_model=inp.model, continuity_window=inp.context_window)
-    kinds, params = policy.lower(prov.window, prov.cache_mode, prov.ttl_ms, prov.granularity)
+    cfg, params = policy.lower(prov.window, prov.cache_mode, prov.ttl_ms, prov.granularity)
     excluded = inp.excluded_mask(policy.compaction.exclude_tools)
     if engine == "kernel":
         from workbench.engine.kernel import replay_kernel
 
-        led, ev = replay_kernel(inp, kinds, params, excluded)
+        led, ev = replay_kernel(inp, cfg, params, excluded)
     else:
-        led, ev = replay_reference(inp, kinds, params, excluded)
+        led, ev = replay_reference(inp, cfg, params, excluded)
     ledger = [dict(zip(LEDGER_COLUMNS, map(int, row), strict=True)) for row in led]
     events = [dict(zip(EVENT_COLUMNS, map(int, row), strict=True)) for row in ev]
     return ledger, events

@@ -62,8 +62,7 @@ def test_a_provider_without_caching_never_expires(engine):
 
 
 def test_the_share_is_lowered_against_the_threshold_and_only_for_tokens():
-    kinds, params = _policy(0.5).lower(200_000, 1, 300_000.0, 1)
-    assert params[E.P_TTL_EARLY_TOKENS] == 5_000
+    assert _policy(0.5).lower(200_000, 1, 300_000.0, 1).params[E.Param.TTL_EARLY_TOKENS] == 5_000
     stride = Policy("s", trigger=CutRule(kind="stride", every_messages=4, ttl_early_fraction=0.5))
-    assert stride.lower(200_000, 1, 300_000.0, 1)[1][E.P_TTL_EARLY_TOKENS] == 0
+    assert stride.lower(200_000, 1, 300_000.0, 1).params[E.Param.TTL_EARLY_TOKENS] == 0
     assert "50% of that once the prompt cache expired" in _policy(0.5).trigger.describe(200_000)

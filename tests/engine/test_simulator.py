@@ -21,15 +21,15 @@ PRICES = price_table("claude-sonnet-4-5")  # tiered: prompts over 200k cost more
 
 
 def lowered(inp, policy, window, cache="explicit", ttl_s=300.0, granularity=1):
-    kinds, params = policy.lower(window, int(CACHE[cache]), ttl_s * 1000.0, granularity)
-    return kinds, params, inp.excluded_mask(policy.compaction.exclude_tools)
+    cfg, params = policy.lower(window, int(CACHE[cache]), ttl_s * 1000.0, granularity)
+    return cfg, params, inp.excluded_mask(policy.compaction.exclude_tools)
 
 
 def assert_totals_match(inp, configs):
-    """``configs``: (kinds, params, excluded) sharing one exclusion mask."""
-    kinds = np.stack([k for k, _, _ in configs])
+    """``configs``: (cfg, params, excluded) sharing one exclusion mask."""
+    cfg = np.stack([k for k, _, _ in configs])
     params = np.stack([p for _, p, _ in configs])
-    got_t, got_c = replay_kernel_totals(inp, kinds, params, np.stack([PRICES.array] * len(configs)),
+    got_t, got_c = replay_kernel_totals(inp, cfg, params, np.stack([PRICES.array] * len(configs)),
                                         configs[0][2])
     for i, (k, p, excluded) in enumerate(configs):
         want_t, want_c = metrics.replay_totals(*replay_kernel(inp, k, p, excluded), PRICES)
@@ -82,10 +82,10 @@ def test_buffers_too_small_for_the_replay_grow():
     # accumulating summary segments (merged rarely) and a flush every compaction
     pol = get_policy("openai-responses-compact", {"trigger.fraction": 0.05, "compaction.max_segments": 40,
                                                  "compaction.accumulate": True})
-    kinds, params, excluded = lowered(inp, pol, 20_000)
-    want_led, want_ev = replay_kernel(inp, kinds, params, excluded)
+    cfg, params, excluded = lowered(inp, pol, 20_000)
+    want_led, want_ev = replay_kernel(inp, cfg, params, excluded)
     assert (want_ev[:, EVENT.type] == EventType.CHECKPOINT).sum() > 8  # more segments than the 2 slots
-    visible, pos, cfg = kern._configure(inp, kinds, params)
+    visible, pos, cfg = kern._configure(inp, cfg)
     safe = kern.prev_safe(inp, visible, bool(cfg[Cfg.CUT_AT_MESSAGE]))
     args = (pos.ptok, pos.vrow, pos.vflag, safe, pos.vmsg, kern._msg_ordinal(inp), pos.Q, pos.B,
             np.zeros(0, np.uint8))

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
+
 from workbench.engine import enums as E
 from workbench.engine.enums import (
     KEY_BASE,
@@ -14,12 +16,15 @@ from workbench.engine.enums import (
     N_AFTER,
     N_CACHE_KEYS,
     N_CFG,
+    N_PARAMS,
     N_SHOWN,
     N_STATE,
     After,
     AfterColumns,
     Cfg,
     ConfigSlots,
+    Param,
+    ParamSlots,
     Prev,
     PromptSlots,
     Shown,
@@ -58,7 +63,7 @@ def test_offsets_follow_the_declaration():
 
 
 def test_every_slot_has_a_one_line_meaning():
-    for slots in (ConfigSlots, StateSlots, PromptSlots, ShownColumns, AfterColumns):
+    for slots in (ConfigSlots, ParamSlots, StateSlots, PromptSlots, ShownColumns, AfterColumns):
         meanings = slot_meanings(slots)
         assert list(meanings) == list(slots._fields)
         for name, text in meanings.items():
@@ -74,19 +79,45 @@ def test_the_kernel_reads_the_state_vector_only_through_the_declaration():
         assert not re.search(r"^\s*(?:N_CFG|KEY_BASE|KEY_SIZE|N_STATE)\s*=", source, re.M), module
 
 
-def test_the_lowered_configuration_fills_exactly_the_declared_slots():
+def test_the_lowering_fills_the_policy_slots_and_the_continuity_its_own():
+    """``Policy.lower`` owns every configuration slot but the continuity's few
+    (``kernel.CONTINUITY_SLOTS``), which it leaves 0 and ``with_continuity`` fills."""
     import polars as pl
 
-    from workbench.engine.kernel import lowered_config, positions
-    from workbench.engine.policy import Policy
+    from workbench.engine.kernel import CONTINUITY_SLOTS, positions, with_continuity
+    from workbench.engine.policy import Lowered, Policy
     from workbench.engine.prepare import prepare_continuity
     from workbench.synth.generate import GeneratorConfig, build_continuity
 
     c = build_continuity(GeneratorConfig(events=200, seed=3, facts=0, secrets=0, hard_negatives=0))
     inp = prepare_continuity(pl.from_arrow(c.events), continuity=0, continuity_id="x", tokenizer="cl100k")
-    kinds, params = Policy("raw").lower(200_000, 1, 300_000.0, 1)
-    cfg = lowered_config(kinds, params, positions(inp, False))
-    assert cfg.shape == (N_CFG,)
+    lowered = Policy("raw").lower(200_000, 1, 300_000.0, 1)
+    assert isinstance(lowered, Lowered)
+    assert lowered.cfg.shape == (N_CFG,) and lowered.cfg.dtype == np.int64
+    assert lowered.params.shape == (N_PARAMS,) and lowered.params.dtype == np.float64
+    assert not lowered.cfg[list(CONTINUITY_SLOTS)].any()
+    cfg = with_continuity(lowered.cfg, positions(inp, False), 123)
+    assert cfg[Cfg.PREFIX_TOKENS] == 123 and cfg[Cfg.FIRST_USER] == -1 and cfg[Cfg.TOKENS_NONNEG] == 1
+    others = [i for i in range(N_CFG) if i not in CONTINUITY_SLOTS]
+    assert np.array_equal(cfg[others], lowered.cfg[others])  # the policy's slots as lowered
+
+
+def test_the_real_valued_slots_are_declared_once():
+    assert list(Param) == list(range(len(ParamSlots._fields))) and len(Param) == N_PARAMS
+    assert len(set(Param)) == N_PARAMS  # no two slots share a cell
+    meanings = slot_meanings(ParamSlots)
+    assert list(meanings) == list(ParamSlots._fields)
+    assert all(len(text.split()) >= 3 for text in meanings.values())
+
+
+def test_no_module_numbers_policy_slots_by_hand():
+    """The policy's slots were hand-numbered ``K_*``/``P_*`` (``= range(41)``) and lowered a
+    second time into the configuration; both engines now read the one declaration."""
+    for path in ENGINE.glob("*.py"):
+        source = path.read_text()
+        assert not re.search(r"\b(?:K|P)_[A-Z][A-Z0-9_]*\b", source), path.name
+        assert "N_KINDS" not in source, path.name
+    assert not re.search(r"= range\(\d+\)", (ENGINE / "enums.py").read_text())
 
 
 def test_the_prompt_record_columns_follow_their_declarations():

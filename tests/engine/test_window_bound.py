@@ -25,13 +25,13 @@ if importlib.util.find_spec("workbench.engine.kernel") is not None:
 
 def replay(engine: str, inp, policy: Policy):
     prov = resolve_provider(policy, continuity_model=inp.model, continuity_window=inp.context_window)
-    kinds, params = policy.lower(prov.window, prov.cache_mode, prov.ttl_ms, prov.granularity)
+    cfg, params = policy.lower(prov.window, prov.cache_mode, prov.ttl_ms, prov.granularity)
     excluded = inp.excluded_mask(policy.compaction.exclude_tools)
     if engine == "kernel":
         from workbench.engine.kernel import replay_kernel
 
-        return replay_kernel(inp, kinds, params, excluded)
-    return replay_reference(inp, kinds, params, excluded)
+        return replay_kernel(inp, cfg, params, excluded)
+    return replay_reference(inp, cfg, params, excluded)
 
 
 @pytest.mark.parametrize("engine", ENGINES)

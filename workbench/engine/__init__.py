@@ -4,7 +4,8 @@ with one semantics (see ``reference.py`` for the readable statement of it).
 Who owns what (every module of the package; ``tests/test_architecture.py`` checks the list):
 
 * ``policy.py``, ``presets.py``, ``provider.py``: policies, their registry, and their
-  lowering against a provider to the kernel's ``(kinds, params)``; ``policy_schema.py``
+  one lowering against a provider to the configuration both engines read
+  (``Policy.lower``: the ``Cfg`` and ``Param`` slots); ``policy_schema.py``
   the JSON Schema a policy spec is checked against before any work; ``thresholds.py`` the
   token thresholds of a policy's rules (compaction, flush).
 * ``pricing.py`` prices from genai-prices, ``pricing_nb.py`` the one price rule.
@@ -18,10 +19,11 @@ Who owns what (every module of the package; ``tests/test_architecture.py`` check
   step from: ``checkpoints.py`` (ADR-0011 checkpoint selection),
   ``masking.py`` (masking by a bound), ``pruning.py`` (session pruning in one request's
   prompt), ``provider_window.py`` (the two compaction layers).
-* ``enums.py`` (codes, the policy's ``K_*``/``P_*`` slots, and the one declaration of
-  the kernel's state vector: ``ConfigSlots``/``StateSlots``/``PromptSlots``, each slot
-  named with its meaning, offsets derived; the prompt record's ``ShownColumns`` and
-  ``AfterColumns``) and ``records.py`` (ledger/event/totals layouts): what both engines and the tables share.
+* ``enums.py`` (codes, and the one declaration of the lowered configuration and the
+  kernel's state vector: ``ConfigSlots``/``ParamSlots``/``StateSlots``/``PromptSlots``, each
+  slot named with its meaning, offsets derived; the prompt record's ``ShownColumns`` and
+  ``AfterColumns``) and ``records.py`` (ledger/event/totals layouts): what both engines and
+  the tables share.
 * ``metrics.py`` (+ ``metrics_nb.py``): the summary columns.
 * ``cache_miss.py``: the provider's own cache misses inside the TTL, fitted per harness,
   release line and serving provider; ``cache_miss_nb.py`` prices a replayed ledger under

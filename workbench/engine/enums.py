@@ -5,8 +5,10 @@ instance (vectorbt's ``enums.py`` habit): ``Trigger.TOKENS`` is a plain ``int`` 
 and a compile-time constant inside ``@njit`` code, so kernels use the same names as the
 API. :func:`names` gives the lower-case name of each code (what tables and specs show).
 
-The kernel sees a policy as ``kinds`` (int64 vector) and ``params`` (float64 vector);
-the ``K_*``/``P_*`` constants below are the slots. Never renumber: runs store the codes.
+A policy reaches both engines as one lowered configuration (``Policy.lower``): the integer
+slots ``Cfg`` (:class:`ConfigSlots`) and the real-valued slots ``Param`` (:class:`ParamSlots`),
+each declared once below with its meaning, offsets derived. Never renumber a code: runs store
+the codes.
 
 >>> Trigger.TOKENS, names(CallKind)[CallKind.FLUSH]
 (2, 'flush')
@@ -170,10 +172,16 @@ def recorded_summaries_visible(strategy: int, compile_strategy: int) -> bool:
     return strategy == Strategy.RECORDED and compile_strategy != CompileStrategy.RECENT_MESSAGES_V1
 
 
+def summaries_visible_in(cfg) -> bool:
+    """:func:`recorded_summaries_visible` of a lowered configuration (``Cfg`` slots)."""
+    return cfg[Cfg.STRATEGY] == Strategy.RECORDED and not cfg[Cfg.HIDE_SUMMARIES]
+
+
 # ---- the kernel's state vector: one declaration ------------------------------------------
 # A replay keeps everything it knows in one int64 vector ``st``: the configuration slots
-# (``kernel.lowered_config`` fills them from the lowered policy and the continuity; read-only
-# during the replay), then the state slots, then one previous-prompt descriptor per cache key.
+# (``Policy.lower`` fills the policy's, ``kernel.with_continuity`` the few the continuity adds;
+# read-only during the replay; the reference engine reads the same vector), then the state
+# slots, then one previous-prompt descriptor per cache key.
 # Each slot is a field below, in order, with its meaning; the offsets are derived from that
 # order (``Cfg``, ``State``, ``Prev``, ``KEY_BASE``), so two slots can never share a cell.
 # Inside ``@njit`` code ``st[State.CUT]`` is a compile-time constant, like ``Trigger.TOKENS``.
@@ -181,7 +189,8 @@ def recorded_summaries_visible(strategy: int, compile_strategy: int) -> bool:
 
 
 class ConfigSlots(NamedTuple):
-    """Configuration slots: the policy as the kernel reads it, with what the continuity adds."""
+    """Configuration slots: the lowered policy's integers, and a few facts of the continuity
+    (``kernel.CONTINUITY_SLOTS``, filled by ``kernel.with_continuity``)."""
 
     KEEP_FIRST: Annotated[int, "visible positions pinned at the head of every prompt, never cut"]
     RECENT_MESSAGES_LIMIT: Annotated[int, "compile: at most this many recent raw messages shown (0: all)"]
@@ -357,32 +366,33 @@ def slot_meanings(slots: type) -> dict[str, str]:
     return {name: " ".join(hints[name].__metadata__) for name in slots._fields}
 
 
-# ---- slots of the lowered policy -------------------------------------------------------
-K_TRIGGER, K_STRATEGY, K_CACHE_MODE, K_ACCUMULATE, K_MESSAGE_BOUNDARY, K_RETAIN_KIND, \
-    K_FLUSH, K_SUMMARY_SHARES_CACHE, K_CLEAR_INPUTS, K_EMERGENCY, K_COMPILE_LIMIT_MESSAGES, \
-    K_MASK_AFTER_TURNS, K_MAX_SEGMENTS, K_TRIGGER_SCOPE, K_COMPILE = range(15)
-N_KINDS = 15
+class ParamSlots(NamedTuple):
+    """Real-valued slots: the part of the lowered policy the engines compare as floats (ratios,
+    durations in ms, sizes in characters over a ratio), the float64 vector ``params``."""
 
-(P_TRIGGER_VALUE, P_TRIGGER_KEEP_TURNS, P_KEEP_FIRST, P_KEEP_LAST_EVENTS, P_KEEP_LAST_TOKENS,
- P_MIN_PROGRESS, P_RETAIN_TOKENS, P_SUMMARY_RATIO, P_SUMMARY_CAP, P_SUMMARY_FLOOR,
- P_SUMMARY_PROMPT, P_FLUSH_THRESHOLD, P_FLUSH_PROMPT, P_FLUSH_OUTPUT, P_MASK_PLACEHOLDER,
- P_CLEAR_KEEP, P_CLEAR_AT_LEAST, P_CLEAR_PLACEHOLDER, P_WINDOW, P_MIN_CACHEABLE,
- P_CACHE_GRANULARITY, P_TTL_MS, P_MASK_KEEP_TOKENS, P_MASK_AT_LEAST, P_PROBE_PROMPT,
- P_MASK_KEEP_RESULTS, P_MASK_IDLE_MS, P_KEEP_LAST_SHARE,
- # session pruning (workbench.engine.pruning.PruneRule): ttl (0: off), protected assistant
- # turns, soft/hard ratios of the window, hard clear on, prunable minimum, soft-trim size
- # bound and trimmed size, cleared placeholder (tokens)
- P_PRUNE_TTL_MS, P_PRUNE_KEEP, P_PRUNE_SOFT_RATIO, P_PRUNE_HARD_RATIO, P_PRUNE_HARD_ON, P_PRUNE_MIN,
- P_PRUNE_SOFT_OVER, P_PRUNE_SOFT_KEEP, P_PRUNE_PLACEHOLDER,
- # two layers (workbench.engine.provider_window): the local checkpoint's trigger and prompt
- P_LOCAL_TOKENS, P_LOCAL_PROMPT,
- # task-state checkpoints (Compaction.task_state_tokens): the tokens of the fixed
- # task-state block every summary carries on top of its modelled size (0: none)
- P_TASK_STATE_TOKENS,
- # tokens trigger, ttl-aware (CutRule.ttl_early_fraction): once the session's prompt cache has
- # expired, compact when the context reaches this many tokens (0: off)
- P_TTL_EARLY_TOKENS) = range(41)
-N_PARAMS = 41
+    TRIGGER_VALUE: Annotated[float, "the rule's threshold: messages, tokens, ms, events or turns (Trigger)"]
+    MIN_PROGRESS: Annotated[float, "a cut must take at least this share of the view's items"]
+    SUMMARY_RATIO: Annotated[float, "a summary's size is this share of the tokens it replaces ..."]
+    SUMMARY_CAP: Annotated[float, "... at most this many tokens ..."]
+    SUMMARY_FLOOR: Annotated[float, "... at least this many tokens"]
+    TASK_STATE_TOKENS: Annotated[float, "tokens of the task-state block every summary carries (0: none)"]
+    FLUSH_THRESHOLD: Annotated[float, "context tokens at which the flush fires (Policy.flush_threshold)"]
+    CLEAR_AT_LEAST: Annotated[float, "clear_tool_uses runs only when it frees this many tokens"]
+    WINDOW: Annotated[float, "the context window (tokens) the replay may not exceed"]
+    TTL_MS: Annotated[float, "the prompt cache's time to live (ms)"]
+    TTL_EARLY_TOKENS: Annotated[float, "ttl-aware tokens trigger: compact at this many once the cache expired (0: off)"]
+    PRUNE_TTL_MS: Annotated[float, "session pruning: the idle gap (ms) after which a prompt is pruned (0: off)"]
+    PRUNE_SOFT_RATIO: Annotated[float, "session pruning: trim when the prompt fills this share of the window"]
+    PRUNE_HARD_RATIO: Annotated[float, "session pruning: clear when the prompt fills this share of the window"]
+    PRUNE_HARD_ON: Annotated[float, "session pruning: 1 when the hard clear is on"]
+    PRUNE_MIN: Annotated[float, "session pruning: clear only when this many tokens are prunable"]
+    PRUNE_SOFT_OVER: Annotated[float, "session pruning: results over this many tokens are trimmed"]
+    PRUNE_SOFT_KEEP: Annotated[float, "session pruning: tokens a trimmed result keeps (head, tail, note)"]
+    PRUNE_PLACEHOLDER: Annotated[float, "session pruning: tokens of a cleared result's placeholder"]
+
+
+Param = ParamSlots(*range(len(ParamSlots._fields)))
+N_PARAMS = len(Param)
 
 # a share (of the tail's tokens) as an integer in parts per million: both engines compute the
 # kept tokens as ``ppm * tokens // SHARE_SCALE`` so that they agree to the token

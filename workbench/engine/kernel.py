@@ -7,11 +7,11 @@
   call (``prange`` over them, :func:`~workbench.engine.kernel_nb.simulate_many_nb`) and
   keeps only their summary totals (:mod:`workbench.engine.metrics`), never a per-call table.
 
-Both lower a configuration the same way (:func:`lowered_config`) and size its buffers with
-the same plan (:func:`buffer_plan`). The policy-independent per-position arrays of a
-continuity are built once per ``ReplayInput`` (and kept while it lives), so a sweep of
-many policies over one continuity pays that O(n) pass once; ``ReplayInput`` arrays are
-treated as immutable.
+Both take a policy's one lowering (``Policy.lower``), add the continuity's facts the same way
+(:func:`with_continuity`) and size the buffers with the same plan (:func:`buffer_plan`). The
+policy-independent per-position arrays of a continuity are built once per ``ReplayInput``
+(and kept while it lives), so a sweep of many policies over one continuity pays that O(n)
+pass once; ``ReplayInput`` arrays are treated as immutable.
 
 >>> import polars as pl
 >>> from workbench.engine.kernel import replay_kernel
@@ -20,8 +20,8 @@ treated as immutable.
 >>> from workbench.synth.generate import GeneratorConfig, build_continuity
 >>> c = build_continuity(GeneratorConfig(events=400, seed=1, facts=0, secrets=0, hard_negatives=0))
 >>> inp = prepare_continuity(pl.from_arrow(c.events), continuity=0, continuity_id="x", tokenizer="cl100k")
->>> kinds, params = Policy("raw").lower(200_000, 1, 300_000.0, 1)
->>> ledger, events = replay_kernel(inp, kinds, params)
+>>> cfg, params = Policy("raw").lower(200_000, 1, 300_000.0, 1)
+>>> ledger, events = replay_kernel(inp, cfg, params)
 >>> ledger.shape[0] == inp.n_requests
 True
 """
@@ -34,7 +34,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench.engine import enums as E
-from workbench.engine.enums import share_ppm
 from workbench.engine.prepare import ReplayInput
 
 
@@ -117,75 +116,38 @@ PRE_ROW_SLOTS = (E.Cfg.PRE_MASKED0, E.Cfg.PRE_MASKED1, E.Cfg.PRE_CLEARED, E.Cfg.
                  E.Cfg.PRE_CLEARED_MASKED1, E.Cfg.PRE_OUTPUT_TOKENS)
 
 
-def lowered_config(kinds: np.ndarray, params: np.ndarray, pos: Positions) -> np.ndarray:
-    """The kernel's integer configuration (the ``enums.Cfg`` slots of its state vector)."""
+# the configuration slots the continuity fills (:func:`with_continuity`); the policy's
+# lowering (``Policy.lower``) fills every other slot and leaves these 0
+CONTINUITY_SLOTS = (E.Cfg.HAS_OUTPUT_RESULTS, E.Cfg.TOKENS_NONNEG, E.Cfg.MONOTONE_SUMS, E.Cfg.FIRST_USER,
+                    E.Cfg.PREFIX_TOKENS) + PRE_ROW_SLOTS
+
+
+def with_continuity(cfg: np.ndarray, pos: Positions, prefix_tokens: int) -> np.ndarray:
+    """A copy of the lowered configuration ``cfg`` (``Policy.lower``) with the continuity's
+    facts (:data:`CONTINUITY_SLOTS`): whether some tool result is a model output, whether
+    tokens are non-negative, the first user position (pruning policies), the fixed prefix,
+    and which rows of the placeholder prefix-sum table this policy reads."""
     from workbench.engine import kernel_nb as nb
 
-    k = kinds
-    cfg = np.full(E.N_CFG, 0, np.int64)
-    strategy = int(k[E.K_STRATEGY])
-    mp = int(params[E.P_MASK_PLACEHOLDER])
-    cp = int(params[E.P_CLEAR_PLACEHOLDER])
-    mask_tokens = int(params[E.P_MASK_KEEP_TOKENS])
-    mask_results = int(params[E.P_MASK_KEEP_RESULTS])
-    mask_on = int(k[E.K_MASK_AFTER_TURNS]) > 0 or mask_tokens > 0 or mask_results > 0
-    clear_on = strategy == E.Strategy.CLEAR_TOOL_USES
-    has1 = pos.has_output_results
-    cfg[E.Cfg.KEEP_FIRST] = int(params[E.P_KEEP_FIRST])
-    cfg[E.Cfg.RECENT_MESSAGES_LIMIT] = int(k[E.K_COMPILE_LIMIT_MESSAGES])
-    cfg[E.Cfg.MASK_AFTER_TURNS] = int(k[E.K_MASK_AFTER_TURNS])
-    cfg[E.Cfg.MASK_PLACEHOLDER] = mp
-    cfg[E.Cfg.CLEAR_PLACEHOLDER] = cp
-    cfg[E.Cfg.MASKING] = int(mask_on)
-    cfg[E.Cfg.CLEARING] = int(clear_on)
-    cfg[E.Cfg.CLEAR_INPUTS] = int(bool(k[E.K_CLEAR_INPUTS]))
-    cfg[E.Cfg.HAS_OUTPUT_RESULTS] = int(has1)
-    cfg[E.Cfg.TOKENS_NONNEG] = int(pos.tokens_nonneg)
-    cfg[E.Cfg.MONOTONE_SUMS] = int(pos.tokens_nonneg and (not mask_on or mp >= 0) and (not clear_on or cp >= 0))
-    cfg[E.Cfg.TRIGGER] = int(k[E.K_TRIGGER])
-    cfg[E.Cfg.STRATEGY] = strategy
-    cfg[E.Cfg.CACHE_MODE] = int(k[E.K_CACHE_MODE])
-    cfg[E.Cfg.MIN_CACHEABLE] = int(params[E.P_MIN_CACHEABLE])
-    cfg[E.Cfg.CACHE_GRANULARITY] = max(1, int(params[E.P_CACHE_GRANULARITY]))
-    cfg[E.Cfg.ACCUMULATE] = int(bool(k[E.K_ACCUMULATE]))
-    cfg[E.Cfg.RETAIN_KIND] = int(k[E.K_RETAIN_KIND])
-    cfg[E.Cfg.RETAIN_TOKENS] = int(params[E.P_RETAIN_TOKENS])
-    cfg[E.Cfg.SUMMARY_SHARES_CACHE] = int(bool(k[E.K_SUMMARY_SHARES_CACHE]))
-    cfg[E.Cfg.MAX_SEGMENTS] = int(k[E.K_MAX_SEGMENTS])
-    cfg[E.Cfg.EMERGENCY] = int(k[E.K_EMERGENCY])
-    cfg[E.Cfg.FLUSH] = int(bool(k[E.K_FLUSH]))
-    cfg[E.Cfg.KEEP_LAST_EVENTS] = int(params[E.P_KEEP_LAST_EVENTS])
-    cfg[E.Cfg.KEEP_LAST_TOKENS] = int(params[E.P_KEEP_LAST_TOKENS])
-    cfg[E.Cfg.KEEP_LAST_SHARE_PPM] = share_ppm(params[E.P_KEEP_LAST_SHARE])
-    cfg[E.Cfg.SUMMARY_PROMPT] = int(params[E.P_SUMMARY_PROMPT])
-    cfg[E.Cfg.FLUSH_PROMPT] = int(params[E.P_FLUSH_PROMPT])
-    cfg[E.Cfg.FLUSH_OUTPUT] = int(params[E.P_FLUSH_OUTPUT])
-    cfg[E.Cfg.CLEAR_KEEP] = int(params[E.P_CLEAR_KEEP])
-    cfg[E.Cfg.TRIGGER_KEEP_TURNS] = int(params[E.P_TRIGGER_KEEP_TURNS])
-    cfg[E.Cfg.CUT_AT_MESSAGE] = int(bool(k[E.K_MESSAGE_BOUNDARY]))
-    cfg[E.Cfg.MASK_KEEP_TOKENS] = mask_tokens
-    cfg[E.Cfg.MASK_KEEP_RESULTS] = mask_results
-    cfg[E.Cfg.MASK_IDLE_MS] = int(np.ceil(params[E.P_MASK_IDLE_MS]))
-    cfg[E.Cfg.MASK_AT_LEAST] = int(params[E.P_MASK_AT_LEAST])
-    cfg[E.Cfg.PROBE_PROMPT] = int(params[E.P_PROBE_PROMPT])
-    cfg[E.Cfg.TRIGGER_SCOPE] = int(k[E.K_TRIGGER_SCOPE])
-    prune_on = params[E.P_PRUNE_TTL_MS] > 0
-    cfg[E.Cfg.PRUNING] = int(prune_on)
-    cfg[E.Cfg.PRUNE_KEEP] = int(params[E.P_PRUNE_KEEP])
-    users = np.flatnonzero(pos.vflag & nb.F_USER) if prune_on else ()
-    cfg[E.Cfg.FIRST_USER] = int(users[0]) if len(users) else -1
-    cfg[E.Cfg.LOCAL_TOKENS] = int(params[E.P_LOCAL_TOKENS])
-    cfg[E.Cfg.LOCAL_PROMPT] = int(params[E.P_LOCAL_PROMPT])
-    cfg[E.Cfg.HIDE_SUMMARIES] = int(int(k[E.K_COMPILE]) == E.CompileStrategy.RECENT_MESSAGES_V1)
+    C = E.Cfg
+    cfg = np.array(cfg, dtype=np.int64)
+    mask_on, clear_on, has1 = bool(cfg[C.MASKING]), bool(cfg[C.CLEARING]), pos.has_output_results
+    cfg[C.HAS_OUTPUT_RESULTS] = int(has1)
+    cfg[C.TOKENS_NONNEG] = int(pos.tokens_nonneg)
+    cfg[C.MONOTONE_SUMS] = int(pos.tokens_nonneg and (not mask_on or cfg[C.MASK_PLACEHOLDER] >= 0)
+                               and (not clear_on or cfg[C.CLEAR_PLACEHOLDER] >= 0))
+    users = np.flatnonzero(pos.vflag & nb.F_USER) if cfg[C.PRUNING] else ()
+    cfg[C.FIRST_USER] = int(users[0]) if len(users) else -1
+    cfg[C.PREFIX_TOKENS] = int(prefix_tokens)
     # rows of the placeholder prefix-sum table, only those this policy reads
     rows = []
     if mask_on:
-        rows += [E.Cfg.PRE_MASKED0] + ([E.Cfg.PRE_MASKED1] if has1 else [])
+        rows += [C.PRE_MASKED0] + ([C.PRE_MASKED1] if has1 else [])
     if clear_on:
-        rows += ([E.Cfg.PRE_CLEARED] + ([E.Cfg.PRE_CLEARED_MASKED0] if mask_on else [])
-                 + ([E.Cfg.PRE_CLEARED_MASKED1] if mask_on and has1 else []))
-    if mask_tokens > 0 or mask_results > 0:
-        rows.append(E.Cfg.PRE_OUTPUT_TOKENS)  # tool-output token sums: where the masking bound falls
+        rows += ([C.PRE_CLEARED] + ([C.PRE_CLEARED_MASKED0] if mask_on else [])
+                 + ([C.PRE_CLEARED_MASKED1] if mask_on and has1 else []))
+    if cfg[C.MASK_KEEP_TOKENS] > 0 or cfg[C.MASK_KEEP_RESULTS] > 0:
+        rows.append(C.PRE_OUTPUT_TOKENS)  # tool-output token sums: where the masking bound falls
     cfg[list(PRE_ROW_SLOTS)] = -1
     for i, slot in enumerate(rows):
         cfg[slot] = i
@@ -225,20 +187,18 @@ def buffer_plan(cfg: np.ndarray, pos: Positions, n_requests: int, *, records: bo
     return plan
 
 
-def _configure(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray) -> tuple[bool, Positions, np.ndarray]:
-    """(recorded summaries visible, the positions they give, the lowered configuration,
-    with the continuity's fixed prefix)."""
+def _configure(inp: ReplayInput, cfg: np.ndarray) -> tuple[bool, Positions, np.ndarray]:
+    """(recorded summaries visible, the positions they give, the lowered configuration ``cfg``
+    with the continuity's facts)."""
 
-    summaries_visible = E.recorded_summaries_visible(int(kinds[E.K_STRATEGY]), int(kinds[E.K_COMPILE]))
+    C = E.Cfg
+    summaries_visible = bool(E.summaries_visible_in(cfg))
     pos = positions(inp, summaries_visible)
-    mask_on = int(kinds[E.K_MASK_AFTER_TURNS]) > 0  # masking by turns reads row_request
-    if (mask_on and pos.bad_result_requests) or (int(kinds[E.K_TRIGGER]) == E.Trigger.TURNS
-                                                 and pos.bad_row_requests):
+    if (cfg[C.MASK_AFTER_TURNS] > 0 and pos.bad_result_requests) or (  # masking by turns reads row_request
+            cfg[C.TRIGGER] == E.Trigger.TURNS and pos.bad_row_requests):
         raise ValueError("replay_kernel: row_request is not shaped as prepare_continuity builds it "
                          "(a row's request is its position's request, or the one before for outputs)")
-    cfg = lowered_config(kinds, params, pos)
-    cfg[E.Cfg.PREFIX_TOKENS] = int(inp.prefix_tokens)
-    return summaries_visible, pos, cfg
+    return summaries_visible, pos, with_continuity(cfg, pos, inp.prefix_tokens)
 
 
 def _excluded_positions(pos: Positions, excluded: np.ndarray | None) -> np.ndarray:
@@ -248,28 +208,28 @@ def _excluded_positions(pos: Positions, excluded: np.ndarray | None) -> np.ndarr
     return np.ascontiguousarray(np.asarray(excluded, bool)[pos.vrow], dtype=np.uint8)
 
 
-def replay_kernel(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray, excluded: np.ndarray | None = None,
+def replay_kernel(inp: ReplayInput, cfg: np.ndarray, params: np.ndarray, excluded: np.ndarray | None = None,
                   *, record: bool = False) -> tuple:
     """Replay one continuity; returns (ledger, events) int64 matrices (see records.py),
-    equal to ``replay_reference(inp, kinds, params, excluded)``; with ``record`` its prompt
-    record (:mod:`workbench.engine.prompt_record`) as a third, equal to the reference's."""
+    equal to ``replay_reference(inp, cfg, params, excluded)``; ``cfg, params`` is a policy's
+    lowering (``Policy.lower``). With ``record`` its prompt record
+    (:mod:`workbench.engine.prompt_record`) as a third, equal to the reference's."""
     from workbench.engine import kernel_nb as nb
     from workbench.engine.enums import N_AFTER, N_SHOWN
     from workbench.engine.pricing_nb import TABLE_WIDTH
     from workbench.engine.prompt_record import EMPTY_AFTER, EMPTY_SHOWN, PromptRecord, kernel_record
     from workbench.engine.records import N_COSTS, N_EVENT, N_LEDGER, N_TOTALS
 
-    kinds = np.ascontiguousarray(kinds, dtype=np.int64)
     params = np.ascontiguousarray(params, dtype=np.float64)
     if inp.n_requests == 0:
         empty = np.zeros((0, N_LEDGER), np.int64), np.zeros((0, N_EVENT), np.int64)
         none = np.zeros(0, np.int64)
         nothing = PromptRecord(EMPTY_SHOWN, none, none, none, none, EMPTY_AFTER, none, none, none)
         return (*empty, nothing) if record else empty
-    summaries_visible, pos, cfg = _configure(inp, kinds, params)
+    summaries_visible, pos, cfg = _configure(inp, cfg)
     plan = buffer_plan(cfg, pos, inp.n_requests, records=True)
     excl = _excluded_positions(pos, excluded) if cfg[E.Cfg.CLEARING] else np.zeros(0, np.uint8)
-    safe = prev_safe(inp, summaries_visible, bool(kinds[E.K_MESSAGE_BOUNDARY]))
+    safe = prev_safe(inp, summaries_visible, bool(cfg[E.Cfg.CUT_AT_MESSAGE]))
     # np.empty only reserves address space; pages become resident when rows are written; a
     # recorded replay's ledger rows carry the prompt-record columns after the ledger's
     ledger = np.empty((plan[nb.PLAN.ledger_rows], N_LEDGER + (N_SHOWN if record else 0)), np.int64)
@@ -285,11 +245,12 @@ def replay_kernel(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray, exclu
             prompts)
 
 
-def replay_kernel_totals(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray, prices: np.ndarray,
+def replay_kernel_totals(inp: ReplayInput, cfgs: np.ndarray, params: np.ndarray, prices: np.ndarray,
                          excluded: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Summary totals of many configurations of one continuity: row ``i`` of ``kinds``
-    (int64 [n, N_KINDS]), ``params`` (float64 [n, N_PARAMS]) and ``prices`` (price tables,
-    float64 [n, 4, TABLE_WIDTH]) is one configuration; ``excluded`` (rows whose tool
+    """Summary totals of many configurations of one continuity: row ``i`` of ``cfgs``
+    (int64 [n, N_CFG]) and ``params`` (float64 [n, N_PARAMS]), a policy's lowering
+    (``Policy.lower``), and ``prices`` (price tables, float64 [n, 4, TABLE_WIDTH]) is one
+    configuration; ``excluded`` (rows whose tool
     results clearing policies keep) applies to all. Returns ``(int64 [n, N_TOTALS], float64
     [n, N_COSTS])``, equal to ``metrics.replay_totals`` of each configuration's
     ``replay_kernel`` output; one compiled call per set of positions, ``prange`` over the
@@ -297,17 +258,17 @@ def replay_kernel_totals(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray
     from workbench.engine import kernel_nb as nb
     from workbench.engine.records import N_COSTS, N_TOTALS
 
-    kinds = np.ascontiguousarray(kinds, dtype=np.int64).reshape(-1, E.N_KINDS)
+    cfgs = np.ascontiguousarray(cfgs, dtype=np.int64).reshape(-1, E.N_CFG)
     params = np.ascontiguousarray(params, dtype=np.float64).reshape(-1, E.N_PARAMS)
     prices = np.ascontiguousarray(prices, dtype=np.float64)
-    n = kinds.shape[0]
+    n = cfgs.shape[0]
     totals, costs = np.zeros((n, N_TOTALS), np.int64), np.zeros((n, N_COSTS), np.float64)
     if inp.n_requests == 0 or n == 0:
         return totals, costs
     groups: dict[bool, list[int]] = {}
     configured = []
     for i in range(n):
-        visible, pos, cfg = _configure(inp, kinds[i], params[i])
+        visible, pos, cfg = _configure(inp, cfgs[i])
         configured.append((cfg, buffer_plan(cfg, pos, inp.n_requests, records=False)))
         groups.setdefault(visible, []).append(i)
     for visible, idx in groups.items():

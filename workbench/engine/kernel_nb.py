@@ -35,9 +35,10 @@ How the kernel stays incremental (per-request cost independent of history, ADR-0
   token sums int64) are computed once per continuity; the per-policy work before the
   loop is limited to the placeholder prefix sums of masking/clearing policies.
 * Speed: the per-request path is plain integer code on one state vector (``st``: the
-  configuration slots ``Cfg`` then the state slots ``State``); helpers run without NRT
-  reference counting; helpers called with constants have explicit signatures so numba
-  compiles one version each (cold compile ~20 s CPU, warm load well under a second).
+  configuration slots ``Cfg`` then the state slots ``State``), the real-valued slots
+  ``params`` (``Param``) and two bundles of arrays (:data:`CONT`, :data:`BUFS`); helpers
+  run without NRT reference counting; helpers called with constants have explicit
+  signatures so numba compiles one version each (cold compile ~20 s CPU, warm load well under a second).
 
 >>> from workbench.engine.kernel_nb import clamp_summary_nb
 >>> int(clamp_summary_nb(12_345, 0.1, 1_000.0, 0.0))
@@ -58,25 +59,6 @@ from workbench.engine.enums import (
     N_CFG,
     N_SHOWN,
     N_STATE,
-    P_CLEAR_AT_LEAST,
-    P_FLUSH_THRESHOLD,
-    P_MIN_PROGRESS,
-    P_PRUNE_HARD_ON,
-    P_PRUNE_HARD_RATIO,
-    P_PRUNE_MIN,
-    P_PRUNE_PLACEHOLDER,
-    P_PRUNE_SOFT_KEEP,
-    P_PRUNE_SOFT_OVER,
-    P_PRUNE_SOFT_RATIO,
-    P_PRUNE_TTL_MS,
-    P_SUMMARY_CAP,
-    P_SUMMARY_FLOOR,
-    P_SUMMARY_RATIO,
-    P_TASK_STATE_TOKENS,
-    P_TRIGGER_VALUE,
-    P_TTL_EARLY_TOKENS,
-    P_TTL_MS,
-    P_WINDOW,
     SHARE_SCALE,
     After,
     CacheLoss,
@@ -86,6 +68,7 @@ from workbench.engine.enums import (
     Emergency,
     EventType,
     LedgerFlag,
+    Param,
     Prev,
     PruneState,
     Retain,
@@ -141,6 +124,15 @@ hot = njit(_nrt=False, inline="always")
 _A1, _A2, _F1, _U1 = "int64[::1]", "int64[:, ::1]", "float64[::1]", "uint8[::1]"
 _P1 = "int32[::1]"  # row and position lists (vrow, vmsg, prev_safe): half the memory of int64
 _I = "int64"
+# The helpers of the request loop take the replay's arrays as two bundles (numba tuples, unpacked
+# at the top of each helper) instead of a dozen positional arrays each:
+# ``cont``: the continuity as this policy sees it, read-only during the replay
+CONT = ("ptok", "vrow", "vflag", "prev_safe", "vmsg", "msg_ordinal", "PRE")
+_CONT = f"Tuple(({_A1}, {_P1}, {_U1}, {_P1}, {_P1}, {_A1}, {_A2}))"
+# ``bufs``: the per-request tables Q and B, then the work buffers the replay writes (retained
+# items, summary segments, pruned entries, the tool-call ring, the event and ledger rows)
+BUFS = ("Q", "B", "RET", "SEG", "PRN", "RING", "events", "ledger")
+_BUFS = f"Tuple(({_A2}, {_A2}, {_A2}, {_A2}, {_A2}, {_A1}, {_A2}, {_A2}))"
 
 
 def _sig(ret: str, *args: str) -> str:
@@ -572,16 +564,18 @@ def _lcp_pruned_nb(b, ss, lim, st, params, ptok, PRE, vflag, PRN):
                 break
             s += e
         elif cs == PruneState.TRIMMED:
-            s += np.int64(params[P_PRUNE_SOFT_KEEP])
+            s += np.int64(params[Param.PRUNE_SOFT_KEEP])
         else:
-            s += np.int64(params[P_PRUNE_PLACEHOLDER])
+            s += np.int64(params[Param.PRUNE_PLACEHOLDER])
     return s
 
 
 @hot
-def _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, params, ptok, PRE, vflag, RET, SEG, PRN):
+def _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, params, cont, bufs):
     """Longest common prefix (tokens) of the previous prompt of the key at ``b`` and the
     prompt described by (h, retained [rh, rt), segments [sh, sq), tail [ss, te))."""
+    ptok, _, vflag, _, _, _, PRE = cont
+    _, _, RET, SEG, PRN, _, _, _ = bufs
     ph = st[b + Prev.HEAD]
     if ph != h:
         return ptok[ph if ph < h else h]
@@ -643,11 +637,12 @@ def _record_shown_nb(ledger, k, st, h, rh, rt, sh, sq, ss, te):
     ledger[k, c + Shown.PRUNED] = st[State.PRUNED_ENTRIES]
 
 
-def _account_impl(key, full, items, trailer, r, call, output, before, after, flags, nvp, st, params, ptok,
-             PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN):
+def _account_impl(key, full, items, trailer, r, call, output, before, after, flags, nvp, st, params, cont, bufs):
     """One ledger row; the prompt is the compiled context (``full``, ``items`` tokens, the
     prefix included) or the prefix and the segments only (``items``: their tokens); a main
     prompt pruned by ``_prune_nb`` has ``State.PRUNED_ENTRIES`` entries in PRN rows 2-3."""
+    ptok, vrow, vflag, _, vmsg, msg_ordinal, PRE = cont
+    Q, _, RET, SEG, PRN, _, _, ledger = bufs
     K = st[Cfg.KEEP_FIRST]
     sh = st[State.SEGMENTS_HEAD]
     sq = st[State.SEGMENTS_TAIL]
@@ -691,7 +686,7 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
         return
     # a policy call never goes over the window: the newest part that fits is sent, reading
     # back at most the fixed prefix (reference.py, step 4)
-    window = np.int64(params[P_WINDOW])
+    window = np.int64(params[Param.WINDOW])
     clipped = call != CallKind.MAIN and total > window
     if clipped:
         total = window
@@ -708,12 +703,11 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
         elif key == 0 and st[State.RESET_PENDING] != 0:
             loss = CacheLoss.RESET
             lcp = 0
-        elif ts - st[b + Prev.TS] > params[P_TTL_MS]:
+        elif ts - st[b + Prev.TS] > params[Param.TTL_MS]:
             loss = CacheLoss.TTL
             lcp = 0
         else:
-            lcp = st[Cfg.PREFIX_TOKENS] + _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, params, ptok, PRE, vflag, RET,
-                                                  SEG, PRN)
+            lcp = st[Cfg.PREFIX_TOKENS] + _lcp_nb(b, h, rh, rt, sh, sq, ss, te, st, params, cont, bufs)
             if lcp < st[b + Prev.TOTAL]:
                 if st[b + Prev.COMPACTED] != 0:
                     loss = CacheLoss.COMPACTION
@@ -791,8 +785,7 @@ def _account_impl(key, full, items, trailer, r, call, output, before, after, fla
 
 
 # flush, compaction and merge calls
-_account_nb = leaf_sig("void", _I, "boolean", *[_I] * 9, _A1, _F1, _A1, _A2, _U1, _P1, _A1, _P1, _A2, _A2, _A2,
-                       _A2, _A2)(_account_impl)
+_account_nb = leaf_sig("void", _I, "boolean", *[_I] * 9, _A1, _F1, _CONT, _BUFS)(_account_impl)
 _account_main_nb = hot(_account_impl)  # the main request's call, inlined into the request loop
 
 
@@ -804,20 +797,22 @@ def _session_cache_expired_nb(r, st, params, Q):
     written afresh)."""
     b = KEY_BASE
     return (st[Cfg.CACHE_MODE] != CacheMode.NONE and st[b + Prev.EXISTS] != 0
-            and Q[Q_TS, r] - st[b + Prev.TS] > params[P_TTL_MS])
+            and Q[Q_TS, r] - st[b + Prev.TS] > params[Param.TTL_MS])
 
 
 @hot
-def _rule_nb(r, nvp, context, n_items, st, params, vflag, vmsg, msg_ordinal, Q, B):
+def _rule_nb(r, nvp, context, n_items, st, params, cont, bufs):
     """The latest tail position the rule allows to be cut (may be < the tail start), or
     NOFIRE when the rule does not fire."""
+    _, _, vflag, _, vmsg, msg_ordinal, _ = cont
+    Q, B, _, _, _, _, _, _ = bufs
     t = st[Cfg.TRIGGER]
-    value = params[P_TRIGGER_VALUE]
+    value = params[Param.TRIGGER_VALUE]
     K = st[Cfg.KEEP_FIRST]
     if t == Trigger.TOKENS:
         if context >= value:
             return nvp - 1
-        early = params[P_TTL_EARLY_TOKENS]
+        early = params[Param.TTL_EARLY_TOKENS]
         if early > 0 and context >= early and _session_cache_expired_nb(r, st, params, Q):
             return nvp - 1
         return NOFIRE
@@ -1000,9 +995,11 @@ def _seg_push_nb(st, SEG, no, tok, replace):
 
 
 @leaf
-def _rebuild_nb(r, nvp, nseg, st, ptok, PRE, vrow, msg_ordinal, vmsg, SEG, events):
+def _rebuild_nb(r, nvp, nseg, st, cont, bufs):
     """reference.py's ``provider_window.rebuild``: the provider window becomes the local
     checkpoint and the raw events after the local cut; the session's continuation is reset."""
+    ptok, vrow, _, _, vmsg, msg_ordinal, PRE = cont
+    _, _, _, SEG, _, _, events, _ = bufs
     if st[State.LOCAL_ARTIFACT] < 0:
         return
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
@@ -1017,10 +1014,11 @@ def _rebuild_nb(r, nvp, nseg, st, ptok, PRE, vrow, msg_ordinal, vmsg, SEG, event
 
 
 @leaf
-def _local_checkpoint_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal, vmsg, Q, RET,
-                         SEG, ledger, events, PRN):
+def _local_checkpoint_nb(r, nvp, st, params, cont, bufs):
     """reference.py's ``provider_window.local_checkpoint``: a readable checkpoint of the
     raw events after the local cut, folded into the previous one; the window is unchanged."""
+    ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, PRE = cont
+    Q, _, RET, SEG, PRN, _, events, ledger = bufs
     lcut = st[State.LOCAL_CUT]
     if nvp <= 0 or ptok[nvp] - ptok[lcut + 1] < st[Cfg.LOCAL_TOKENS]:
         return
@@ -1028,11 +1026,11 @@ def _local_checkpoint_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, 
     if cutp <= lcut:
         return
     span_tokens = ptok[cutp + 1] - ptok[lcut + 1]
-    out = clamp_summary_nb(st[State.LOCAL_TOKENS] + span_tokens, params[P_SUMMARY_RATIO], params[P_SUMMARY_CAP],
-                           params[P_SUMMARY_FLOOR])
+    out = clamp_summary_nb(st[State.LOCAL_TOKENS] + span_tokens, params[Param.SUMMARY_RATIO], params[Param.SUMMARY_CAP],
+                           params[Param.SUMMARY_FLOOR])
     context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
     _account_nb(1, True, context, st[Cfg.LOCAL_PROMPT], r, CallKind.COMPACTION, out, context, context, 0,
-                nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
+                nvp, st, params, cont, bufs)
     artifact = st[State.NEXT_ARTIFACT]
     st[State.NEXT_ARTIFACT] = artifact + 1
     _event_nb(events, st, EventType.LOCAL_CHECKPOINT, r, vrow[lcut + 1], vrow[cutp], artifact, context, context,
@@ -1043,23 +1041,24 @@ def _local_checkpoint_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, 
 
 
 @leaf
-def _merge_if_needed_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG,
-                        ledger, events, PRN):
+def _merge_if_needed_nb(r, nvp, st, params, cont, bufs):
+    ptok, vrow, vflag, _, vmsg, msg_ordinal, PRE = cont
+    Q, _, RET, SEG, PRN, _, events, ledger = bufs
     limit = st[Cfg.MAX_SEGMENTS]
     nseg = st[State.SEGMENTS_TAIL] - st[State.SEGMENTS_HEAD]
     if not (st[Cfg.ACCUMULATE] != 0 and limit > 0 and nseg > limit):
         return
     if st[Cfg.LOCAL_TOKENS] > 0:  # opaque items are not merged: rebuilt from the local checkpoint
-        _rebuild_nb(r, nvp, nseg, st, ptok, PRE, vrow, msg_ordinal, vmsg, SEG, events)
+        _rebuild_nb(r, nvp, nseg, st, cont, bufs)
         return
     total = st[State.SEGMENT_TOKENS]
-    merged = clamp_summary_nb(total, params[P_SUMMARY_RATIO], params[P_SUMMARY_CAP],
-                              params[P_SUMMARY_FLOOR]) + np.int64(params[P_TASK_STATE_TOKENS])
+    merged = clamp_summary_nb(total, params[Param.SUMMARY_RATIO], params[Param.SUMMARY_CAP],
+                              params[Param.SUMMARY_FLOOR]) + np.int64(params[Param.TASK_STATE_TOKENS])
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
     _account_nb(1, False, st[Cfg.PREFIX_TOKENS] + total, st[Cfg.SUMMARY_PROMPT], r, CallKind.MERGE, merged, before,
                 before, 0,
                 nvp, st, params,
-             ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
+             cont, bufs)
     artifact = st[State.NEXT_ARTIFACT]
     st[State.NEXT_ARTIFACT] = artifact + 1
     _seg_push_nb(st, SEG, artifact, merged, True)
@@ -1068,10 +1067,11 @@ def _merge_if_needed_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
     _event_nb(events, st, EventType.MERGE, r, -1, -1, artifact, before, after, merged, nseg, total, Strategy.SUMMARY)
 
 
-@leaf_sig(_I, _I, _I, _I, "boolean", _A1, _F1, _A1, _A2, _U1, _P1, _P1, _A1, _P1, _A2, _A2, _A2, _A2, _A2, _A2)
-def _compact_nb(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal,
-                vmsg, Q, RET, SEG, ledger, events, PRN):
+@leaf_sig(_I, _I, _I, _I, "boolean", _A1, _F1, _CONT, _BUFS)
+def _compact_nb(r, nvp, latest, forced, st, params, cont, bufs):
     """Try to compact; returns LedgerFlag bits describing what happened."""
+    ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, PRE = cont
+    Q, _, RET, SEG, PRN, _, events, ledger = bufs
     K = st[Cfg.KEEP_FIRST]
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
     tb = _tail_start_nb(nvp, K, st[State.CUT])
@@ -1083,7 +1083,7 @@ def _compact_nb(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev
     span_n = cutp - tb + 1
     if not forced:
         n_items = _n_items_nb(nvp, st, vrow, msg_ordinal, vmsg)
-        if span_n < params[P_MIN_PROGRESS] * n_items:
+        if span_n < params[Param.MIN_PROGRESS] * n_items:
             return LedgerFlag.SKIPPED_NO_PROGRESS
     span_tokens = _effsum_nb(tb, cutp + 1, ptok, PRE, st)
     s = st[Cfg.STRATEGY]
@@ -1094,18 +1094,18 @@ def _compact_nb(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev
         if s == Strategy.RECORDED:
             item_tokens = st[State.RECORDED_SUMMARY_TOKENS] if st[Cfg.TRIGGER] == Trigger.RECORDED else 0
         elif accumulate:
-            item_tokens = clamp_summary_nb(span_tokens, params[P_SUMMARY_RATIO],
-                                           params[P_SUMMARY_CAP], params[P_SUMMARY_FLOOR])
+            item_tokens = clamp_summary_nb(span_tokens, params[Param.SUMMARY_RATIO],
+                                           params[Param.SUMMARY_CAP], params[Param.SUMMARY_FLOOR])
         else:
-            item_tokens = clamp_summary_nb(st[State.SEGMENT_TOKENS] + span_tokens, params[P_SUMMARY_RATIO],
-                                           params[P_SUMMARY_CAP], params[P_SUMMARY_FLOOR])
+            item_tokens = clamp_summary_nb(st[State.SEGMENT_TOKENS] + span_tokens, params[Param.SUMMARY_RATIO],
+                                           params[Param.SUMMARY_CAP], params[Param.SUMMARY_FLOOR])
         if s == Strategy.SUMMARY:  # reference.summary_size: a task-state checkpoint's block on top
-            item_tokens += np.int64(params[P_TASK_STATE_TOKENS])
+            item_tokens += np.int64(params[Param.TASK_STATE_TOKENS])
         artifact = st[State.NEXT_ARTIFACT]
         st[State.NEXT_ARTIFACT] = artifact + 1
         key = 0 if st[Cfg.SUMMARY_SHARES_CACHE] != 0 else 1
         _account_nb(key, True, before, st[Cfg.SUMMARY_PROMPT], r, CallKind.COMPACTION, item_tokens, before, before, 0,
-                 nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
+                 nvp, st, params, cont, bufs)
         if s != Strategy.RECORDED:
             _seg_push_nb(st, SEG, artifact, item_tokens, not accumulate)
         if st[Cfg.PROBE_PROMPT] > 0 and s == Strategy.SUMMARY:
@@ -1113,8 +1113,7 @@ def _compact_nb(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev
             # a prompt of its own shape (the summarizer's cache key)
             _account_nb(1, False, st[Cfg.PREFIX_TOKENS] + st[State.SEGMENT_TOKENS], st[Cfg.PROBE_PROMPT], r,
                         CallKind.COMPACTION, item_tokens,
-                        before, before, 0, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET,
-                        SEG, ledger, PRN)
+                        before, before, 0, nvp, st, params, cont, bufs)
     _retain_nb(tb, cutp, st, ptok, vflag, RET)
     if st[State.COVERED_FROM] < 0 or accumulate or s == Strategy.TRUNCATE:
         st[State.COVERED_FROM] = vrow[tb]
@@ -1126,8 +1125,7 @@ def _compact_nb(r, nvp, latest, forced, st, params, ptok, PRE, vflag, vrow, prev
     after = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
     _event_nb(events, st, EventType.CHECKPOINT, r, st[State.COVERED_FROM], vrow[cutp], artifact, before, after,
            item_tokens, span_n, span_tokens, s)
-    _merge_if_needed_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG,
-                     ledger, events, PRN)
+    _merge_if_needed_nb(r, nvp, st, params, cont, bufs)
     return LedgerFlag.COMPACTED
 
 
@@ -1191,7 +1189,9 @@ def _clear_window_nb(a, b, st, ptok, vflag):
 
 
 @leaf
-def _clear_tool_uses_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RING, events):
+def _clear_tool_uses_nb(r, nvp, st, params, cont, bufs):
+    ptok, vrow, vflag, _, vmsg, msg_ordinal, PRE = cont
+    Q, _, _, _, _, RING, events, _ = bufs
     K = st[Cfg.KEEP_FIRST]
     tb = _tail_start_nb(nvp, K, st[State.CUT])
     if tb >= nvp:
@@ -1220,7 +1220,7 @@ def _clear_tool_uses_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
     if a >= bpos:
         return 0
     cnt, gain = _clear_window_nb(a, bpos, st, ptok, vflag)
-    if cnt == 0 or gain <= 0 or gain < params[P_CLEAR_AT_LEAST]:
+    if cnt == 0 or gain <= 0 or gain < params[Param.CLEAR_AT_LEAST]:
         return 0
     ptr = st[State.CLEAR_SCAN]
     if ptr < a:
@@ -1239,12 +1239,13 @@ def _clear_tool_uses_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
 
 
 @leaf
-def _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal, vmsg,
-                        events):
+def _truncate_to_fit_nb(r, nvp, st, params, cont, bufs):
     """Emergency: cut at the earliest safe row that makes the context fit the window (a
     truncation, not a compaction). Returns ``LedgerFlag.TRUNCATED`` when it cut, else 0."""
+    ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, PRE = cont
+    _, _, _, _, _, _, events, _ = bufs
     K = st[Cfg.KEEP_FIRST]
-    window = params[P_WINDOW]
+    window = params[Param.WINDOW]
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
     tb = _tail_start_nb(nvp, K, st[State.CUT])
     if tb >= nvp:
@@ -1262,13 +1263,15 @@ def _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, m
             if base + _effsum_nb(ss, nvp, ptok, PRE, st) <= window:
                 chosen = i
                 break
-    return _cut_nb(r, nvp, tb, chosen, before, st, ptok, PRE, vrow, msg_ordinal, vmsg, events)
+    return _cut_nb(r, nvp, tb, chosen, before, st, cont, bufs)
 
 
 @leaf
-def _cut_nb(r, nvp, tb, chosen, before, st, ptok, PRE, vrow, msg_ordinal, vmsg, events):
+def _cut_nb(r, nvp, tb, chosen, before, st, cont, bufs):
     """Truncate the tail positions [tb, chosen] (an overflow's last resort: nothing retained,
     no checkpoint frame) and record it; returns ``LedgerFlag.TRUNCATED``."""
+    ptok, vrow, _, _, vmsg, msg_ordinal, PRE = cont
+    _, _, _, _, _, _, events, _ = bufs
     span_n = chosen - tb + 1
     span_tokens = _effsum_nb(tb, chosen + 1, ptok, PRE, st)
     st[State.CUT] = chosen
@@ -1326,9 +1329,11 @@ def _mask_by_bound_nb(r, nvp, st, PRE, vflag, Q):
 
 
 @leaf
-def _truncate_half_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal, vmsg, events):
+def _truncate_half_nb(r, nvp, st, params, cont, bufs):
     """Emergency (Roo Code's fallback): drop the older half of the raw tail, cut at the last
     safe row of that half (a truncation). Returns ``LedgerFlag.TRUNCATED`` when it cut."""
+    ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, PRE = cont
+    _, _, _, _, _, _, events, _ = bufs
     tb = _tail_start_nb(nvp, st[Cfg.KEEP_FIRST], st[State.CUT])
     half = (nvp - tb) // 2
     if half <= 0:
@@ -1337,25 +1342,27 @@ def _truncate_half_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg
     if chosen < tb:
         return 0
     before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-    return _cut_nb(r, nvp, tb, chosen, before, st, ptok, PRE, vrow, msg_ordinal, vmsg, events)
+    return _cut_nb(r, nvp, tb, chosen, before, st, cont, bufs)
 
 
 # ================================== the loop ==================================
 @leaf
-def _prune_nb(r, nvp, context, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, PRN):
+def _prune_nb(r, nvp, context, st, params, cont, bufs):
     """Session pruning of request ``r``'s prompt (``pruning.prune_step``): returns the tokens
     it sends; its entries (position, PruneState) in PRN rows 2-3, their count in State.PRUNED_ENTRIES
     (0: sent unpruned). The context itself is not changed. Costs O(tail) when it runs, which
     is only after an idle gap of the ttl."""
+    ptok, vrow, vflag, _, vmsg, msg_ordinal, PRE = cont
+    Q, _, _, _, PRN, _, _, _ = bufs
     st[State.PRUNED_ENTRIES] = 0
-    if r == 0 or Q[Q_TS, r] - Q[Q_TS, r - 1] < params[P_PRUNE_TTL_MS]:
+    if r == 0 or Q[Q_TS, r] - Q[Q_TS, r - 1] < params[Param.PRUNE_TTL_MS]:
         return context
     keep = st[Cfg.PRUNE_KEEP]
     if keep > 0 and r < keep:
         return context
-    window = params[P_WINDOW]
+    window = params[Param.WINDOW]
     total = context - st[Cfg.PREFIX_TOKENS]
-    if total / window < params[P_PRUNE_SOFT_RATIO]:
+    if total / window < params[Param.PRUNE_SOFT_RATIO]:
         return context
     K = st[Cfg.KEEP_FIRST]
     fu = st[Cfg.FIRST_USER]
@@ -1368,10 +1375,10 @@ def _prune_nb(r, nvp, context, st, params, ptok, PRE, vflag, vrow, msg_ordinal, 
     hi = nvp
     if keep > 0 and Q[Q_NVP, r - keep] < hi:
         hi = Q[Q_NVP, r - keep]
-    over = params[P_PRUNE_SOFT_OVER]
-    kept = np.int64(params[P_PRUNE_SOFT_KEEP])
-    placeholder = np.int64(params[P_PRUNE_PLACEHOLDER])
-    hard = params[P_PRUNE_HARD_RATIO]
+    over = params[Param.PRUNE_SOFT_OVER]
+    kept = np.int64(params[Param.PRUNE_SOFT_KEEP])
+    placeholder = np.int64(params[Param.PRUNE_PLACEHOLDER])
+    hard = params[Param.PRUNE_HARD_RATIO]
     prunable = 0
     for v in range(lo, hi):  # the soft trim
         if (vflag[v] & F_RESULT) != 0:
@@ -1381,7 +1388,7 @@ def _prune_nb(r, nvp, context, st, params, ptok, PRE, vflag, vrow, msg_ordinal, 
                 prunable += kept
             else:
                 prunable += e
-    clearing = params[P_PRUNE_HARD_ON] != 0 and total / window >= hard and prunable >= params[P_PRUNE_MIN]
+    clearing = params[Param.PRUNE_HARD_ON] != 0 and total / window >= hard and prunable >= params[Param.PRUNE_MIN]
     n = 0
     for v in range(lo, hi):  # the hard clear, oldest first, while the ratio stays >= hard
         if (vflag[v] & F_RESULT) == 0:
@@ -1403,10 +1410,11 @@ def _prune_nb(r, nvp, context, st, params, ptok, PRE, vflag, vrow, msg_ordinal, 
 
 
 @leaf
-def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, Q, B, PRE, RET, SEG,
-                 RING, ledger, events, PRN):
+def _requests_nb(r0, st, params, cont, bufs):
     """Replay requests from ``r0`` on; returns the first request not replayed (the number of
     requests, or earlier when an output buffer might not hold one more request)."""
+    ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal, PRE = cont
+    Q, B, RET, SEG, PRN, RING, events, ledger = bufs
     nr = Q.shape[1]
     nv = vrow.size
     K = st[Cfg.KEEP_FIRST]
@@ -1415,7 +1423,7 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
     mask_on = st[Cfg.MASKING] != 0
     trigger = st[Cfg.TRIGGER]
     strategy = st[Cfg.STRATEGY]
-    window = params[P_WINDOW]
+    window = params[Param.WINDOW]
     for r in range(r0, nr):
         # room for everything one request can write
         if (st[State.LEDGER_ROWS] + MAX_LEDGER_PER_REQUEST > ledger.shape[0]
@@ -1463,11 +1471,11 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
                 flags |= LedgerFlag.EDITED
             st[State.SHOWN_START] = start
         before = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
-        if (st[Cfg.FLUSH] != 0 and before >= params[P_FLUSH_THRESHOLD]
+        if (st[Cfg.FLUSH] != 0 and before >= params[Param.FLUSH_THRESHOLD]
                 and st[State.FLUSHED_AT] != st[State.COMPACTIONS]):
             output = st[Cfg.FLUSH_OUTPUT]
             _account_nb(0, True, before, st[Cfg.FLUSH_PROMPT], r, CallKind.FLUSH, output, before, before, 0, nvp, st,
-                     params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
+                     params, cont, bufs)
             st[State.FLUSHED_AT] = st[State.COMPACTIONS]
             flags |= LedgerFlag.FLUSHED
             _event_nb(events, st, EventType.FLUSH, r, -1, p - 1, -1, before, before, output, 0, 0, 0)
@@ -1477,14 +1485,12 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
             measured = before
             if st[Cfg.TRIGGER_SCOPE] != 0:  # the body: less the fixed prefix and the pinned head
                 measured -= st[Cfg.PREFIX_TOKENS] + ptok[nvp if nvp < K else K]
-            latest = _rule_nb(r, nvp, measured, n_items, st, params, vflag, vmsg, msg_ordinal, Q, B)
+            latest = _rule_nb(r, nvp, measured, n_items, st, params, cont, bufs)
             if latest != NOFIRE:
                 if strategy == Strategy.CLEAR_TOOL_USES:
-                    done = _clear_tool_uses_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, msg_ordinal,
-                                            vmsg, Q, RING, events)
+                    done = _clear_tool_uses_nb(r, nvp, st, params, cont, bufs)
                 else:
-                    done = _compact_nb(r, nvp, latest, False, st, params, ptok, PRE, vflag, vrow,
-                                    prev_safe, msg_ordinal, vmsg, Q, RET, SEG, ledger, events, PRN)
+                    done = _compact_nb(r, nvp, latest, False, st, params, cont, bufs)
                 flags |= done
                 if done & (LedgerFlag.COMPACTED | LedgerFlag.EDITED):
                     context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
@@ -1492,30 +1498,26 @@ def _requests_nb(r0, st, params, ptok, vrow, vflag, prev_safe, vmsg, msg_ordinal
             flags |= LedgerFlag.OVERFLOW | LedgerFlag.EMERGENCY
             _event_nb(events, st, EventType.OVERFLOW, r, -1, -1, -1, context, context, 0, 0, 0, 0)
             if st[Cfg.EMERGENCY] == Emergency.COMPACT and strategy in (Strategy.SUMMARY, Strategy.OPAQUE):
-                flags |= _compact_nb(r, nvp, nvp - 1, True, st, params, ptok, PRE, vflag, vrow, prev_safe,
-                                  msg_ordinal, vmsg, Q, RET, SEG, ledger, events, PRN) & LedgerFlag.COMPACTED
+                flags |= _compact_nb(r, nvp, nvp - 1, True, st, params, cont, bufs) & LedgerFlag.COMPACTED
                 context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
             if context > window and st[Cfg.EMERGENCY] == Emergency.TRUNCATE_HALF:
-                flags |= _truncate_half_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe,
-                                           msg_ordinal, vmsg, events)
+                flags |= _truncate_half_nb(r, nvp, st, params, cont, bufs)
                 context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
             if context > window:
-                flags |= _truncate_to_fit_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe,
-                                             msg_ordinal, vmsg, events)
+                flags |= _truncate_to_fit_nb(r, nvp, st, params, cont, bufs)
                 context = _context_nb(nvp, st, ptok, PRE, vrow, msg_ordinal, vmsg)
         if st[Cfg.LOCAL_TOKENS] > 0 and (flags & LedgerFlag.COMPACTED) == 0:
-            _local_checkpoint_nb(r, nvp, st, params, ptok, PRE, vflag, vrow, prev_safe, msg_ordinal, vmsg, Q,
-                                 RET, SEG, ledger, events, PRN)
+            _local_checkpoint_nb(r, nvp, st, params, cont, bufs)
         sent = context
         if st[Cfg.PRUNING] != 0:
-            sent = _prune_nb(r, nvp, context, st, params, ptok, PRE, vflag, vrow, msg_ordinal, vmsg, Q, PRN)
+            sent = _prune_nb(r, nvp, context, st, params, cont, bufs)
             if st[State.PRUNED_ENTRIES] > 0:
                 flags |= LedgerFlag.PRUNED
                 st[KEY_BASE + Prev.EDITED] = 1
         if sent > window:  # never sent over the window: the provider's error
             flags |= LedgerFlag.FAILED
-        _account_main_nb(0, True, sent, 0, r, CallKind.MAIN, Q[Q_OUT, r], before, sent, flags, nvp, st, params, ptok,
-                 PRE, vflag, vrow, msg_ordinal, vmsg, Q, RET, SEG, ledger, PRN)
+        _account_main_nb(0, True, sent, 0, r, CallKind.MAIN, Q[Q_OUT, r], before, sent, flags, nvp, st, params,
+                         cont, bufs)
         if flags & LedgerFlag.PRUNED:  # the next prompt sends the pruned results in full again
             st[KEY_BASE + Prev.EDITED] = 1
     return nr
@@ -1573,7 +1575,7 @@ def simulate_nb(cfg, params, prices, plan, ptok, vrow, vflag, prev_safe, vmsg, m
                 excluded_v, ledger, events, totals, costs):
     """Replay one configuration of one continuity: the one simulator both paths run.
 
-    ``cfg`` (int64 [N_CFG], ``kernel.lowered_config``) and ``params`` (float64 [N_PARAMS]) are
+    ``cfg`` (int64 [N_CFG], ``kernel.with_continuity``) and ``params`` (float64 [N_PARAMS]) are
     the lowered policy, ``plan`` (int64 [N_PLAN]) its buffer plan; the continuity is given by
     its positions (``kernel.positions``), the safe cuts for the policy's boundary rule and the
     clearable-tool exclusion mask (empty: none excluded).
@@ -1604,9 +1606,10 @@ def simulate_nb(cfg, params, prices, plan, ptok, vrow, vflag, prev_safe, vmsg, m
     records = plan[PLAN.records] != 0
     nr = Q.shape[1]
     r = np.int64(0)  # not a literal 0: numba would compile _requests_nb once more for Literal[int](0)
+    cont = (ptok, vrow, vf, prev_safe, vmsg, msg_ordinal, PRE)
     while r < nr:
-        r = _requests_nb(r, st, params, ptok, vrow, vf, prev_safe, vmsg, msg_ordinal, Q, B, PRE, RET, SEG,
-                      RING, ledger, events, PRN)
+        bufs = (Q, B, RET, SEG, PRN, RING, events, ledger)  # anew each pass: a buffer may have grown
+        r = _requests_nb(r, st, params, cont, bufs)
         if not records:
             add_totals_nb(ledger, st[State.LEDGER_ROWS], events, st[State.EVENT_ROWS], prices, totals, costs)
             st[State.LEDGER_ROWS] = 0

@@ -31,9 +31,11 @@ class MaskRule(NamedTuple):
         return self.keep_tokens > 0 or self.keep_results > 0
 
     @classmethod
-    def from_params(cls, params: np.ndarray) -> MaskRule:
-        return cls(int(params[E.P_MASK_KEEP_TOKENS]), int(params[E.P_MASK_KEEP_RESULTS]),
-                   int(params[E.P_MASK_AT_LEAST]), int(params[E.P_MASK_PLACEHOLDER]), float(params[E.P_MASK_IDLE_MS]))
+    def from_config(cls, cfg: np.ndarray) -> MaskRule:
+        """From a lowered policy's ``Cfg`` slots (``Policy.lower``)."""
+        C = E.Cfg
+        return cls(int(cfg[C.MASK_KEEP_TOKENS]), int(cfg[C.MASK_KEEP_RESULTS]), int(cfg[C.MASK_AT_LEAST]),
+                   int(cfg[C.MASK_PLACEHOLDER]), float(cfg[C.MASK_IDLE_MS]))
 
     @classmethod
     def of(cls, masking) -> MaskRule:

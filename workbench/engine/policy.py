@@ -1,5 +1,5 @@
-"""Policies: frozen dataclasses, a name registry, YAML/TOML specs, and the lowering to
-the kernel's ``(kinds, params)`` vectors.
+"""Policies: frozen dataclasses, a name registry, YAML/TOML specs, and the one lowering to
+the configuration both engines read (:meth:`Policy.lower`, :class:`Lowered`).
 
 A policy is a cut-point rule + a compaction strategy + masking + a pre-compaction flush +
 a compile strategy + redaction settings + a provider/model + the summarizer's prompt and
@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -35,6 +35,9 @@ RETAIN = {name: code for code, name in E.names(E.Retain).items()}
 EMERGENCY = {name: code for code, name in E.names(E.Emergency).items()}
 COMPILES = tuple(E.names(E.CompileStrategy).values())  # compile strategy names, in code order
 PRUNING_MODES = ("off", "cache-ttl")
+# a share (of a window, a threshold, a span) within [0, 1]: the annotation of such a field is
+# its schema bound (workbench.engine.policy_schema), declared with the field
+Share = float
 SCOPES = ("total", "body")  # what a tokens trigger measures (CutRule.scope)
 
 
@@ -45,7 +48,7 @@ class CutRule:
     kind: str = "none"  # none | stride | tokens | time | events | turns | recorded
     every_messages: int = 0  # stride: cut at every N-th message event
     tokens: int = 0  # tokens: absolute threshold ...
-    fraction: float = 0.0  # ... or a fraction of the window ...
+    fraction: Share = 0.0  # ... or a fraction of the window ...
     reserve_tokens: int = 0  # ... or window minus a reserve (first non-zero wins)
     # with fraction: that share of the window less these tokens (Roo Code reserves the
     # request's maxTokens below 0.9 x window)
@@ -58,11 +61,11 @@ class CutRule:
     keep_first: int = 1  # first K model-visible events are pinned (system prompt, task)
     keep_last_events: int = 0  # at least this many recent events stay raw
     keep_last_tokens: int = 0  # at most this many recent tokens stay raw (0: no bound)
-    keep_last_fraction: float = 0.0  # ... or that share of the window (Letta: 0.3)
+    keep_last_fraction: Share = 0.0  # ... or that share of the window (Letta: 0.3)
     # ... or that share of the tokens the history holds since the last cut, whichever keeps more
     # (Gemini CLI keeps the newest 30 % of its history, not of the window)
-    keep_last_share: float = 0.0
-    min_progress: float = 0.0  # skip if fewer than this share of the view's events go
+    keep_last_share: Share = 0.0
+    min_progress: Share = 0.0  # skip if fewer than this share of the view's events go
     # tokens: what the threshold is compared with: ``total`` (the whole prompt) or ``body``
     # (the prompt less the fixed prefix and the pinned head: Codex's
     # model_auto_compact_token_limit_scope = "body_after_prefix")
@@ -71,7 +74,7 @@ class CutRule:
     # idle gap since the session's last call exceeds the TTL) the prefix is written afresh
     # anyway, so compact as soon as the context reaches this share of the threshold rather than
     # pay that write now and the compaction's later (0: off; a share, so a tiny context stays)
-    ttl_early_fraction: float = 0.0
+    ttl_early_fraction: Share = 0.0
 
     def threshold(self, window: int) -> int:
         return compaction_threshold(self.tokens, self.fraction, self.reserve_tokens, window,
@@ -123,7 +126,7 @@ class Compaction:
     """What replaces the span before the cut."""
 
     kind: str = "none"  # none | summary | opaque | truncate | clear_tool_uses | recorded
-    ratio: float = 0.1  # summary size = ratio x source tokens ...
+    ratio: Share = 0.1  # summary size = ratio x source tokens ...
     cap: int = 20_000  # ... at most cap ...
     floor: int = 0  # ... at least floor
     prompt_tokens: int = 600  # the summarization instruction appended to the call
@@ -183,8 +186,8 @@ class Pruning:
     mode: str = "off"  # off | cache-ttl
     ttl_s: float = 300.0
     keep_last_assistants: int = 3
-    soft_trim_ratio: float = 0.3
-    hard_clear_ratio: float = 0.5
+    soft_trim_ratio: Share = 0.3
+    hard_clear_ratio: Share = 0.5
     min_prunable_tool_chars: int = 50_000
     soft_trim_max_chars: int = 4_000
     soft_trim_head_chars: int = 1_500
@@ -206,7 +209,7 @@ class Flush:
     # value but the default must equal trigger.reserve_tokens
     reserve_tokens: int = 20_000
     soft_threshold_tokens: int = 4_000  # the safety margin below the compaction threshold
-    fraction: float = 0.0  # > 0: flush no later than fraction x window (Letta's memory warning)
+    fraction: Share = 0.0  # > 0: flush no later than fraction x window (Letta's memory warning)
     prompt_tokens: int = 120  # "Pre-compaction memory flush. Store durable memories now."
     output_tokens: int = 400  # memory entries written (the reply is NO_REPLY)
 
@@ -429,81 +432,97 @@ class Policy:
         return truncate
 
     # ---- lowering -------------------------------------------------------------------
-    def lower(self, window: int, cache_mode: int, ttl_ms: float, granularity: int) -> tuple[np.ndarray, np.ndarray]:
-        """The kernel's view: ``kinds`` (int64) and ``params`` (float64), see enums."""
+    def lower(self, window: int, cache_mode: int, ttl_ms: float, granularity: int) -> Lowered:
+        """The one lowering: this policy on a provider (its window, ``CacheMode``, TTL and cache
+        granularity) as the configuration both engines read, the integer slots ``enums.Cfg``
+        and the real-valued slots ``enums.Param`` (the kernel adds the continuity's few facts,
+        ``kernel.with_continuity``)."""
         t, c, m, f = self.trigger, self.compaction, self.masking, self.flush
-        kinds = np.zeros(E.N_KINDS, np.int64)
+        cfg = np.zeros(E.N_CFG, np.int64)
         params = np.zeros(E.N_PARAMS, np.float64)
-        kinds[E.K_TRIGGER] = TRIGGERS[t.kind]
-        kinds[E.K_STRATEGY] = STRATEGIES[c.kind]
-        kinds[E.K_CACHE_MODE] = cache_mode
-        kinds[E.K_ACCUMULATE] = int(c.accumulate)
-        kinds[E.K_MESSAGE_BOUNDARY] = int(t.message_boundary)
-        kinds[E.K_RETAIN_KIND] = RETAIN[c.retain]
-        kinds[E.K_FLUSH] = int(f.enabled)
-        kinds[E.K_SUMMARY_SHARES_CACHE] = int(c.shares_cache)
-        kinds[E.K_CLEAR_INPUTS] = int(c.clear_inputs)
-        kinds[E.K_EMERGENCY] = EMERGENCY[self.emergency]
-        kinds[E.K_COMPILE_LIMIT_MESSAGES] = self.compile.recent_messages_limit
-        kinds[E.K_COMPILE] = COMPILES.index(self.compile.strategy)
-        kinds[E.K_MASK_AFTER_TURNS] = m.after_turns
-        kinds[E.K_MAX_SEGMENTS] = c.max_segments
-        kinds[E.K_TRIGGER_SCOPE] = SCOPES.index(t.scope)
-        params[E.P_TRIGGER_VALUE] = t.trigger_value(window)
-        params[E.P_TRIGGER_KEEP_TURNS] = t.keep_turns
-        params[E.P_KEEP_FIRST] = t.keep_first
-        params[E.P_KEEP_LAST_EVENTS] = t.keep_last_events
-        params[E.P_KEEP_LAST_TOKENS] = max(t.keep_last_tokens, int(t.keep_last_fraction * window))
-        params[E.P_KEEP_LAST_SHARE] = t.keep_last_share
-        params[E.P_MIN_PROGRESS] = t.min_progress
-        params[E.P_RETAIN_TOKENS] = c.retain_tokens
-        params[E.P_SUMMARY_RATIO] = c.ratio
-        params[E.P_SUMMARY_CAP] = c.cap
-        params[E.P_SUMMARY_FLOOR] = c.floor
-        params[E.P_SUMMARY_PROMPT] = c.prompt_tokens
-        params[E.P_FLUSH_THRESHOLD] = self.flush_threshold(window) if f.enabled else 0
-        params[E.P_FLUSH_PROMPT] = f.prompt_tokens
-        params[E.P_FLUSH_OUTPUT] = f.output_tokens
-        params[E.P_MASK_PLACEHOLDER] = m.placeholder_tokens
-        params[E.P_CLEAR_KEEP] = c.clear_keep
-        params[E.P_CLEAR_AT_LEAST] = c.clear_at_least
-        params[E.P_CLEAR_PLACEHOLDER] = c.placeholder_tokens
-        params[E.P_WINDOW] = window
-        params[E.P_MIN_CACHEABLE] = self.provider.min_cacheable
-        params[E.P_CACHE_GRANULARITY] = granularity
-        params[E.P_TTL_MS] = ttl_ms
-        params[E.P_MASK_KEEP_TOKENS] = m.keep_tokens
-        params[E.P_MASK_KEEP_RESULTS] = m.keep_results
-        params[E.P_MASK_IDLE_MS] = m.idle_s * 1000.0
-        params[E.P_MASK_AT_LEAST] = m.at_least_tokens
-        params[E.P_PROBE_PROMPT] = c.probe_prompt_tokens if c.kind == "summary" else 0
-        params[E.P_LOCAL_TOKENS] = c.local_tokens
-        params[E.P_LOCAL_PROMPT] = c.local_prompt_tokens
-        params[E.P_TASK_STATE_TOKENS] = c.task_state_tokens
+        C, P = E.Cfg, E.Param
+        mask_on = m.after_turns > 0 or m.keep_tokens > 0 or m.keep_results > 0
+        cfg[C.TRIGGER] = TRIGGERS[t.kind]
+        cfg[C.TRIGGER_SCOPE] = SCOPES.index(t.scope)
+        cfg[C.TRIGGER_KEEP_TURNS] = t.keep_turns
+        cfg[C.CUT_AT_MESSAGE] = int(t.message_boundary)
+        cfg[C.KEEP_FIRST] = t.keep_first
+        cfg[C.KEEP_LAST_EVENTS] = t.keep_last_events
+        cfg[C.KEEP_LAST_TOKENS] = max(t.keep_last_tokens, int(t.keep_last_fraction * window))
+        cfg[C.KEEP_LAST_SHARE_PPM] = E.share_ppm(t.keep_last_share)
+        params[P.TRIGGER_VALUE] = t.trigger_value(window)
+        params[P.MIN_PROGRESS] = t.min_progress
         if t.kind == "tokens" and t.ttl_early_fraction > 0:
-            params[E.P_TTL_EARLY_TOKENS] = max(1, int(t.ttl_early_fraction * t.threshold(window)))
-        self._lower_pruning(params)
-        return kinds, params
+            params[P.TTL_EARLY_TOKENS] = max(1, int(t.ttl_early_fraction * t.threshold(window)))
+        cfg[C.STRATEGY] = STRATEGIES[c.kind]
+        cfg[C.ACCUMULATE] = int(c.accumulate)
+        cfg[C.MAX_SEGMENTS] = c.max_segments
+        cfg[C.SUMMARY_SHARES_CACHE] = int(c.shares_cache)
+        cfg[C.SUMMARY_PROMPT] = c.prompt_tokens
+        cfg[C.PROBE_PROMPT] = c.probe_prompt_tokens if c.kind == "summary" else 0
+        cfg[C.RETAIN_KIND] = RETAIN[c.retain]
+        cfg[C.RETAIN_TOKENS] = c.retain_tokens
+        cfg[C.CLEARING] = int(c.kind == "clear_tool_uses")
+        cfg[C.CLEAR_KEEP] = c.clear_keep
+        cfg[C.CLEAR_INPUTS] = int(c.clear_inputs)
+        cfg[C.CLEAR_PLACEHOLDER] = c.placeholder_tokens
+        cfg[C.LOCAL_TOKENS] = c.local_tokens
+        cfg[C.LOCAL_PROMPT] = c.local_prompt_tokens
+        params[P.SUMMARY_RATIO] = c.ratio
+        params[P.SUMMARY_CAP] = c.cap
+        params[P.SUMMARY_FLOOR] = c.floor
+        params[P.TASK_STATE_TOKENS] = c.task_state_tokens
+        params[P.CLEAR_AT_LEAST] = c.clear_at_least
+        cfg[C.MASKING] = int(mask_on)
+        cfg[C.MASK_AFTER_TURNS] = m.after_turns
+        cfg[C.MASK_PLACEHOLDER] = m.placeholder_tokens
+        cfg[C.MASK_KEEP_TOKENS] = m.keep_tokens
+        cfg[C.MASK_KEEP_RESULTS] = m.keep_results
+        cfg[C.MASK_AT_LEAST] = m.at_least_tokens
+        cfg[C.MASK_IDLE_MS] = int(np.ceil(m.idle_s * 1000.0))  # request times are whole ms
+        cfg[C.FLUSH] = int(f.enabled)
+        cfg[C.FLUSH_PROMPT] = f.prompt_tokens
+        cfg[C.FLUSH_OUTPUT] = f.output_tokens
+        params[P.FLUSH_THRESHOLD] = self.flush_threshold(window) if f.enabled else 0
+        cfg[C.RECENT_MESSAGES_LIMIT] = self.compile.recent_messages_limit
+        cfg[C.HIDE_SUMMARIES] = int(not self.compile.shows_summaries)
+        cfg[C.EMERGENCY] = EMERGENCY[self.emergency]
+        cfg[C.CACHE_MODE] = cache_mode
+        cfg[C.MIN_CACHEABLE] = self.provider.min_cacheable
+        cfg[C.CACHE_GRANULARITY] = max(1, int(granularity))
+        params[P.WINDOW] = window
+        params[P.TTL_MS] = ttl_ms
+        self._lower_pruning(cfg, params)
+        return Lowered(cfg, params)
 
-    def _lower_pruning(self, params: np.ndarray) -> None:
+    def _lower_pruning(self, cfg: np.ndarray, params: np.ndarray) -> None:
         from workbench.engine.pruning import lowered
 
         pr = self.pruning
         if pr.mode == "off":
-            return  # every P_PRUNE_* slot 0: the ttl slot says off
+            return  # every pruning slot 0: the ttl slot says off
         over, kept, least = lowered(soft_trim_max_chars=pr.soft_trim_max_chars,
                                     soft_trim_head_chars=pr.soft_trim_head_chars,
                                     soft_trim_tail_chars=pr.soft_trim_tail_chars,
                                     min_prunable_tool_chars=pr.min_prunable_tool_chars)
-        params[E.P_PRUNE_TTL_MS] = pr.ttl_s * 1000.0
-        params[E.P_PRUNE_KEEP] = pr.keep_last_assistants
-        params[E.P_PRUNE_SOFT_RATIO] = pr.soft_trim_ratio
-        params[E.P_PRUNE_HARD_RATIO] = pr.hard_clear_ratio
-        params[E.P_PRUNE_HARD_ON] = int(pr.hard_clear)
-        params[E.P_PRUNE_MIN] = least
-        params[E.P_PRUNE_SOFT_OVER] = over
-        params[E.P_PRUNE_SOFT_KEEP] = kept
-        params[E.P_PRUNE_PLACEHOLDER] = pr.placeholder_tokens
+        P = E.Param
+        cfg[E.Cfg.PRUNING] = int(pr.ttl_s > 0)
+        cfg[E.Cfg.PRUNE_KEEP] = pr.keep_last_assistants
+        params[P.PRUNE_TTL_MS] = pr.ttl_s * 1000.0
+        params[P.PRUNE_SOFT_RATIO] = pr.soft_trim_ratio
+        params[P.PRUNE_HARD_RATIO] = pr.hard_clear_ratio
+        params[P.PRUNE_HARD_ON] = int(pr.hard_clear)
+        params[P.PRUNE_MIN] = least
+        params[P.PRUNE_SOFT_OVER] = over
+        params[P.PRUNE_SOFT_KEEP] = kept
+        params[P.PRUNE_PLACEHOLDER] = pr.placeholder_tokens
+
+
+class Lowered(NamedTuple):
+    """A policy lowered on a provider (:meth:`Policy.lower`): what both engines read."""
+
+    cfg: np.ndarray  # int64 [enums.N_CFG]: the ``enums.Cfg`` slots (the continuity's left 0)
+    params: np.ndarray  # float64 [enums.N_PARAMS]: the ``enums.Param`` slots
 
 
 # fields added after runs were made: at their defaults they stay out of the digest, so the

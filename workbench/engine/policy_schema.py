@@ -27,19 +27,13 @@ from workbench.engine.policy import SECTIONS as SECTION_CLASSES
 from workbench.errors import PolicyError
 
 SECTIONS = tuple(SECTION_CLASSES)
-# ranges and choices beyond the annotation's type (keys: dotted field names)
+# ranges and choices beyond the annotation's type (keys: dotted field names); a share in [0, 1]
+# is its annotation (``policy.Share``: pruning's ratios too, as OpenClaw clamps them)
 RULES: dict[str, dict[str, Any]] = {
     "trigger.kind": {"enum": "TRIGGERS"},
-    "trigger.fraction": {"minimum": 0.0, "maximum": 1.0},
-    "trigger.keep_last_fraction": {"minimum": 0.0, "maximum": 1.0},
-    "trigger.keep_last_share": {"minimum": 0.0, "maximum": 1.0},
-    "trigger.min_progress": {"minimum": 0.0, "maximum": 1.0},
     "trigger.scope": {"enum": "SCOPES"},
-    "trigger.ttl_early_fraction": {"minimum": 0.0, "maximum": 1.0},
     "compaction.kind": {"enum": "STRATEGIES"},
-    "compaction.ratio": {"minimum": 0.0, "maximum": 1.0},
     "compaction.retain": {"enum": "RETAIN"},
-    "flush.fraction": {"minimum": 0.0, "maximum": 1.0},
     "compile.strategy": {"enum": "COMPILES"},
     "provider.cache": {"enum": "CACHE_MODES"},
     "provider.context_window": {"minimum": 1},
@@ -49,8 +43,6 @@ RULES: dict[str, dict[str, Any]] = {
     "summarizer.prompt": {"minLength": 1},
     "summarizer.model": {"minLength": 1},
     "pruning.mode": {"enum": "PRUNING_MODES"},
-    "pruning.soft_trim_ratio": {"minimum": 0.0, "maximum": 1.0},  # OpenClaw clamps to [0, 1]
-    "pruning.hard_clear_ratio": {"minimum": 0.0, "maximum": 1.0},
 }
 # numbers are counts, sizes, durations: never negative unless a rule says otherwise
 DEFAULT_MINIMUM = 0
@@ -74,6 +66,8 @@ def _type_schema(annotation: str) -> dict[str, Any]:
         schema = {"type": "integer"}
     elif base == "float":
         schema = {"type": "number"}
+    elif base == "Share":
+        schema = {"type": "number", "minimum": 0.0, "maximum": 1.0}
     elif base == "str":
         schema = {"type": "string"}
     elif base.startswith("tuple[str"):
@@ -91,7 +85,7 @@ def _field(dotted: str, annotation: str) -> dict[str, Any]:
         target.pop("type", None)
         target["enum"] = _choices(rules.pop("enum"))
     elif target.get("type") in ("integer", "number"):
-        target["minimum"] = rules.pop("minimum", DEFAULT_MINIMUM)
+        target["minimum"] = rules.pop("minimum", target.get("minimum", DEFAULT_MINIMUM))
     target.update(rules)
     return schema
 

@@ -159,7 +159,7 @@ class ReferenceRecorder:
         if replay.mask_rule.bounded:
             s[Shown.MASKED0] = s[Shown.MASKED1] = replay.mask_bound
         else:  # by turns: the outputs of requests r - m and before (class 1: one request later)
-            m = int(replay.k[E.K_MASK_AFTER_TURNS])
+            m = int(replay.c[E.Cfg.MASK_AFTER_TURNS])
             if m > 0 and r >= m:
                 q = r - m
                 s[Shown.MASKED0] = int(pos(inp.req_first_row[q]))
@@ -232,15 +232,15 @@ class PromptView:
         self.clearable = (self.is_result | call) & ~np.asarray(excluded, bool)[rows]
 
     @classmethod
-    def lowered(cls, record: PromptRecord, inp, kinds: np.ndarray, params: np.ndarray, excluded) -> PromptView:
-        """From the lowered policy the engines replayed."""
-        from workbench.engine import enums as E
+    def lowered(cls, record: PromptRecord, inp, cfg: np.ndarray, params: np.ndarray, excluded) -> PromptView:
+        """From the lowered policy the engines replayed (``Policy.lower``)."""
+        from workbench.engine.enums import Cfg
         from workbench.engine.pruning import PruneRule
 
-        return cls(record, inp, mask_tokens=int(params[E.P_MASK_PLACEHOLDER]),
-                   clear_tokens=int(params[E.P_CLEAR_PLACEHOLDER]), clear_inputs=bool(kinds[E.K_CLEAR_INPUTS]),
+        return cls(record, inp, mask_tokens=int(cfg[Cfg.MASK_PLACEHOLDER]),
+                   clear_tokens=int(cfg[Cfg.CLEAR_PLACEHOLDER]), clear_inputs=bool(cfg[Cfg.CLEAR_INPUTS]),
                    excluded=np.zeros(inp.n, bool) if excluded is None else excluded,
-                   prune_rule=PruneRule.from_params(params))
+                   prune_rule=PruneRule.from_config(cfg, params))
 
     @classmethod
     def of_policy(cls, record: PromptRecord, inp, policy) -> PromptView:

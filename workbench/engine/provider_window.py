@@ -74,9 +74,9 @@ def local_checkpoint(rp, r: int, p: int) -> None:
     lo = int(np.searchsorted(rp.visible_rows, rp.local_cut, side="right"))
     hi = int(np.searchsorted(rp.visible_rows, p, side="left"))
     rows = rp.visible_rows[lo:hi].tolist()
-    if sum(int(inp.tokens[i]) for i in rows) < rp.p[E.P_LOCAL_TOKENS]:
+    if sum(int(inp.tokens[i]) for i in rows) < rp.c[E.Cfg.LOCAL_TOKENS]:
         return
-    need_message = bool(rp.k[E.K_MESSAGE_BOUNDARY])
+    need_message = bool(rp.c[E.Cfg.CUT_AT_MESSAGE])
     safe = [i for i in rows if inp.open_after[i] == 0 and (not need_message or inp.is_message[i])]
     if not safe:
         return
@@ -85,7 +85,7 @@ def local_checkpoint(rp, r: int, p: int) -> None:
     out = rp.summary_size(rp.local_tokens + span_tokens)
     items = rp.compile(r, p)
     context = rp.size(items)
-    rp.account(1, items, int(rp.p[E.P_LOCAL_PROMPT]), r, E.CallKind.COMPACTION, out, context, context, 0)
+    rp.account(1, items, int(rp.c[E.Cfg.LOCAL_PROMPT]), r, E.CallKind.COMPACTION, out, context, context, 0)
     artifact = rp.next_artifact
     rp.next_artifact += 1
     rp.event(E.EventType.LOCAL_CHECKPOINT, r, span[0], span[-1], artifact, context, context, out, len(span),

@@ -58,7 +58,7 @@ def lowered(*, soft_trim_max_chars: int, soft_trim_head_chars: int, soft_trim_ta
 
 
 class PruneRule(NamedTuple):
-    """The lowered rule (``Policy.lower`` fills the ``P_PRUNE_*`` slots)."""
+    """The lowered rule (``Policy.lower`` fills the ``Param.PRUNE_*`` slots and ``Cfg.PRUNE_KEEP``)."""
 
     ttl_ms: float  # 0: pruning off
     keep: int  # protected assistant turns (0: every tool result of the tail is prunable)
@@ -76,17 +76,19 @@ class PruneRule(NamedTuple):
         return self.ttl_ms > 0
 
     @classmethod
-    def from_params(cls, params: np.ndarray) -> PruneRule:
-        return cls(float(params[E.P_PRUNE_TTL_MS]), int(params[E.P_PRUNE_KEEP]),
-                   float(params[E.P_PRUNE_SOFT_RATIO]), float(params[E.P_PRUNE_HARD_RATIO]),
-                   bool(params[E.P_PRUNE_HARD_ON]), float(params[E.P_PRUNE_MIN]),
-                   float(params[E.P_PRUNE_SOFT_OVER]), int(params[E.P_PRUNE_SOFT_KEEP]),
-                   int(params[E.P_PRUNE_PLACEHOLDER]), float(params[E.P_WINDOW]))
+    def from_config(cls, cfg: np.ndarray, params: np.ndarray) -> PruneRule:
+        """From a lowered policy (``Policy.lower``)."""
+        P = E.Param
+        return cls(float(params[P.PRUNE_TTL_MS]), int(cfg[E.Cfg.PRUNE_KEEP]),
+                   float(params[P.PRUNE_SOFT_RATIO]), float(params[P.PRUNE_HARD_RATIO]),
+                   bool(params[P.PRUNE_HARD_ON]), float(params[P.PRUNE_MIN]),
+                   float(params[P.PRUNE_SOFT_OVER]), int(params[P.PRUNE_SOFT_KEEP]),
+                   int(params[P.PRUNE_PLACEHOLDER]), float(params[P.WINDOW]))
 
     @classmethod
     def of(cls, policy, window: int) -> PruneRule:
         """From a policy on a window (as ``Policy.lower`` lowers it)."""
-        return cls.from_params(policy.lower(window, 0, 0.0, 1)[1])
+        return cls.from_config(*policy.lower(window, 0, 0.0, 1))
 
     def size(self, state: int, tokens: int) -> int:
         """Tokens of a tool result in the pruned prompt (``state``: 0, TRIMMED or CLEARED)."""

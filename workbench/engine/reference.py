@@ -56,7 +56,7 @@ import numpy as np
 
 from workbench.engine import enums as E
 from workbench.engine import provider_window
-from workbench.engine.enums import SHARE_SCALE, share_ppm
+from workbench.engine.enums import SHARE_SCALE, Cfg, Param
 from workbench.engine.masking import MaskRule, mask_step
 from workbench.engine.prepare import ReplayInput
 from workbench.engine.prompt_record import ReferenceRecorder
@@ -72,20 +72,19 @@ def clamp_summary(source: int, ratio: float, cap: float, floor: float) -> int:
 
 
 class _Replay:
-    def __init__(self, inp: ReplayInput, kinds: np.ndarray, params: np.ndarray, excluded: np.ndarray):
-        self.inp, self.k, self.p = inp, kinds, params
+    def __init__(self, inp: ReplayInput, cfg: np.ndarray, params: np.ndarray, excluded: np.ndarray):
+        self.inp, self.c, self.p = inp, cfg, params  # the lowered policy (Policy.lower), as the kernel reads it
         self.excluded = excluded
-        self.trigger = int(kinds[E.K_TRIGGER])
-        self.strategy = int(kinds[E.K_STRATEGY])
-        self.shows_summaries = int(kinds[E.K_COMPILE]) != E.CompileStrategy.RECENT_MESSAGES_V1
-        self.visible = inp.visible | (inp.is_summary if E.recorded_summaries_visible(
-            self.strategy, int(kinds[E.K_COMPILE])) else False)
+        self.trigger = int(cfg[Cfg.TRIGGER])
+        self.strategy = int(cfg[Cfg.STRATEGY])
+        self.shows_summaries = not cfg[Cfg.HIDE_SUMMARIES]
+        self.visible = inp.visible | (inp.is_summary if E.summaries_visible_in(cfg) else False)
         self.visible_rows = np.flatnonzero(self.visible)
-        self.keep_first = int(params[E.P_KEEP_FIRST])
+        self.keep_first = int(cfg[Cfg.KEEP_FIRST])
         self.prefix = int(inp.prefix_tokens)
-        self.mask_rule = MaskRule.from_params(params)
+        self.mask_rule = MaskRule.from_config(cfg)
         self.mask_bound = 0  # masking by tokens/count: outputs at visible positions below it are masked
-        self.prune_rule = PruneRule.from_params(params)
+        self.prune_rule = PruneRule.from_config(cfg, params)
         self.cut = self.cleared_upto = -1  # the cut row; the last cleared row (clear_tool_uses)
         self.segments: list[tuple[int, int]] = []
         self.retained: list[int] = []
@@ -113,8 +112,8 @@ class _Replay:
     def summary_size(self, source: int) -> int:
         """The modelled size of a summary of ``source`` tokens: clamped, plus a task-state block."""
         p = self.p
-        return clamp_summary(source, p[E.P_SUMMARY_RATIO], p[E.P_SUMMARY_CAP], p[E.P_SUMMARY_FLOOR]) + int(
-            p[E.P_TASK_STATE_TOKENS])
+        return (clamp_summary(source, p[Param.SUMMARY_RATIO], p[Param.SUMMARY_CAP], p[Param.SUMMARY_FLOOR])
+                + int(p[Param.TASK_STATE_TOKENS]))
 
     # ---- compile ------------------------------------------------------------------
     def head(self, p: int) -> list[int]:
@@ -135,7 +134,7 @@ class _Replay:
             return False
         if self.mask_rule.bounded:  # by tokens/count: every output before the bound (visible positions)
             return self.position(i) < self.mask_bound
-        m = int(self.k[E.K_MASK_AFTER_TURNS])
+        m = int(self.c[Cfg.MASK_AFTER_TURNS])
         req = int(self.inp.row_request[i])
         return m > 0 and req >= 0 and r - req >= m
 
@@ -150,19 +149,19 @@ class _Replay:
         return moved
 
     def clearable(self, i: int) -> bool:
-        kind_ok = self.inp.is_tool_result[i] or (self.k[E.K_CLEAR_INPUTS] and self.inp.is_tool_call[i])
+        kind_ok = self.inp.is_tool_result[i] or (self.c[Cfg.CLEAR_INPUTS] and self.inp.is_tool_call[i])
         return bool(kind_ok) and not bool(self.excluded[i])
 
     def eff(self, i: int, r: int) -> int:
         """Tokens of tail row ``i`` as it stands in the context at request ``r``."""
         if self.masked(i, r):
-            return int(self.p[E.P_MASK_PLACEHOLDER])
+            return int(self.c[Cfg.MASK_PLACEHOLDER])
         if i <= self.cleared_upto and self.clearable(i):
-            return int(self.p[E.P_CLEAR_PLACEHOLDER])
+            return int(self.c[Cfg.CLEAR_PLACEHOLDER])
         return int(self.inp.tokens[i])
 
     def shown_tail(self, tail: list[int]) -> list[int]:
-        limit = int(self.k[E.K_COMPILE_LIMIT_MESSAGES])
+        limit = int(self.c[Cfg.RECENT_MESSAGES_LIMIT])
         if limit <= 0:
             return tail
         msgs = [i for i in tail if self.inp.is_message[i]]
@@ -198,9 +197,9 @@ class _Replay:
     def account(self, key: int, items: list[Item], trailer: int, r: int, call: int, output: int,
                 before: int, after: int, flags: int) -> None:
         self.prompts.add(self, r, items)
-        mode = int(self.k[E.K_CACHE_MODE])
-        min_cache = int(self.p[E.P_MIN_CACHEABLE])
-        gran = max(1, int(self.p[E.P_CACHE_GRANULARITY]))
+        mode = int(self.c[Cfg.CACHE_MODE])
+        min_cache = int(self.c[Cfg.MIN_CACHEABLE])
+        gran = int(self.c[Cfg.CACHE_GRANULARITY])
         ts = int(self.inp.req_ts[r])
         total = self.size(items) + trailer
         if flags & E.LedgerFlag.FAILED:  # rejected by the provider: nothing billed, cached or answered
@@ -209,7 +208,7 @@ class _Replay:
                 uncached_tokens=0, output_tokens=0, context_before=before, context_after=after, flags=int(flags),
                 cache_loss=int(E.CacheLoss.NONE), cache_key=key, ts_ms=ts))
             return
-        window = int(self.p[E.P_WINDOW])
+        window = int(self.p[Param.WINDOW])
         # a policy call never goes over the window: the harness sends the newest part that fits
         # (module docstring, step 4), so it reads back at most the fixed prefix
         clipped = call != E.CallKind.MAIN and total > window
@@ -219,7 +218,7 @@ class _Replay:
         loss = E.CacheLoss.NONE
         if mode != E.CacheMode.NONE:
             prev = self.prev_items[key]
-            if prev is None or self.reset_since[key] or ts - self.prev_ts[key] > self.p[E.P_TTL_MS]:
+            if prev is None or self.reset_since[key] or ts - self.prev_ts[key] > self.p[Param.TTL_MS]:
                 loss = (E.CacheLoss.COLD if prev is None else E.CacheLoss.RESET if self.reset_since[key]
                         else E.CacheLoss.TTL)
                 lcp = 0
@@ -291,13 +290,13 @@ class _Replay:
     # ---- the cut-point rule ---------------------------------------------------------
     def rule(self, r: int, p: int, context: int, tail: list[int], n_items: int) -> int | None:
         """The latest row the rule allows to be cut, or None when it does not fire."""
-        t, value = self.trigger, self.p[E.P_TRIGGER_VALUE]
+        t, value = self.trigger, self.p[Param.TRIGGER_VALUE]
         if t == E.Trigger.TOKENS:
-            if self.k[E.K_TRIGGER_SCOPE]:  # the body: less the fixed prefix and the pinned head
+            if self.c[Cfg.TRIGGER_SCOPE]:  # the body: less the fixed prefix and the pinned head
                 context -= self.prefix + sum(int(self.inp.tokens[i]) for i in self.head(p))
             # ttl-aware: at the early share once the session's cache (key 0) expired: re-written anyway
-            early = (0 < self.p[E.P_TTL_EARLY_TOKENS] <= context and self.k[E.K_CACHE_MODE] != E.CacheMode.NONE
-                     and self.prev_items[0] is not None and self.inp.req_ts[r] - self.prev_ts[0] > self.p[E.P_TTL_MS])
+            early = (0 < self.p[Param.TTL_EARLY_TOKENS] <= context and self.c[Cfg.CACHE_MODE] != E.CacheMode.NONE
+                     and self.prev_items[0] is not None and self.inp.req_ts[r] - self.prev_ts[0] > self.p[Param.TTL_MS])
             return p - 1 if context >= value or early else None
         if t == E.Trigger.STRIDE:
             if p == 0:
@@ -316,7 +315,7 @@ class _Replay:
             keep = max(0, int(value) // 2 - self.keep_first - 1)
             return tail[len(tail) - keep - 1] if len(tail) > keep else None
         if t == E.Trigger.TURNS:
-            m = int(self.p[E.P_TRIGGER_KEEP_TURNS])
+            m = int(self.c[Cfg.TRIGGER_KEEP_TURNS])
             if r - self.last_compaction_request < value + m:
                 return None
             older = [i for i in tail if self.inp.row_request[i] <= r - m]
@@ -332,13 +331,13 @@ class _Replay:
 
     def choose_cut(self, r: int, latest: int, tail: list[int], respect_keep: bool = True) -> int | None:
         if respect_keep:
-            keep_events = int(self.p[E.P_KEEP_LAST_EVENTS])
+            keep_events = int(self.c[Cfg.KEEP_LAST_EVENTS])
             if keep_events > 0:
                 if len(tail) <= keep_events:
                     return None
                 latest = min(latest, tail[-keep_events - 1])
-            keep_tokens = int(self.p[E.P_KEEP_LAST_TOKENS])
-            ppm = share_ppm(self.p[E.P_KEEP_LAST_SHARE])
+            keep_tokens = int(self.c[Cfg.KEEP_LAST_TOKENS])
+            ppm = int(self.c[Cfg.KEEP_LAST_SHARE_PPM])
             if ppm > 0:
                 keep_tokens = max(keep_tokens, ppm * sum(self.eff(i, r) for i in tail) // SHARE_SCALE)
             if keep_tokens > 0:
@@ -351,7 +350,7 @@ class _Replay:
                 if kept >= len(tail):
                     return None
                 latest = min(latest, tail[len(tail) - kept - 1])
-        need_message = bool(self.k[E.K_MESSAGE_BOUNDARY])
+        need_message = bool(self.c[Cfg.CUT_AT_MESSAGE])
         for i in reversed(tail):
             if i > latest:
                 continue
@@ -371,13 +370,13 @@ class _Replay:
         if cut is None:
             return E.LedgerFlag.SKIPPED_NO_SAFE_CUT
         span = [i for i in tail if i <= cut]
-        if not forced and len(span) < self.p[E.P_MIN_PROGRESS] * len(items):
+        if not forced and len(span) < self.p[Param.MIN_PROGRESS] * len(items):
             return E.LedgerFlag.SKIPPED_NO_PROGRESS
         span_tokens = sum(self.eff(i, r) for i in span)
         s = self.strategy
         artifact = -1
         item_tokens = 0
-        accumulate = bool(self.k[E.K_ACCUMULATE])
+        accumulate = bool(self.c[Cfg.ACCUMULATE])
         if s in (E.Strategy.SUMMARY, E.Strategy.OPAQUE, E.Strategy.RECORDED):
             if s == E.Strategy.RECORDED:
                 item_tokens = self.recorded_summary if self.trigger == E.Trigger.RECORDED else 0
@@ -385,15 +384,15 @@ class _Replay:
                 item_tokens = self.summary_size(span_tokens + (0 if accumulate else sum(t for _, t in self.segments)))
             artifact = self.next_artifact
             self.next_artifact += 1
-            key = 0 if self.k[E.K_SUMMARY_SHARES_CACHE] else 1
-            self.account(key, items, int(self.p[E.P_SUMMARY_PROMPT]), r, E.CallKind.COMPACTION,
+            key = 0 if self.c[Cfg.SUMMARY_SHARES_CACHE] else 1
+            self.account(key, items, int(self.c[Cfg.SUMMARY_PROMPT]), r, E.CallKind.COMPACTION,
                          item_tokens, before, before, 0)
             if s != E.Strategy.RECORDED:
                 if accumulate:
                     self.segments.append((artifact, item_tokens))
                 else:
                     self.segments = [(artifact, item_tokens)]
-            probe = int(self.p[E.P_PROBE_PROMPT])
+            probe = int(self.c[Cfg.PROBE_PROMPT])
             if probe > 0 and s == E.Strategy.SUMMARY:
                 # the probe: the summary (with the segments it sits in) checked in a call of its own,
                 # a prompt of its own shape (the summarizer's cache key)
@@ -414,10 +413,10 @@ class _Replay:
         return E.LedgerFlag.COMPACTED
 
     def retain(self, span: list[int], cut: int) -> None:
-        kind = int(self.k[E.K_RETAIN_KIND])
+        kind = int(self.c[Cfg.RETAIN_KIND])
         if kind == E.Retain.NONE:
             return
-        budget = int(self.p[E.P_RETAIN_TOKENS])
+        budget = int(self.c[Cfg.RETAIN_TOKENS])
         pick = self.inp.is_user_message if kind == E.Retain.USER_MESSAGES else self.inp.is_message
         candidates = sorted(set(self.retained) | {i for i in span if pick[i]})
         kept, acc = [], 0
@@ -429,16 +428,16 @@ class _Replay:
         self.retained = sorted(kept)
 
     def merge_if_needed(self, r: int, p: int) -> None:
-        limit = int(self.k[E.K_MAX_SEGMENTS])
-        if not (self.k[E.K_ACCUMULATE] and limit > 0 and len(self.segments) > limit):
+        limit = int(self.c[Cfg.MAX_SEGMENTS])
+        if not (self.c[Cfg.ACCUMULATE] and limit > 0 and len(self.segments) > limit):
             return
-        if self.p[E.P_LOCAL_TOKENS] > 0:  # opaque items are not merged: rebuilt from the local checkpoint
+        if self.c[Cfg.LOCAL_TOKENS] > 0:  # opaque items are not merged: rebuilt from the local checkpoint
             return provider_window.rebuild(self, r, p)
         seg_items: list[Item] = [("seg", no, t) for no, t in self.segments]
         total = sum(t for _, t in self.segments)
         merged = self.summary_size(total)
         before = self.size(self.compile(r, p))
-        self.account(1, seg_items, int(self.p[E.P_SUMMARY_PROMPT]), r, E.CallKind.MERGE, merged, before, before, 0)
+        self.account(1, seg_items, int(self.c[Cfg.SUMMARY_PROMPT]), r, E.CallKind.MERGE, merged, before, before, 0)
         artifact = self.next_artifact
         self.next_artifact += 1
         self.segments = [(artifact, merged)]
@@ -450,13 +449,13 @@ class _Replay:
     def clear_tool_uses(self, r: int, p: int) -> int:
         tail = self.tail(p)
         calls = [i for i in tail if self.inp.is_tool_call[i]]
-        keep = int(self.p[E.P_CLEAR_KEEP])
+        keep = int(self.c[Cfg.CLEAR_KEEP])
         if len(calls) <= keep:
             return 0
         boundary = calls[-keep] if keep > 0 else p
         fresh = [i for i in tail if self.cleared_upto < i < boundary and self.clearable(i)]
-        gain = sum(max(0, self.eff(i, r) - int(self.p[E.P_CLEAR_PLACEHOLDER])) for i in fresh)
-        if not fresh or gain <= 0 or gain < self.p[E.P_CLEAR_AT_LEAST]:
+        gain = sum(max(0, self.eff(i, r) - int(self.c[Cfg.CLEAR_PLACEHOLDER])) for i in fresh)
+        if not fresh or gain <= 0 or gain < self.p[Param.CLEAR_AT_LEAST]:
             return 0
         before = self.size(self.compile(r, p))
         self.cleared_upto = boundary - 1
@@ -476,7 +475,7 @@ class _Replay:
 
     def safe_rows(self, rows: list[int]) -> list[int]:
         """Rows an emergency truncation may cut at: no tool call awaits its result (a message if cuts need one)."""
-        need_message = bool(self.k[E.K_MESSAGE_BOUNDARY])
+        need_message = bool(self.c[Cfg.CUT_AT_MESSAGE])
         return [i for i in rows if self.inp.open_after[i] == 0 and (not need_message or self.inp.is_message[i])]
 
     def cut_tail(self, r: int, p: int, tail: list[int], chosen: int, before: int) -> int:
@@ -494,7 +493,7 @@ class _Replay:
     def truncate_to_fit(self, r: int, p: int) -> int:
         """Emergency: cut at the earliest safe row that makes the context fit the window (a
         truncation, not a compaction). Returns ``LedgerFlag.TRUNCATED`` when it cut."""
-        window = self.p[E.P_WINDOW]
+        window = self.p[Param.WINDOW]
         items = self.compile(r, p)
         before = self.size(items)
         tail = self.tail(p)
@@ -514,8 +513,8 @@ class _Replay:
     # ---- the loop -----------------------------------------------------------------
     def run(self):
         inp = self.inp
-        window = self.p[E.P_WINDOW]
-        mask_after = int(self.k[E.K_MASK_AFTER_TURNS])
+        window = self.p[Param.WINDOW]
+        mask_after = int(self.c[Cfg.MASK_AFTER_TURNS])
         for r in range(inp.n_requests):
             p = int(inp.req_first_row[r])
             flags = 0
@@ -529,7 +528,7 @@ class _Replay:
                 if newly:
                     self.mark(edited=True)
                     flags |= E.LedgerFlag.EDITED
-            if self.k[E.K_COMPILE_LIMIT_MESSAGES] > 0:
+            if self.c[Cfg.RECENT_MESSAGES_LIMIT] > 0:
                 shown = self.shown_tail(self.tail(p))
                 start = shown[0] if shown else -1
                 if start != self.window_start and len(shown) < len(self.tail(p)):
@@ -539,10 +538,10 @@ class _Replay:
                 self.window_start = start
             items = self.compile(r, p)
             before = self.size(items)
-            if (self.k[E.K_FLUSH] and before >= self.p[E.P_FLUSH_THRESHOLD]
+            if (self.c[Cfg.FLUSH] and before >= self.p[Param.FLUSH_THRESHOLD]
                     and self.flushed_at != self.compactions):
-                output = int(self.p[E.P_FLUSH_OUTPUT])
-                self.account(0, items, int(self.p[E.P_FLUSH_PROMPT]), r, E.CallKind.FLUSH, output,
+                output = int(self.c[Cfg.FLUSH_OUTPUT])
+                self.account(0, items, int(self.c[Cfg.FLUSH_PROMPT]), r, E.CallKind.FLUSH, output,
                              before, before, 0)
                 self.flushed_at = self.compactions
                 flags |= E.LedgerFlag.FLUSHED
@@ -560,12 +559,12 @@ class _Replay:
             if context > window:
                 flags |= E.LedgerFlag.OVERFLOW | E.LedgerFlag.EMERGENCY
                 self.event(E.EventType.OVERFLOW, r, -1, -1, -1, context, context, 0, 0, 0, 0)
-                if (self.k[E.K_EMERGENCY] == E.Emergency.COMPACT
+                if (self.c[Cfg.EMERGENCY] == E.Emergency.COMPACT
                         and self.strategy in (E.Strategy.SUMMARY, E.Strategy.OPAQUE)):
                     flags |= self.compact(r, p, p - 1, forced=True) & E.LedgerFlag.COMPACTED
                     items = self.compile(r, p)
                     context = self.size(items)
-                if context > window and self.k[E.K_EMERGENCY] == E.Emergency.TRUNCATE_HALF:
+                if context > window and self.c[Cfg.EMERGENCY] == E.Emergency.TRUNCATE_HALF:
                     flags |= self.truncate_half(r, p)
                     items = self.compile(r, p)
                     context = self.size(items)
@@ -573,7 +572,7 @@ class _Replay:
                     flags |= self.truncate_to_fit(r, p)
                     items = self.compile(r, p)
                     context = self.size(items)
-            if self.p[E.P_LOCAL_TOKENS] > 0 and not flags & E.LedgerFlag.COMPACTED:
+            if self.c[Cfg.LOCAL_TOKENS] > 0 and not flags & E.LedgerFlag.COMPACTED:
                 provider_window.local_checkpoint(self, r, p)
             sent = self.prune(r, p, items)
             pruned = sent != items
@@ -591,10 +590,10 @@ class _Replay:
         return ledger, events
 
 
-def replay_reference(inp: ReplayInput, kinds: np.ndarray, params: np.ndarray, excluded: np.ndarray | None = None,
+def replay_reference(inp: ReplayInput, cfg: np.ndarray, params: np.ndarray, excluded: np.ndarray | None = None,
                      *, record: bool = False) -> tuple:
     """Replay one continuity; returns (ledger, events) int64 matrices (see records.py), and
     with ``record`` its prompt record (:mod:`workbench.engine.prompt_record`) as a third."""
-    replay = _Replay(inp, kinds, params, np.zeros(inp.n, bool) if excluded is None else excluded)
+    replay = _Replay(inp, cfg, params, np.zeros(inp.n, bool) if excluded is None else excluded)
     ledger, events = replay.run()
     return (ledger, events, replay.prompts.record(ledger, events)) if record else (ledger, events)

@@ -191,16 +191,16 @@ def replay_jobs(inputs: list, policies: Sequence[Policy], acct, *, model: str | 
 def replay(inp, policy: Policy, provider, engine: str = "kernel", *, record: bool = False):
     """Lower ``policy`` against ``provider`` and replay one prepared continuity: ``(ledger,
     events)``, and with ``record`` the prompt record (:mod:`workbench.engine.prompt_record`)."""
-    kinds, params = policy.lower(provider.window, provider.cache_mode, provider.ttl_ms, provider.granularity)
+    cfg, params = policy.lower(provider.window, provider.cache_mode, provider.ttl_ms, provider.granularity)
     excluded = inp.excluded_mask(policy.compaction.exclude_tools)
     if engine == "reference":
         from workbench.engine.reference import replay_reference
 
-        return replay_reference(inp, kinds, params, excluded, record=record)
+        return replay_reference(inp, cfg, params, excluded, record=record)
     if engine == "kernel":
         from workbench.engine.kernel import replay_kernel
 
-        return replay_kernel(inp, kinds, params, excluded, record=record)
+        return replay_kernel(inp, cfg, params, excluded, record=record)
     raise WorkbenchError(f"unknown engine {engine!r}; choose one of {ENGINES}")
 
 
@@ -470,12 +470,12 @@ def _batch_totals(inp, policies: Sequence[Policy], provs: Sequence) -> dict[int,
     lowered = []
     for i, (pol, prov) in enumerate(zip(policies, provs, strict=True)):
         lowered.append(pol.lower(prov.window, prov.cache_mode, prov.ttl_ms, prov.granularity))
-        clearing = int(lowered[-1][0][E.K_STRATEGY]) == E.Strategy.CLEAR_TOOL_USES
+        clearing = bool(lowered[-1].cfg[E.Cfg.CLEARING])
         groups.setdefault(tuple(pol.compaction.exclude_tools) if clearing else (), []).append(i)
     out = {}
     for exclude, idx in groups.items():
         totals, costs = replay_kernel_totals(
-            inp, np.stack([lowered[i][0] for i in idx]), np.stack([lowered[i][1] for i in idx]),
+            inp, np.stack([lowered[i].cfg for i in idx]), np.stack([lowered[i].params for i in idx]),
             np.stack([provs[i].prices.array for i in idx]), inp.excluded_mask(exclude) if exclude else None)
         out.update({i: (totals[k], costs[k]) for k, i in enumerate(idx)})
     return out
