@@ -65,7 +65,7 @@ class Served:
     """A README block that serves in the foreground, run in the background in a session of its
     own (its output in a file) until it prints :data:`SERVING`; :meth:`stop` is Ctrl-C."""
 
-    def __init__(self, where: str, script: str, cwd: Path, env: dict, log: Path, timeout: float = 600):
+    def __init__(self, where: str, script: str, cwd: Path, env: dict, log: Path, timeout: float = 900):
         self.where, self.log = where, log
         with log.open("w") as out:
             self.proc = subprocess.Popen(["bash", "-euo", "pipefail", "-c", script], cwd=cwd, env=env,
