@@ -193,7 +193,8 @@ def test_the_inspector_shows_the_models_summary_beside_the_modelled_one(evaluate
     assert [s["summarizer"] for s in doc["summary"]] == ["http (http)", "calibrated (calibrated)"]
     pair = doc["compaction"]
     model_side, modelled_side = pair["sides"]
-    assert model_side["text"] in pl.read_parquet(evaluated["run"] / "texts.parquet")["text"].to_list()  # the model's own text, as the run stored it
+    # the model's own text, as the run stored it
+    assert model_side["text"] in pl.read_parquet(evaluated["run"] / "texts.parquet")["text"].to_list()
     assert modelled_side["text"] in pl.read_parquet(modelled / "texts.parquet")["text"].to_list()
     for side in pair["sides"]:
         assert len(side["kept"]) + len(side["lost"]) <= pair["facts_in_span"]

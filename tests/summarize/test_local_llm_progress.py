@@ -158,7 +158,8 @@ def test_a_stopped_run_resumes_from_its_cassette(dataset, tmp_path):
     assert asked == total - recorded > 0  # only the rest were asked
     assert f"summaries {total}/{total} ({asked} asked live, {recorded} replayed)" in resumed.stderr
     with SummarizingStub() as stub:
-        whole = CliRunner().invoke(app, _simulate_args(dataset, tmp_path / "whole", stub.base_url, tmp_path / "w.jsonl"))
+        args = _simulate_args(dataset, tmp_path / "whole", stub.base_url, tmp_path / "w.jsonl")
+        whole = CliRunner().invoke(app, args)
     assert whole.exit_code == 0, whole.output
     assert (tmp_path / "w.jsonl").read_bytes() == cassette.read_bytes()
     cols = ["policy", "artifact_id", "text"]

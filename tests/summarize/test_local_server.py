@@ -146,7 +146,8 @@ def test_the_marked_tests_skip_saying_why_without_the_extra(tmp_path):
         "L.SERVER_MODULES = ('workbench_no_such_module_llama',)\n"
         "L.MODEL_PACKAGE = 'workbench_no_such_model_package'\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join((str(tmp_path), str(root), os.environ.get("PYTHONPATH", "")))}
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "-p", "without_local_llm",
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider",
+                        "-p", "without_local_llm",
                         "tests/summarize/test_local_llm.py"], cwd=root, env=env, capture_output=True, text=True,
                        timeout=600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
