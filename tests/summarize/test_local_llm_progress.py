@@ -167,3 +167,15 @@ def test_a_stopped_run_resumes_from_its_cassette(dataset, tmp_path):
         pl.read_parquet(tmp_path / "whole" / "texts.parquet").select(cols))
     assert json.loads((tmp_path / "run" / "evaluation.json").read_text())["policies"] == \
         json.loads((tmp_path / "whole" / "evaluation.json").read_text())["policies"]
+
+
+def test_a_server_on_this_machine_gets_minutes_to_answer():
+    """In a fresh clone at load 12, the README's example failed: SmolLM2 wrote 0.2-0.5
+    tokens/s, and the third summary timed out five times at the 60 s meant for a hosted API."""
+    from workbench.summarize.http import LOOPBACK_TIMEOUT_S, HttpSummarizer
+
+    assert LOOPBACK_TIMEOUT_S >= 600
+    for url in ("http://127.0.0.1:8090/v1", "http://localhost:11434/v1", "http://[::1]:8080/v1"):
+        assert HttpSummarizer(url, "m").timeout == LOOPBACK_TIMEOUT_S, url
+    assert HttpSummarizer("https://api.openai.com/v1", "m").timeout == 60.0
+    assert HttpSummarizer("http://127.0.0.1:8090/v1", "m", timeout=5).timeout == 5.0
