@@ -190,7 +190,7 @@ def test_the_inspector_shows_the_models_summary_beside_the_modelled_one(evaluate
     res = CliRunner().invoke(app, ["inspect", str(evaluated["run"]), "--against", str(modelled), "--json"])
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
-    assert [s["summarizer"] for s in doc["summary"]] == ["http (http)", "calibrated (calibrated)"]
+    assert [s["summarizer"] for s in doc["summary"]] == ["http (run)", "calibrated (modelled)"]
     pair = doc["compaction"]
     model_side, modelled_side = pair["sides"]
     # the model's own text, as the run stored it
@@ -200,4 +200,4 @@ def test_the_inspector_shows_the_models_summary_beside_the_modelled_one(evaluate
         assert len(side["kept"]) + len(side["lost"]) <= pair["facts_in_span"]
     shown = CliRunner().invoke(app, ["inspect", str(evaluated["run"]), "--against", str(modelled)])
     assert shown.exit_code == 0, shown.output
-    assert "http (http): kept" in shown.output and "calibrated (calibrated): kept" in shown.output
+    assert "http (run): kept" in shown.output and "calibrated (modelled): kept" in shown.output
