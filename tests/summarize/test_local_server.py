@@ -94,6 +94,15 @@ def test_a_server_that_dies_while_starting_is_reported_with_its_log(monkeypatch,
     assert srv.process is None and srv._log is None
 
 
+# a server busy with an answer: SIGTERM waits for it (uvicorn's graceful shutdown)
+STUBBORN = "import signal; signal.signal(signal.SIGTERM, signal.SIG_IGN)\n" + STAND_IN
+
+
+class StubbornStandIn(L.LocalModelServer):
+    def command(self):
+        return [sys.executable, "-c", STUBBORN, str(self.port)]
+
+
 def test_a_killed_parent_takes_the_server_with_it(tmp_path):
     import signal
     import subprocess
@@ -107,8 +116,8 @@ def test_a_killed_parent_takes_the_server_with_it(tmp_path):
         sys.path.insert(0, {str(os.path.dirname(__file__))!r})
         from workbench.summarize import local_server as L
         L.missing_modules = lambda: []
-        from test_local_server import StandIn
-        srv = StandIn({str(model)!r}).start()
+        from test_local_server import StubbornStandIn
+        srv = StubbornStandIn({str(model)!r}, stop_timeout=1).start()
         print(srv.process.pid, flush=True)
         import time; time.sleep(600)
     """)
