@@ -179,3 +179,16 @@ def test_a_server_on_this_machine_gets_minutes_to_answer():
         assert HttpSummarizer(url, "m").timeout == LOOPBACK_TIMEOUT_S, url
     assert HttpSummarizer("https://api.openai.com/v1", "m").timeout == 60.0
     assert HttpSummarizer("http://127.0.0.1:8090/v1", "m", timeout=5).timeout == 5.0
+
+
+def test_generate_plants_the_facts_and_secrets_asked_for(tmp_path):
+    """The README's local-model example generates its dataset with --facts 12 --secrets 8:
+    options `generate` did not have (the example failed in a fresh clone)."""
+    from workbench.cli import app
+
+    res = CliRunner().invoke(app, ["generate", "--profile", "coding", "--events", "60", "--seed", "3",
+                                   "--facts", "12", "--secrets", "8", "--out", str(tmp_path / "ds")])
+    assert res.exit_code == 0, res.output
+    counts = json.loads((tmp_path / "ds" / "manifest.json").read_text())["counts"]
+    assert (counts["facts"], counts["secrets"]) == (12, 8)
+    assert "12 facts, 8 secrets" in res.output
