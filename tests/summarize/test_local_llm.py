@@ -175,3 +175,29 @@ def test_a_server_stops_with_nothing_left(tmp_path):
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
     assert srv._log is None
+
+
+def test_the_inspector_shows_the_models_summary_beside_the_modelled_one(evaluated):
+    """The same replay evaluated with the calibrated modelled summarizer: `inspect --against`
+    shows, for one compaction, the local model's summary, the modelled one and what each kept."""
+    from workbench.cli import app
+
+    modelled = evaluated["root"] / "modelled"
+    res = CliRunner().invoke(app, [
+        "simulate", "--dataset", str(evaluated["ds"].path), "--policy", str(evaluated["spec"]), "--out", str(modelled),
+        "--evaluate", "--summarizer", "calibrated"])
+    assert res.exit_code == 0, res.output
+    res = CliRunner().invoke(app, ["inspect", str(evaluated["run"]), "--against", str(modelled), "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert [s["summarizer"] for s in doc["summary"]] == ["http (run)", "calibrated (modelled)"]
+    pair = doc["compaction"]
+    model_side, modelled_side = pair["sides"]
+    # the model's own text, as the run stored it
+    assert model_side["text"] in pl.read_parquet(evaluated["run"] / "texts.parquet")["text"].to_list()
+    assert modelled_side["text"] in pl.read_parquet(modelled / "texts.parquet")["text"].to_list()
+    for side in pair["sides"]:
+        assert len(side["kept"]) + len(side["lost"]) <= pair["facts_in_span"]
+    shown = CliRunner().invoke(app, ["inspect", str(evaluated["run"]), "--against", str(modelled)])
+    assert shown.exit_code == 0, shown.output
+    assert "http (run): kept" in shown.output and "calibrated (modelled): kept" in shown.output

@@ -27,6 +27,8 @@ def generate(
     task_state: Annotated[bool, typer.Option(
         "--task-state", help="also plant an evolving task state (a todo list whose items move from open to "
                              "done, and the next step) as facts of kind task")] = False,
+    facts: Annotated[int | None, typer.Option(min=0, help="planted facts (default: scales with --events)")] = None,
+    secrets: Annotated[int | None, typer.Option(min=0, help="planted secrets (default: scales with --events)")] = None,
     force: Force = False,
 ) -> None:
     """Generate a seeded synthetic continuity dataset."""
@@ -34,7 +36,7 @@ def generate(
 
     cfg = GeneratorConfig(profile=profile, events=events, seed=seed, text=text,
                           tokenizers=tuple(tokenizer) if tokenizer else None, continuities=continuities,
-                          secret_families=secret_families, task_state=task_state)
+                          secret_families=secret_families, task_state=task_state, facts=facts, secrets=secrets)
     ds = generate_dataset(cfg, out, progress=sys.stderr.isatty(), force=force)
     c = ds.manifest["counts"]
     tasks = f"{c['continuities']:,} continuities, " if continuities > 1 else ""

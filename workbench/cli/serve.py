@@ -38,7 +38,7 @@ def serve_model(
         say(f"serving {server.model.name} ({server.threads} threads) at {server.base_url}")
         say(f"  use it with: --summarizer http --summarizer-base-url {server.base_url}")
         if measure:
-            say(server.throughput().describe())
+            say(server.describe_throughput())
         say("Ctrl-C stops the server")
         code = server.process.wait()
         raise fail(f"the model server stopped by itself (status {code}):\n{server.log_tail()}", 1)

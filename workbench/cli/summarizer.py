@@ -27,8 +27,9 @@ Cassette = Annotated[Path | None, typer.Option("--summarizer-cassette", help="ht
                                                     "answers are recorded there and replayed offline")]
 Mode = Annotated[str, typer.Option("--summarizer-mode", help="http: chat | compact")]
 Timeout = Annotated[float | None, typer.Option("--summarizer-timeout", min=0.001,
-                                               help="http: seconds to wait for one answer (default 60; a "
-                                                    "small local model on a busy CPU may need minutes)")]
+                                               help="http: seconds to wait for one answer (default 60, or "
+                                                    "900 for a server on this machine: a small local model on "
+                                                    "a busy CPU may need minutes)")]
 Baseline = Annotated[bool, typer.Option("--baseline/--no-baseline",
                                         help="also measure detect-secrets as the SR-1 redactor")]
 JudgeProbes = Annotated[bool, typer.Option("--judge-probes/--no-judge-probes",

@@ -48,6 +48,7 @@ from workbench.evaluate.context import ContextTracker
 from workbench.evaluate.dataset_text import DatasetText
 from workbench.rundir import wire as W
 from workbench.rundir.wire import LOCAL_EVENT, REBUILD_EVENT
+from workbench.summarize.progress import counted, expect_summaries
 
 TEXT_KINDS = {W.SUMMARY_KIND: "summary", W.RECORDED_KIND: "recorded",
               W.OPAQUE_KIND: "opaque"}
@@ -83,6 +84,7 @@ class _Derive:
         self.by_artifact = getattr(backend, "keyed_by_artifact", True)
         self.fingerprint = (name, seed, tuple(sorted((k, repr(v)) for k, v in options.items())))
 
+    @counted  # progress on stderr while a live model writes them
     def summarize(self, req, cont: int, rows) -> Any:
         span = hashlib.blake2b(np.asarray(rows, dtype=np.int64).tobytes(), digest_size=16).digest()
         ids = (req.continuity_id, req.draw) if self.by_artifact else ()
@@ -136,6 +138,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
     rows: list[dict[str, Any]] = []
     checkpoints: list[Checkpoint] = []
     derivers = _Derivers(dt, summarizer, summarizer_options or {}, seed, root, sample)
+    expect_summaries(result)
     for name, policy in policies_of(result).items():
         on = policy.redaction.sr1_carry_forward if sr1 is None else sr1
         derive = derivers.of(policy)

@@ -76,6 +76,12 @@ NOT_PERSISTED_MARKERS = ("not persisted", "not_persisted")
 PLACEHOLDER_RE = re.compile(r"\[compaction items?: [^\]]*encrypted\]")
 #: the temperature of a summary sample (``sample`` > 0) when none is configured
 SAMPLE_TEMPERATURE = 1.0
+#: seconds to wait for one answer when none is configured: a hosted API answers in seconds;
+#: a server on this machine (a loopback address) may be a small model on a busy CPU: at load
+#: 12 on 2 cores SmolLM2-135M wrote 0.2-0.5 tokens/s, one summary took minutes, and a
+#: timed-out request is still computed by a one-model server while its retry waits
+DEFAULT_TIMEOUT_S = 60.0
+LOOPBACK_TIMEOUT_S = 900.0
 
 PROMPTS = {
     "compaction": (
@@ -297,7 +303,7 @@ class HttpSummarizer:
     name = "http"
 
     def __init__(self, base_url: str | None = None, model: str = "gpt-4.1-mini", *,
-                 mode: str = "chat", api_key: str | None = None, timeout: float = 60.0,
+                 mode: str = "chat", api_key: str | None = None, timeout: float | None = None,
                  max_retries: int = 4, backoff_base: float = 0.5, backoff_max: float = 8.0,
                  sleep: Callable[[float], None] = time.sleep,
                  cassette: Cassette | str | Path | None = None, cassette_mode: str = "auto",
@@ -311,14 +317,13 @@ class HttpSummarizer:
         # as its ``seed`` and a temperature (``temperature``, else SAMPLE_TEMPERATURE)
         if mode not in MODES:
             raise SummarizerConfigError(f"unknown http mode {mode!r}; known: {', '.join(MODES)}")
-        if timeout <= 0:
+        if timeout is not None and timeout <= 0:
             raise SummarizerConfigError(f"timeout must be > 0 seconds, got {timeout}")
         if max_retries < 0:
             raise SummarizerConfigError(f"max_retries must be >= 0, got {max_retries}")
         self.base_url = base_url.rstrip("/") if base_url else None
         self.model = model
         self.mode = mode
-        self.timeout = float(timeout)
         self.max_retries = int(max_retries)
         self.backoff_base = float(backoff_base)
         self.backoff_max = float(backoff_max)
@@ -338,6 +343,9 @@ class HttpSummarizer:
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
         host = urllib.parse.urlsplit(self.base_url).hostname if self.base_url else None
+        if timeout is None:
+            timeout = LOOPBACK_TIMEOUT_S if _is_loopback(host) else DEFAULT_TIMEOUT_S
+        self.timeout = float(timeout)
         if proxies is None and _is_loopback(host):
             proxies = {}
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler(proxies))

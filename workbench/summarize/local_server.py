@@ -42,6 +42,9 @@ SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette
 MODEL_ALIAS = "local-gguf"
 #: context window the server is started with (SmolLM2 was trained at 8k)
 CONTEXT_TOKENS = 4096
+#: seconds one answer of the throughput measurement may take (on a shared 2-core machine at
+#: load 12 the first answer took 48 s)
+MEASURE_TIMEOUT_S = 300.0
 THROUGHPUT_PROMPT = ("Summarize in three short bullet points: the deploy of service api-gateway moved "
                      "from port 8080 to port 9443 on 2026-03-02; the ticket is OPS-1142; the config "
                      "lives in deploy/gateway.yaml; the rollback plan is to restore release 4.2.1.")
@@ -80,11 +83,13 @@ def require_server() -> None:
 
 
 def _die_with_parent() -> None:
-    """In the child before it runs: SIGTERM when the process that started it dies."""
+    """In the child before it runs: SIGKILL when the process that started it dies. Not
+    SIGTERM: uvicorn then finishes the answer in progress first, which on a busy machine took
+    minutes while nobody was left to read it (the server holds nothing worth a clean exit)."""
     import ctypes
 
     pr_set_pdeathsig = 1
-    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -211,7 +216,7 @@ class LocalModelServer:
     # ------------------------------------------------------------------ use
 
     def chat(self, prompt: str, *, max_tokens: int = 64, temperature: float = 0.0,
-             system: str | None = None, seed: int | None = None) -> tuple[dict, float]:
+             system: str | None = None, seed: int | None = None, timeout: float = 120.0) -> tuple[dict, float]:
         """One ``/chat/completions`` answer and the seconds it took."""
         messages = ([{"role": "system", "content": system}] if system else []) + [{"role": "user", "content": prompt}]
         body = {"model": MODEL_ALIAS, "messages": messages, "max_tokens": max_tokens, "temperature": temperature}
@@ -220,13 +225,29 @@ class LocalModelServer:
         req = urllib.request.Request(self.base_url + "/chat/completions", data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json"}, method="POST")
         t0 = time.perf_counter()
-        with self._opener.open(req, timeout=120) as resp:
+        with self._opener.open(req, timeout=timeout) as resp:
             answer = json.loads(resp.read())
         return answer, time.perf_counter() - t0
 
-    def throughput(self, prompt: str = THROUGHPUT_PROMPT, max_tokens: int = 64) -> Throughput:
-        """Tokens written per second on a short prompt (after one warm-up call)."""
-        self.chat("Say hello.", max_tokens=4)
-        answer, seconds = self.chat(prompt, max_tokens=max_tokens)
+    def throughput(self, prompt: str = THROUGHPUT_PROMPT, max_tokens: int = 64,
+                   timeout: float = MEASURE_TIMEOUT_S) -> Throughput:
+        """Tokens written per second on a short prompt (after one warm-up call: on a busy
+        machine llama.cpp's first answer can take a minute)."""
+        self.chat("Say hello.", max_tokens=4, timeout=timeout)
+        answer, seconds = self.chat(prompt, max_tokens=max_tokens, timeout=timeout)
         usage = answer.get("usage") or {}
         return Throughput(int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)), seconds)
+
+    def describe_throughput(self, timeout: float = MEASURE_TIMEOUT_S) -> str:
+        """:meth:`throughput`'s line, or why it was not measured: a measurement that fails
+        (no answer within ``timeout`` seconds, an error status) does not stop the server."""
+        try:
+            return self.throughput(timeout=timeout).describe()
+        except urllib.error.HTTPError as exc:
+            return f"throughput: not measured (the server answered {exc.code} {exc.reason})"
+        except (TimeoutError, urllib.error.URLError, ConnectionError, OSError) as exc:
+            reason = getattr(exc, "reason", exc)
+            if isinstance(reason, TimeoutError) or isinstance(exc, TimeoutError):
+                return (f"throughput: not measured (no answer within {timeout:g} s: a busy machine?; "
+                        f"the server keeps serving)")
+            return f"throughput: not measured ({reason})"
