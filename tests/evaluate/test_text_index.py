@@ -141,3 +141,17 @@ def test_sweep_workers_keep_their_state_and_read_the_stored_index(datasets, tmp_
     assert (tmp_path / "d" / TEXT_INDEX).is_file()
     frame = pl.read_parquet(tmp_path / "sweep" / RESULTS_DIR / f"{metas[0]['run_id']}.parquet")
     assert frame["retention"].is_not_null().all()
+
+
+def test_building_the_index_imports_neither_pandas_nor_pyarrow_dataset(datasets):
+    """An evaluated run's start-up: reading the events dictionary-encoded must not pull in
+    pyarrow.dataset and pandas (seconds of imports an evaluation never uses)."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from workbench.continuity.dataset import load_dataset; "
+            "from workbench.evaluate import text_index; "
+            f"index = text_index.build(load_dataset({str(datasets[0].path)!r})); "
+            "print(len(index.texts) > 0, [m for m in ('pandas', 'pyarrow.dataset') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[0] == "True []"

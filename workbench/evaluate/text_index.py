@@ -82,14 +82,21 @@ def text_codes(column) -> tuple[list[str], np.ndarray]:
         return [], np.zeros(0, dtype=np.int32)
     column = pa.table({"t": column}).unify_dictionaries().column("t")
     texts = ["" if t is None else t for t in column.chunk(0).dictionary.to_pylist()]
-    codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) if c.indices.null_count == 0
-                            else c.indices.fill_null(-1).to_numpy() for c in column.chunks]).astype(np.int32)
+    codes = np.concatenate([_integers(c.indices if c.indices.null_count == 0 else c.indices.fill_null(-1))
+                            for c in column.chunks]).astype(np.int32)
     if (codes < 0).any():  # a null text reads as ""
         empty = texts.index("") if "" in texts else len(texts)
         if empty == len(texts):
             texts.append("")
         codes[codes < 0] = empty
     return texts, codes
+
+
+def _integers(array) -> np.ndarray:
+    """An Arrow integer array without nulls as numpy, read from its buffer (``to_numpy``
+    imports pandas: a second or more of an evaluated run's start-up)."""
+    values = np.frombuffer(array.buffers()[1], dtype=np.dtype(f"int{array.type.bit_width}"))
+    return values[array.offset:array.offset + len(array)]
 
 
 def build(dataset) -> TextIndex:
