@@ -43,6 +43,7 @@ from workbench.rundir.names import TEXT_INDEX
 
 SCHEMA = "workbench.text_index.v1"
 _EVENT_COLUMNS = ("seq", "code", "kind", "role")
+_UNSIGNED = {2, 4, 6, 8}  # Arrow type ids of uint8, uint16, uint32, uint64
 
 
 @dataclass
@@ -99,6 +100,14 @@ def _integers(array) -> np.ndarray:
     return values[array.offset:array.offset + len(array)]
 
 
+def _column(chunked) -> np.ndarray:
+    """A non-null Arrow integer column as numpy, in its own type."""
+    dtype = np.dtype(f"{'u' if chunked.type.id in _UNSIGNED else ''}int{chunked.type.bit_width}")
+    if chunked.num_chunks == 0:
+        return np.zeros(0, dtype=dtype)
+    return np.concatenate([_integers(c).view(dtype) for c in chunked.chunks])
+
+
 def build(dataset) -> TextIndex:
     """The index of ``dataset``, computed from its files."""
     import polars as pl
@@ -109,12 +118,21 @@ def build(dataset) -> TextIndex:
     # string per event (a million events of a few thousand texts would take 600 MB)
     table = dataset.events_table(["continuity", "seq", "kind", "role", "text"], dictionary=["text"])
     texts, codes = text_codes(table.column("text"))
-    ev = pl.from_arrow(table.drop_columns(["text"])).with_columns(pl.Series("code", codes))
+    columns = {k: _column(table.column(k)) for k in ("continuity", "seq", "kind", "role")}
+    columns["code"] = codes
     del table
-    by_cont: dict[int, dict[str, np.ndarray]] = {}
-    for (c,), part in ev.partition_by("continuity", as_dict=True, maintain_order=True).items():
-        part = part.sort("seq")
-        by_cont[int(c)] = {k: part[k].to_numpy() for k in _EVENT_COLUMNS}
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()  # the text read's buffers, back to the system
+    # (numpy, not a polars partition: polars' allocator kept its copies, 30 MB at a million events)
+    order = np.lexsort((columns["seq"], columns["continuity"]))
+    conts = columns["continuity"][order]
+    starts = np.flatnonzero(np.r_[True, conts[1:] != conts[:-1]]) if len(order) else np.zeros(0, dtype=np.int64)
+    bounds = [*starts.tolist(), len(order)]
+    by_cont: dict[int, dict[str, np.ndarray]] = {
+        int(conts[lo]): {k: columns[k][order[lo:hi]] for k in _EVENT_COLUMNS}
+        for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)}
+    del columns, order, conts
     facts = dataset.facts()
     # rows of every event naming a fact, beside its own row (the facts of a real log are
     # named again and again; a planted fact only where it was planted)
