@@ -155,3 +155,18 @@ def test_building_the_index_imports_neither_pandas_nor_pyarrow_dataset(datasets)
             "print(len(index.texts) > 0, [m for m in ('pandas', 'pyarrow.dataset') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split("\n")[0] == "True []"
+
+
+def test_a_one_shot_audit_releases_what_it_derived_and_a_second_is_identical(fresh):
+    from workbench.audits import redaction_audit
+    from workbench.engine.presets import get_policy
+    from workbench.engine.run import simulate
+
+    result = simulate(fresh, [get_policy("openclaw-flush", {"provider.context_window": 40_000})])
+    first = redaction_audit(result, fresh)
+    dt = dataset_text.DatasetText.of(fresh)
+    assert not dt.summaries and not dt.redactions and not dt._span_events
+    assert not dt.leak_scanner._text and not dt.leak_scanner._line
+    second = redaction_audit(result, fresh)
+    for name, frame in first.tables.items():
+        assert frame.equals(second.tables[name]), name

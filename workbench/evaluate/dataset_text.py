@@ -73,6 +73,17 @@ class DatasetText:
         self.redactions: Memo = Memo(50_000)
         self.baselines: Memo = Memo(50_000)
 
+    def release_derived(self) -> None:
+        """Forget what evaluations derived (summaries, redactions, scans, the summarizer's
+        event objects), keeping the index itself: a one-shot evaluation calls it when done
+        (at a million events that is hundreds of MB no later table needs); a sweep worker
+        keeps them, its next run reuses them."""
+        for memo in (self.summaries, self.redactions, self.baselines):
+            memo.clear()
+        self._span_events.clear()
+        if self._leak_scanner is not None:
+            self._leak_scanner.forget()
+
     @classmethod
     def of(cls, dataset) -> DatasetText:
         """The index of ``dataset``, reused while the dataset's files are unchanged."""

@@ -151,6 +151,11 @@ class LeakScanner:
         self._pair: Memo = Memo()
         self._line: Memo = Memo()
 
+    def forget(self) -> None:
+        """Drop the remembered scans (keep the automaton)."""
+        for memo in (self._text, self._pair, self._line):
+            memo.clear()
+
     def leaks(self, text: str) -> frozenset[int]:
         """Secrets with a fragment in any leak view of ``text``."""
         return self._scanned(text).keys
