@@ -108,7 +108,9 @@ def redaction_audit(result, dataset, *, summarizer: str = "modelled",
                                     summarizer=summarizer, summarizer_options=summarizer_options, root=root)
         report["judged_probes"] = judge.judged_share(probes)
     from workbench.evaluate.bundles import context_bundles
+    from workbench.evaluate.dataset_text import DatasetText
 
+    DatasetText.of(dataset).release_derived()  # before the bundles and the writing: the peak
     return AuditResult("redaction", {N.TEXTS: ev["texts"].drop("text_raw"), N.LEAKAGE: ev["leakage"],
                                      N.OVER_REDACTION: ev["over_redaction"], N.RETENTION: ev["retention"],
                                      N.COMPACTIONS: ev["compactions"], N.GENERATIONS: ev["generations"],

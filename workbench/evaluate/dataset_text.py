@@ -9,6 +9,10 @@ and every memo keyed by text hits. Planted facts and secrets are located once (t
 row), and the search indexes the evaluations use — every leak fragment of every planted
 secret, every fact answer, every hard-negative value — are built once, on first use.
 
+What is the dataset's alone (the texts and codes, the labels' rows, the log facts, the
+leak fragments) comes from its :mod:`text index <workbench.evaluate.text_index>`: read
+from the file an evaluated sweep stores beside the dataset when it is there and current,
+else computed from the dataset's files (``LOADS`` counts both, per process).
 :meth:`DatasetText.of` keeps the index of the last datasets used in this process (by path
 and file hashes), so the runs of a sweep evaluated by one worker share it, and with it the
 memoised summaries, redactions and scans.
@@ -26,59 +30,51 @@ memoised summaries, redactions and scans.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from workbench.continuity.enums import KIND_NAMES, ROLE_NAMES
+from workbench.evaluate import text_index
 from workbench.evaluate.matching import FormIndex, LeakScanner, Memo, PatternIndex
+from workbench.evaluate.text_index import TextIndex, text_codes
 
 _RECENT: dict[tuple, DatasetText] = {}
 RECENT_DATASETS = 2
+LOADS = {"built": 0, "read": 0}  # indexes this process built from the dataset's files / read stored
+
+_text_codes = text_codes  # (the name older callers and tests use)
 
 
-def _text_codes(column) -> tuple[list[str], np.ndarray]:
-    """``(texts, codes)`` of a dictionary-encoded Arrow text column: its distinct texts (a
-    null read as "") and each row's index into them (int32)."""
-    import pyarrow as pa
+def _return_freed_memory() -> None:
+    """Give the heap's free pages back to the system (glibc keeps what millions of small
+    objects freed, so the process's peak would not fall); a no-op elsewhere."""
+    import ctypes
 
-    if column.num_chunks == 0:
-        return [], np.zeros(0, dtype=np.int32)
-    column = pa.table({"t": column}).unify_dictionaries().column("t")
-    texts = ["" if t is None else t for t in column.chunk(0).dictionary.to_pylist()]
-    codes = np.concatenate([c.indices.to_numpy(zero_copy_only=False) if c.indices.null_count == 0
-                            else c.indices.fill_null(-1).to_numpy() for c in column.chunks]).astype(np.int32)
-    if (codes < 0).any():  # a null text reads as ""
-        empty = texts.index("") if "" in texts else len(texts)
-        if empty == len(texts):
-            texts.append("")
-        codes[codes < 0] = empty
-    return texts, codes
+    try:
+        trim = getattr(ctypes.CDLL(None), "malloc_trim", None)  # the C library this process runs on
+    except OSError:
+        return
+    if trim is not None:
+        trim(0)
 
 
 class DatasetText:
     """Event text and planted labels of a dataset, by (continuity index, row)."""
 
-    def __init__(self, dataset):
-        import polars as pl
-
-        # the text read dictionary-encoded: the distinct texts and a code per event, never a
-        # string per event (a million events of a few thousand texts would take 600 MB)
-        table = dataset.events_table(["continuity", "seq", "kind", "role", "text"], dictionary=["text"])
-        self.texts, codes = _text_codes(table.column("text"))
-        ev = pl.from_arrow(table.drop_columns(["text"])).with_columns(pl.Series("code", codes))
-        self.by_cont: dict[int, dict[str, Any]] = {}
-        for (c,), part in ev.partition_by("continuity", as_dict=True, maintain_order=True).items():
-            part = part.sort("seq")
-            self.by_cont[int(c)] = {"seq": part["seq"].to_numpy(), "code": part["code"].to_numpy(),
-                                    "kind": part["kind"].to_numpy(), "role": part["role"].to_numpy()}
-        self.facts = dataset.facts()
-        # rows of every event naming a fact, beside its own row (the facts of a real log are
-        # named again and again; a planted fact only where it was planted)
-        self.mention_rows: dict[str, np.ndarray] = {}
-        if self.facts.height == 0 and "import" in dataset.manifest:
-            self._use_log_facts(dataset)
-        self.secrets = dataset.secrets()
+    def __init__(self, dataset, index: TextIndex | None = None):
+        """``index``: the dataset's :class:`~workbench.evaluate.text_index.TextIndex` (default:
+        the one stored beside the dataset when it is trusted and current, else built)."""
+        if index is None:
+            index = text_index.read(dataset)
+            LOADS["read" if index is not None else "built"] += 1
+            if index is None:
+                index = text_index.build(dataset)
+        self.index = index
+        self.texts = index.texts
+        self.by_cont = index.by_cont
+        self.facts = index.facts
+        self.mention_rows = index.mention_rows
+        self.secrets = index.secrets
         self._labels: dict[int, tuple[np.ndarray, list]] = {}
         self._span_events: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._leak_scanner: LeakScanner | None = None
@@ -90,17 +86,18 @@ class DatasetText:
         self.redactions: Memo = Memo(50_000)
         self.baselines: Memo = Memo(50_000)
 
-    def _use_log_facts(self, dataset) -> None:
-        """An imported log has no planted facts: the facts it names stand in for them
-        (:func:`workbench.evaluate.log_facts.dataset_log_facts`)."""
-        from workbench.evaluate.log_facts import dataset_log_facts
+    def release_derived(self) -> None:
+        """Forget what evaluations derived (summaries, redactions, scans, the summarizer's
+        event objects), keeping the index itself: a one-shot evaluation calls it when done
+        (at a million events that is hundreds of MB no later table needs); a sweep worker
+        keeps them, its next run reuses them."""
+        for memo in (self.summaries, self.redactions, self.baselines):
+            memo.clear()
+        self._span_events.clear()
+        if self._leak_scanner is not None:
+            self._leak_scanner.forget()
+        _return_freed_memory()
 
-        facts = dataset_log_facts(dataset)
-        for fid, cont, seqs in zip(facts["fact_id"].to_list(), facts["continuity"].to_list(),
-                                   facts["mention_seqs"].to_list(), strict=True):
-            own = self.by_cont[int(cont)]["seq"]
-            self.mention_rows[fid] = np.searchsorted(own, np.asarray(seqs, dtype=np.int64))
-        self.facts = facts.drop("mention_seqs")
 
     @classmethod
     def of(cls, dataset) -> DatasetText:
@@ -151,34 +148,34 @@ class DatasetText:
         label_rows, labels = self._cont_labels(cont)
         if not len(label_rows) or not len(rows):
             return ()
-        keep = np.isin(label_rows, np.asarray(rows, dtype=np.int64))
+        at = np.asarray(rows, dtype=np.int64)
+        if at.size > 1 and (at[1:] < at[:-1]).any():
+            at = np.sort(at)
+        i = np.minimum(np.searchsorted(at, label_rows), at.size - 1)
+        keep = at[i] == label_rows
         return tuple(lb for lb, k in zip(labels, keep.tolist(), strict=True) if k)
 
     def _cont_labels(self, cont: int):
+        """The planted labels of continuity ``cont`` located in its rows (where the text
+        index found them): ``(rows, SpanLabels)``."""
         hit = self._labels.get(cont)
         if hit is not None:
             return hit
-        import polars as pl
-
         from workbench.summarize.base import SpanLabel
 
-        seqs = self.by_cont[cont]["seq"]
         rows, labels = [], []
 
-        def located(frame):
-            for r in frame.iter_rows(named=True):
-                i = int(np.searchsorted(seqs, r["seq"]))
-                if i < len(seqs) and seqs[i] == r["seq"]:
-                    yield i, r, self.text(cont, i)[r["start"]:r["end"]]
+        def located(frame, found):
+            mine = (frame["continuity"].to_numpy() == cont) & (found >= 0)
+            for i, r in zip(found[mine].tolist(), frame.filter(mine).iter_rows(named=True), strict=True):
+                rows.append(i)
+                yield r, self.text(cont, i)[r["start"]:r["end"]]
 
-        f = self.facts.filter(pl.col("continuity") == cont)
-        for i, r, surface in located(f):
-            rows.append(i)
+        for r, surface in located(self.facts, self.index.fact_rows):
             labels.append(SpanLabel(label_id=r["fact_id"], kind=r["kind"], seq=r["seq"], start=r["start"],
                                     end=r["end"], surface=surface, value=r["answer"], is_fact=True))
-        s = self.secrets.filter((pl.col("continuity") == cont) & ~pl.col("negative"))
-        for i, r, surface in located(s):
-            rows.append(i)
+        planted = ~self.secrets["negative"].to_numpy()
+        for r, surface in located(self.secrets, np.where(planted, self.index.secret_rows, -1)):
             label = r["secret_id"] if r["part"] == 0 else f"{r['secret_id']}#{r['part']}"
             labels.append(SpanLabel(label_id=label, kind=r["kind"], seq=r["seq"], start=r["start"],
                                     end=r["end"], surface=surface, value=r["value"], is_fact=False))
@@ -190,10 +187,7 @@ class DatasetText:
     def leak_scanner(self) -> LeakScanner:
         """Every leak fragment of every planted (non-negative) secret value."""
         if self._leak_scanner is None:
-            import polars as pl
-
-            values = self.secrets.filter(~pl.col("negative"))["value"].unique(maintain_order=True)
-            self._leak_scanner = LeakScanner(values.to_list())
+            self._leak_scanner = LeakScanner(self.index.leak_values, self.index.fragments)
         return self._leak_scanner
 
     @property

@@ -113,6 +113,21 @@ class _Scanned:
     lines: int
 
 
+def fragment_owners(secrets: Sequence[str]) -> dict[str, tuple[int, ...]]:
+    """Every leak fragment (a window of ``fragment_length(secret)`` characters, not blank)
+    of every secret -> the secrets (their positions) that contain it."""
+    from workbench.redaction.harness import fragment_length
+
+    owners: dict[str, set[int]] = {}
+    for k, secret in enumerate(secrets):
+        m = fragment_length(secret)
+        for i in range(len(secret) - m + 1):
+            frag = secret[i:i + m]
+            if frag.strip():
+                owners.setdefault(frag, set()).add(k)
+    return {frag: tuple(sorted(keys)) for frag, keys in owners.items()}
+
+
 class LeakScanner:
     """Which planted secrets leak into a text: see the module docstring.
 
@@ -126,22 +141,20 @@ class LeakScanner:
     share every line but one with the texts alone.
     """
 
-    def __init__(self, secrets: Sequence[str]):
-        from workbench.redaction.harness import fragment_length
-
-        owners: dict[str, set[int]] = {}
-        for k, secret in enumerate(secrets):
-            m = fragment_length(secret)
-            for i in range(len(secret) - m + 1):
-                frag = secret[i:i + m]
-                if frag.strip():
-                    owners.setdefault(frag, set()).add(k)
+    def __init__(self, secrets: Sequence[str], fragments: dict[str, Iterable[int]] | None = None):
+        """``fragments``: :func:`fragment_owners` of ``secrets``, when already computed (a
+        dataset's text index keeps them)."""
         self.secrets = list(secrets)
         self.key_of = {s: k for k, s in enumerate(self.secrets)}
-        self.index = PatternIndex(owners)
+        self.index = PatternIndex(fragment_owners(self.secrets) if fragments is None else fragments)
         self._text: Memo = Memo(20_000)  # a scan holds views of its text: fewer of them
         self._pair: Memo = Memo()
         self._line: Memo = Memo()
+
+    def forget(self) -> None:
+        """Drop the remembered scans (keep the automaton)."""
+        for memo in (self._text, self._pair, self._line):
+            memo.clear()
 
     def leaks(self, text: str) -> frozenset[int]:
         """Secrets with a fragment in any leak view of ``text``."""

@@ -10,6 +10,9 @@ CONTINUITIES = "continuities.parquet"
 FACTS = "facts.parquet"
 SECRETS = "secrets.parquet"
 DATASET_FILES = (MANIFEST, EVENTS, CONTINUITIES, FACTS, SECRETS)
+# the dataset's text index, written by the first evaluated sweep over it and read by every
+# evaluation (workbench/evaluate/text_index.py); the marker claims it when it is written
+TEXT_INDEX = "text_index.npz"
 
 # ---- a run (simulate, then the audits add theirs) -------------------------------------------
 CONFIG = "config.json"

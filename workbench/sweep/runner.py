@@ -14,7 +14,10 @@ policy rejects fails the same way twice; ``retry_failed=True`` runs those again)
 produces the same tables as an uninterrupted sweep.
 
 Workers load a dataset once per process (cached by path and file hashes) and send back a
-few summary rows per run, never per-request arrays.
+few summary rows per run, never per-request arrays. An evaluated sweep first stores the
+dataset's text index beside it (:mod:`workbench.evaluate.text_index`), so each worker
+reads it instead of computing it; every result says what its worker loaded so far
+(``worker_loads``).
 
 >>> import tempfile
 >>> from pathlib import Path
@@ -193,6 +196,11 @@ def _run_sweep(spec: SweepSpec, out: Path, *, executor: Any = "process", workers
             todo.append(r)
     ex = get_executor(executor, workers=workers, scheduler=scheduler)
     described = ex.name
+    if todo and evaluate is not None:
+        from workbench.evaluate import text_index
+
+        # the dataset's share of every evaluation, computed here once and read by each worker
+        text_index.write(ds)
     if todo:
         with ex:
             described = ex.describe()
@@ -269,6 +277,7 @@ def write_result(out: Path, res: dict[str, Any]) -> None:
 # ---- the worker side ------------------------------------------------------------------------
 _DATASETS: OrderedDict = OrderedDict()  # (path, tokenizer, files digest) -> (Dataset, inputs)
 _MAX_DATASETS = 2
+_PREPARED = [0]  # datasets this process prepared (load_prepared's misses)
 
 
 def load_prepared(path: str, tokenizer: str):
@@ -283,6 +292,7 @@ def load_prepared(path: str, tokenizer: str):
         _DATASETS.move_to_end(key)
         return hit
     hit = (ds, prepare_dataset(ds, tokenizer))
+    _PREPARED[0] += 1
     _DATASETS[key] = hit
     while len(_DATASETS) > _MAX_DATASETS:
         _DATASETS.popitem(last=False)
@@ -322,7 +332,16 @@ def _execute_run(task: Task, run: TaskRun) -> dict[str, Any]:
                 "worker": _worker()}
     return {**meta, "status": "ok", "error": None, "rows": rows, "evaluated": headline is not None,
             "evaluate": task.evaluate, "evaluation": headline, "elapsed_s": time.perf_counter() - t0,
-            "worker": _worker()}
+            "worker": _worker(), "worker_loads": worker_loads()}
+
+
+def worker_loads() -> dict[str, int]:
+    """What this process loaded per dataset so far: datasets prepared for the engines, text
+    indexes built from a dataset's files and read from the stored index (a worker that keeps
+    its state across tasks loads each once)."""
+    from workbench.evaluate.dataset_text import LOADS
+
+    return {"prepared": _PREPARED[0], "text_index_built": LOADS["built"], "text_index_read": LOADS["read"]}
 
 
 def _execute_batch(task: Task) -> list[dict[str, Any]]:
