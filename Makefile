@@ -16,8 +16,11 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# the suite on every core (pytest-xdist; PYTEST_WORKERS=0 runs it in this process), a module's
+# tests on one worker (they share its fixtures); tests/conftest.py starts the longest first
+PYTEST_WORKERS ?= auto
 test: $(STAMP) test-deps
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
 
 # Debian's chromium for the report browser test (tests/report): installed only when it is
 # missing and we are root (CI containers); elsewhere nothing happens and that one test
