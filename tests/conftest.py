@@ -183,6 +183,14 @@ def pytest_xdist_make_scheduler(config, log):
         def _split_scope(self, nodeid: str) -> str:
             return nodeid if nodeid.startswith(EACH_TEST_APART) else super()._split_scope(nodeid)
 
+        def _reschedule(self, node) -> None:
+            # a worker starts a test once the next one has arrived (fixture teardown needs to
+            # know it), so one queued behind the running test is enough; xdist queues up to
+            # two, which then wait behind a README-long test while the other worker idles
+            if not node.shutting_down and self.workqueue and self._pending_of(self.assigned_work[node]) >= 2:
+                return
+            super()._reschedule(node)
+
     config.option.loadscopereorder = False
     return LongestFirst(config, log)
 
