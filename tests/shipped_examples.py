@@ -89,7 +89,8 @@ def spec_groups(root: Path) -> dict[str, list[tuple[str, str]]]:
     order. A spec that a README block sweeps is in :data:`README_GROUP` (its examples reuse that
     sweep, so they run after the README's blocks, in its copy); the others are grouped by the
     dataset their spec generates (``dataset.path``), so that specs sharing one generate it once."""
-    swept = {m.group(1) for _, script in shell_blocks((root / "README.md").read_text()) for m in _SWEEP.finditer(script)}
+    readme = shell_blocks((root / "README.md").read_text())
+    swept = {m.group(1) for _, script in readme for m in _SWEEP.finditer(script)}
     groups: dict[str, list[tuple[str, str]]] = {}
     for spec in sorted((root / "simulations").glob("*.yaml")):
         rel = spec.relative_to(root).as_posix()

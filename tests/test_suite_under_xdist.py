@@ -28,7 +28,8 @@ def _xdist_session(pytester, monkeypatch, files: dict[str, str]):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
     r = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "2", "--dist", "loadscope", "-v", "tests")
     ran: dict[str, list[str]] = {}
-    for gw, nodeid in re.findall(r"^\[(gw\d)\] \[\s*\d+%\] (?:PASSED|FAILED|ERROR) (\S+)", r.stdout.str(), re.MULTILINE):
+    reported = re.findall(r"^\[(gw\d)\] \[\s*\d+%\] (?:PASSED|FAILED|ERROR) (\S+)", r.stdout.str(), re.MULTILINE)
+    for gw, nodeid in reported:
         ran.setdefault(gw, []).append(nodeid)
     return ran, r
 
