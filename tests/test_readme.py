@@ -14,6 +14,16 @@ import pytest
 from shipped_examples import README_GROUP, ROOT, FreshCopy, readme_scripts, shell_blocks, spec_groups
 
 
+# the long test first: under xdist the quick one is then what waits behind it (tests/conftest.py)
+@pytest.mark.slow
+def test_readme_runs_as_written_and_then_the_examples_of_the_specs_it_sweeps(tmp_path):
+    copy = FreshCopy.make(tmp_path)
+    copy.run(readme_scripts(copy.root) + spec_groups(copy.root)[README_GROUP])
+    for path in ("reports/coding/policy-comparison.html", "reports/recorded/fidelity.html",
+                 "reports/sweep/threshold-sweep.html", "runs/det/determinism.parquet"):
+        assert (copy.root / path).is_file(), path
+
+
 def test_the_blocks_are_found():
     blocks = shell_blocks((ROOT / "README.md").read_text())
     commands = "\n".join(b for _, b in blocks)
@@ -25,12 +35,3 @@ def test_the_blocks_are_found():
     assert "serve-model" not in commands
     with_model = "\n".join(b for _, b in shell_blocks((ROOT / "README.md").read_text(), local_llm=True))
     assert "workbench serve-model" in with_model and "--summarizer http" in with_model
-
-
-@pytest.mark.slow
-def test_readme_runs_as_written_and_then_the_examples_of_the_specs_it_sweeps(tmp_path):
-    copy = FreshCopy.make(tmp_path)
-    copy.run(readme_scripts(copy.root) + spec_groups(copy.root)[README_GROUP])
-    for path in ("reports/coding/policy-comparison.html", "reports/recorded/fidelity.html",
-                 "reports/sweep/threshold-sweep.html", "runs/det/determinism.parquet"):
-        assert (copy.root / path).is_file(), path
