@@ -16,8 +16,12 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
+# the suite on every core this process may use (pytest-xdist; PYTEST_WORKERS=0 runs it in this
+# process; xdist's own `auto` counts physical cores, 1 on a VM whose 2 vCPUs are hyper-threads),
+# a module's tests on one worker (they share its fixtures); tests/conftest.py starts the longest first
+PYTEST_WORKERS ?= $(shell $(PYTHON) -c "import os; print(len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count() or 1)")
 test: $(STAMP) test-deps
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --dist loadscope $(PYTEST_ARGS)
 
 # Debian's chromium for the report browser test (tests/report): installed only when it is
 # missing and we are root (CI containers); elsewhere nothing happens and that one test

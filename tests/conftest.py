@@ -153,6 +153,48 @@ def pytest_unconfigure(config):
         shutil.rmtree(root, ignore_errors=True)
 
 
+# Under pytest-xdist (`make test`: every core, `--dist loadscope`: a module's tests, which share
+# its fixtures, run on one worker) the longest tests start first, so that none of them is still
+# running alone at the end: the README's blocks (one chain, ~12 minutes on one core) and the spec
+# examples, whose tests are units of their own (a copy of the repository each, no shared fixture).
+RUN_FIRST = ("tests/test_readme.py", "tests/test_spec_examples.py")
+EACH_TEST_APART = ("tests/test_spec_examples.py",)
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """The modules of :data:`RUN_FIRST` first, in that order (a stable sort: every module's
+    tests stay together and in their order)."""
+    def rank(item) -> int:
+        return next((i for i, prefix in enumerate(RUN_FIRST) if item.nodeid.startswith(prefix + "::")), len(RUN_FIRST))
+
+    items.sort(key=rank)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadscope`` as xdist has it, except that each test of :data:`EACH_TEST_APART`
+    is a unit of its own, and units go out in collection order (xdist would put the modules
+    with the most tests first, and the README's, with two, last)."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class LongestFirst(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return nodeid if nodeid.startswith(EACH_TEST_APART) else super()._split_scope(nodeid)
+
+        def _reschedule(self, node) -> None:
+            # a worker starts a test once the next one has arrived (fixture teardown needs to
+            # know it), so one queued behind the running test is enough; xdist queues up to
+            # two, which then wait behind a README-long test while the other worker idles
+            if not node.shutting_down and self.workqueue and self._pending_of(self.assigned_work[node]) >= 2:
+                return
+            super()._reschedule(node)
+
+    config.option.loadscopereorder = False
+    return LongestFirst(config, log)
+
+
 @pytest.fixture(scope="session")
 def recorded_dir() -> Path:
     """The real agent logs bundled with the repository (``datasets/bundled``)."""
