@@ -10,6 +10,15 @@ Summaries and redactions are memoised by what produced them (:class:`_Derive`,
 :func:`redact_memo`) in the dataset's index, so work repeated across policies and runs is
 done once.
 
+Every modelled summary of a folding policy (``compaction.accumulate`` off) is written and,
+with SR-1 on, redacted here even when no evaluation reads it: the next summary's
+``previous_summary`` is this one's *stored* text, and the modelled summarizer carries that
+text forward line by line (one draw per line, the lines' lengths against half its budget,
+:meth:`workbench.summarize.modelled.ModelledSummarizer.decide`), so its decisions read
+the text. Deciding a chain without writing it needs the carry decided from the previous
+summary's decision record instead (its kept lines, not its rendered lines): a different
+model, whose figures differ from the goldens'.
+
 Each policy's summarizer is the run's, with the policy's ``summarizer.model`` and
 ``summarizer.prompt`` on top (:mod:`workbench.summarize.settings`). :func:`derive_texts`
 also returns, per checkpoint, what the compaction inspector and the drift table need: the

@@ -234,9 +234,10 @@ class ModelledSummarizer:
         req = request
         rng = np.random.default_rng(stable_seed("modelled", self.seed, req.continuity_id, req.draw))
         labels = draw_label_decisions(self, [req])[0]
-        source_texts = [*(ev.text for ev in req.events), req.previous_summary or ""]
 
         def fresh_secret(fmt: str) -> str:
+            # (the source is read only here: a summary draws a fresh secret once in ~20)
+            source_texts = [*(ev.text for ev in req.events), req.previous_summary or ""]
             for _ in range(16):
                 s = sec.FORMATS[fmt](rng)
                 if not any(s in t for t in source_texts):
@@ -448,7 +449,8 @@ class ModelledSummarizer:
         task_headings = {f"### {t['task']}" for t in _TITLES.values()}
         in_task = False
         for line in previous.split("\n"):  # keep fenced blocks whole
-            if line.strip().startswith("```"):
+            stripped = line.strip()  # (once per line: a previous summary has hundreds)
+            if stripped.startswith("```"):
                 block.append(line)
                 if in_fence:
                     units.append("\n".join(block))
@@ -457,12 +459,12 @@ class ModelledSummarizer:
                 continue
             if in_fence:
                 block.append(line)
-            elif line.lstrip().startswith("#"):
-                in_task = self.task_state and line.strip() in task_headings
-            elif line.strip():
+            elif stripped.startswith("#"):
+                in_task = self.task_state and stripped in task_headings
+            elif stripped:
                 if in_task:
                     task_units.add(len(units))
-                units.append(line.strip().removeprefix("- ").strip())
+                units.append(stripped.removeprefix("- ").strip())
         if block:
             units.append("\n".join(block))
         # one draw per unit, in order (drawn at once: the same numbers as one by one)
@@ -483,8 +485,11 @@ class ModelledSummarizer:
     def _render(self, req: SummaryRequest, items: list[_Item]) -> str:
         titles = _TITLES[req.purpose]
         parts = [_HEADERS[req.purpose].format(a=req.from_seq, b=req.to_seq)]
+        by_section: dict[str, list[_Item]] = {}
+        for it in items:  # (one pass over the items, not one per section)
+            by_section.setdefault(it.section, []).append(it)
         for sec_name in SECTIONS:
-            sec_items = sorted((it for it in items if it.section == sec_name), key=lambda it: it.key)
+            sec_items = sorted(by_section.get(sec_name, ()), key=lambda it: it.key)
             if not sec_items:
                 continue
             lines = [f"### {titles[sec_name]}"]
