@@ -313,11 +313,14 @@ def test_audits_name_what_they_read(synthetic, run_dir, tmp_path):
 
 def test_the_http_summarizers_timeout_reaches_its_backend():
     """A small local model on a busy CPU answers in minutes: ``--summarizer-timeout`` is the
-    HTTP backend's wait for one answer (60 s unless given)."""
+    HTTP backend's wait for one answer (unless given: 900 s for a server on this machine, a
+    loopback address, and 60 s for any other)."""
     from workbench.cli.summarizer import summarizer_options
     from workbench.summarize import get_summarizer
 
     given = summarizer_options("http", base_url="http://127.0.0.1:9/v1", timeout=600)
     assert get_summarizer("http", **given["summarizer_options"]).timeout == 600.0
-    default = summarizer_options("http", base_url="http://127.0.0.1:9/v1")
-    assert get_summarizer("http", **default["summarizer_options"]).timeout == 60.0
+    local = summarizer_options("http", base_url="http://127.0.0.1:9/v1")
+    assert get_summarizer("http", **local["summarizer_options"]).timeout == 900.0
+    hosted = summarizer_options("http", base_url="https://api.example.com/v1")
+    assert get_summarizer("http", **hosted["summarizer_options"]).timeout == 60.0

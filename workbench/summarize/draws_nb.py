@@ -39,7 +39,7 @@ def base_state_nb():
 
 
 @njit
-def _temper(y):
+def _temper_nb(y):
     y ^= y >> np.uint64(11)
     y ^= (y << np.uint64(7)) & np.uint64(0x9D2C5680)
     y ^= (y << np.uint64(15)) & np.uint64(0xEFC60000)
@@ -48,7 +48,7 @@ def _temper(y):
 
 
 @njit
-def _twisted(mt, k):
+def _twisted_nb(mt, k):
     """State word ``k`` (< N - M) after the first twist."""
     y = (mt[k] & np.uint64(UPPER)) | (mt[k + 1] & np.uint64(LOWER))
     out = mt[k + M] ^ (y >> np.uint64(1))
@@ -93,9 +93,9 @@ def first_uniforms_nb(seeds, base):
                 i = 1
         mt[0] = np.uint64(UPPER)
         # the first twist rewrites words 0 and 1 from words 0, 1, 2, M and M + 1 only
-        w0 = _twisted(mt, 0)
-        w1 = _twisted(mt, 1)
-        a = _temper(w0) >> np.uint64(5)
-        b = _temper(w1) >> np.uint64(6)
+        w0 = _twisted_nb(mt, 0)
+        w1 = _twisted_nb(mt, 1)
+        a = _temper_nb(w0) >> np.uint64(5)
+        b = _temper_nb(w1) >> np.uint64(6)
         out[s] = (float(a) * 67108864.0 + float(b)) * (1.0 / 9007199254740992.0)
     return out
