@@ -222,8 +222,4 @@ def _calls_by_request(record, n_requests: int) -> tuple[np.ndarray, np.ndarray]:
     return first.astype(np.int64), main.astype(np.int64)
 
 
-def summary_kinds_with_text() -> tuple[str, ...]:
-    return (W.SUMMARY_KIND, W.RECORDED_KIND, W.MERGE_KIND)
-
-
-__all__ = ["ContextTracker", "ContextState", "summary_kinds_with_text", "E"]
+__all__ = ["ContextTracker", "ContextState"]
