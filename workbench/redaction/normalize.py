@@ -50,83 +50,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import lru_cache
 
-# --------------------------------------------------------------------------- maps
-
-
-class ViewMap:
-    """Base: maps ``[a, b)`` in a view to ``[a', b')`` in the text it was derived from."""
-
-    __slots__ = ("parent",)
-
-    def __init__(self, parent: ViewMap | None = None):
-        self.parent = parent
-
-    def _local(self, a: int, b: int) -> tuple[int, int]:  # pragma: no cover - abstract
-        raise NotImplementedError
-
-    def span(self, a: int, b: int) -> tuple[int, int]:
-        a, b = self._local(a, b)
-        return self.parent.span(a, b) if self.parent is not None else (a, b)
-
-
-class WholeMap(ViewMap):
-    """Every span maps to one fixed source span (a decoded base64/hex run)."""
-
-    __slots__ = ("start", "end")
-
-    def __init__(self, start: int, end: int, parent: ViewMap | None = None):
-        super().__init__(parent)
-        self.start, self.end = start, end
-
-    def _local(self, a, b):
-        return self.start, self.end
-
-
-class SegmentMap(ViewMap):
-    """Identity except at recorded segments: ``view[vs:ve]`` came from ``source[os:oe]``.
-
-    Segments are sorted and disjoint in both coordinates; deletions have ``vs == ve``.
-    A span is mapped character by character: its first character's source start and its
-    last character's source end, so characters deleted from inside the span (zero-width
-    joiners inside a key) are covered too.
-    """
-
-    __slots__ = ("_vs", "_ve", "_os", "_oe", "offset")
-
-    def __init__(self, segments: list[tuple[int, int, int, int]], offset: int = 0,
-                 parent: ViewMap | None = None):
-        super().__init__(parent)
-        self._vs = [s[0] for s in segments]
-        self._ve = [s[1] for s in segments]
-        self._os = [s[2] for s in segments]
-        self._oe = [s[3] for s in segments]
-        self.offset = offset
-
-    def _char(self, i: int) -> tuple[int, int]:
-        k = bisect_right(self._vs, i) - 1
-        # skip deletions and segments that end at or before i
-        if k < 0:
-            return i, i + 1
-        if i < self._ve[k]:
-            return self._os[k], self._oe[k]
-        o = self._oe[k] + (i - self._ve[k])
-        return o, o + 1
-
-    def point(self, i: int) -> int:
-        """Source position of view position ``i`` (a boundary, not a character)."""
-        k = bisect_right(self._vs, i) - 1
-        if k < 0:
-            return i
-        if i < self._ve[k]:
-            return self._os[k]
-        return self._oe[k] + (i - self._ve[k])
-
-    def _local(self, a, b):
-        if b <= a:
-            p = self.point(a) + self.offset
-            return p, p
-        return self._char(a)[0] + self.offset, self._char(b - 1)[1] + self.offset
-
+from workbench.redaction.viewmap import SegmentMap, ViewMap, WholeMap  # noqa: F401 (the maps of the views)
 
 # --------------------------------------------------------------------------- confusables
 
@@ -380,13 +304,23 @@ def html_unescape(text: str, start: int = 0, end: int | None = None,
 #: A line break as a reader sees one: real, or JSON-escaped once or twice (``\\n``,
 #: ``\\r\\n``, ``\\\\n``); one pattern each (a literal first character keeps the scan fast).
 _R_BREAKS = (re.compile(r"\\\\?n"), re.compile(r"\n"))
+#: The characters a token may be made of (the redactor's ``TOKEN_CHARS``), as a regex class.
+TOKEN_CLASS = r"A-Za-z0-9+/=_.~!#$%&*@^\-:;,'()?"
 #: The same before a character that may continue a token (or a diff/quote mark): the only
 #: breaks the redactor joins across.
-_TOKEN_NEXT = r"(?=[A-Za-z0-9+/=_.~!#$%&*@^\-:;,'()?>])"
+_TOKEN_NEXT = rf"(?=[{TOKEN_CLASS}>])"
 _R_BREAKS_TOKEN = (re.compile(r"\\\\?n" + _TOKEN_NEXT), re.compile(r"\n" + _TOKEN_NEXT))
 #: What starts a continuation line without belonging to it: a unified diff's ``+``/``-``
 #: (when the line before carries the same mark), a quote's ``>``.
 _DIFF_MARKS = "+->"
+#: The breaks a join can start at, a superset that one regex pass finds (the lookarounds are
+#: what :func:`joinable_breaks` then checks exactly): a token character before the break (or
+#: before its CR, written the same way), two token characters after it, past a mark or not.
+_JOIN_NEXT = rf"(?=[+\->]?[{TOKEN_CLASS}]{{2}})"
+_R_BREAKS_JOINABLE = (re.compile(rf"\\(?<=[{TOKEN_CLASS}]\\)\\?n" + _JOIN_NEXT),  # (the literal
+                      re.compile(rf"\n(?<=[{TOKEN_CLASS}\r]\n)" + _JOIN_NEXT))  # first: a fast scan)
+_R_TWO_TOKEN_CHARS = re.compile(rf"[{TOKEN_CLASS}]{{2}}")
+_TOKEN_SET = frozenset(re.findall(rf"[{TOKEN_CLASS}]", "".join(map(chr, range(128)))))
 
 
 def line_breaks(view: str, start: int = 0, end: int | None = None, *, token_next: bool = False):
@@ -395,8 +329,23 @@ def line_breaks(view: str, start: int = 0, end: int | None = None, *, token_next
     quote mark that the line before shares); ``token_next``: only breaks followed by a
     character that may continue a token."""
     end = len(view) if end is None else end
+    return _breaks(view, start, end, _R_BREAKS_TOKEN if token_next else _R_BREAKS)
+
+
+def joinable_breaks(view: str) -> list[tuple[int, int]]:
+    """The breaks of ``line_breaks(view, token_next=True)`` that a token may run across, in
+    the same order: a token character just before ``b0`` and two from ``b1`` on. One regex
+    pass skips every other line at C speed (a summary has thousands of lines, a handful of
+    which end and start with a token)."""
+    tokens, two = _TOKEN_SET, _R_TWO_TOKEN_CHARS.match
+    return [(b0, b1) for b0, b1 in _breaks(view, 0, len(view), _R_BREAKS_JOINABLE)
+            if b0 and view[b0 - 1] in tokens and two(view, b1)]
+
+
+def _breaks(view: str, start: int, end: int, patterns: tuple[re.Pattern, re.Pattern]):
+    """:func:`line_breaks` over the matches of ``patterns`` (escaped breaks, real breaks)."""
     starts = None  # the line starts, found once: a search back per break is quadratic
-    for literal, pattern in zip(("\\n", "\n"), _R_BREAKS_TOKEN if token_next else _R_BREAKS, strict=True):
+    for literal, pattern in zip(("\\n", "\n"), patterns, strict=True):
         if literal not in view:
             continue
         for m in pattern.finditer(view, start, end):
@@ -417,8 +366,16 @@ def line_breaks(view: str, start: int = 0, end: int | None = None, *, token_next
 
 
 def _line_starts(view: str) -> list[int]:
-    """0 and the end of every real or escaped break: the line at ``i`` starts at the last one ``<= i``."""
-    return sorted([0, *(m.end() for m in re.finditer(r"\n|\\n", view))])
+    """0 and the end of every real or escaped break: the line at ``i`` starts at the last one
+    ``<= i`` (found with numpy: a diff has a break per line; a character outside ASCII
+    stands as ``?``, one per code point, so the offsets stay the view's)."""
+    import numpy as np
+
+    a = np.frombuffer(view.encode("ascii", "replace"), dtype=np.uint8)
+    ends = np.concatenate(([0], np.flatnonzero(a == 10) + 1,
+                           np.flatnonzero((a[:-1] == 92) & (a[1:] == 110)) + 2))
+    ends.sort()
+    return ends.tolist()
 
 
 def join_lines(text: str, parent: ViewMap | None = None) -> tuple[str, ViewMap | None]:

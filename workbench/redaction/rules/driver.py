@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from workbench.redaction.normalize import line_breaks, normalize
+from workbench.redaction.normalize import joinable_breaks, normalize
 from workbench.redaction.rules.command_line import _command_lines, cli_flag_in
 from workbench.redaction.rules.decode import (
     _ASCII_B64_FIRST,
@@ -130,15 +130,6 @@ def junction_ok(joined: str, a: int, b: int, cut: int, kind: str) -> bool:
     return not any(s == a for s, _, _ in _find(joined[:cut], 0, False))  # (decoding too)
 
 
-def _junction_points(view: str):
-    """Line breaks (:func:`~workbench.redaction.normalize.line_breaks`: real or escaped,
-    after a shared diff mark) followed by a token character."""
-    n = len(view)
-    for b0, b1 in line_breaks(view, token_next=True):
-        if b1 < n and view[b1] in TOKEN_CHARS:
-            yield b0, b1
-
-
 _R_B64_TAIL = re.compile(r"[A-Za-z0-9+/]*$")
 _R_B64_HEAD = re.compile(r"[A-Za-z0-9+/]*")
 
@@ -244,10 +235,14 @@ def join_at(lsrc: str, b0: int, rsrc: str, b1: int, depth: int = 0,
 
 
 def _junctions(view: str, out: list[Finding], depth: int) -> None:
-    kw = None  # (computed for the first junction point only)
-    for b0, b1 in _junction_points(view):
-        if kw is None:
-            kw = keyword_possible(view)
+    """Secrets split by a line break of ``view``: :func:`join_at` at every break a token may
+    run across (:func:`~workbench.redaction.normalize.joinable_breaks`: real or escaped,
+    after a shared diff mark; the others cannot start a join)."""
+    points = joinable_breaks(view)
+    if not points:
+        return
+    kw = keyword_possible(view)
+    for b0, b1 in points:
         out.extend(join_at(view, b0, view, b1, depth, normalised=True, keywords=kw))
 
 
