@@ -26,7 +26,9 @@ no secret at all):
 5. line junctions: where a line break (real or JSON-escaped, after a shared diff mark:
    :func:`workbench.redaction.normalize.line_breaks`) separates two token runs, the
    tail of the line and the head of the next are joined and rescanned, so a secret split
-   across lines is found (both halves) (:mod:`.driver`, which also drives the passes).
+   across lines is found (both halves) (:mod:`.driver`, which also drives the passes); the
+   breaks with a token on both sides are found in one regex pass
+   (:func:`workbench.redaction.normalize.joinable_breaks`), not line by line.
 
 Boundaries are explicit: a prefix must not follow a letter or digit (a JSON ``\\n`` escape
 is fine) and fixed-shape tokens must not run on into more token characters, but any
