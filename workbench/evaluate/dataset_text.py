@@ -59,6 +59,18 @@ def _return_freed_memory() -> None:
         trim(0)
 
 
+def _by_code(names) -> np.ndarray:
+    """``names`` (a list, or a dict by code) as an object array indexed by code."""
+    if isinstance(names, dict):
+        table = np.empty(max(names, default=-1) + 1, dtype=object)
+        for code, name in names.items():
+            table[code] = name
+        return table
+    table = np.empty(len(names), dtype=object)
+    table[:] = names
+    return table
+
+
 class DatasetText:
     """Event text and planted labels of a dataset, by (continuity index, row)."""
 
@@ -78,6 +90,7 @@ class DatasetText:
         self.secrets = index.secrets
         self._labels: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._span_events: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._names: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._leak_scanner: LeakScanner | None = None
         self._answers: PatternIndex | None = None
         self._negatives: PatternIndex | None = None
@@ -127,15 +140,19 @@ class DatasetText:
         (:class:`~workbench.summarize.base.SpanEvents`); the event objects, when a backend
         iterates them, are each made once and shared by every span until
         :meth:`release_span_events`."""
+        return self._span(cont, np.asarray(rows, dtype=np.int64), objects=True)
+
+    def _span(self, cont: int, at: np.ndarray, objects: bool):
         from workbench.summarize.base import SpanEvents
 
+        if self._names is None:  # code -> name and text, as object arrays (a column is one gather)
+            self._names = tuple(_by_code(names) for names in (KIND_NAMES, ROLE_NAMES)) + (_by_code(self.texts),)
         d = self.by_cont[cont]
-        at = np.asarray(rows, dtype=np.int64)
-        return SpanEvents(d["seq"][at], d["kind"][at], d["role"][at], d["code"][at], KIND_NAMES, ROLE_NAMES,
-                          self.texts, objects=partial(self._event_objects, cont, at))
+        return SpanEvents(d["seq"][at], d["kind"][at], d["role"][at], d["code"][at], *self._names,
+                          objects=partial(self._event_objects, cont, at) if objects else None)
 
     def _event_objects(self, cont: int, at: np.ndarray) -> tuple:
-        """The :class:`~workbench.summarize.base.SpanEvent` of each row of ``at`` (each built once)."""
+        """The :class:`~workbench.summarize.base.SpanEvent` of each row of ``at`` (each made once)."""
         cache = self._span_events.get(cont)
         if cache is None:  # (object and flag arrays: a span of thousands of rows is gathered in C)
             n = len(self.by_cont[cont]["seq"])
@@ -143,13 +160,9 @@ class DatasetText:
         events, built = cache
         missing = np.unique(at[~built[at]])
         if missing.size:
-            from workbench.summarize.base import SpanEvent
-
-            d, texts = self.by_cont[cont], self.texts
-            for r, seq, kind, role, code in zip(missing.tolist(), d["seq"][missing].tolist(),
-                                                d["kind"][missing].tolist(), d["role"][missing].tolist(),
-                                                d["code"][missing].tolist(), strict=True):
-                events[r] = SpanEvent(seq=seq, kind=KIND_NAMES[kind], role=ROLE_NAMES[role], text=texts[code])
+            made = np.empty(missing.size, dtype=object)
+            made[:] = self._span(cont, missing, objects=False).events()
+            events[missing] = made
             built[missing] = True
         return tuple(events[at].tolist())
 

@@ -125,7 +125,7 @@ class SpanEvents(Sequence):
     def __init__(self, seqs, kind_codes, role_codes, text_codes, kind_names, role_names, table,
                  objects=None):
         """Integer arrays of one length (seq, kind, role and text code per event) and what the
-        codes name (``kind_names[code]``, ``role_names[code]``, ``table[code]``)."""
+        codes name: object arrays indexed by code (``kind_names``, ``role_names``, ``table``)."""
         self.seqs = seqs
         self._kind_codes, self._role_codes, self._text_codes = kind_codes, role_codes, text_codes
         self._kind_names, self._role_names, self._table = kind_names, role_names, table
@@ -134,18 +134,15 @@ class SpanEvents(Sequence):
 
     @property
     def texts(self) -> list[str]:
-        table = self._table
-        return [table[c] for c in self._text_codes.tolist()]
+        return self._table[self._text_codes].tolist()
 
     @property
     def kinds(self) -> list[str]:
-        names = self._kind_names
-        return [names[c] for c in self._kind_codes.tolist()]
+        return self._kind_names[self._kind_codes].tolist()
 
     @property
     def roles(self) -> list[str]:
-        names = self._role_names
-        return [names[c] for c in self._role_codes.tolist()]
+        return self._role_names[self._role_codes].tolist()
 
     def events(self) -> tuple[SpanEvent, ...]:
         """The events as objects (made once per span)."""
