@@ -122,3 +122,14 @@ def test_checkpoint_rows_are_compact_and_the_rows_the_tracker_gave(folded):
     c = next(c for c in checkpoints if len(c.dropped))
     inp = res.inputs[c.continuity_id]
     assert inp.seq[list(c.dropped)].tolist() == inp.seq[np.asarray(c.dropped)].tolist()
+
+
+def test_span_columns_read_alike_from_columns_and_from_event_objects(planted):
+    from workbench.summarize.base import span_columns
+
+    _, dt = planted
+    rows = [7, 3, 3, 11, 0]
+    got = dt.span_events(0, rows)
+    assert span_columns(got) == span_columns(oracle_span_events(dt, 0, rows))
+    assert got._events is None  # read without making an event object
+    assert span_columns(()) == ([], [], [], [])

@@ -178,6 +178,14 @@ class SpanEvents(Sequence):
         return f"SpanEvents({self.events()!r})"
 
 
+def span_columns(events: Sequence[SpanEvent]) -> tuple[list[int], list[str], list[str], list[str]]:
+    """``(seqs, kinds, roles, texts)`` of ``events``: read from a :class:`SpanEvents`' columns
+    (no event object made), else event by event."""
+    if isinstance(events, SpanEvents):
+        return events.seqs.tolist(), events.kinds, events.roles, events.texts
+    return [e.seq for e in events], [e.kind for e in events], [e.role for e in events], [e.text for e in events]
+
+
 @dataclass(frozen=True)
 class SpanLabel:
     """A planted fact or secret inside the span.
