@@ -29,6 +29,7 @@ memoised summaries, redactions and scans.
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -58,6 +59,18 @@ def _return_freed_memory() -> None:
         trim(0)
 
 
+def _by_code(names) -> np.ndarray:
+    """``names`` (a list, or a dict by code) as an object array indexed by code."""
+    if isinstance(names, dict):
+        table = np.empty(max(names, default=-1) + 1, dtype=object)
+        for code, name in names.items():
+            table[code] = name
+        return table
+    table = np.empty(len(names), dtype=object)
+    table[:] = names
+    return table
+
+
 class DatasetText:
     """Event text and planted labels of a dataset, by (continuity index, row)."""
 
@@ -75,8 +88,9 @@ class DatasetText:
         self.facts = index.facts
         self.mention_rows = index.mention_rows
         self.secrets = index.secrets
-        self._labels: dict[int, tuple[np.ndarray, list]] = {}
+        self._labels: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._span_events: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._names: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._leak_scanner: LeakScanner | None = None
         self._answers: PatternIndex | None = None
         self._negatives: PatternIndex | None = None
@@ -93,7 +107,7 @@ class DatasetText:
         keeps them, its next run reuses them."""
         for memo in (self.summaries, self.redactions, self.baselines):
             memo.clear()
-        self._span_events.clear()
+        self.release_span_events()
         if self._leak_scanner is not None:
             self._leak_scanner.forget()
         _return_freed_memory()
@@ -122,24 +136,40 @@ class DatasetText:
         return [self.texts[c] for c in codes[np.asarray(rows, dtype=np.int64)].tolist()]
 
     def span_events(self, cont: int, rows):
-        """The events of ``rows`` as summarizer inputs (each built once, then shared)."""
+        """The events of ``rows`` as summarizer input: columns gathered from the index
+        (:class:`~workbench.summarize.base.SpanEvents`); the event objects, when a backend
+        iterates them, are each made once and shared by every span until
+        :meth:`release_span_events`."""
+        return self._span(cont, np.asarray(rows, dtype=np.int64), objects=True)
+
+    def _span(self, cont: int, at: np.ndarray, objects: bool):
+        from workbench.summarize.base import SpanEvents
+
+        if self._names is None:  # code -> name and text, as object arrays (a column is one gather)
+            self._names = tuple(_by_code(names) for names in (KIND_NAMES, ROLE_NAMES)) + (_by_code(self.texts),)
+        d = self.by_cont[cont]
+        return SpanEvents(d["seq"][at], d["kind"][at], d["role"][at], d["code"][at], *self._names,
+                          objects=partial(self._event_objects, cont, at) if objects else None)
+
+    def _event_objects(self, cont: int, at: np.ndarray) -> tuple:
+        """The :class:`~workbench.summarize.base.SpanEvent` of each row of ``at`` (each made once)."""
         cache = self._span_events.get(cont)
         if cache is None:  # (object and flag arrays: a span of thousands of rows is gathered in C)
             n = len(self.by_cont[cont]["seq"])
             cache = self._span_events[cont] = (np.empty(n, dtype=object), np.zeros(n, dtype=bool))
         events, built = cache
-        at = np.asarray(rows, dtype=np.int64)
         missing = np.unique(at[~built[at]])
         if missing.size:
-            from workbench.summarize.base import SpanEvent
-
-            d, texts = self.by_cont[cont], self.texts
-            for r, seq, kind, role, code in zip(missing.tolist(), d["seq"][missing].tolist(),
-                                                d["kind"][missing].tolist(), d["role"][missing].tolist(),
-                                                d["code"][missing].tolist(), strict=True):
-                events[r] = SpanEvent(seq=seq, kind=KIND_NAMES[kind], role=ROLE_NAMES[role], text=texts[code])
+            made = np.empty(missing.size, dtype=object)
+            made[:] = self._span(cont, missing, objects=False).events()
+            events[missing] = made
             built[missing] = True
         return tuple(events[at].tolist())
+
+    def release_span_events(self) -> None:
+        """Forget the event objects spans made (a million events' worth is ~100 MB that no
+        table after the derived texts reads)."""
+        self._span_events.clear()
 
     # ---- labels ------------------------------------------------------------------------
     def labels(self, cont: int, rows):
@@ -152,8 +182,7 @@ class DatasetText:
         if at.size > 1 and (at[1:] < at[:-1]).any():
             at = np.sort(at)
         i = np.minimum(np.searchsorted(at, label_rows), at.size - 1)
-        keep = at[i] == label_rows
-        return tuple(lb for lb, k in zip(labels, keep.tolist(), strict=True) if k)
+        return tuple(labels[at[i] == label_rows].tolist())
 
     def _cont_labels(self, cont: int):
         """The planted labels of continuity ``cont`` located in its rows (where the text
@@ -179,7 +208,9 @@ class DatasetText:
             label = r["secret_id"] if r["part"] == 0 else f"{r['secret_id']}#{r['part']}"
             labels.append(SpanLabel(label_id=label, kind=r["kind"], seq=r["seq"], start=r["start"],
                                     end=r["end"], surface=surface, value=r["value"], is_fact=False))
-        hit = self._labels[cont] = (np.asarray(rows, dtype=np.int64), labels)
+        table = np.empty(len(labels), dtype=object)  # (an object array: a span's labels are one gather)
+        table[:] = labels
+        hit = self._labels[cont] = (np.asarray(rows, dtype=np.int64), table)
         return hit
 
     # ---- search indexes ----------------------------------------------------------------

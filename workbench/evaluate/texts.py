@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,15 +99,22 @@ class _Derive:
         span = hashlib.blake2b(np.asarray(rows, dtype=np.int64).tobytes(), digest_size=16).digest()
         ids = (req.continuity_id, req.draw) if self.by_artifact else ()
         key = (self.fingerprint, cont, span, ids, req.purpose, req.from_seq, req.to_seq,
-               req.target_tokens, req.previous_summary)
+               req.target_tokens, _text_digest(req.previous_summary))
         hit = self.memo.get(key)
         return hit if hit is not None else self.memo.put(key, self.backend.summarize(req))
+
+
+def _text_digest(text: str | None) -> bytes | None:
+    """What a memo key holds of a text: its digest (the text itself would keep every
+    previous summary alive in the memo beside the row that stores it)."""
+    return None if text is None else hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 @dataclass(frozen=True)
 class Checkpoint:
     """One compaction as the text-level work saw it (rows are indexes into the
-    continuity's prepared input, ``inp.seq[row]`` their seq)."""
+    continuity's prepared input, ``inp.seq[row]`` their seq; int64 arrays, 8 bytes a row
+    where a tuple of ints holds 40: a million-event run's checkpoints hold every dropped row)."""
 
     policy: str
     continuity_id: str
@@ -114,8 +122,8 @@ class Checkpoint:
     request: int
     artifact_id: str | None    # the summary / opaque item it produced (None: truncation, edit)
     summary_kind: str
-    dropped: tuple[int, ...]   # raw rows the compaction took out of the tail
-    retained: tuple[int, ...]  # rows kept raw across the cut (after it)
+    dropped: array   # raw rows the compaction took out of the tail
+    retained: array  # rows kept raw across the cut (after it)
     segments: tuple[str, ...]  # summary items in the context after it (and its merges)
     emergency: bool            # it followed an overflow in the same request
 
@@ -237,11 +245,12 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                     if checkpoint:
                         done.append(Checkpoint(
                             policy=name, continuity_id=cid, index=len(done), request=int(a["request"]),
-                            artifact_id=a["summary_artifact_id"], summary_kind=kind, dropped=tuple(span),
-                            retained=tuple(tracker.state.retained), segments=after, emergency=emergency))
+                            artifact_id=a["summary_artifact_id"], summary_kind=kind, dropped=array("q", span),
+                            retained=array("q", tracker.state.retained), segments=after, emergency=emergency))
                     elif a["event_type"] == W.MERGE_EVENT and done:
                         done[-1] = dataclasses.replace(done[-1], segments=after)
             checkpoints.extend(done)
+    dt.release_span_events()  # (no table after this one reads them)
     schema = {"run_id": pl.String, "policy": pl.String, "continuity_id": pl.String, "request": pl.Int64,
               "kind": pl.String, "artifact_id": pl.String, "from_seq": pl.Int64, "to_seq": pl.Int64,
               "sr1": pl.Boolean, "target_tokens": pl.Int64, "text_raw": pl.String, "text": pl.String,

@@ -110,6 +110,82 @@ class SpanEvent:
     text: str
 
 
+class SpanEvents(Sequence):
+    """The events of a span as columns, standing for the tuple of :class:`SpanEvent` it
+    equals (and hashes, pickles and iterates as). A dataset's index hands these out: a span
+    of thousands of events costs four array gathers, and the event objects are made only
+    when something iterates or indexes it (``objects``: where they come from, e.g. a cache
+    shared by every span of the dataset; default: made here). A backend reading only some
+    fields reads the columns instead: ``seqs`` (an int array), ``kinds``, ``roles`` and
+    ``texts`` (lists of str, each distinct text one shared string)."""
+
+    __slots__ = ("seqs", "_kind_codes", "_role_codes", "_text_codes", "_kind_names", "_role_names",
+                 "_table", "_objects", "_events")
+
+    def __init__(self, seqs, kind_codes, role_codes, text_codes, kind_names, role_names, table,
+                 objects=None):
+        """Integer arrays of one length (seq, kind, role and text code per event) and what the
+        codes name: object arrays indexed by code (``kind_names``, ``role_names``, ``table``)."""
+        self.seqs = seqs
+        self._kind_codes, self._role_codes, self._text_codes = kind_codes, role_codes, text_codes
+        self._kind_names, self._role_names, self._table = kind_names, role_names, table
+        self._objects = objects
+        self._events: tuple[SpanEvent, ...] | None = None
+
+    @property
+    def texts(self) -> list[str]:
+        return self._table[self._text_codes].tolist()
+
+    @property
+    def kinds(self) -> list[str]:
+        return self._kind_names[self._kind_codes].tolist()
+
+    @property
+    def roles(self) -> list[str]:
+        return self._role_names[self._role_codes].tolist()
+
+    def events(self) -> tuple[SpanEvent, ...]:
+        """The events as objects (made once per span)."""
+        if self._events is None:
+            self._events = (self._objects() if self._objects is not None else
+                            tuple(map(SpanEvent, self.seqs.tolist(), self.kinds, self.roles, self.texts)))
+        return self._events
+
+    def __len__(self) -> int:
+        return len(self.seqs)
+
+    def __getitem__(self, i):
+        return self.events()[i]
+
+    def __iter__(self):
+        return iter(self.events())
+
+    def __reversed__(self):
+        return reversed(self.events())
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, SpanEvents | tuple):
+            return self.events() == tuple(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.events())
+
+    def __reduce__(self):
+        return tuple, (self.events(),)
+
+    def __repr__(self) -> str:
+        return f"SpanEvents({self.events()!r})"
+
+
+def span_columns(events: Sequence[SpanEvent]) -> tuple[list[int], list[str], list[str], list[str]]:
+    """``(seqs, kinds, roles, texts)`` of ``events``: read from a :class:`SpanEvents`' columns
+    (no event object made), else event by event."""
+    if isinstance(events, SpanEvents):
+        return events.seqs.tolist(), events.kinds, events.roles, events.texts
+    return [e.seq for e in events], [e.kind for e in events], [e.role for e in events], [e.text for e in events]
+
+
 @dataclass(frozen=True)
 class SpanLabel:
     """A planted fact or secret inside the span.
@@ -135,7 +211,7 @@ class SummaryRequest:
     artifact_id: str
     from_seq: int
     to_seq: int
-    events: tuple[SpanEvent, ...]
+    events: tuple[SpanEvent, ...] | SpanEvents
     previous_summary: str | None
     target_tokens: int
     labels: tuple[SpanLabel, ...] = ()
