@@ -159,9 +159,11 @@ def test_generations_follow_each_dropped_label(audited):
     assert g.filter(pl.col("label") == "secret").height > 0
 
 
-def test_generations_built_in_chunks_are_the_same_table(audited, monkeypatch):
-    """Rows go into the table in chunks (memory at a million events); the chunking changes
-    nothing, however small."""
+def test_the_tables_are_the_row_by_row_oracles(audited):
+    """The columnar tables, scanning each text once for both, equal the row-by-row
+    construction they replaced (tests/evaluate/compactions_oracle.py), alone or sharing scans."""
+    import compactions_oracle as oracle
+
     from workbench.evaluate import compactions as C
     from workbench.evaluate.dataset_text import DatasetText
     from workbench.evaluate.texts import derive_texts
@@ -169,10 +171,18 @@ def test_generations_built_in_chunks_are_the_same_table(audited, monkeypatch):
     result, ds = audited["result"], audited["ds"]
     dt = DatasetText.of(ds)
     texts, checkpoints = derive_texts(result, ds, summarizer_options=OPTIONS, dataset_text=dt)
-    whole = C.generation_table(result, texts, checkpoints, dt)
-    monkeypatch.setattr(C, "GENERATION_CHUNK", 7)
-    assert C.generation_table(result, texts, checkpoints, dt).equals(whole)
-    assert whole.equals(audited["generations"]) and whole.height > 7
+    old_c = oracle.compaction_table(result, texts, checkpoints, dt)
+    old_g = oracle.generation_table(result, texts, checkpoints, dt)
+    assert old_g.height > 1000 and set(old_g["status"]) == {*C.FACT_STATUSES, *C.SECRET_STATUSES}
+    scans = C.TextScans(texts, dt)
+    assert C.compaction_table(result, texts, checkpoints, dt, scans).equals(old_c, null_equal=True)
+    assert C.generation_table(result, texts, checkpoints, dt, scans).equals(old_g, null_equal=True)
+    assert C.generation_table(result, texts, checkpoints, dt).equals(old_g, null_equal=True)
+    assert old_g.equals(audited["generations"]) and old_c.equals(audited["compactions"], null_equal=True)
+    # a run with no dropped label, and one with no compaction: empty tables of the same schema
+    for kept in ([c for c in checkpoints if not c.dropped], []):
+        new, old = (m.generation_table(result, texts, kept, dt) for m in (C, oracle))
+        assert new.schema == old.schema and new.equals(old)
 
 
 def test_the_files_are_written_beside_the_run(audited):
