@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workbench.audits import redaction_audit
 from workbench.engine.presets import get_policy
@@ -234,3 +236,24 @@ def test_degenerate_summaries_are_flagged_and_counted(audited):
     verdict = build_verdict(audited["run"]).table
     for name, counts in evaluation["degenerate"].items():
         assert verdict.filter(pl.col("policy") == name)["degenerate_summaries"][0] == counts["degenerate_summaries"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.frozensets(st.integers(0, 30), max_size=8), min_size=1, max_size=6),
+       st.lists(st.lists(st.integers(0, 30), min_size=1, max_size=3), min_size=1, max_size=6), st.data())
+def test_array_lookups_are_set_membership(sets, label_rows, data):
+    """The generation table's look-ups (which state holds which key; is any of a label's rows
+    kept raw at a state) are plain set membership, for any pairs, missing keys (-1) included."""
+    import numpy as np
+
+    from workbench.evaluate.compactions import _any_row_retained, _Members
+
+    pairs = data.draw(st.lists(st.tuples(st.integers(0, len(sets) - 1), st.integers(-1, 30),
+                                         st.integers(0, len(label_rows) - 1)), max_size=40))
+    state = np.asarray([s for s, _, _ in pairs], dtype=np.int64)
+    key = np.asarray([k for _, k, _ in pairs], dtype=np.int64)
+    label = np.asarray([lb for _, _, lb in pairs], dtype=np.int64)
+    assert _Members(sets, 32).holds(state, key).tolist() == [k in sets[s] for s, k, _ in pairs]
+    retained = [tuple(sorted(s)) for s in sets]
+    assert _any_row_retained(retained, label_rows, label, state).tolist() == [
+        any(r in sets[s] for r in label_rows[lb]) for s, _, lb in pairs]
