@@ -42,6 +42,10 @@ from the cache. What the summarizer call itself read from the cache and wrote to
 the session's prefix (the policy's ``compaction.shares_cache``). ``compaction_cost_usd`` is
 what the compaction cost: its calls plus the re-write of the new prefix (null when the
 re-write could not be priced).
+
+Both tables read the same texts and labels: a :class:`TextScans` scans each distinct text
+once (the answers and fact forms it holds) and finds each compaction's dropped labels once,
+for both (:func:`workbench.evaluate.pipeline.evaluate_run` passes one to each).
 """
 
 from __future__ import annotations
@@ -61,7 +65,6 @@ READABLE = ("summary", "recorded", "merge")
 SUMMARIZER_CALLS = ("compaction", "merge")
 FACT_STATUSES = ("kept", "paraphrased", "lost")
 SECRET_STATUSES = ("leaked", "redacted", "absent")
-GENERATION_CHUNK = 100_000  # generation rows held as tuples before they join the table
 
 
 class TextScans:
@@ -314,7 +317,7 @@ class _Members:
 
         self.width = width
         sizes = np.fromiter(map(len, sets), dtype=np.int64, count=len(sets))
-        keys = np.fromiter((k for s in sets for k in s), dtype=np.int64, count=int(sizes.sum()))
+        keys = np.concatenate([np.fromiter(s, dtype=np.int64, count=len(s)) for s in sets] or [sizes[:0]])
         codes = np.repeat(np.arange(len(sets), dtype=np.int64) * width, sizes) + keys
         self.codes = np.unique(codes)
 

@@ -114,14 +114,15 @@ class SummaryJudge:
         how many of them are :data:`STOPWORDS`."""
         import numpy as np
 
-        lines, numbered, stopwords = self._lines, [], 0
-        for line in body.split("\n"):
-            hit = lines.get(line)
-            if hit is None:
-                hit = lines[line] = self._number(_words(line))
-            numbered.append(hit[0])
-            stopwords += hit[1]
-        return (np.concatenate(numbered) if len(numbered) > 1 else numbered[0]), stopwords
+        lines = self._lines
+        parts = body.split("\n")
+        hits = list(map(lines.get, parts))  # (looked up in C: most lines are carried ones)
+        if None in hits:
+            for i, line in enumerate(parts):
+                if hits[i] is None:
+                    hits[i] = lines.get(line) or lines.setdefault(line, self._number(_words(line)))
+        numbers, stopwords = zip(*hits)
+        return (np.concatenate(numbers) if len(numbers) > 1 else numbers[0]), sum(stopwords)
 
     def _number(self, words: list[str]):
         import numpy as np
