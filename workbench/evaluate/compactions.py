@@ -350,7 +350,7 @@ def generation_table(result, texts, checkpoints: Sequence[Checkpoint], dt: Datas
     # one entry per label a compaction dropped (facts, then secrets, per compaction)
     lab: dict[str, list] = {c: [] for c in ("policy", "continuity_id", "label_id", "label", "label_kind",
                                             "first_compaction", "first_request", "summarizes_summaries")}
-    exact_of, form_of, rows_of = [], [], []  # (a secret's key is its exact key; no form)
+    exact_of, form_of, rows_of, fact_of = [], [], [], []  # (a secret's key is its exact key; no form)
     blocks = []  # (first label, end label, state of the compaction, generations)
     # one entry per state: what the context's summary holds after each compaction
     requests, retained, exact, forms, stored, raw = [], [], [], [], [], []
@@ -377,11 +377,13 @@ def generation_table(result, texts, checkpoints: Sequence[Checkpoint], dt: Datas
                 exact_of.append(answer_key.get(answer, -1))
                 form_of.append(form_key.get((kind, answer), -1))
                 rows_of.append((row,))
+                fact_of.append(True)
             for sid, (value, where, fmt) in secrets.items():
                 _label_entry(lab, name, cid, sid, "secret", fmt, c, folds)
                 exact_of.append(secret_key.get(value, -1))
                 form_of.append(-1)
                 rows_of.append(where)
+                fact_of.append(False)
             blocks.append((start, len(exact_of), first_state + c.index, len(seq) - c.index))
     schema = {c: getattr(pl, t) for c, t in _GENERATION_SCHEMA}
     labels = pl.DataFrame(lab, schema={c: schema[c] for c in lab})
@@ -392,7 +394,7 @@ def generation_table(result, texts, checkpoints: Sequence[Checkpoint], dt: Datas
     first_state = np.concatenate([np.full((b - a) * g, s) for a, b, s, g in blocks] or [np.zeros(0, np.int64)])
     label_at, state = label_at.astype(np.int64), first_state.astype(np.int64) + generation
     key = np.asarray(exact_of, dtype=np.int64)[label_at]
-    is_fact = labels["label"].to_numpy()[label_at] == "fact" if label_at.size else np.zeros(0, dtype=bool)
+    is_fact = np.asarray(fact_of, dtype=bool)[label_at]
     width = max([len(dt.answers.values), len(dt.fact_forms.facts), len(dt.leak_scanner.secrets), 0]) + 1
     raw_kept = _any_row_retained(retained, rows_of, label_at, state)
     in_exact = _Members(exact, width).holds(state, key)
