@@ -121,7 +121,7 @@ class SummaryJudge:
             for i, line in enumerate(parts):
                 if hits[i] is None:
                     hits[i] = lines.get(line) or lines.setdefault(line, self._number(_words(line)))
-        numbers, stopwords = zip(*hits)
+        numbers, stopwords = zip(*hits, strict=True)
         return (np.concatenate(numbers) if len(numbers) > 1 else numbers[0]), sum(stopwords)
 
     def _number(self, words: list[str]):
