@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from workbench.audits import redaction_audit
 from workbench.engine.presets import get_policy
@@ -159,9 +161,11 @@ def test_generations_follow_each_dropped_label(audited):
     assert g.filter(pl.col("label") == "secret").height > 0
 
 
-def test_generations_built_in_chunks_are_the_same_table(audited, monkeypatch):
-    """Rows go into the table in chunks (memory at a million events); the chunking changes
-    nothing, however small."""
+def test_the_tables_are_the_row_by_row_oracles(audited):
+    """The columnar tables, scanning each text once for both, equal the row-by-row
+    construction they replaced (tests/evaluate/compactions_oracle.py), alone or sharing scans."""
+    import compactions_oracle as oracle
+
     from workbench.evaluate import compactions as C
     from workbench.evaluate.dataset_text import DatasetText
     from workbench.evaluate.texts import derive_texts
@@ -169,10 +173,18 @@ def test_generations_built_in_chunks_are_the_same_table(audited, monkeypatch):
     result, ds = audited["result"], audited["ds"]
     dt = DatasetText.of(ds)
     texts, checkpoints = derive_texts(result, ds, summarizer_options=OPTIONS, dataset_text=dt)
-    whole = C.generation_table(result, texts, checkpoints, dt)
-    monkeypatch.setattr(C, "GENERATION_CHUNK", 7)
-    assert C.generation_table(result, texts, checkpoints, dt).equals(whole)
-    assert whole.equals(audited["generations"]) and whole.height > 7
+    old_c = oracle.compaction_table(result, texts, checkpoints, dt)
+    old_g = oracle.generation_table(result, texts, checkpoints, dt)
+    assert old_g.height > 1000 and set(old_g["status"]) == {*C.FACT_STATUSES, *C.SECRET_STATUSES}
+    scans = C.TextScans(texts, dt)
+    assert C.compaction_table(result, texts, checkpoints, dt, scans).equals(old_c, null_equal=True)
+    assert C.generation_table(result, texts, checkpoints, dt, scans).equals(old_g, null_equal=True)
+    assert C.generation_table(result, texts, checkpoints, dt).equals(old_g, null_equal=True)
+    assert old_g.equals(audited["generations"]) and old_c.equals(audited["compactions"], null_equal=True)
+    # a run with no dropped label, and one with no compaction: empty tables of the same schema
+    for kept in ([c for c in checkpoints if not c.dropped], []):
+        new, old = (m.generation_table(result, texts, kept, dt) for m in (C, oracle))
+        assert new.schema == old.schema and new.equals(old)
 
 
 def test_the_files_are_written_beside_the_run(audited):
@@ -224,3 +236,24 @@ def test_degenerate_summaries_are_flagged_and_counted(audited):
     verdict = build_verdict(audited["run"]).table
     for name, counts in evaluation["degenerate"].items():
         assert verdict.filter(pl.col("policy") == name)["degenerate_summaries"][0] == counts["degenerate_summaries"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.frozensets(st.integers(0, 30), max_size=8), min_size=1, max_size=6),
+       st.lists(st.lists(st.integers(0, 30), min_size=1, max_size=3), min_size=1, max_size=6), st.data())
+def test_array_lookups_are_set_membership(sets, label_rows, data):
+    """The generation table's look-ups (which state holds which key; is any of a label's rows
+    kept raw at a state) are plain set membership, for any pairs, missing keys (-1) included."""
+    import numpy as np
+
+    from workbench.evaluate.compactions import _any_row_retained, _Members
+
+    pairs = data.draw(st.lists(st.tuples(st.integers(0, len(sets) - 1), st.integers(-1, 30),
+                                         st.integers(0, len(label_rows) - 1)), max_size=40))
+    state = np.asarray([s for s, _, _ in pairs], dtype=np.int64)
+    key = np.asarray([k for _, k, _ in pairs], dtype=np.int64)
+    label = np.asarray([lb for _, _, lb in pairs], dtype=np.int64)
+    assert _Members(sets, 32).holds(state, key).tolist() == [k in sets[s] for s, k, _ in pairs]
+    retained = [tuple(sorted(s)) for s in sets]
+    assert _any_row_retained(retained, label_rows, label, state).tolist() == [
+        any(r in sets[s] for r in label_rows[lb]) for s, _, lb in pairs]

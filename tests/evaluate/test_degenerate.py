@@ -152,3 +152,69 @@ def test_flags_match_their_plain_definitions(parts):
     got = flags(text, budget=None, span=None)
     assert ("wrong_language" in got) == wrong
     assert ("repetitive" in got) == repetitive
+
+
+# ---- the judge (lines numbered once, 4-word sequences as integer codes) against the
+# ---- checks it replaced (tests/evaluate/degenerate_oracle.py)
+
+_LINES = st.lists(st.sampled_from(["the", "port", "is", "le", "est", "9443", "of", "and", "Gateway", "```", "~~~",
+                                   "  ", "\t", "- ", "# ", ". ", ";", "Ωмега", "中文", "É", "\r", "\x0b", "\u2028"]),
+                  max_size=12).map(" ".join)
+_SUMMARY = st.lists(st.sampled_from(range(8)), max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_LINES, min_size=8, max_size=8), st.lists(_SUMMARY, min_size=1, max_size=6),
+       st.sampled_from([None, 0, 5, 60, 400]), st.sampled_from([None, 0, 10, 200]), st.booleans())
+def test_the_judge_is_the_checks_it_replaced(lines, summaries, budget, span, wide):
+    """Summaries drawn from a few shared lines (as a chain of summaries carries its lines
+    forward), one judge for all of them: the flags of each equal the old checks'."""
+    import degenerate_oracle as oracle
+
+    from workbench.evaluate import degenerate as D
+
+    judge = D.SummaryJudge()
+    limit = D._FOUR_WORD_CODES
+    try:
+        if wide:  # the numbering of word pairs (for more distinct words than a code holds)
+            D._FOUR_WORD_CODES = 0
+        for picks in summaries:
+            text = "\n".join(lines[i] for i in picks)
+            got = judge.flags(text, budget_tokens=budget, span_tokens=span)
+            assert got == oracle.degenerate_flags(text, budget_tokens=budget, span_tokens=span), text
+    finally:
+        D._FOUR_WORD_CODES = limit
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list(_ALPHABET)), max_size=400) | st.text(max_size=300),
+       st.sampled_from([None, 3, 50]))
+def test_flags_of_any_text_are_the_old_checks(text, budget):
+    import degenerate_oracle as oracle
+
+    for t in (text, text * 3, (text + "\n") * 5):
+        assert flags(t, budget=budget, span=20) == oracle.degenerate_flags(t, budget_tokens=budget, span_tokens=20)
+
+
+def test_the_real_summaries_are_judged_as_before():
+    """Every readable summary of the reference-sized run (a folding chain, most lines
+    carried), judged by one judge: the old checks' flags."""
+    import tempfile
+
+    import degenerate_oracle as oracle
+
+    from workbench.engine.run import simulate
+    from workbench.evaluate.degenerate import SummaryJudge
+    from workbench.evaluate.texts import materialize_texts
+    from workbench.synth.generate import GeneratorConfig, generate_dataset
+
+    with tempfile.TemporaryDirectory() as tmp:
+        ds = generate_dataset(GeneratorConfig(profile="coding", events=6000, seed=5), f"{tmp}/d")
+        texts = materialize_texts(simulate(ds, ["llm-summary", "openclaw-flush"]), ds)
+    summaries = texts.filter(pl.col("kind") == "summary")["text"].to_list()
+    assert len(summaries) > 10
+    judge = SummaryJudge()
+    for budget, span in ((None, None), (len(summaries[-1]) // 4, 1000), (10, 10**6)):
+        for text in summaries:
+            assert judge.flags(text, budget_tokens=budget, span_tokens=span) == oracle.degenerate_flags(
+                text, budget_tokens=budget, span_tokens=span)

@@ -42,6 +42,10 @@ from the cache. What the summarizer call itself read from the cache and wrote to
 the session's prefix (the policy's ``compaction.shares_cache``). ``compaction_cost_usd`` is
 what the compaction cost: its calls plus the re-write of the new prefix (null when the
 re-write could not be priced).
+
+Both tables read the same texts and labels: a :class:`TextScans` scans each distinct text
+once (the answers and fact forms it holds) and finds each compaction's dropped labels once,
+for both (:func:`workbench.evaluate.pipeline.evaluate_run` passes one to each).
 """
 
 from __future__ import annotations
@@ -52,7 +56,7 @@ from typing import Any
 
 from workbench.errors import WorkbenchError
 from workbench.evaluate.dataset_text import DatasetText
-from workbench.evaluate.degenerate import degenerate_flags
+from workbench.evaluate.degenerate import SummaryJudge
 from workbench.evaluate.matching import Memo
 from workbench.evaluate.texts import Checkpoint, policies_of
 from workbench.rundir import wire as W
@@ -61,11 +65,11 @@ READABLE = ("summary", "recorded", "merge")
 SUMMARIZER_CALLS = ("compaction", "merge")
 FACT_STATUSES = ("kept", "paraphrased", "lost")
 SECRET_STATUSES = ("leaked", "redacted", "absent")
-GENERATION_CHUNK = 100_000  # generation rows held as tuples before they join the table
 
 
-class _Texts:
-    """Stored and raw text by artifact id, and what each text holds."""
+class TextScans:
+    """Stored and raw text by artifact id, what each text holds, and the labels each
+    compaction dropped: scanned once for both tables (:func:`inspector_tables`)."""
 
     def __init__(self, texts, dt: DatasetText):
         import polars as pl
@@ -73,7 +77,8 @@ class _Texts:
         tx = texts.filter(pl.col("kind").is_in([*READABLE, "opaque"]))
         self.row = {r["artifact_id"]: r for r in tx.iter_rows(named=True)}
         self.dt = dt
-        self._exact = Memo(20_000)
+        self._facts = Memo(20_000)  # text -> (answer keys, form keys)
+        self._labels: dict[tuple[str, str, int], tuple[list, dict]] = {}
 
     def stored(self, artifact: str | None) -> str:
         return (self.row.get(artifact) or {}).get("text") or ""
@@ -81,19 +86,30 @@ class _Texts:
     def raw(self, artifact: str | None) -> str:
         return (self.row.get(artifact) or {}).get("text_raw") or ""
 
+    def text_facts(self, text: str) -> tuple[frozenset[int], frozenset[int]]:
+        """(answer keys present exactly, form keys present in any form) in ``text``."""
+        hit = self._facts.get(text)
+        if hit is None:
+            hit = self._facts.put(text, (self.dt.answers.keys_in(text), self.dt.fact_forms.keys_in(text)))
+        return hit
+
     def facts(self, texts: Sequence[str]) -> tuple[frozenset[int], frozenset[int]]:
         """(answer keys present exactly, form keys present in any form) over ``texts``."""
-        exact: set[int] = set()
-        forms: set[int] = set()
-        for t in texts:
-            if t:
-                hit = self._exact.get(t)
-                exact |= hit if hit is not None else self._exact.put(t, self.dt.answers.keys_in(t))
-                forms |= self.dt.fact_forms.keys_in(t)
-        return frozenset(exact), frozenset(forms)
+        scans = [self.text_facts(t) for t in texts if t]
+        if len(scans) == 1:
+            return scans[0]
+        return (frozenset().union(*(e for e, _ in scans)), frozenset().union(*(f for _, f in scans)))
 
     def leaks(self, texts: Sequence[str]) -> frozenset[int]:
         return self.dt.leak_scanner.leaks_in([t for t in texts if t])
+
+    def labels(self, c: Checkpoint, inp) -> tuple[list, dict]:
+        """:func:`_labels` of the rows ``c`` dropped (the same for both tables)."""
+        key = (c.policy, c.continuity_id, c.index)
+        hit = self._labels.get(key)
+        if hit is None:
+            hit = self._labels[key] = _labels(self.dt, inp, c.dropped)
+        return hit
 
 
 def _labels(dt: DatasetText, inp, rows):
@@ -102,8 +118,9 @@ def _labels(dt: DatasetText, inp, rows):
     import numpy as np
 
     facts, secrets = [], {}
-    for lb in dt.labels(inp.continuity, rows):
-        row = int(np.searchsorted(inp.seq, lb.seq))
+    labels = dt.labels(inp.continuity, rows)
+    at = np.searchsorted(inp.seq, [lb.seq for lb in labels]).tolist() if labels else []
+    for lb, row in zip(labels, at, strict=True):
         if lb.is_fact:
             facts.append((lb.label_id, lb.kind, lb.value, row))
         else:
@@ -166,12 +183,14 @@ def _cache_loss(main: dict | None, provider: dict | None) -> tuple[int | None, f
     return tokens, max(0.0, float(main["cost_usd"]) - as_read)
 
 
-def compaction_table(result, texts, checkpoints: Sequence[Checkpoint], dt: DatasetText):
-    """One row per compaction (see the module docstring)."""
+def compaction_table(result, texts, checkpoints: Sequence[Checkpoint], dt: DatasetText,
+                     scans: TextScans | None = None):
+    """One row per compaction (see the module docstring); ``scans``: the texts' scans shared
+    with :func:`generation_table`."""
     import polars as pl
 
     policies = policies_of(result)
-    tx = _Texts(texts, dt)
+    tx = scans or TextScans(texts, dt)
     frames = result.events.filter(pl.col("event_type") == W.CHECKPOINT_EVENT)
     frames = frames.with_columns(pl.int_range(pl.len()).over("policy", "continuity_id").alias("_index"))
     frame_of = {(r["policy"], r["continuity_id"], r["_index"]): r for r in frames.iter_rows(named=True)}
@@ -183,6 +202,7 @@ def compaction_table(result, texts, checkpoints: Sequence[Checkpoint], dt: Datas
         last_at[(c.policy, c.continuity_id, c.request)] = c.index
         if c.artifact_id is not None:
             summarized_at[(c.policy, c.continuity_id, c.request)] = c.index
+    judge = SummaryJudge()  # (a summary's lines carried from the previous one are split once)
     rows = []
     for c in checkpoints:
         inp, policy = result.inputs[c.continuity_id], policies[c.policy]
@@ -190,7 +210,7 @@ def compaction_table(result, texts, checkpoints: Sequence[Checkpoint], dt: Datas
         stored, raw = tx.stored(c.artifact_id), tx.raw(c.artifact_id)
         retained = set(c.retained)
         exact, forms = tx.facts([stored])
-        facts, secrets = _labels(dt, inp, c.dropped)
+        facts, secrets = tx.labels(c, inp)
         fate: dict[str, list[str]] = {s: [] for s in (*FACT_STATUSES, *SECRET_STATUSES)}
         for fid, kind, answer, row in facts:
             fate[fact_status(dt, kind, answer, row, retained, exact, forms)].append(fid)
@@ -237,7 +257,7 @@ def compaction_table(result, texts, checkpoints: Sequence[Checkpoint], dt: Datas
             "kept_fact_ids": fate["kept"], "paraphrased_fact_ids": fate["paraphrased"],
             "lost_fact_ids": fate["lost"], "leaked_secret_ids": fate["leaked"],
             "redacted_secret_ids": fate["redacted"],
-            "degenerate": degenerate_flags(stored, budget_tokens=f["item_tokens"], span_tokens=f["span_tokens"])
+            "degenerate": judge.flags(stored, budget_tokens=f["item_tokens"], span_tokens=f["span_tokens"])
             if judged else None,
         })
     return pl.DataFrame(rows, schema=_compaction_schema())
@@ -280,48 +300,136 @@ def _compaction_schema():
     return {c: types[c] for c in order}
 
 
-def generation_table(result, texts, checkpoints: Sequence[Checkpoint], dt: DatasetText):
-    """One row per (label a compaction dropped, later compaction): see the module docstring."""
+_GENERATION_SCHEMA = (("policy", "String"), ("continuity_id", "String"), ("label_id", "String"),
+                      ("label", "String"), ("label_kind", "String"), ("first_compaction", "Int64"),
+                      ("first_request", "Int64"), ("generation", "Int64"), ("request", "Int64"),
+                      ("summarizes_summaries", "Boolean"), ("status", "String"))
+#: statuses by code: FACT_STATUSES then SECRET_STATUSES
+_STATUS_CODES = (*FACT_STATUSES, *SECRET_STATUSES)
+
+
+class _Members:
+    """Which (state, key) pairs hold: each state's key set as int64 codes ``state * width +
+    key``, asked for many pairs at once (a sorted array, one search per pair)."""
+
+    def __init__(self, sets: Sequence[Sequence[int]], width: int):
+        import numpy as np
+
+        self.width = width
+        sizes = np.fromiter(map(len, sets), dtype=np.int64, count=len(sets))
+        keys = np.concatenate([np.fromiter(s, dtype=np.int64, count=len(s)) for s in sets] or [sizes[:0]])
+        codes = np.repeat(np.arange(len(sets), dtype=np.int64) * width, sizes) + keys
+        self.codes = np.unique(codes)
+
+    def holds(self, states, keys):
+        """Per pair: is ``keys[i]`` in the set of ``states[i]`` (a negative key never is)."""
+        import numpy as np
+
+        codes = states * self.width + keys
+        at = np.minimum(np.searchsorted(self.codes, codes), max(0, self.codes.size - 1))
+        return (keys >= 0) & (self.codes[at] == codes) if self.codes.size else np.zeros(codes.size, dtype=bool)
+
+
+def generation_table(result, texts, checkpoints: Sequence[Checkpoint], dt: DatasetText,
+                     scans: TextScans | None = None):
+    """One row per (label a compaction dropped, later compaction): see the module docstring.
+
+    Built by columns: one entry per label and one per later summary (its key sets), then
+    every (label, later compaction) pair's status from array look-ups, never a Python call
+    per row (the table grows with labels x later compactions: millions of rows at a
+    million events). ``scans``: the texts' scans shared with :func:`compaction_table`."""
+    import numpy as np
     import polars as pl
 
     policies = policies_of(result)
-    tx = _Texts(texts, dt)
+    tx = scans or TextScans(texts, dt)
     by_run: dict[tuple[str, str], list[Checkpoint]] = {}
     for c in checkpoints:
         by_run.setdefault((c.policy, c.continuity_id), []).append(c)
-    schema = {"policy": pl.String, "continuity_id": pl.String, "label_id": pl.String, "label": pl.String,
-              "label_kind": pl.String, "first_compaction": pl.Int64, "first_request": pl.Int64,
-              "generation": pl.Int64, "request": pl.Int64, "summarizes_summaries": pl.Boolean,
-              "status": pl.String}
-    # the table grows with labels x later compactions (millions of rows at a million events):
-    # rows go into a frame every GENERATION_CHUNK, so no more than that are Python tuples at once
-    parts: list = []
-    rows: list[tuple] = []
+    answer_key, form_key, secret_key = dt.answers.key_of, dt.fact_forms.key_of, dt.leak_scanner.key_of
+    # one entry per label a compaction dropped (facts, then secrets, per compaction)
+    lab: dict[str, list] = {c: [] for c in ("policy", "continuity_id", "label_id", "label", "label_kind",
+                                            "first_compaction", "first_request", "summarizes_summaries")}
+    exact_of, form_of, rows_of, fact_of = [], [], [], []  # (a secret's key is its exact key; no form)
+    blocks = []  # (first label, end label, state of the compaction, generations)
+    # one entry per state: what the context's summary holds after each compaction
+    requests, retained, exact, forms, stored, raw = [], [], [], [], [], []
     for (name, cid), seq in by_run.items():
         inp, policy = result.inputs[cid], policies[name]
         folds = not policy.compaction.accumulate or policy.compaction.max_segments > 0
-        # what the context's summary holds after each compaction
-        states = []
+        first_state = len(requests)
         for c in seq:
-            stored = [tx.stored(a) for a in c.segments]
-            exact, forms = tx.facts(stored)
-            states.append((set(c.retained), exact, forms, tx.leaks(stored),
-                           tx.leaks([tx.raw(a) for a in c.segments])))
+            segments = [tx.stored(a) for a in c.segments]
+            e, f = tx.facts(segments)
+            requests.append(c.request)
+            retained.append(c.retained)
+            exact.append(e)
+            forms.append(f)
+            stored.append(tx.leaks(segments))
+            raw.append(tx.leaks([tx.raw(a) for a in c.segments]))
         for c in seq:
-            facts, secrets = _labels(dt, inp, c.dropped)
+            facts, secrets = tx.labels(c, inp)
             if not facts and not secrets:
                 continue
-            for n, later in enumerate(seq[c.index:]):
-                retained, exact, forms, stored, raw = states[later.index]
-                for fid, kind, answer, row in facts:
-                    rows.append((name, cid, fid, "fact", kind, c.index, c.request, n, later.request, folds,
-                                 fact_status(dt, kind, answer, row, retained, exact, forms)))
-                for sid, (value, where, fmt) in secrets.items():
-                    rows.append((name, cid, sid, "secret", fmt, c.index, c.request, n, later.request, folds,
-                                 secret_status(dt, value, where, retained, stored, raw)))
-            if len(rows) >= GENERATION_CHUNK:
-                parts.append(pl.DataFrame(rows, schema=schema, orient="row"))
-                rows = []
-    parts.append(pl.DataFrame(rows, schema=schema, orient="row"))
-    frame = pl.concat(parts, rechunk=False) if len(parts) > 1 else parts[0]  # (no copy of the whole table)
+            start = len(exact_of)
+            for fid, kind, answer, row in facts:
+                _label_entry(lab, name, cid, fid, "fact", kind, c, folds)
+                exact_of.append(answer_key.get(answer, -1))
+                form_of.append(form_key.get((kind, answer), -1))
+                rows_of.append((row,))
+                fact_of.append(True)
+            for sid, (value, where, fmt) in secrets.items():
+                _label_entry(lab, name, cid, sid, "secret", fmt, c, folds)
+                exact_of.append(secret_key.get(value, -1))
+                form_of.append(-1)
+                rows_of.append(where)
+                fact_of.append(False)
+            blocks.append((start, len(exact_of), first_state + c.index, len(seq) - c.index))
+    schema = {c: getattr(pl, t) for c, t in _GENERATION_SCHEMA}
+    labels = pl.DataFrame(lab, schema={c: schema[c] for c in lab})
+    # every (label, later compaction) pair: per compaction, its labels once per generation
+    label_at = np.concatenate([np.tile(np.arange(a, b), g) for a, b, _, g in blocks] or [np.zeros(0, np.int64)])
+    generation = np.concatenate([np.repeat(np.arange(g), b - a) for a, b, _, g in blocks]
+                                or [np.zeros(0, np.int64)]).astype(np.int64)
+    first_state = np.concatenate([np.full((b - a) * g, s) for a, b, s, g in blocks] or [np.zeros(0, np.int64)])
+    label_at, state = label_at.astype(np.int64), first_state.astype(np.int64) + generation
+    key = np.asarray(exact_of, dtype=np.int64)[label_at]
+    is_fact = np.asarray(fact_of, dtype=bool)[label_at]
+    width = max([len(dt.answers.values), len(dt.fact_forms.facts), len(dt.leak_scanner.secrets), 0]) + 1
+    raw_kept = _any_row_retained(retained, rows_of, label_at, state)
+    in_exact = _Members(exact, width).holds(state, key)
+    in_stored = _Members(stored, width).holds(state, key)
+    in_forms = _Members(forms, width).holds(state, np.asarray(form_of, dtype=np.int64)[label_at])
+    in_raw = _Members(raw, width).holds(state, key)
+    fact_code = np.where(raw_kept | in_exact, 0, np.where(in_forms, 1, 2))
+    secret_code = np.where(raw_kept | in_stored, 3, np.where(in_raw, 4, 5))
+    status = np.where(is_fact, fact_code, secret_code)
+    frame = labels.select(pl.all().gather(label_at)).with_columns(
+        pl.Series("generation", generation, pl.Int64),
+        pl.Series("request", np.asarray(requests, dtype=np.int64)[state] if state.size else [], pl.Int64),
+        pl.Series("status", _STATUS_CODES, pl.String).gather(status).alias("status"))
     return frame.with_columns(pl.lit(result.run_id, pl.String).alias("run_id")).select("run_id", *schema)
+
+
+def _label_entry(lab: dict[str, list], name: str, cid: str, label_id: str, label: str, kind: str,
+                 c: Checkpoint, folds: bool) -> None:
+    for column, value in (("policy", name), ("continuity_id", cid), ("label_id", label_id), ("label", label),
+                          ("label_kind", kind), ("first_compaction", c.index), ("first_request", c.request),
+                          ("summarizes_summaries", folds)):
+        lab[column].append(value)
+
+
+def _any_row_retained(retained: Sequence[Sequence[int]], rows_of: Sequence[Sequence[int]], label_at, state):
+    """Per (label, state) pair: is any of the label's rows kept raw across that state's cut."""
+    import numpy as np
+
+    width = 1 + max([max(r, default=-1) for r in retained] + [max(r, default=-1) for r in rows_of] + [0])
+    held = _Members(retained, width)
+    counts = np.fromiter(map(len, rows_of), dtype=np.int64, count=len(rows_of))
+    flat = np.fromiter((r for rows in rows_of for r in rows), dtype=np.int64, count=int(counts.sum()))
+    starts = np.cumsum(counts) - counts
+    per_pair = counts[label_at] if label_at.size else np.zeros(0, dtype=np.int64)
+    pair = np.repeat(np.arange(label_at.size), per_pair)
+    offset = np.arange(pair.size) - np.repeat(np.cumsum(per_pair) - per_pair, per_pair)
+    hit = held.holds(state[pair], flat[starts[label_at][pair] + offset] if pair.size else np.zeros(0, np.int64))
+    return np.bincount(pair, weights=hit, minlength=label_at.size) > 0

@@ -18,9 +18,12 @@
 
 The text checks read every character once and are counted over arrays (letters by code
 point, each distinct non-ASCII one asked once; an ASCII text's words split in C; the 4-word
-sequences zipped), so they run on every summary whose text exists — recorded, HTTP, sampled
-and, today, modelled ones too (every evaluation of a modelled summary still reads its text).
-``empty`` and ``longer_than_span`` are numbers of the summary's size alone.
+sequences as integer codes), so they run on every summary whose text exists — recorded,
+HTTP, sampled and, today, modelled ones too (every evaluation of a modelled summary still
+reads its text). A :class:`SummaryJudge` judges the summaries of a run: no word crosses a
+line, so each distinct line's words are split and numbered once, and a summary that carries
+the previous one's lines forward (most of its lines, in a folding policy's chain) costs its
+new lines only. ``empty`` and ``longer_than_span`` are numbers of the summary's size alone.
 
 Tokens here are the summary's characters / 4 (the rule the compaction table's
 ``summary_text_tokens`` uses); the budget is the compaction's ``summary_tokens``.
@@ -61,6 +64,8 @@ STOPWORDS = frozenset({
     "do", "does", "did", "done", "just", "more", "most",
 })
 
+#: word numbers under this fit a 4-word sequence's code in an int64
+_FOUR_WORD_CODES = 55_108
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 #: every ASCII character that is not a letter, as a space (an ASCII text's words, split in C)
 _ASCII_NON_LETTERS = str.maketrans({c: " " for c in map(chr, range(128)) if not c.isalpha()})
@@ -73,21 +78,61 @@ def approx_tokens(text: str) -> int:
 
 def degenerate_flags(text: str | None, *, budget_tokens: int | None, span_tokens: int | None) -> list[str]:
     """What is degenerate about ``text`` (see the module docstring), in :data:`FLAGS` order."""
-    text = text or ""
-    body = text.strip()
-    if not body:
-        return ["empty"]
-    flags = []
-    words = _words(body)  # (both text checks read the same words: split once)
-    if _truncated(body, budget_tokens):
-        flags.append("truncated")
-    if _repetitive(body, words):
-        flags.append("repetitive")
-    if span_tokens is not None and span_tokens > 0 and approx_tokens(body) > span_tokens:
-        flags.append("longer_than_span")
-    if _wrong_language(body, words):
-        flags.append("wrong_language")
-    return flags
+    return SummaryJudge().flags(text, budget_tokens=budget_tokens, span_tokens=span_tokens)
+
+
+class SummaryJudge:
+    """:func:`degenerate_flags` for many summaries: each distinct line's words are split
+    once and numbered (the numbers are this judge's own), so a summary's words are its
+    lines' numbers put end to end."""
+
+    def __init__(self):
+        self._vocabulary: dict[str, int] = {}
+        self._stopword: list[bool] = []  # by word number
+        self._lines: dict[str, list[int]] = {}
+
+    def flags(self, text: str | None, *, budget_tokens: int | None, span_tokens: int | None) -> list[str]:
+        """What is degenerate about ``text`` (see the module docstring), in :data:`FLAGS` order."""
+        text = text or ""
+        body = text.strip()
+        if not body:
+            return ["empty"]
+        flags = []
+        words, stopwords = self._word_numbers(body)  # (both text checks read the same words: split once)
+        if _truncated(body, budget_tokens):
+            flags.append("truncated")
+        if _repeated_lines(body) or _repeated_ngrams(words):
+            flags.append("repetitive")
+        if span_tokens is not None and span_tokens > 0 and approx_tokens(body) > span_tokens:
+            flags.append("longer_than_span")
+        if _not_latin(body) or (len(words) >= MIN_WORDS_LANGUAGE and stopwords / len(words) < STOPWORD_SHARE):
+            flags.append("wrong_language")
+        return flags
+
+    def _word_numbers(self, body: str):
+        """The numbers of ``body``'s words (:func:`_words`), in order (an int64 array), and
+        how many of them are :data:`STOPWORDS`."""
+        import numpy as np
+
+        lines = self._lines
+        parts = body.split("\n")
+        hits = list(map(lines.get, parts))  # (looked up in C: most lines are carried ones)
+        if None in hits:
+            for i, line in enumerate(parts):
+                if hits[i] is None:
+                    hits[i] = lines.get(line) or lines.setdefault(line, self._number(_words(line)))
+        numbers, stopwords = zip(*hits, strict=True)
+        return (np.concatenate(numbers) if len(numbers) > 1 else numbers[0]), sum(stopwords)
+
+    def _number(self, words: list[str]):
+        import numpy as np
+
+        vocabulary = self._vocabulary
+        for w in words:
+            if w not in vocabulary:
+                vocabulary[w] = len(vocabulary)
+        numbers = np.fromiter(map(vocabulary.__getitem__, words), dtype=np.int64, count=len(words))
+        return numbers, sum(map(STOPWORDS.__contains__, words))
 
 
 def _words(body: str) -> list[str]:
@@ -99,23 +144,38 @@ def _words(body: str) -> list[str]:
 
 
 def _truncated(body: str, budget_tokens: int | None) -> bool:
-    if len(_FENCE.findall(body)) % 2:
+    if ("```" in body or "~~~" in body) and len(_FENCE.findall(body)) % 2:  # (no fence without them)
         return True
     used = budget_tokens is not None and budget_tokens > 0 and approx_tokens(body) >= BUDGET_USED * budget_tokens
     return used and body[-1] not in CLEAN_ENDINGS and not body.splitlines()[-1].lstrip().startswith(("#", "-", "*"))
 
 
-def _repetitive(body: str, words: list[str] | None = None) -> bool:
+def _repeated_lines(body: str) -> bool:
+    """At least :data:`MIN_REPEATED_LINES` and :data:`REPEATED_LINE_SHARE` of the non-blank
+    lines (stripped, lower-cased) already written earlier."""
     lines = [ln for ln in map(str.strip, body.lower().splitlines()) if ln]
     repeated = len(lines) - len(set(lines))
-    if repeated >= MIN_REPEATED_LINES and repeated / len(lines) >= REPEATED_LINE_SHARE:
-        return True
-    words = _words(body) if words is None else words
+    return repeated >= MIN_REPEATED_LINES and repeated / len(lines) >= REPEATED_LINE_SHARE
+
+
+def _repeated_ngrams(words) -> bool:
+    """At least :data:`REPEATED_NGRAM_SHARE` of the :data:`NGRAM`-word sequences of
+    ``words`` (word numbers, an int64 array) already written earlier: counted exactly by
+    numbering the distinct word pairs, then the distinct pairs of pairs."""
+    import numpy as np
+
     if len(words) < MIN_WORDS_REPETITION:
         return False
+    span = int(words.max()) + 1
+    if span < _FOUR_WORD_CODES:  # NGRAM == 4: a sequence's code is its 4 numbers in base ``span``
+        grams = ((words[:-3] * span + words[1:-2]) * span + words[2:-1]) * span + words[3:]
+    else:  # (more words than that: number the word pairs, then pair the pairs at i and i + 2)
+        _, pairs = np.unique(words[:-1] * span + words[1:], return_inverse=True)
+        pairs = pairs.astype(np.int64).reshape(-1)
+        grams = pairs[:-2] * (int(pairs.max()) + 1) + pairs[2:]
+    grams = np.sort(grams)
+    distinct = 1 + int(np.count_nonzero(grams[1:] != grams[:-1]))
     n_grams = len(words) - NGRAM + 1
-    # the distinct 4-word sequences, zipped in C (not a tuple sliced per position)
-    distinct = len(set(zip(*(words[k:] for k in range(NGRAM)), strict=False)))
     return (n_grams - distinct) / n_grams >= REPEATED_NGRAM_SHARE
 
 
@@ -136,16 +196,10 @@ def letter_counts(body: str) -> tuple[int, int]:
     return letters, latin
 
 
-def _wrong_language(body: str, words: list[str] | None = None) -> bool:
+def _not_latin(body: str) -> bool:
+    """Under :data:`LATIN_SHARE` of the letters Latin (a text without letters is not judged)."""
     letters, latin = letter_counts(body)
-    if not letters:
-        return False
-    if latin / letters < LATIN_SHARE:
-        return True
-    words = _words(body) if words is None else words
-    if len(words) < MIN_WORDS_LANGUAGE:
-        return False
-    return sum(map(STOPWORDS.__contains__, words)) / len(words) < STOPWORD_SHARE
+    return bool(letters) and latin / letters < LATIN_SHARE
 
 
 def count_degenerate(compactions) -> dict[str, dict[str, object]]:

@@ -66,10 +66,11 @@ def evaluate_run(result, dataset, *, summarizer: str = "modelled",
            "retention": retention, "retention_by_policy": by_policy, "report": report,
            "compactions": None, "generations": None}
     if compactions:
-        from workbench.evaluate.compactions import compaction_table, generation_table
+        from workbench.evaluate.compactions import TextScans, compaction_table, generation_table
 
-        out["compactions"] = compaction_table(result, texts, checkpoints, dt)
-        out["generations"] = generation_table(result, texts, checkpoints, dt)
+        scans = TextScans(texts, dt)  # each summary scanned once for both tables
+        out["compactions"] = compaction_table(result, texts, checkpoints, dt, scans)
+        out["generations"] = generation_table(result, texts, checkpoints, dt, scans)
         from workbench.evaluate.degenerate import count_degenerate
 
         # beside the headline (a measure of the summaries, not of the policy's figures)
