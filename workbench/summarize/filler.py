@@ -49,6 +49,7 @@ CANDIDATES_MAX = 400   # per section, sampled first (spans can hold thousands of
 SCAN_FACTOR = 20       # filler reads at most ~20x the summary's room in span text ...
 SCAN_MIN_CHARS = 200_000  # ... but never less than this
 SHORT_NEEDLE = 8       # label strings shorter than this only count as whole tokens
+FEW_NEEDLES = 16       # up to this many label strings are searched one by one, not by automaton
 _SURROGATE = re.compile("[\ud800-\udfff]")  # (the automaton takes valid UTF-8 only)
 
 # candidate sections in the order their random draws are made, and the round-robin order
@@ -205,19 +206,20 @@ def reference_fill(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles
 
 class TextCandidates:
     """What one event text offers: its paths and its sentences (arrays), lines on demand.
-    Every candidate's text (a line, or a path in backticks) is numbered by ``number``
+    Every candidate's text (a line, or a path in backticks) is numbered by ``numbers``
     (equal texts, equal numbers: the filler skips a repeat by its number)."""
 
     __slots__ = ("text", "path_start", "path_end", "path_tid", "path_len", "sent_start",
                  "sent_end", "sent_section", "sent_len", "sent_tid", "lines")
 
-    def __init__(self, text: str, kind: str, role: str, max_chars: int, number: Callable[[str], int]):
+    def __init__(self, text: str, kind: str, role: str, max_chars: int,
+                 numbers: Callable[[list[str]], list[int]]):
         self.text = text
-        ps, pe, pid = [], [], []
+        ps, pe, paths = [], [], []
         for m in PATH_RE.finditer(text):
             ps.append(m.start())
             pe.append(m.end())
-            pid.append(number(f"`{m.group(0)}`"))
+            paths.append(f"`{m.group(0)}`")
         ss, se, sc, self.lines = [], [], [], []
         for a, b in iter_sentences(text, min_chars=20):
             piece = text[a:b]
@@ -228,10 +230,10 @@ class TextCandidates:
             sc.append(_CODE[sentence_section(piece, kind, role)])
             self.lines.append(clip(one_line(piece), max_chars))
         self.path_start, self.path_end = np.array(ps, np.int64), np.array(pe, np.int64)
-        self.path_tid = np.array(pid, np.int64)
+        self.path_tid = np.array(numbers(paths), np.int64)
         self.sent_start, self.sent_end = np.array(ss, np.int64), np.array(se, np.int64)
         self.sent_section = np.array(sc, np.int8)
-        self.sent_tid = np.array([number(x) for x in self.lines], np.int64)
+        self.sent_tid = np.array(numbers(self.lines), np.int64)
         self.path_len = self.path_end - self.path_start + 2  # the path in backticks
         self.sent_len = np.array([len(x) for x in self.lines], np.int64)
 
@@ -284,7 +286,7 @@ class CandidateIndex:
     def _add(self, key: tuple[str, str, str]) -> int:
         hit = self._by_text.get(key)  # (a text met twice in one batch)
         if hit is None:
-            rec = TextCandidates(*key, self.max_chars, self._number)
+            rec = TextCandidates(*key, self.max_chars, self._numbers)
             hit = self._by_text[key] = len(self.recs)
             self.recs.append(rec)
             no_section = np.zeros(len(rec.path_start), np.int8)
@@ -292,12 +294,17 @@ class CandidateIndex:
             self.path.add(rec.path_start, rec.path_end, no_section, rec.path_len, rec.path_tid)
         return hit
 
-    def _number(self, text: str) -> int:
-        hit = self.text_ids.get(text)
-        if hit is None:
-            hit = self.text_ids[text] = len(self._id_texts)
-            self._id_texts.append(text)
-        return hit
+    def _numbers(self, texts: list[str]) -> list[int]:
+        """The number of each text (a text met first is numbered here)."""
+        hits = list(map(self.text_ids.get, texts))
+        if None in hits:
+            ids, names = self.text_ids, self._id_texts
+            for j, text in enumerate(texts):
+                if hits[j] is None:
+                    hits[j] = ids.setdefault(text, len(names))
+                    if hits[j] == len(names):
+                        names.append(text)
+        return hits
 
     def texts_of(self, tids: list[int]) -> list[str]:
         """The candidate texts numbered ``tids``."""
@@ -375,7 +382,8 @@ def _has_surrogate(text: str) -> bool:
 
 def _guard_regions(texts: list[str], needles: Iterable[str]) -> dict[str, list[tuple[int, int]]]:
     """Label-string occurrences per distinct text of ``texts`` (texts without one are left
-    out): one automaton over the needles, one pass over the distinct texts joined by NUL."""
+    out), found in the distinct texts joined by NUL: needle by needle (a fast substring
+    search each) for a few needles, else in one pass of an automaton over them all."""
     guard = Guard(needles)
     if not guard.needles:
         return {}
@@ -384,9 +392,17 @@ def _guard_regions(texts: list[str], needles: Iterable[str]) -> dict[str, list[t
     if any("\x00" in n for n in guard.needles) or _has_surrogate(blob):
         found = {t: guard.regions(t) for t in texts}  # the plain search
         return {t: r for t, r in found.items() if r}
-    from ahocorasick_rs import AhoCorasick
+    if len(guard.needles) <= FEW_NEEDLES:  # (building an automaton costs more than a few scans)
+        found = []
+        for k, needle in enumerate(guard.needles):
+            i = blob.find(needle)
+            while i >= 0:
+                found.append((k, i, i + len(needle)))
+                i = blob.find(needle, i + 1)
+    else:
+        from ahocorasick_rs import AhoCorasick
 
-    found = AhoCorasick(guard.needles).find_matches_as_indexes(blob, overlapping=True)
+        found = AhoCorasick(guard.needles).find_matches_as_indexes(blob, overlapping=True)
     if not found:
         return {}
     hits = np.array(found, dtype=np.int64).reshape(-1, 3)
@@ -501,56 +517,27 @@ def fill_columns(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: 
         else:
             cands[name] = np.flatnonzero(s_sec == _CODE[name])
     queues = _draw(rng, cands)
-    kinds = {s: (index.path, p_pos, p_ev) if s == "files" else (index.sent, s_pos, s_ev) for s in queues}
-    pos = {s: kinds[s][1][q] for s, q in queues.items()}
-    taken = _take_ids({s: kinds[s][0].cols["length"][p] + 3 for s, p in pos.items()},
-                      {s: kinds[s][0].cols["tid"][p] for s, p in pos.items()}, room, present, titles)
-    if not taken:
+    # the queues end to end in round-robin order: each candidate's cost, text number, source
+    sec_order = [name for name in FILL_ORDER if len(queues[name])]
+    flat, at, ev = [], [], []
+    for name in sec_order:
+        f, pos, evs = (index.path, p_pos, p_ev) if name == "files" else (index.sent, s_pos, s_ev)
+        flat.append(f)
+        at.append(pos[queues[name]])
+        ev.append(evs[queues[name]])
+    if not sec_order:
         return _NO_FILLER
-    sec_names = [s for s, _ in taken]
-    at = [int(pos[s][h]) for s, h in taken]
-    ev_at = [int(kinds[s][2][queues[s][h]]) for s, h in taken]
-    flat = [kinds[s][0] for s, _ in taken]
-    return FillerColumns(sec_names, seqs[ev_at].tolist(),
-                         [int(f.cols["start"][a]) for f, a in zip(flat, at, strict=True)],
-                         index.texts_of([int(f.cols["tid"][a]) for f, a in zip(flat, at, strict=True)]))
+    sizes = np.array([len(x) for x in at], np.int64)
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    col = {c: np.concatenate([f.cols[c][x] for f, x in zip(flat, at, strict=True)]) for c in ("length", "tid", "start")}
+    heading = np.array([len(titles[name]) + 7 for name in sec_order], np.int64)
+    had = np.array([name in present for name in sec_order], dtype=np.bool_)
+    from workbench.summarize.take_nb import take_nb
+
+    taken = take_nb(col["length"] + 3, col["tid"], bounds, heading, had, room, len(index.text_ids))
+    present.update(name for name, h in zip(sec_order, had.tolist(), strict=True) if h)
+    sec_of = np.searchsorted(bounds, taken, side="right") - 1
+    return FillerColumns([sec_order[k] for k in sec_of.tolist()], seqs[np.concatenate(ev)[taken]].tolist(),
+                         col["start"][taken].tolist(), index.texts_of(col["tid"][taken].tolist()))
 
 
-def _take_ids(costs: dict[str, np.ndarray], tids: dict[str, np.ndarray], room: int, present: set[str],
-              titles: dict) -> list[tuple[str, int]]:
-    """:func:`_take` with the candidates' costs and text numbers known: ``(section, place in
-    its queue)`` of each candidate taken, in the order taken."""
-    out: list[tuple[str, int]] = []
-    seen: set[int] = set()
-    lens = {s: c.tolist() for s, c in costs.items()}
-    ids = {s: t.tolist() for s, t in tids.items()}
-    heads = {s: 0 for s in costs}
-    active = [s for s in FILL_ORDER if lens[s]]
-    while active and room > 0:
-        nxt = []
-        for sec_name in active:
-            cost, tid, h = lens[sec_name], ids[sec_name], heads[sec_name]
-            n = len(cost)
-            heading = 0 if sec_name in present else len(titles[sec_name]) + 7
-            while h < n:
-                h += 1
-                if cost[h - 1] + heading > room:
-                    # the room only shrinks: every candidate passed over here is passed over for
-                    # good, so jump to the next that fits (an array search, not a step each)
-                    fits = np.flatnonzero(costs[sec_name][h:] <= room - heading)
-                    if not len(fits):
-                        h = n
-                        break
-                    h += int(fits[0]) + 1
-                if tid[h - 1] in seen:
-                    continue
-                out.append((sec_name, h - 1))
-                present.add(sec_name)
-                seen.add(tid[h - 1])
-                room -= cost[h - 1] + heading
-                break
-            heads[sec_name] = h
-            if h < n:
-                nxt.append(sec_name)
-        active = nxt
-    return out

@@ -153,12 +153,15 @@ def _snippet(text: str, start: int, end: int, limit: int) -> tuple[str, int, int
     """A readable piece of ``text`` containing ``[start:end]`` whole: the sentence when it
     is short enough, else a window on the span's line(s). Returns ``(piece, s, e)`` with
     ``piece[s:e] == text[start:end]``."""
-    for a, b in iter_sentences(text):
+    # (only the sentences of start's own line can hold it: an earlier line's end before it)
+    left = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", start)
+    for a, b in iter_sentences(text[left:len(text) if line_end < 0 else line_end]):
+        a, b = a + left, b + left
         if a <= start and end <= b and b - a <= limit:
             return text[a:b], start - a, end - a
         if a > start:
             break
-    left = text.rfind("\n", 0, start) + 1
     right = text.find("\n", end)
     right = len(text) if right < 0 else right
     room = max(0, limit - (end - start)) // 2
@@ -511,18 +514,20 @@ class ModelledSummarizer:
         return units, task_units
 
     @staticmethod
+    @staticmethod
     def _rendered_size(req: SummaryRequest, sections: list[str], lines: list[str]) -> int:
-        """``len(self._render(req, sections, keys, lines))``, counted, not written."""
+        """``len(self._render(req, sections, keys, lines))``, counted, not written: the header,
+        per section its title, each line and its line break, and ``- `` before each line of a
+        bulleted section (all but a fenced block)."""
         titles = _TITLES[req.purpose]
         size = len(_HEADERS[req.purpose].format(a=req.from_seq, b=req.to_seq)) + 1
-        by_section: dict[str, list[str]] = {}
-        for sec_name, line in zip(sections, lines, strict=True):
-            by_section.setdefault(sec_name, []).append(line)
-        for sec_name, sec_lines in by_section.items():
-            size += 2 + len(f"### {titles[sec_name]}") + sum(map(len, sec_lines)) + len(sec_lines)
-            if sec_name not in _JOINED:  # "- " before each line but a fenced block
-                size += 2 * (len(sec_lines) - sum(map(_FENCED, sec_lines)))
-        return size
+        size += sum(2 + len(f"### {titles[name]}") for name in set(sections))
+        size += sum(map(len, lines)) + len(lines)
+        bulleted = len(lines) - sum(map(sections.count, _JOINED))
+        if any(map(_FENCED, lines)):
+            bulleted -= sum(1 for name, line in zip(sections, lines, strict=True)
+                            if name not in _JOINED and line.startswith("```"))
+        return size + 2 * bulleted
 
     @staticmethod
     def _render(req: SummaryRequest, sections: list[str], keys: list[tuple[int, int]], lines: list[str]) -> str:
