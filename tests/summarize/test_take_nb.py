@@ -48,4 +48,5 @@ def test_few_needles_and_the_automaton_find_the_same_regions(monkeypatch):
     monkeypatch.setattr(F, "FEW_NEEDLES", 0)
     automaton = F._guard_regions(texts, needles)
     assert {t: sorted(r) for t, r in one_by_one.items()} == {t: sorted(r) for t, r in automaton.items()}
-    assert one_by_one["6432"] == [(0, 4)] and one_by_one["the token sk-abc is sk-abcd"] == [(10, 16)]  # (sk-abcd: not a whole token)
+    assert one_by_one["6432"] == [(0, 4)]
+    assert one_by_one["the token sk-abc is sk-abcd"] == [(10, 16)]  # (sk-abcd: not a whole token)
