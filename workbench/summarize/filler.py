@@ -10,7 +10,10 @@ sampled, shuffled, and taken round-robin across sections until the room is used.
 What a text offers does not depend on the summary it ends up in, so each distinct event
 text is read once (:class:`CandidateIndex`: its paths and sentences as arrays, with their
 section) and a summary only concatenates the arrays of the events it reads, drops what
-overlaps a label there (rare), and materialises the few candidates it samples.
+overlaps a label there (rare), and materialises the few candidates it samples. Every
+candidate text has a number (equal texts, equal numbers), so the round robin runs over
+numbers, compiled (:mod:`workbench.summarize.take_nb`), and a summary's filler comes out as
+columns (:func:`fill_columns`), not one object per line.
 :func:`reference_fill` is the same selection written plainly (every summary rescans its
 events); the tests hold :func:`fill` to it, item for item.
 
