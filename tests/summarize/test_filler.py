@@ -112,8 +112,12 @@ def test_summaries_are_unchanged_end_to_end(coding, monkeypatch):
                                                          (None, 40, "compaction")])]
     s = ModelledSummarizer(seed=2, p_copy_secret=0.5, p_partial_secret=0.3, p_hallucinate=0.5, p_marker_leak=0.5)
     new = [s.summarize(r) for r in reqs]
-    monkeypatch.setattr(M, "fill", lambda rng, ev, sp, nd, room, present, titles, mx: F.reference_fill(
-        rng, ev, sp, nd, room, present, titles, mx))
+    def reference_columns(rng, ev, sp, nd, room, present, titles, mx):
+        items = F.reference_fill(rng, ev, sp, nd, room, present, titles, mx)
+        return F.FillerColumns([it.section for it in items], [it.key[0] for it in items],
+                               [it.key[1] for it in items], [it.text for it in items])
+
+    monkeypatch.setattr(M, "fill_columns", reference_columns)
     assert [s.summarize(r) for r in reqs] == new
 
 

@@ -10,7 +10,10 @@ sampled, shuffled, and taken round-robin across sections until the room is used.
 What a text offers does not depend on the summary it ends up in, so each distinct event
 text is read once (:class:`CandidateIndex`: its paths and sentences as arrays, with their
 section) and a summary only concatenates the arrays of the events it reads, drops what
-overlaps a label there (rare), and materialises the few candidates it samples.
+overlaps a label there (rare), and materialises the few candidates it samples. Every
+candidate text has a number (equal texts, equal numbers), so the round robin runs over
+numbers, compiled (:mod:`workbench.summarize.take_nb`), and a summary's filler comes out as
+columns (:func:`fill_columns`), not one object per line.
 :func:`reference_fill` is the same selection written plainly (every summary rescans its
 events); the tests hold :func:`fill` to it, item for item.
 
@@ -27,8 +30,9 @@ events); the tests hold :func:`fill` to it, item for item.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 
 import numpy as np
 
@@ -48,6 +52,7 @@ CANDIDATES_MAX = 400   # per section, sampled first (spans can hold thousands of
 SCAN_FACTOR = 20       # filler reads at most ~20x the summary's room in span text ...
 SCAN_MIN_CHARS = 200_000  # ... but never less than this
 SHORT_NEEDLE = 8       # label strings shorter than this only count as whole tokens
+FEW_NEEDLES = 16       # up to this many label strings are searched one by one, not by automaton
 _SURROGATE = re.compile("[\ud800-\udfff]")  # (the automaton takes valid UTF-8 only)
 
 # candidate sections in the order their random draws are made, and the round-robin order
@@ -102,23 +107,6 @@ def sentence_section(piece: str, kind: str, role: str) -> str:
     if DECISION_RE.search(piece) and kind in ("message", "reasoning"):
         return "facts"
     return "solving"
-
-
-def scan_subset(rng, events: Sequence[SpanEvent], room: int, keep: tuple) -> list[SpanEvent]:
-    """The events filler is drawn from: all of them, or for a span with far more text
-    than the summary can hold, a random subset with ~``SCAN_FACTOR`` x the room in text
-    (plus the first request and the last reply), so the cost follows the summary size,
-    not the span size."""
-    limit = max(SCAN_MIN_CHARS, SCAN_FACTOR * room)
-    lengths = np.fromiter(map(len, [ev.text for ev in events]), dtype=np.int64, count=len(events))
-    if int(lengths.sum()) <= limit:
-        return list(events)
-    # events in a random order, taken while the text taken before each is under the limit
-    order = rng.permutation(len(events))
-    taken_before = np.cumsum(lengths[order])[:-1]
-    chosen = order[:1 + int(np.searchsorted(taken_before, limit, side="left"))]
-    idx = set(chosen.tolist()) | {i for i, ev in enumerate(events) if ev.seq in keep}
-    return [events[i] for i in sorted(idx)]
 
 
 def _ends(events: Sequence[SpanEvent]) -> tuple[int | None, int | None]:
@@ -220,18 +208,21 @@ def reference_fill(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles
 
 
 class TextCandidates:
-    """What one event text offers: its paths and its sentences (arrays), lines on demand."""
+    """What one event text offers: its paths and its sentences (arrays), lines on demand.
+    Every candidate's text (a line, or a path in backticks) is numbered by ``numbers``
+    (equal texts, equal numbers: the filler skips a repeat by its number)."""
 
-    __slots__ = ("text", "path_start", "path_end", "path_id", "path_len", "sent_start",
-                 "sent_end", "sent_section", "sent_len", "lines")
+    __slots__ = ("text", "path_start", "path_end", "path_tid", "path_len", "sent_start",
+                 "sent_end", "sent_section", "sent_len", "sent_tid", "lines")
 
-    def __init__(self, text: str, kind: str, role: str, max_chars: int, path_ids: dict[str, int]):
+    def __init__(self, text: str, kind: str, role: str, max_chars: int,
+                 numbers: Callable[[list[str]], list[int]]):
         self.text = text
-        ps, pe, pid = [], [], []
+        ps, pe, paths = [], [], []
         for m in PATH_RE.finditer(text):
             ps.append(m.start())
             pe.append(m.end())
-            pid.append(path_ids.setdefault(m.group(0), len(path_ids)))
+            paths.append(f"`{m.group(0)}`")
         ss, se, sc, self.lines = [], [], [], []
         for a, b in iter_sentences(text, min_chars=20):
             piece = text[a:b]
@@ -242,14 +233,19 @@ class TextCandidates:
             sc.append(_CODE[sentence_section(piece, kind, role)])
             self.lines.append(clip(one_line(piece), max_chars))
         self.path_start, self.path_end = np.array(ps, np.int64), np.array(pe, np.int64)
-        self.path_id = np.array(pid, np.int64)
+        self.path_tid = np.array(numbers(paths), np.int64)
         self.sent_start, self.sent_end = np.array(ss, np.int64), np.array(se, np.int64)
         self.sent_section = np.array(sc, np.int8)
+        self.sent_tid = np.array(numbers(self.lines), np.int64)
         self.path_len = self.path_end - self.path_start + 2  # the path in backticks
         self.sent_len = np.array([len(x) for x in self.lines], np.int64)
 
     def path_text(self, k: int) -> str:
         return f"`{self.text[self.path_start[k]:self.path_end[k]]}`"
+
+
+_EVENT_KEY = attrgetter("text", "kind", "role")
+_TEXT, _SEQ = attrgetter("text"), attrgetter("seq")
 
 
 class CandidateIndex:
@@ -265,9 +261,11 @@ class CandidateIndex:
     def _clear(self) -> None:
         self._by_text: dict[tuple[str, str, str], int] = {}
         self.recs: list[TextCandidates] = []
-        self.path_ids: dict[str, int] = {}
-        self.sent = _Flat(("start", "end", "section", "length"), (np.int64, np.int64, np.int8, np.int64))
-        self.path = _Flat(("start", "end", "id", "length"), (np.int64,) * 4)
+        self.text_ids: dict[str, int] = {}  # a candidate's text -> its number (see TextCandidates)
+        self._id_texts: list[str] = []
+        cols = ("start", "end", "section", "length", "tid")
+        self.sent = _Flat(cols, (np.int64, np.int64, np.int8, np.int64, np.int64))
+        self.path = _Flat(cols, (np.int64, np.int64, np.int8, np.int64, np.int64))
 
     def reserve(self, n: int) -> None:
         """Room for ``n`` more texts: past the limit the index starts afresh (before a summary
@@ -276,15 +274,44 @@ class CandidateIndex:
             self._clear()
 
     def text_id(self, ev: SpanEvent) -> int:
-        key = (ev.text, ev.kind, ev.role)
-        hit = self._by_text.get(key)
+        return self.text_ids_of([ev])[0]
+
+    def text_ids_of(self, events: Sequence[SpanEvent]) -> list[int]:
+        """The text id of every event (texts first seen are read here, in event order)."""
+        keys = list(map(_EVENT_KEY, events))
+        hits = list(map(self._by_text.get, keys))
+        if None in hits:
+            for j, key in enumerate(keys):
+                if hits[j] is None:
+                    hits[j] = self._add(key)
+        return hits
+
+    def _add(self, key: tuple[str, str, str]) -> int:
+        hit = self._by_text.get(key)  # (a text met twice in one batch)
         if hit is None:
-            rec = TextCandidates(ev.text, ev.kind, ev.role, self.max_chars, self.path_ids)
+            rec = TextCandidates(*key, self.max_chars, self._numbers)
             hit = self._by_text[key] = len(self.recs)
             self.recs.append(rec)
-            self.sent.add(rec.sent_start, rec.sent_end, rec.sent_section, rec.sent_len)
-            self.path.add(rec.path_start, rec.path_end, rec.path_id, rec.path_len)
+            no_section = np.zeros(len(rec.path_start), np.int8)
+            self.sent.add(rec.sent_start, rec.sent_end, rec.sent_section, rec.sent_len, rec.sent_tid)
+            self.path.add(rec.path_start, rec.path_end, no_section, rec.path_len, rec.path_tid)
         return hit
+
+    def _numbers(self, texts: list[str]) -> list[int]:
+        """The number of each text (a text met first is numbered here)."""
+        hits = list(map(self.text_ids.get, texts))
+        if None in hits:
+            ids, names = self.text_ids, self._id_texts
+            for j, text in enumerate(texts):
+                if hits[j] is None:
+                    hits[j] = ids.setdefault(text, len(names))
+                    if hits[j] == len(names):
+                        names.append(text)
+        return hits
+
+    def texts_of(self, tids: list[int]) -> list[str]:
+        """The candidate texts numbered ``tids``."""
+        return list(map(self._id_texts.__getitem__, tids))
 
 
 class _Flat:
@@ -317,13 +344,14 @@ class _Flat:
         self.texts += 1
 
     def gather(self, tids: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(position, event, local)`` of every candidate of texts ``tids`` (one text per
-        event, in event order): the flat position, the event's index, the index in its text."""
+        """``(position, event, first)`` of every candidate of texts ``tids`` (one text per
+        event, in event order): the flat position, the event's index, and each event's first
+        slot in the gathered order."""
         counts = self.count[tids]
         event = np.repeat(np.arange(len(tids)), counts)
-        first = np.cumsum(counts) - counts  # each event's first slot in the gathered order
+        first = np.cumsum(counts) - counts
         local = np.arange(int(counts.sum())) - first[event]
-        return self.offset[tids][event] + local, event, local
+        return self.offset[tids][event] + local, event, first
 
 
 _INDEXES: dict[int, CandidateIndex] = {}
@@ -345,142 +373,174 @@ def _overlaps(starts: np.ndarray, ends: np.ndarray, spans: list[tuple[int, int]]
     return hit
 
 
-def _guard_regions(events: Sequence[SpanEvent], needles: Iterable[str]) -> dict[str, list[tuple[int, int]]]:
-    """Label-string occurrences per distinct text of ``events`` (texts without one are left
-    out): one automaton over the needles, one pass over the distinct texts joined by NUL."""
+def _has_surrogate(text: str) -> bool:
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # (only a lone surrogate cannot be encoded)
+        return True
+    return False
+
+
+def _guard_regions(texts: list[str], needles: Iterable[str]) -> dict[str, list[tuple[int, int]]]:
+    """Label-string occurrences per distinct text of ``texts`` (texts without one are left
+    out), found in the distinct texts joined by NUL: needle by needle (a fast substring
+    search each) for a few needles, else in one pass of an automaton over them all."""
     guard = Guard(needles)
     if not guard.needles:
         return {}
-    texts = list(dict.fromkeys(ev.text for ev in events))
+    texts = list(dict.fromkeys(texts))
     blob = "\x00".join(texts)
-    if any("\x00" in n for n in guard.needles) or not blob.isascii() and _SURROGATE.search(blob):
+    if any("\x00" in n for n in guard.needles) or _has_surrogate(blob):
         found = {t: guard.regions(t) for t in texts}  # the plain search
         return {t: r for t, r in found.items() if r}
-    from ahocorasick_rs import AhoCorasick
+    if len(guard.needles) <= FEW_NEEDLES:  # (building an automaton costs more than a few scans)
+        found = []
+        for k, needle in enumerate(guard.needles):
+            i = blob.find(needle)
+            while i >= 0:
+                found.append((k, i, i + len(needle)))
+                i = blob.find(needle, i + 1)
+    else:
+        from ahocorasick_rs import AhoCorasick
 
-    starts = np.cumsum([0] + [len(t) + 1 for t in texts[:-1]])
+        found = AhoCorasick(guard.needles).find_matches_as_indexes(blob, overlapping=True)
+    if not found:
+        return {}
+    hits = np.array(found, dtype=np.int64).reshape(-1, 3)
+    sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1
+    starts = np.cumsum(sizes) - sizes
+    t_of = np.searchsorted(starts, hits[:, 1], side="right") - 1
     out: dict[str, list[tuple[int, int]]] = {}
-    for k, i, j in AhoCorasick(guard.needles).find_matches_as_indexes(blob, overlapping=True):
-        t = int(np.searchsorted(starts, i, side="right")) - 1
-        text, base = texts[t], int(starts[t])
+    for (k, i, j), t, base in zip(hits.tolist(), t_of.tolist(), starts[t_of].tolist(), strict=True):
+        text = texts[t]
         if whole_token(text, guard.needles[k], i - base, j - base):
             out.setdefault(text, []).append((i - base, j - base))
     return out
+
+
+def _subset_rows(rng, events: Sequence[SpanEvent], room: int, keep: tuple) -> np.ndarray | None:
+    """:func:`scan_subset` as the sorted indexes of the events it keeps (None: all of them)."""
+    limit = max(SCAN_MIN_CHARS, SCAN_FACTOR * room)
+    lengths = np.fromiter(map(len, map(_TEXT, events)), dtype=np.int64, count=len(events))
+    if int(lengths.sum()) <= limit:
+        return None
+    order = rng.permutation(len(events))
+    taken_before = np.cumsum(lengths[order])[:-1]
+    chosen = order[:1 + int(np.searchsorted(taken_before, limit, side="left"))]
+    seqs = np.fromiter(map(_SEQ, events), dtype=np.int64, count=len(events))
+    kept = np.flatnonzero(np.isin(seqs, [k for k in keep if k is not None]))
+    return np.union1d(chosen, kept)
+
+
+def scan_subset(rng, events: Sequence[SpanEvent], room: int, keep: tuple) -> list[SpanEvent]:
+    """The events filler is drawn from: all of them, or for a span with far more text
+    than the summary can hold, a random subset with ~``SCAN_FACTOR`` x the room in text
+    (plus the first request and the last reply), so the cost follows the summary size,
+    not the span size."""
+    rows = _subset_rows(rng, events, room, keep)
+    return list(events) if rows is None else [events[i] for i in rows.tolist()]
+
+
+@dataclass
+class FillerColumns:
+    """The filler a summary takes, in the order taken: section, source position, text."""
+
+    section: list[str]
+    seq: list[int]
+    start: list[int]
+    text: list[str]
+
+    def items(self) -> list[Item]:
+        return [Item(s, (q, a), t) for s, q, a, t in zip(self.section, self.seq, self.start, self.text,
+                                                          strict=True)]
+
+
+_NO_FILLER = FillerColumns([], [], [], [])
 
 
 def fill(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: Iterable[str], room: int,
          present: set[str], titles: dict, max_item_chars: int = 240,
          index: CandidateIndex | None = None) -> list[Item]:
     """:func:`reference_fill`'s selection from precomputed per-text candidates."""
+    return fill_columns(rng, events, spans_by_seq, needles, room, present, titles, max_item_chars,
+                        index).items()
+
+
+def fill_columns(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: Iterable[str], room: int,
+                 present: set[str], titles: dict, max_item_chars: int = 240,
+                 index: CandidateIndex | None = None) -> FillerColumns:
+    """:func:`fill` as columns (no object per item)."""
     if room <= 0:
-        return []
+        return _NO_FILLER
     index = index or candidate_index(max_item_chars)
     first_user, last_assistant = _ends(events)
-    subset = scan_subset(rng, events, room, (first_user, last_assistant))
-    guarded = _guard_regions(subset, needles)
+    rows = _subset_rows(rng, events, room, (first_user, last_assistant))
+    subset = events if rows is None else list(map(events.__getitem__, rows.tolist()))
+    texts = list(map(_TEXT, subset))
+    guarded = _guard_regions(texts, needles)
     index.reserve(len(subset))
-    tids = np.fromiter((index.text_id(ev) for ev in subset), dtype=np.int64, count=len(subset))
-    recs = [index.recs[t] for t in tids.tolist()]
+    tids = np.array(index.text_ids_of(subset), dtype=np.int64)
     # every candidate of the subset in source order, gathered at once; then, only in events that
     # hold a label or a label's text, those overlapping one are left out
-    s_pos, s_ev, s_k = index.sent.gather(tids)
-    p_pos, p_ev, p_k = index.path.gather(tids)
+    s_pos, s_ev, s_first = index.sent.gather(tids)
+    p_pos, p_ev, p_first = index.path.gather(tids)
     s_sec = index.sent.cols["section"][s_pos]
     s_keep = np.ones(len(s_pos), dtype=bool)
     p_keep = np.ones(len(p_pos), dtype=bool)
-    s_first = np.cumsum(index.sent.count[tids]) - index.sent.count[tids]
-    p_first = np.cumsum(index.path.count[tids]) - index.path.count[tids]
+    seqs = np.fromiter(map(_SEQ, subset), dtype=np.int64, count=len(subset))
     ends = {first_user: _CODE["intent"], last_assistant: _CODE["current"]}
-    for j, ev in enumerate(subset):
-        spans = spans_by_seq.get(ev.seq)
-        regions = guarded.get(ev.text)
+    marked = np.isin(seqs, [s for s in (*spans_by_seq, *ends) if s is not None])
+    if guarded:
+        marked |= np.fromiter(map(guarded.__contains__, texts), dtype=bool, count=len(texts))
+    for j in np.flatnonzero(marked).tolist():
+        seq, rec = int(seqs[j]), index.recs[tids[j]]
+        spans = spans_by_seq.get(seq)
+        regions = guarded.get(texts[j])
         if spans or regions:
             spans = [(x, y) for x, y, _ in spans or ()] + (regions or [])
-            rec = recs[j]
             a = s_first[j]
             s_keep[a:a + len(rec.sent_start)] = ~_overlaps(rec.sent_start, rec.sent_end, spans)
             a = p_first[j]
             p_keep[a:a + len(rec.path_start)] = ~_overlaps(rec.path_start, rec.path_end, spans)
-        if ev.seq in ends:  # the first request / the last reply: all of it is intent / current
+        if seq in ends:  # the first request / the last reply: all of it is intent / current
             a = s_first[j]
-            s_sec[a:a + len(recs[j].sent_start)] = ends[ev.seq]
-    s_len = index.sent.cols["length"][s_pos[s_keep]]
-    p_len = index.path.cols["length"][p_pos[p_keep]]
-    path_ids = index.path.cols["id"][p_pos[p_keep]]
-    s_sec = s_sec[s_keep]
-    sent = _Candidates(recs, s_ev[s_keep], s_k[s_keep], s_len, "sent")
-    path = _Candidates(recs, p_ev[p_keep], p_k[p_keep], p_len, "path")
+            s_sec[a:a + len(rec.sent_start)] = ends[seq]
+    s_pos, s_ev, s_sec = s_pos[s_keep], s_ev[s_keep], s_sec[s_keep]
+    p_pos, p_ev = p_pos[p_keep], p_ev[p_keep]
+    p_tid = index.path.cols["tid"][p_pos]
     cands: dict[str, np.ndarray] = {}
     for name in DRAW_ORDER:
         if name == "files":
             # a path counts once, at its first occurrence that touches no label
-            _, first = np.unique(path_ids, return_index=True)
+            _, first = np.unique(p_tid, return_index=True)
             first.sort()
             cands[name] = first
         else:
             cands[name] = np.flatnonzero(s_sec == _CODE[name])
     queues = _draw(rng, cands)
+    # the queues end to end in round-robin order: each candidate's cost, text number, source
+    sec_order = [name for name in FILL_ORDER if len(queues[name])]
+    flat, at, ev = [], [], []
+    for name in sec_order:
+        f, pos, evs = (index.path, p_pos, p_ev) if name == "files" else (index.sent, s_pos, s_ev)
+        flat.append(f)
+        at.append(pos[queues[name]])
+        ev.append(evs[queues[name]])
+    if not sec_order:
+        return _NO_FILLER
+    sizes = np.array([len(x) for x in at], np.int64)
+    bounds = np.concatenate([[0], np.cumsum(sizes)])
+    col = {c: np.concatenate([f.cols[c][x] for f, x in zip(flat, at, strict=True)]) for c in ("length", "tid", "start")}
+    heading = np.array([len(titles[name]) + 7 for name in sec_order], np.int64)
+    had = np.array([name in present for name in sec_order], dtype=np.bool_)
+    from workbench.summarize.take_nb import take_nb
 
-    seqs = [ev.seq for ev in subset]
-    starts = {"sent": index.sent.cols["start"][s_pos[s_keep]], "path": index.path.cols["start"][p_pos[p_keep]]}
-    return _take_arrays(queues, {s: (path if s == "files" else sent) for s in queues}, seqs, starts, room,
-                        present, titles)
+    taken = take_nb(col["length"] + 3, col["tid"], bounds, heading, had, room, len(index.text_ids))
+    present.update(name for name, h in zip(sec_order, had.tolist(), strict=True) if h)
+    sec_of = np.searchsorted(bounds, taken, side="right") - 1
+    return FillerColumns([sec_order[k] for k in sec_of.tolist()], seqs[np.concatenate(ev)[taken]].tolist(),
+                         col["start"][taken].tolist(), index.texts_of(col["tid"][taken].tolist()))
 
 
-class _Candidates:
-    """The candidates of one kind (sentences or paths) of a summary's events, concatenated."""
-
-    def __init__(self, recs: list[TextCandidates], ev: np.ndarray, local: np.ndarray, lengths: np.ndarray,
-                 kind: str):
-        self.recs, self.kind = recs, kind
-        self.ev, self.k, self.length = ev, local, lengths
-
-    def text_at(self, ev: int, k: int) -> str:
-        """The text of candidate ``k`` of event ``ev`` (the event's index in the summary)."""
-        rec = self.recs[ev]
-        return rec.path_text(k) if self.kind == "path" else rec.lines[k]
-
-
-def _take_arrays(queues: dict[str, np.ndarray], cands: dict[str, _Candidates], seqs: list[int],
-                 starts: dict[str, np.ndarray], room: int, present: set[str], titles: dict) -> list[Item]:
-    """:func:`_take` with the candidates' lengths known: a text is read only when the
-    candidate fits the room (each queue's events, texts and starts as lists, read once)."""
-    out: list[Item] = []
-    seen_text: set[str] = set()
-    qs = {s: q.tolist() for s, q in queues.items()}
-    costs = {s: cands[s].length[q] + 3 for s, q in queues.items()}
-    lens = {s: c.tolist() for s, c in costs.items()}
-    evs = {s: cands[s].ev[q].tolist() for s, q in queues.items()}
-    ks = {s: cands[s].k[q].tolist() for s, q in queues.items()}
-    heads = {s: 0 for s in queues}
-    active = [s for s in FILL_ORDER if qs[s]]
-    while active and room > 0:
-        nxt = []
-        for sec_name in active:
-            q, cost, h = qs[sec_name], lens[sec_name], heads[sec_name]
-            c, ev, ks_ = cands[sec_name], evs[sec_name], ks[sec_name]
-            heading = 0 if sec_name in present else len(titles[sec_name]) + 7
-            while h < len(q):
-                h += 1
-                if cost[h - 1] + heading > room:
-                    # the room only shrinks: every candidate passed over here is passed over for
-                    # good, so jump to the next that fits (an array search, not a step each)
-                    fits = np.flatnonzero(costs[sec_name][h:] <= room - heading)
-                    if not len(fits):
-                        h = len(q)
-                        break
-                    h += int(fits[0]) + 1
-                text = c.text_at(ev[h - 1], ks_[h - 1])
-                if text in seen_text:
-                    continue
-                start = int(starts[c.kind][q[h - 1]])
-                out.append(Item(sec_name, (seqs[ev[h - 1]], start), text))
-                present.add(sec_name)
-                seen_text.add(text)
-                room -= cost[h - 1] + heading
-                break
-            heads[sec_name] = h
-            if h < len(q):
-                nxt.append(sec_name)
-        active = nxt
-    return out

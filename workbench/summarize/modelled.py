@@ -67,16 +67,17 @@ True
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable
+from operator import attrgetter, methodcaller
 
 import numpy as np
 
 from workbench.summarize.base import (
     CHARS_PER_TOKEN,
     STATUS_OK,
-    SpanEvent,
     SpanLabel,
     SummarizerConfigError,
     SummaryRequest,
@@ -99,7 +100,7 @@ from workbench.summarize.decisions import (
     SummaryDecisions,
     draw_label_decisions,
 )
-from workbench.summarize.filler import ERROR_RE, fill
+from workbench.summarize.filler import ERROR_RE, fill_columns
 from workbench.summarize.filler import Item as _Item
 
 HALLUCINATED = "\x00hallucinated"  # the marker leak's target when it wraps the hallucinated string
@@ -128,6 +129,10 @@ _HEADERS = {
 }
 
 _WS_RE = re.compile(r"\s+")
+_SECTION_PLACE = {name: i for i, name in enumerate(SECTIONS)}
+_JOINED = ("intent", "current")  # sections written as one paragraph
+_FENCED = methodcaller("startswith", "```")
+_SEQ, _TEXT, _KIND = attrgetter("seq"), attrgetter("text"), attrgetter("kind")
 
 
 def _needle_pattern(needle: str) -> str:
@@ -148,12 +153,15 @@ def _snippet(text: str, start: int, end: int, limit: int) -> tuple[str, int, int
     """A readable piece of ``text`` containing ``[start:end]`` whole: the sentence when it
     is short enough, else a window on the span's line(s). Returns ``(piece, s, e)`` with
     ``piece[s:e] == text[start:end]``."""
-    for a, b in iter_sentences(text):
+    # (only the sentences of start's own line can hold it: an earlier line's end before it)
+    left = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", start)
+    for a, b in iter_sentences(text[left:len(text) if line_end < 0 else line_end]):
+        a, b = a + left, b + left
         if a <= start and end <= b and b - a <= limit:
             return text[a:b], start - a, end - a
         if a > start:
             break
-    left = text.rfind("\n", 0, start) + 1
     right = text.find("\n", end)
     right = len(text) if right < 0 else right
     room = max(0, limit - (end - start)) // 2
@@ -268,8 +276,12 @@ class ModelledSummarizer:
     def write(self, request: SummaryRequest, decisions: SummaryDecisions) -> SummaryResult:
         """The summary's text, written from ``decisions`` alone (and the span's own text)."""
         req, dec = request, decisions
-        texts = {ev.seq: ev.text for ev in req.events}
-        kinds = {ev.seq: ev.kind for ev in req.events}
+        if dec.labels.labels:  # (the events by seq: read only where a label points)
+            seqs = list(map(_SEQ, req.events))
+            texts = dict(zip(seqs, map(_TEXT, req.events), strict=True))
+            kinds = dict(zip(seqs, map(_KIND, req.events), strict=True))
+        else:
+            texts = kinds = {}
         spans_by_seq: dict[int, list[tuple[int, int, str]]] = {}
         for lb in dec.labels.labels:
             spans_by_seq.setdefault(lb.seq, []).append((lb.start, lb.end, lb.label_id))
@@ -320,20 +332,30 @@ class ModelledSummarizer:
                             if "\n" not in m["text"] else "Left this placeholder in the config:\n{w}")
                 items.append(_Item("files", (req.to_seq + 1, 1), template.format(w=m["text"])))
             diag["marker_leaks"].append({k: v for k, v in m.items() if k not in ("replaces", "target")})
-        carried = [_Item(section, (-1, i), unit) for section, i, unit in dec.carried]
-        items.extend(carried)
+        # the summary's lines as columns (section, source position, text), in the order written:
+        # the labels' lines, the carried lines, then the filler
+        sections = [it.section for it in items]
+        keys = [it.key for it in items]
+        lines = [it.text for it in items]
+        if dec.carried:
+            carried_sections, carried_at, carried_lines = zip(*dec.carried, strict=True)
+            sections.extend(carried_sections)
+            keys.extend(zip([-1] * len(carried_at), carried_at, strict=True))
+            lines.extend(carried_lines)
 
         # ---- filler from the span's own sentences, up to the target size
         budget = int(req.target_tokens * self.chars_per_token)
-        used = len(self._render(req, items))
-        present = {it.section for it in items}
+        used = self._rendered_size(req, sections, lines)
+        present = set(sections)
         rng = np.random.Generator(np.random.PCG64(0))  # (its state is replaced: no entropy drawn)
         rng.bit_generator.state = dec.filler_state
-        filler = self._filler(rng, req.events, spans_by_seq, needles, budget - used, present,
-                              _TITLES[req.purpose])
-        items.extend(filler)
+        filler = fill_columns(rng, req.events, spans_by_seq, needles, budget - used, present,
+                              _TITLES[req.purpose], self.max_item_chars)
+        sections.extend(filler.section)
+        keys.extend(zip(filler.seq, filler.start, strict=True))
+        lines.extend(filler.text)
 
-        text = self._render(req, items)
+        text = self._render(req, sections, keys, lines)
         if self.tokenizer:
             from workbench.tokens.tokenizers import count_text
 
@@ -344,7 +366,7 @@ class ModelledSummarizer:
         diag["incidental_facts"] = [lb.label_id for lb in dec.labels.labels
                                     if lb.label_id in dropped and _mentions(text, lb.value)]
         diag.update(tokens=tokens, target_chars=budget, over_budget=len(text) > budget,
-                    filler_items=len(filler), carried_lines=len(carried))
+                    filler_items=len(filler.text), carried_lines=len(dec.carried))
         return SummaryResult(text=text, backend=self.name, retained=dec.retained(), diagnostics=diag)
 
     def keep_probability_of(self, lb: SpanLabel, req: SummaryRequest) -> float:
@@ -440,16 +462,38 @@ class ModelledSummarizer:
         """The lines of ``previous`` carried forward: ``(section, index, line)``."""
         if not previous:
             return []
-        out: list[tuple[str, int, str]] = []
+        units, task_units = self._units(previous)
+        # one draw per unit, in order (drawn at once: the same numbers as one by one); a kept
+        # unit is carried while the room allows (a later, shorter one may still fit)
+        kept = rng.random(len(units)) < self.p_retain_fact
+        if task_units:  # a task-state checkpoint's lines: carried whole, every time
+            kept[sorted(task_units)] = False
+        costs = np.fromiter(map(len, units), dtype=np.int64, count=len(units)) + 3
+        out: list[tuple[str, int, str]] = [("task", i, units[i]) for i in task_units]
         used = 0
+        for i, cost in zip(np.flatnonzero(kept).tolist(), costs[kept].tolist(), strict=True):
+            if used + cost <= limit:
+                out.append(("earlier", i, units[i]))
+                used += cost
+        if task_units:
+            out.sort(key=lambda row: row[1])
+        return out
+
+    def _units(self, previous: str) -> tuple[list[str], set[int]]:
+        """The units of ``previous`` a summary can carry (its lines without the ``- ``, a fenced
+        block whole; headings and blank lines are none), and which are under a task-state
+        heading."""
+        task_headings = {f"### {t['task']}" for t in _TITLES.values()}
+        lines = previous.split("\n")
+        if "```" not in previous and not (self.task_state and any(h in previous for h in task_headings)):
+            return [x.removeprefix("- ").strip() for x in map(str.strip, lines) if x and x[0] != "#"], set()
         in_fence = False
         block: list[str] = []
         units: list[str] = []
-        task_units: set[int] = set()  # a task-state checkpoint's lines: carried whole, every time
-        task_headings = {f"### {t['task']}" for t in _TITLES.values()}
+        task_units: set[int] = set()
         in_task = False
-        for line in previous.split("\n"):  # keep fenced blocks whole
-            stripped = line.strip()  # (once per line: a previous summary has hundreds)
+        for line in lines:  # keep fenced blocks whole
+            stripped = line.strip()
             if stripped.startswith("```"):
                 block.append(line)
                 if in_fence:
@@ -467,37 +511,45 @@ class ModelledSummarizer:
                 units.append(stripped.removeprefix("- ").strip())
         if block:
             units.append("\n".join(block))
-        # one draw per unit, in order (drawn at once: the same numbers as one by one)
-        for i, (unit, u) in enumerate(zip(units, rng.random(len(units)).tolist(), strict=True)):
-            if i in task_units:
-                out.append(("task", i, unit))
-                continue
-            keep = u < self.p_retain_fact
-            if keep and used + len(unit) + 3 <= limit:
-                out.append(("earlier", i, unit))
-                used += len(unit) + 3
-        return out
+        return units, task_units
 
-    def _filler(self, rng, events: tuple[SpanEvent, ...], spans_by_seq: dict,
-                needles: list[str], room: int, present: set[str], titles: dict) -> list[_Item]:
-        return fill(rng, events, spans_by_seq, needles, room, present, titles, self.max_item_chars)
+    @staticmethod
+    @staticmethod
+    def _rendered_size(req: SummaryRequest, sections: list[str], lines: list[str]) -> int:
+        """``len(self._render(req, sections, keys, lines))``, counted, not written: the header,
+        per section its title, each line and its line break, and ``- `` before each line of a
+        bulleted section (all but a fenced block)."""
+        titles = _TITLES[req.purpose]
+        size = len(_HEADERS[req.purpose].format(a=req.from_seq, b=req.to_seq)) + 1
+        size += sum(2 + len(f"### {titles[name]}") for name in set(sections))
+        size += sum(map(len, lines)) + len(lines)
+        bulleted = len(lines) - sum(map(sections.count, _JOINED))
+        if any(map(_FENCED, lines)):
+            bulleted -= sum(1 for name, line in zip(sections, lines, strict=True)
+                            if name not in _JOINED and line.startswith("```"))
+        return size + 2 * bulleted
 
-    def _render(self, req: SummaryRequest, items: list[_Item]) -> str:
+    @staticmethod
+    def _render(req: SummaryRequest, sections: list[str], keys: list[tuple[int, int]], lines: list[str]) -> str:
+        """The summary: the header, then per section (in :data:`SECTIONS` order) its title and
+        its lines by source position (``keys``; equal positions in the order given)."""
         titles = _TITLES[req.purpose]
         parts = [_HEADERS[req.purpose].format(a=req.from_seq, b=req.to_seq)]
-        by_section: dict[str, list[_Item]] = {}
-        for it in items:  # (one pass over the items, not one per section)
-            by_section.setdefault(it.section, []).append(it)
-        for sec_name in SECTIONS:
-            sec_items = sorted(by_section.get(sec_name, ()), key=lambda it: it.key)
-            if not sec_items:
-                continue
-            lines = [f"### {titles[sec_name]}"]
-            if sec_name in ("intent", "current"):
-                lines.append(" ".join(it.text for it in sec_items))
-            else:
-                # multi-line items are not re-indented: a copied key must stay verbatim
-                lines.extend(it.text if it.text.startswith("```") else "- " + it.text
-                             for it in sec_items)
-            parts.append("\n".join(lines))
+        if lines:
+            place = np.fromiter(map(_SECTION_PLACE.__getitem__, sections), dtype=np.int64, count=len(sections))
+            at = np.array(keys, dtype=np.int64).reshape(-1, 2)
+            order = np.lexsort((at[:, 1], at[:, 0], place))  # (a stable sort)
+            place = place[order]
+            cuts = [0, *(np.flatnonzero(place[1:] != place[:-1]) + 1).tolist(), len(order)]
+            ordered = list(map(lines.__getitem__, order.tolist()))
+            for a, b in itertools.pairwise(cuts):
+                sec_name, sec_lines = SECTIONS[place[a]], ordered[a:b]
+                if sec_name in _JOINED:
+                    body = " ".join(sec_lines)
+                elif any(map(_FENCED, sec_lines)):
+                    # multi-line items are not re-indented: a copied key must stay verbatim
+                    body = "\n".join(x if x.startswith("```") else "- " + x for x in sec_lines)
+                else:
+                    body = "- " + "\n- ".join(sec_lines)
+                parts.append(f"### {titles[sec_name]}\n{body}")
         return "\n\n".join(parts) + "\n"

@@ -1,0 +1,162 @@
+"""The modelled summarizer's writer as it was before its text was written from columns
+(items one object each, the summary rendered twice, the carried lines split one line at a
+time): the oracle the faster writer is held to, text and diagnostics alike
+(tests/summarize/test_modelled_write_oracle.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from workbench.summarize import modelled as M
+from workbench.summarize.base import STATUS_OK, approx_tokens
+from workbench.summarize.decisions import (
+    FACT_DROP,
+    FACT_KEEP,
+    FACT_PARAPHRASE,
+    NEGATIVE_KEEP,
+    SECRET_COPY,
+    SECRET_OMIT,
+    SECRET_PARTIAL,
+)
+from workbench.summarize.filler import Item, reference_fill
+
+
+def oracle_write(self: M.ModelledSummarizer, req, dec):
+    texts = {ev.seq: ev.text for ev in req.events}
+    kinds = {ev.seq: ev.kind for ev in req.events}
+    spans_by_seq: dict[int, list[tuple[int, int, str]]] = {}
+    for lb in dec.labels.labels:
+        spans_by_seq.setdefault(lb.seq, []).append((lb.start, lb.end, lb.label_id))
+    needles = [s for lb in dec.labels.labels for s in (lb.surface, lb.value)]
+    diag: dict = {
+        "status": STATUS_OK, "seed": self.seed, "target_tokens": req.target_tokens,
+        "retained_facts": [], "paraphrased_facts": [], "dropped_facts": [], "copied_secrets": [],
+        "partial_secrets": [], "omitted_secrets": [], "kept_negatives": [],
+        "hallucinated": 0, "hallucinated_secrets": [], "marker_leaks": [],
+    }
+    items: list[Item] = []
+    by_label: dict[str, Item] = {}
+    for lb, action, written in zip(dec.labels.labels, dec.labels.action.tolist(), dec.labels.written,
+                                   strict=True):
+        key = (lb.seq, lb.start)
+        if action == FACT_KEEP:
+            section = "task" if self.task_state and lb.kind == M.TASK_KIND else "facts"
+            items.append(Item(section, key, self._fact_line(lb, texts, spans_by_seq)))
+            diag["retained_facts"].append(lb.label_id)
+        elif action == FACT_PARAPHRASE:
+            items.append(Item("facts", key, self._fact_line(lb, texts, spans_by_seq, written=written)))
+            diag["paraphrased_facts"].append(lb.label_id)
+        elif action == FACT_DROP:
+            diag["dropped_facts"].append(lb.label_id)
+        elif action in (NEGATIVE_KEEP, SECRET_COPY, SECRET_PARTIAL):
+            shown = written + "\u2026" if action == SECRET_PARTIAL else written
+            line, _ = self._secret_line(lb, texts, spans_by_seq, shown)
+            item = by_label[lb.label_id] = Item(self._section_of(lb, kinds, line), key, line)
+            items.append(item)
+            diag[{NEGATIVE_KEEP: "kept_negatives", SECRET_COPY: "copied_secrets"}.get(action, "partial_secrets")
+                 ].append({"label_id": lb.label_id, "fragment": written} if action == SECRET_PARTIAL
+                          else lb.label_id)
+        elif action == SECRET_OMIT:
+            diag["omitted_secrets"].append(lb.label_id)
+    if dec.hallucinated is not None:
+        h = dec.hallucinated
+        item = by_label[M.HALLUCINATED] = Item("facts", (req.to_seq + 1, 0), h["sentence"])
+        items.append(item)
+        diag["hallucinated"] = 1
+        diag["hallucinated_secrets"].append({k: h[k] for k in ("format", "text", "value")})
+    if dec.marker is not None:
+        m = dec.marker
+        target = by_label.get(m["target"])
+        if target is not None:
+            target.text = target.text.replace(m["replaces"], m["text"], 1)
+        else:
+            template = ("Left the placeholder {w} in the config for the next run."
+                        if "\n" not in m["text"] else "Left this placeholder in the config:\n{w}")
+            items.append(Item("files", (req.to_seq + 1, 1), template.format(w=m["text"])))
+        diag["marker_leaks"].append({k: v for k, v in m.items() if k not in ("replaces", "target")})
+    carried = [Item(section, (-1, i), unit) for section, i, unit in dec.carried]
+    items.extend(carried)
+
+    budget = int(req.target_tokens * self.chars_per_token)
+    used = len(oracle_render(req, items))
+    present = {it.section for it in items}
+    rng = np.random.Generator(np.random.PCG64(0))
+    rng.bit_generator.state = dec.filler_state
+    filler = reference_fill(rng, req.events, spans_by_seq, needles, budget - used, present,
+                            M._TITLES[req.purpose], self.max_item_chars)
+    items.extend(filler)
+
+    text = oracle_render(req, items)
+    if self.tokenizer:
+        from workbench.tokens.tokenizers import count_text
+
+        tokens = count_text(text, self.tokenizer)
+    else:
+        tokens = approx_tokens(text, self.chars_per_token)
+    dropped = set(diag["dropped_facts"])
+    diag["incidental_facts"] = [lb.label_id for lb in dec.labels.labels
+                                if lb.label_id in dropped and M._mentions(text, lb.value)]
+    diag.update(tokens=tokens, target_chars=budget, over_budget=len(text) > budget,
+                filler_items=len(filler), carried_lines=len(carried))
+    return M.SummaryResult(text=text, backend=self.name, retained=dec.retained(), diagnostics=diag)
+
+
+def oracle_render(req, items: list[Item]) -> str:
+    titles = M._TITLES[req.purpose]
+    parts = [M._HEADERS[req.purpose].format(a=req.from_seq, b=req.to_seq)]
+    by_section: dict[str, list[Item]] = {}
+    for it in items:
+        by_section.setdefault(it.section, []).append(it)
+    for sec_name in M.SECTIONS:
+        sec_items = sorted(by_section.get(sec_name, ()), key=lambda it: it.key)
+        if not sec_items:
+            continue
+        lines = [f"### {titles[sec_name]}"]
+        if sec_name in ("intent", "current"):
+            lines.append(" ".join(it.text for it in sec_items))
+        else:
+            lines.extend(it.text if it.text.startswith("```") else "- " + it.text
+                         for it in sec_items)
+        parts.append("\n".join(lines))
+    return "\n\n".join(parts) + "\n"
+
+
+def oracle_carry(self: M.ModelledSummarizer, rng, previous: str | None, limit: int) -> list[tuple[str, int, str]]:
+    if not previous:
+        return []
+    out: list[tuple[str, int, str]] = []
+    used = 0
+    in_fence = False
+    block: list[str] = []
+    units: list[str] = []
+    task_units: set[int] = set()
+    task_headings = {f"### {t['task']}" for t in M._TITLES.values()}
+    in_task = False
+    for line in previous.split("\n"):
+        stripped = line.strip()
+        if stripped.startswith("```"):
+            block.append(line)
+            if in_fence:
+                units.append("\n".join(block))
+                block = []
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            block.append(line)
+        elif stripped.startswith("#"):
+            in_task = self.task_state and stripped in task_headings
+        elif stripped:
+            if in_task:
+                task_units.add(len(units))
+            units.append(stripped.removeprefix("- ").strip())
+    if block:
+        units.append("\n".join(block))
+    for i, (unit, u) in enumerate(zip(units, rng.random(len(units)).tolist(), strict=True)):
+        if i in task_units:
+            out.append(("task", i, unit))
+            continue
+        keep = u < self.p_retain_fact
+        if keep and used + len(unit) + 3 <= limit:
+            out.append(("earlier", i, unit))
+            used += len(unit) + 3
+    return out
