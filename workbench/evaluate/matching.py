@@ -150,10 +150,11 @@ class LeakScanner:
         self._text: Memo = Memo(20_000)  # a scan holds views of its text: fewer of them
         self._pair: Memo = Memo()
         self._line: Memo = Memo()
+        self._run: Memo = Memo()  # (encoding or escape, run) -> secrets in its decoding
 
     def forget(self) -> None:
         """Drop the remembered scans (keep the automaton)."""
-        for memo in (self._text, self._pair, self._line):
+        for memo in (self._text, self._pair, self._line, self._run):
             memo.clear()
 
     def leaks(self, text: str) -> frozenset[int]:
@@ -231,14 +232,57 @@ class LeakScanner:
         return frozenset(found)
 
     def _line_views(self, line: str) -> tuple[frozenset[int], str]:
-        """Secrets in the leak views of one line, and the line's line-joined view."""
+        """Secrets in the leak views of one line, and the line's line-joined view.
+
+        The views are ``harness.leak_views(line)``: the line, its normalised and line-joined
+        views, searched together, and the decoded texts of its normalised view
+        (``normalize.decoded_texts``), each a function of its escape or base64 / base32 /
+        hex run alone: a run's secrets are remembered by run (identifiers and paths recur on
+        many lines). :meth:`_line_views_by_leak_views` is the same from ``leak_views`` (the
+        oracle of the tests)."""
+        from workbench.redaction.harness import MIN_LEAK_RUN_BYTES
+        from workbench.redaction.normalize import (
+            _ESCAPE_RUNS,
+            BINARY_ENCODINGS,
+            ESCAPES,
+            _run_patterns,
+            decode_escapes,
+            join_lines,
+            normalize,
+        )
+
+        norm, _ = normalize(line)
+        joined = join_lines(norm)[0]
+        # NUL is in no fragment, so joined views match exactly as views one by one
+        found = self.index.keys_in(f"{line}\x00{norm}\x00{joined}" if norm != line else f"{line}\x00{joined}")
+        runs, index = self._run, self.index
+        more: set[int] = set()
+        for esc in ESCAPES:
+            if esc.possible(norm):
+                for m in _ESCAPE_RUNS[esc.name].finditer(norm):
+                    key = (esc.name, m.group())
+                    hit = runs.get(key)
+                    if hit is None:
+                        hit = runs.put(key, index.keys_in(decode_escapes(esc, key[1])[0]))
+                    more |= hit
+        for (name, _, decode), pattern in zip(BINARY_ENCODINGS, _run_patterns(MIN_LEAK_RUN_BYTES), strict=True):
+            for m in pattern.finditer(norm):
+                key = (name, m.group())
+                hit = runs.get(key)
+                if hit is None:
+                    raw = decode(key[1])
+                    hit = runs.put(key, index.keys_in(raw.decode("utf-8", "replace")) if raw else frozenset())
+                more |= hit
+        return self._line.put(line, (found | more if more else found, joined))
+
+    def _line_views_by_leak_views(self, line: str) -> tuple[frozenset[int], str]:
+        """:meth:`_line_views` from ``harness.leak_views`` itself (not remembered)."""
         from workbench.redaction.harness import leak_views
         from workbench.redaction.normalize import normalize
 
         views = leak_views(line)  # [line, normalised (when it differs), line-joined, decoded runs...]
         piece = views[1] if line.isascii() or normalize(line)[0] == line else views[2]
-        # NUL is in no fragment, so joined views match exactly as views one by one
-        return self._line.put(line, (self.index.keys_in("\x00".join(views)), piece))
+        return self.index.keys_in("\x00".join(views)), piece
 
 class JoinScan:
     """Keys of ``index`` found in ``sep.join(texts)``, texts added one at a time.
