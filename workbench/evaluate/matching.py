@@ -34,6 +34,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# every character a decoded run of the leak views may hold (normalize's base64 / base32 /
+# hex runs, percent, backslash and HTML escape runs, "=" padding): two of them meeting may join runs
+_RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-=.~!$&'()*,;:@?%\\#")
 MEMO_LIMIT = 200_000  # entries per memo before it starts afresh (a sweep worker lives long)
 
 
@@ -211,9 +214,11 @@ class LeakScanner:
                         joined[:len(joined) - len(pieces[-1])][-reach:] if reach else "",
                         raw_lines[0], raw_lines[-1], len(raw_lines))
 
-    def _scan_pair(self, a: str, b: str) -> frozenset[int]:
+    def _scan_pair(self, a: str, b: str, *, by_parts: bool = True) -> frozenset[int]:
         """``_scan(a + b)`` from the scans of ``a`` and ``b``: the views of the joined text
-        are theirs except near the junction and for the one line the junction glues."""
+        are theirs except near the junction and for the one line the junction glues
+        (``by_parts``: that line's views taken from its two parts' when they are theirs end
+        to end, :meth:`_glued_plainly`)."""
         index, reach = self.index, max(0, self.index.max_len - 1)
         sa, sb = self._scanned(a), self._scanned(b)
         found = set(sa.keys | sb.keys)
@@ -225,11 +230,40 @@ class LeakScanner:
         if sb.lines > 1 and glued.endswith("\r"):
             glued = glued[:-1]
         hit = self._line.get(glued)
+        if hit is None and by_parts:
+            hit = self._glued_plainly(sa.last, sb.first[:-1] if sb.lines > 1 and sb.first.endswith("\r")
+                                      else sb.first, glued)
         if hit is None:
             hit = self._line_views(glued)
         found |= hit[0]
         found |= index.keys_in(sa.before_last + hit[1] + sb.after_first)
         return frozenset(found)
+
+    def _glued_plainly(self, head: str, tail: str, glued: str) -> tuple[frozenset[int], str] | None:
+        """The line ``glued`` = ``head + tail`` (the last line of a text and the first of the
+        next, both scanned as lines) when its views hold nothing its parts' views and the
+        junction windows of :meth:`_scan_pair` do not: ``(frozenset(), its line-joined
+        view)``; None when that is not sure (then its views are scanned).
+
+        Normalising is per character, so the normalised view is the parts' end to end;
+        with no line break, real or escaped, the line-joined view is the normalised one;
+        with a character at the junction that no decoded run (base64 / base32 / hex, percent,
+        backslash or HTML escapes) can hold, every run lies in one part and is that part's
+        run; and each part's HTML references are decoded in the glued line only if they
+        are in the part alone (that escape is looked for only in a text with both ``&``
+        and ``;``). A match across the junction in the line or its normalised view is in
+        the junction windows; the line-joined view is searched whole by the caller."""
+        from workbench.redaction.normalize import normalize
+
+        if not head or not tail or glued != head + tail:
+            return None
+        norm_head, norm_tail = normalize(head)[0], normalize(tail)[0]
+        if not norm_head or not norm_tail or (norm_head[-1] in _RUN_CHARS and norm_tail[0] in _RUN_CHARS):
+            return None
+        norm = norm_head + norm_tail
+        if "\n" in norm or "\\n" in norm or ("&" in norm and not (";" in norm_head and ";" in norm_tail)):
+            return None
+        return frozenset(), norm
 
     def _line_views(self, line: str) -> tuple[frozenset[int], str]:
         """Secrets in the leak views of one line, and the line's line-joined view.
