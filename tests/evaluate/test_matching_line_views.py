@@ -117,9 +117,10 @@ def test_most_real_junctions_are_glued_from_their_parts(monkeypatch):
     ("split \\", "nAKIAQ7WE9RT2 z"),                                       # an escaped break made by the glue
     ("AKIAQ7WE9RT2YU4IO6PA\r", "\nx"), ("a\r\nAKIAQ7WE9RT2", "YU4IO6PA\r\nz"),
     ("\uff21KIAQ7WE9", "RT2YU4IO6PA"),
+    ("xx abcdefg\nhijk", " lm"),  # only the line-joined view of both texts holds a fragment
 ])
 def test_junctions_that_make_a_new_run_or_break(a, b):
-    scanner = LeakScanner([*SECRETS, "ABCDEFGHIJKL"])
+    scanner = LeakScanner([*SECRETS, "ABCDEFGHIJKL", "abcdefghijk lmnopqrstuvw"])
     fast = scanner._scan_pair(a, b)
     scanner.forget()
     assert fast == scanner._scan_pair(a, b, by_parts=False)

@@ -231,19 +231,27 @@ class LeakScanner:
             glued = glued[:-1]
         hit = self._line.get(glued)
         if hit is None and by_parts:
-            hit = self._glued_plainly(sa.last, sb.first[:-1] if sb.lines > 1 and sb.first.endswith("\r")
-                                      else sb.first, glued)
+            parts = self._glued_plainly(sa.last, sb.first[:-1] if sb.lines > 1 and sb.first.endswith("\r")
+                                        else sb.first, glued)
+            if parts is not None:
+                # the joined view around the junction: each side is the end / start of its
+                # text's joined view (searched whole in its scan), so only a match across
+                # the junction is new
+                if reach:
+                    found |= index.keys_in((sa.before_last + parts[0])[-reach:] + (parts[1] + sb.after_first)[:reach])
+                return frozenset(found)
         if hit is None:
             hit = self._line_views(glued)
         found |= hit[0]
         found |= index.keys_in(sa.before_last + hit[1] + sb.after_first)
         return frozenset(found)
 
-    def _glued_plainly(self, head: str, tail: str, glued: str) -> tuple[frozenset[int], str] | None:
+    def _glued_plainly(self, head: str, tail: str, glued: str) -> tuple[str, str] | None:
         """The line ``glued`` = ``head + tail`` (the last line of a text and the first of the
         next, both scanned as lines) when its views hold nothing its parts' views and the
-        junction windows of :meth:`_scan_pair` do not: ``(frozenset(), its line-joined
-        view)``; None when that is not sure (then its views are scanned).
+        junction windows of :meth:`_scan_pair` do not, and its line-joined view is its
+        parts' end to end: those two parts (``head``'s and ``tail``'s line-joined views);
+        None when that is not sure (then its views are scanned).
 
         Normalising is per character, so the normalised view is the parts' end to end;
         with no line break, real or escaped, the line-joined view is the normalised one;
@@ -263,7 +271,7 @@ class LeakScanner:
         norm = norm_head + norm_tail
         if "\n" in norm or "\\n" in norm or ("&" in norm and not (";" in norm_head and ";" in norm_tail)):
             return None
-        return frozenset(), norm
+        return norm_head, norm_tail
 
     def _line_views(self, line: str) -> tuple[frozenset[int], str]:
         """Secrets in the leak views of one line, and the line's line-joined view.
