@@ -141,7 +141,10 @@ class LeakScanner:
     of each of its lines. A line's views (``harness.leak_views`` of the line, its Python
     decoding being the costly part) are scanned once per distinct line: summaries carry
     lines forward and quote the same event sentences, and two consecutive texts joined
-    share every line but one with the texts alone.
+    share every line but one with the texts alone. Within a line, each decoded run is
+    searched once per distinct run; the line two texts glue is taken from its two parts'
+    scans when nothing can cross the junction (:meth:`_glued_plainly`), as it mostly cannot
+    (a space, quote or bracket ends most lines).
     """
 
     def __init__(self, secrets: Sequence[str], fragments: dict[str, Iterable[int]] | None = None):
