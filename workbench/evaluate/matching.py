@@ -34,6 +34,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# every character a decoded run of the leak views may hold (normalize's base64 / base32 /
+# hex runs, percent, backslash and HTML escape runs, "=" padding): two of them meeting may join runs
+_RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-=.~!$&'()*,;:@?%\\#")
 MEMO_LIMIT = 200_000  # entries per memo before it starts afresh (a sweep worker lives long)
 
 
@@ -138,7 +141,10 @@ class LeakScanner:
     of each of its lines. A line's views (``harness.leak_views`` of the line, its Python
     decoding being the costly part) are scanned once per distinct line: summaries carry
     lines forward and quote the same event sentences, and two consecutive texts joined
-    share every line but one with the texts alone.
+    share every line but one with the texts alone. Within a line, each decoded run is
+    searched once per distinct run; the line two texts glue is taken from its two parts'
+    scans when nothing can cross the junction (:meth:`_glued_plainly`), as it mostly cannot
+    (a space, quote or bracket ends most lines).
     """
 
     def __init__(self, secrets: Sequence[str], fragments: dict[str, Iterable[int]] | None = None):
@@ -150,10 +156,11 @@ class LeakScanner:
         self._text: Memo = Memo(20_000)  # a scan holds views of its text: fewer of them
         self._pair: Memo = Memo()
         self._line: Memo = Memo()
+        self._run: Memo = Memo()  # (encoding or escape, run) -> secrets in its decoding
 
     def forget(self) -> None:
         """Drop the remembered scans (keep the automaton)."""
-        for memo in (self._text, self._pair, self._line):
+        for memo in (self._text, self._pair, self._line, self._run):
             memo.clear()
 
     def leaks(self, text: str) -> frozenset[int]:
@@ -210,9 +217,11 @@ class LeakScanner:
                         joined[:len(joined) - len(pieces[-1])][-reach:] if reach else "",
                         raw_lines[0], raw_lines[-1], len(raw_lines))
 
-    def _scan_pair(self, a: str, b: str) -> frozenset[int]:
+    def _scan_pair(self, a: str, b: str, *, by_parts: bool = True) -> frozenset[int]:
         """``_scan(a + b)`` from the scans of ``a`` and ``b``: the views of the joined text
-        are theirs except near the junction and for the one line the junction glues."""
+        are theirs except near the junction and for the one line the junction glues
+        (``by_parts``: that line's views taken from its two parts' when they are theirs end
+        to end, :meth:`_glued_plainly`)."""
         index, reach = self.index, max(0, self.index.max_len - 1)
         sa, sb = self._scanned(a), self._scanned(b)
         found = set(sa.keys | sb.keys)
@@ -224,21 +233,101 @@ class LeakScanner:
         if sb.lines > 1 and glued.endswith("\r"):
             glued = glued[:-1]
         hit = self._line.get(glued)
+        if hit is None and by_parts:
+            parts = self._glued_plainly(sa.last, sb.first[:-1] if sb.lines > 1 and sb.first.endswith("\r")
+                                        else sb.first, glued)
+            if parts is not None:
+                # the joined view around the junction: each side is the end / start of its
+                # text's joined view (searched whole in its scan), so only a match across
+                # the junction is new
+                if reach:
+                    found |= index.keys_in((sa.before_last + parts[0])[-reach:] + (parts[1] + sb.after_first)[:reach])
+                return frozenset(found)
         if hit is None:
             hit = self._line_views(glued)
         found |= hit[0]
         found |= index.keys_in(sa.before_last + hit[1] + sb.after_first)
         return frozenset(found)
 
+    def _glued_plainly(self, head: str, tail: str, glued: str) -> tuple[str, str] | None:
+        """The line ``glued`` = ``head + tail`` (the last line of a text and the first of the
+        next, both scanned as lines) when its views hold nothing its parts' views and the
+        junction windows of :meth:`_scan_pair` do not, and its line-joined view is its
+        parts' end to end: those two parts (``head``'s and ``tail``'s line-joined views);
+        None when that is not sure (then its views are scanned).
+
+        Normalising is per character, so the normalised view is the parts' end to end;
+        with no line break, real or escaped, the line-joined view is the normalised one;
+        with a character at the junction that no decoded run (base64 / base32 / hex, percent,
+        backslash or HTML escapes) can hold, every run lies in one part and is that part's
+        run; and each part's HTML references are decoded in the glued line only if they
+        are in the part alone (that escape is looked for only in a text with both ``&``
+        and ``;``). A match across the junction in the line or its normalised view is in
+        the junction windows; the line-joined view is searched whole by the caller."""
+        from workbench.redaction.normalize import normalize
+
+        if not head or not tail or glued != head + tail:
+            return None
+        norm_head, norm_tail = normalize(head)[0], normalize(tail)[0]
+        if not norm_head or not norm_tail or (norm_head[-1] in _RUN_CHARS and norm_tail[0] in _RUN_CHARS):
+            return None
+        norm = norm_head + norm_tail
+        if "\n" in norm or "\\n" in norm or ("&" in norm and not (";" in norm_head and ";" in norm_tail)):
+            return None
+        return norm_head, norm_tail
+
     def _line_views(self, line: str) -> tuple[frozenset[int], str]:
-        """Secrets in the leak views of one line, and the line's line-joined view."""
+        """Secrets in the leak views of one line, and the line's line-joined view.
+
+        The views are ``harness.leak_views(line)``: the line, its normalised and line-joined
+        views, searched together, and the decoded texts of its normalised view
+        (``normalize.decoded_texts``), each a function of its escape or base64 / base32 /
+        hex run alone: a run's secrets are remembered by run (identifiers and paths recur on
+        many lines). :meth:`_line_views_by_leak_views` is the same from ``leak_views`` (the
+        oracle of the tests)."""
+        from workbench.redaction.harness import MIN_LEAK_RUN_BYTES
+        from workbench.redaction.normalize import (
+            _ESCAPE_RUNS,
+            BINARY_ENCODINGS,
+            ESCAPES,
+            _run_patterns,
+            decode_escapes,
+            join_lines,
+            normalize,
+        )
+
+        norm, _ = normalize(line)
+        joined = join_lines(norm)[0]
+        # NUL is in no fragment, so joined views match exactly as views one by one
+        found = self.index.keys_in(f"{line}\x00{norm}\x00{joined}" if norm != line else f"{line}\x00{joined}")
+        runs, index = self._run, self.index
+        more: set[int] = set()
+        for esc in ESCAPES:
+            if esc.possible(norm):
+                for m in _ESCAPE_RUNS[esc.name].finditer(norm):
+                    key = (esc.name, m.group())
+                    hit = runs.get(key)
+                    if hit is None:
+                        hit = runs.put(key, index.keys_in(decode_escapes(esc, key[1])[0]))
+                    more |= hit
+        for (name, _, decode), pattern in zip(BINARY_ENCODINGS, _run_patterns(MIN_LEAK_RUN_BYTES), strict=True):
+            for m in pattern.finditer(norm):
+                key = (name, m.group())
+                hit = runs.get(key)
+                if hit is None:
+                    raw = decode(key[1])
+                    hit = runs.put(key, index.keys_in(raw.decode("utf-8", "replace")) if raw else frozenset())
+                more |= hit
+        return self._line.put(line, (found | more if more else found, joined))
+
+    def _line_views_by_leak_views(self, line: str) -> tuple[frozenset[int], str]:
+        """:meth:`_line_views` from ``harness.leak_views`` itself (not remembered)."""
         from workbench.redaction.harness import leak_views
         from workbench.redaction.normalize import normalize
 
         views = leak_views(line)  # [line, normalised (when it differs), line-joined, decoded runs...]
         piece = views[1] if line.isascii() or normalize(line)[0] == line else views[2]
-        # NUL is in no fragment, so joined views match exactly as views one by one
-        return self._line.put(line, (self.index.keys_in("\x00".join(views)), piece))
+        return self.index.keys_in("\x00".join(views)), piece
 
 class JoinScan:
     """Keys of ``index`` found in ``sep.join(texts)``, texts added one at a time.
