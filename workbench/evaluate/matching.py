@@ -151,9 +151,10 @@ class LeakScanner:
         self._pair: Memo = Memo()
         self._line: Memo = Memo()
 
-    def forget(self) -> None:
-        """Drop the remembered scans (keep the automaton)."""
-        for memo in (self._text, self._pair, self._line):
+    def forget(self, *, lines: bool = True) -> None:
+        """Drop the remembered scans (keep the automaton); ``lines=False`` keeps the scans
+        of single lines, which the next run of a sweep meets again in the dataset's events."""
+        for memo in (self._text, self._pair, *((self._line,) if lines else ())):
             memo.clear()
 
     def leaks(self, text: str) -> frozenset[int]:
