@@ -247,7 +247,9 @@ def main() -> None:
         tmp = Path(tmp)
         runs = bench_runs(args.cache, args.sizes, args.policy, tmp)
         workers = [w for w in args.sweep_workers if w > 0]
-        sweep, phases = bench_sweep(args.cache, args.sweep_events, args.sweep_configs, tmp, workers) if workers else ([], {})
+        sweep, phases = ([], {})
+        if workers:
+            sweep, phases = bench_sweep(args.cache, args.sweep_events, args.sweep_configs, tmp, workers)
         split = timed_split(args.cache, args.sweep_events, args.sweep_split, tmp) if args.sweep_split else ([], [])
     rows = []
     for n, (p, e) in runs.items():
