@@ -10,7 +10,9 @@ system) and peak RSS are that process's own. The evaluation is the redaction aud
 modelled summaries and memory entries through SR-1, leakage of every planted secret by
 channel, fact retention (detect-secrets baseline off, as in sweeps). Then an evaluated sweep
 (``evaluate: true``) over one continuity, on one worker and on ``--sweep-workers``, in runs/s
-and CPU seconds. Both kinds of run are run once, untimed, before the timed ones (numba cache
+and CPU seconds, with the one-worker sweep's CPU per configuration by phase (each run's
+``cpu_s``) and, for ``--sweep-split`` configurations run again in this process, the
+evaluation's steps (summaries, SR-1 redaction, leakage, retention) timed. Both kinds of run are run once, untimed, before the timed ones (numba cache
 and page cache warm).
 
 Figures only, no assertions. The targets (docs/targets.md) are printed beside the figures

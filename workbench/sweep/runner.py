@@ -17,7 +17,10 @@ Workers load a dataset once per process (cached by path and file hashes) and sen
 few summary rows per run, never per-request arrays. An evaluated sweep first stores the
 dataset's text index beside it (:mod:`workbench.evaluate.text_index`), so each worker
 reads it instead of computing it; every result says what its worker loaded so far
-(``worker_loads``).
+(``worker_loads``) and where the run's CPU time went (``cpu_s``: dataset, replay, evaluate,
+forget). Between evaluated runs a worker forgets what the run derived (its summaries,
+their redactions, its whole-text leak scans: no other configuration meets them) and keeps
+the dataset's share, so its memory stays flat over any number of configurations.
 
 >>> import tempfile
 >>> from pathlib import Path
