@@ -12,8 +12,8 @@ channel, fact retention (detect-secrets baseline off, as in sweeps). Then an eva
 (``evaluate: true``) over one continuity, on one worker and on ``--sweep-workers``, in runs/s
 and CPU seconds, with the one-worker sweep's CPU per configuration by phase (each run's
 ``cpu_s``) and, for ``--sweep-split`` configurations run again in this process, the
-evaluation's steps (summaries, SR-1 redaction, leakage, retention) timed. Both kinds of run are run once, untimed, before the timed ones (numba cache
-and page cache warm).
+evaluation's steps (summaries, SR-1 redaction, leakage, retention) timed. Both kinds of
+run are run once, untimed, before the timed ones (numba cache and page cache warm).
 
 Figures only, no assertions. The targets (docs/targets.md) are printed beside the figures
 they judge: at 1 M events evaluated <= 3x plain in CPU and peak <= 1 GB; each evaluated
