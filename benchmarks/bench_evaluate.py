@@ -10,8 +10,10 @@ system) and peak RSS are that process's own. The evaluation is the redaction aud
 modelled summaries and memory entries through SR-1, leakage of every planted secret by
 channel, fact retention (detect-secrets baseline off, as in sweeps). Then an evaluated sweep
 (``evaluate: true``) over one continuity, on one worker and on ``--sweep-workers``, in runs/s
-and CPU seconds. Both kinds of run are run once, untimed, before the timed ones (numba cache
-and page cache warm).
+and CPU seconds, with the one-worker sweep's CPU per configuration by phase (each run's
+``cpu_s``) and, for ``--sweep-split`` configurations run again in this process, the
+evaluation's steps (summaries, SR-1 redaction, leakage, retention) timed. Both kinds of
+run are run once, untimed, before the timed ones (numba cache and page cache warm).
 
 Figures only, no assertions. The targets (docs/targets.md) are printed beside the figures
 they judge: at 1 M events evaluated <= 3x plain in CPU and peak <= 1 GB; each evaluated
@@ -103,16 +105,33 @@ engine: kernel
 """
 
 
-def bench_sweep(cache: Path, events: int, configs: int, tmp: Path, workers: list[int]) -> list[tuple]:
-    from workbench.sweep.runner import run_sweep
+def sweep_spec(cache: Path, events: int, configs: int):
+    import yaml
+
     from workbench.sweep.spec import SweepSpec
 
     path = dataset(cache, events)
     reserves = [8_000 + 1_000 * i for i in range(max(1, configs // 4))]
-    import yaml
+    return SweepSpec.from_dict(yaml.safe_load(SWEEP.format(path=path, reserves=reserves)), base_dir=PROJECT)
 
-    spec = SweepSpec.from_dict(yaml.safe_load(SWEEP.format(path=path, reserves=reserves)), base_dir=PROJECT)
-    rows = []
+
+def worker_phases(out: Path) -> dict[str, list[float]]:
+    """The CPU seconds each run's worker spent by phase (``cpu_s`` of its result), per phase
+    in run order of completion."""
+    import orjson
+
+    phases: dict[str, list[float]] = {}
+    for p in sorted((out / "results").glob("*.json"), key=lambda p: p.stat().st_mtime_ns):
+        for phase, s in (orjson.loads(p.read_bytes()).get("cpu_s") or {}).items():
+            phases.setdefault(phase, []).append(s)
+    return phases
+
+
+def bench_sweep(cache: Path, events: int, configs: int, tmp: Path, workers: list[int]) -> tuple[list[tuple], dict]:
+    from workbench.sweep.runner import run_sweep
+
+    spec = sweep_spec(cache, events, configs)
+    rows, phases = [], {}
     for n_workers in workers:
         out = tmp / f"sweep-{n_workers}"
         c0 = os.times()
@@ -122,8 +141,93 @@ def bench_sweep(cache: Path, events: int, configs: int, tmp: Path, workers: list
             c0.children_user + c0.children_system + c0.user + c0.system)
         rows.append((n_workers, report.runs, report.failed, f"{report.elapsed_s:.1f}",
                      f"{report.completed / report.elapsed_s:.2f}", f"{cpu:.1f}", load()))
+        if n_workers == 1:
+            phases = {"cpu": cpu, "runs": report.runs, **worker_phases(out)}
         shutil.rmtree(out, ignore_errors=True)
-    return rows
+    return rows, phases
+
+
+# the evaluation's steps, timed in this process by wrapping each (what the pool's results
+# cannot say: inside `evaluate`); nested names are parts of the one above
+SPLIT = (("workbench.engine.run", "simulate", "replay (simulate: kernel, ledger, event frames)"),
+         ("workbench.evaluate.pipeline", "evaluate_run", "evaluation"),
+         ("workbench.evaluate.texts", "derive_texts", "  texts (summaries, memory entries)"),
+         ("workbench.evaluate.texts", "_Derive.summarize", "    summaries written"),
+         ("workbench.redaction.harness", "redact", "    SR-1 redaction"),
+         ("workbench.evaluate.leakage", "leakage_table", "  leakage"),
+         ("workbench.evaluate.leakage", "over_redaction", "  over-redaction"),
+         ("workbench.evaluate.retention", "retention_table", "  retention"),
+         ("workbench.sweep.runner", "_forget_run", "forgetting the run's memos"),
+         ("workbench.sweep.runner", "write_result", "writing the result"))
+
+
+def timed_split(cache: Path, events: int, configs: int, tmp: Path) -> tuple[list[dict[str, float]], list[str]]:
+    """An evaluated sweep of ``configs`` configurations run in this process (the serial
+    executor: one worker) with each step of :data:`SPLIT` timed: the CPU seconds of each
+    step per configuration, in run order (the first carries the sweep's planning and the
+    worker's start-up)."""
+    import functools
+    import importlib
+
+    from workbench.sweep import runner
+
+    spent: dict[str, float] = {}
+    marks: list[tuple[dict[str, float], float]] = []
+    wrapped = []
+    for module, name, label in SPLIT:
+        owner = importlib.import_module(module)
+        *path, attr = name.split(".")
+        for part in path:
+            owner = getattr(owner, part, None)
+        original = getattr(owner, attr, None) if owner is not None else None
+        if original is None:  # (a step another version of the workbench no longer has)
+            continue
+
+        def timer(*args, __original=original, __label=label, **kwargs):
+            t0 = time.process_time()
+            try:
+                return __original(*args, **kwargs)
+            finally:
+                spent[__label] = spent.get(__label, 0.0) + time.process_time() - t0
+                if __label == SPLIT[-1][2]:  # a run ends when its result is written
+                    marks.append((dict(spent), time.process_time()))
+
+        setattr(owner, attr, functools.wraps(original)(timer))
+        wrapped.append((owner, attr, original, label))
+    try:
+        start = time.process_time()
+        runner.run_sweep(sweep_spec(cache, events, configs), tmp / "split", executor="serial")
+    finally:
+        for owner, attr, original, _ in wrapped:
+            setattr(owner, attr, original)
+    per_run, before, at = [], {}, start
+    for now, t in marks:
+        per_run.append({**{k: v - before.get(k, 0.0) for k, v in now.items()}, "total": t - at})
+        before, at = now, t
+    return per_run, [label for *_, label in wrapped]
+
+
+def print_split(per_run: list[dict[str, float]], labels: list[str], phases: dict) -> None:
+    """Per configuration: the one-worker pool's phases (from its results) and the in-process
+    split of the evaluation, first run apart from the mean of the others."""
+    if phases:
+        runs = phases.pop("runs")
+        cpu = phases.pop("cpu")
+        first = {k: v[0] for k, v in phases.items()}
+        rest = {k: sum(v[1:]) / max(1, len(v) - 1) for k, v in phases.items()}
+        rows = [(k, f"{first[k]:.2f}", f"{rest[k]:.2f}") for k in phases]
+        worker = sum(sum(v) for v in phases.values())
+        rows.append(("outside the runs (planning, text index, writing, start-up)", "", f"{(cpu - worker) / runs:.2f}"))
+        rows.append(("all (pool CPU / runs)", "", f"{cpu / runs:.2f}"))
+        print("\nevaluated sweep on one worker, CPU seconds per configuration by phase (each run's `cpu_s`)")
+        print(table(rows, ("phase", "first run", "mean of the others")))
+    if per_run:
+        rest = per_run[1:] or per_run
+        rows = [(label, f"{per_run[0].get(label, 0.0):.2f}",
+                 f"{sum(r.get(label, 0.0) for r in rest) / len(rest):.2f}") for label in [*labels, "total"]]
+        print(f"\nthe same, {len(per_run)} configurations in this process, the evaluation's steps timed "
+              "(CPU seconds per configuration; indented: part of the line above)")
+        print(table(rows, ("step", "first run", "mean of the others")))
 
 
 def main() -> None:
@@ -134,6 +238,9 @@ def main() -> None:
     ap.add_argument("--sweep-configs", type=int, default=100, help="rounded down to a multiple of 4")
     ap.add_argument("--sweep-workers", type=int, nargs="+", default=[1, 2],
                     help="pool sizes the sweep is run with (0 or none: no sweep)")
+    ap.add_argument("--sweep-split", type=int, default=8,
+                    help="configurations of the sweep run once more in this process with the evaluation's "
+                         "steps timed (0: none)")
     ap.add_argument("--cache", type=Path, default=PROJECT / "datasets")
     args = ap.parse_args()
     print(f"load average before: {load()} on {os.cpu_count()} CPUs")
@@ -142,7 +249,10 @@ def main() -> None:
         tmp = Path(tmp)
         runs = bench_runs(args.cache, args.sizes, args.policy, tmp)
         workers = [w for w in args.sweep_workers if w > 0]
-        sweep = bench_sweep(args.cache, args.sweep_events, args.sweep_configs, tmp, workers) if workers else []
+        sweep, phases = ([], {})
+        if workers:
+            sweep, phases = bench_sweep(args.cache, args.sweep_events, args.sweep_configs, tmp, workers)
+        split = timed_split(args.cache, args.sweep_events, args.sweep_split, tmp) if args.sweep_split else ([], [])
     rows = []
     for n, (p, e) in runs.items():
         rows.append((f"{n:,}", f"{p['wall']:.1f}", f"{p['cpu']:.1f}", f"{p['rss']:,.0f}", f"{e['wall']:.1f}",
@@ -164,6 +274,7 @@ def main() -> None:
         print(table(sweep, ("workers", "runs", "failed", "elapsed s", "runs/s", "cpu s", "load 1/5/15 min")))
     if len(sweep) == 2:
         print(f"speed-up {sweep[0][0]} -> {sweep[1][0]} workers: {float(sweep[1][4]) / float(sweep[0][4]):.2f}x")
+    print_split(*split, phases)
     print(f"load average after: {load()}")
     acceptance(runs, sweep, args.sweep_configs - args.sweep_configs % 4, args.sweep_events)
 

@@ -17,7 +17,7 @@ from workbench.sweep.executors import Executor
 from workbench.sweep.runner import RESULTS_DIR, aggregate, collect, run_sweep, status
 from workbench.sweep.spec import SweepSpec
 
-VOLATILE = ("elapsed_s", "finished_at", "worker", "worker_loads")  # timing and placement, not content
+VOLATILE = ("elapsed_s", "cpu_s", "finished_at", "worker", "worker_loads")  # timing and placement, not content
 
 
 class Boom(RuntimeError):

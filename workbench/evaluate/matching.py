@@ -158,9 +158,11 @@ class LeakScanner:
         self._line: Memo = Memo()
         self._run: Memo = Memo()  # (encoding or escape, run) -> secrets in its decoding
 
-    def forget(self) -> None:
-        """Drop the remembered scans (keep the automaton)."""
-        for memo in (self._text, self._pair, self._line, self._run):
+    def forget(self, *, lines: bool = True) -> None:
+        """Drop the remembered scans (keep the automaton); ``lines=False`` keeps the scans
+        of single lines and decoded runs, which the next run of a sweep meets again in the
+        dataset's events."""
+        for memo in (self._text, self._pair, *((self._line, self._run) if lines else ())):
             memo.clear()
 
     def leaks(self, text: str) -> frozenset[int]:

@@ -17,7 +17,10 @@ Workers load a dataset once per process (cached by path and file hashes) and sen
 few summary rows per run, never per-request arrays. An evaluated sweep first stores the
 dataset's text index beside it (:mod:`workbench.evaluate.text_index`), so each worker
 reads it instead of computing it; every result says what its worker loaded so far
-(``worker_loads``).
+(``worker_loads``) and where the run's CPU time went (``cpu_s``: dataset, replay, evaluate,
+forget). Between evaluated runs a worker forgets what the run derived (its summaries,
+their redactions, its whole-text leak scans: no other configuration meets them) and keeps
+the dataset's share, so its memory stays flat over any number of configurations.
 
 >>> import tempfile
 >>> from pathlib import Path
@@ -312,9 +315,24 @@ def _worker() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+class _Phases(dict):
+    """CPU seconds of this process by phase of a run (``cpu_s`` in its result: what a
+    worker spends where, the benchmark's per-configuration split)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._at = time.process_time()
+
+    def done(self, phase: str) -> None:
+        now = time.process_time()
+        self[phase] = round(self.get(phase, 0.0) + now - self._at, 4)
+        self._at = now
+
+
 def _execute_run(task: Task, run: TaskRun) -> dict[str, Any]:
     """One configuration x seed over every continuity."""
     t0 = time.perf_counter()
+    cpu = _Phases()
     meta = {**_meta(run.run_id, run.config_id, run.seed),
             "overrides": run.overrides, "engine": task.engine, "tokenizer": task.tokenizer}
     try:
@@ -323,16 +341,29 @@ def _execute_run(task: Task, run: TaskRun) -> dict[str, Any]:
         policy = Policy.from_dict(task.base).with_overrides(run.overrides)
         meta["policy_digest"] = policy.digest()
         ds, inputs = load_prepared(task.dataset, task.tokenizer)
+        cpu.done("dataset")  # the first run of a worker: its imports and the dataset's loading
         rows, headline = _run_rows(ds, inputs, policy, run_id=run.run_id, seed=run.seed,
                                    engine=task.engine, tokenizer=task.tokenizer,
-                                   evaluate=task.evaluate, root=task.root)
+                                   evaluate=task.evaluate, root=task.root, cpu=cpu)
     except Exception as exc:  # a failing configuration must not stop the sweep
         return {**meta, "status": "error", "error": f"{type(exc).__name__}: {exc}",
                 "traceback": traceback.format_exc(limit=12), "elapsed_s": time.perf_counter() - t0,
                 "worker": _worker()}
     return {**meta, "status": "ok", "error": None, "rows": rows, "evaluated": headline is not None,
             "evaluate": task.evaluate, "evaluation": headline, "elapsed_s": time.perf_counter() - t0,
-            "worker": _worker(), "worker_loads": worker_loads()}
+            "cpu_s": dict(cpu), "worker": _worker(), "worker_loads": worker_loads()}
+
+
+def _forget_run(dt) -> None:
+    """Drop what an evaluated run derived that no other configuration reads, so that what a
+    worker keeps across runs is bounded: the summaries and their redactions (keyed by the
+    policy's digest: a later configuration never meets them) and the leak scans of whole
+    texts (mostly this run's summaries). Kept: the dataset's own share (its index, span
+    events and labels) and the scans of single lines, which recur in every run's events."""
+    dt.summaries.clear()
+    dt.redactions.clear()
+    dt.baselines.clear()
+    dt.leak_scanner.forget(lines=False)
 
 
 def worker_loads() -> dict[str, int]:
@@ -398,22 +429,31 @@ def _execute_batch(task: Task) -> list[dict[str, Any]]:
 
 
 def _run_rows(ds, inputs, policy, *, run_id: str, seed: int, engine: str, tokenizer: str,
-              evaluate: dict | None = None, root: str | None = None) -> tuple[list[dict], dict | None]:
+              evaluate: dict | None = None, root: str | None = None,
+              cpu: _Phases | None = None) -> tuple[list[dict], dict | None]:
     """The summary rows of one run (the engine's :func:`~workbench.engine.run.summarize_inputs`,
     or :func:`~workbench.engine.run.simulate` and the evaluation when asked), with the
-    evaluation headline (``root``: where ``summarizer.prompt`` files are taken from)."""
+    evaluation headline (``root``: where ``summarizer.prompt`` files are taken from; ``cpu``:
+    where the CPU time of each phase is added)."""
     from workbench.engine.run import simulate, summarize_inputs
 
+    cpu = cpu if cpu is not None else _Phases()
     if evaluate is None:
         summary = summarize_inputs(inputs, [policy], engine=engine, run_id=run_id)
+        cpu.done("replay")
         return [{**row, "seed": seed} for row in summary.to_dicts()], None
+    from workbench.evaluate.dataset_text import DatasetText
     from workbench.evaluate.pipeline import evaluate_run
 
     result = simulate(ds, [policy], engine=engine, tokenizer=tokenizer, seed=seed, run_id=run_id,
                       inputs=inputs)
+    cpu.done("replay")
     ev = evaluate_run(result, ds, summarizer=evaluate.get("summarizer", "modelled"),
                       summarizer_options=evaluate.get("options") or None,
                       baseline=bool(evaluate.get("baseline", False)), compactions=False, root=root)
+    cpu.done("evaluate")
+    _forget_run(DatasetText.of(ds))  # (the index the evaluation used: kept, not rebuilt)
+    cpu.done("forget")
     report = ev["report"]
     headline = dict(report["policies"][policy.name])
     headline["over_redaction"] = report.get("over_redaction")  # the headline carries task_retention

@@ -44,6 +44,13 @@ def git_revision() -> str:
 
 
 def package_versions() -> dict[str, str]:
+    """The installed version of each tracked package (a fresh dict; read once per process:
+    every run of a sweep worker records them, and reading the metadata costs 50 ms)."""
+    return dict(_package_versions())
+
+
+@functools.cache
+def _package_versions() -> dict[str, str]:
     versions = {}
     for name in TRACKED_PACKAGES:
         try:
