@@ -22,7 +22,7 @@ from typing import Any
 def evaluate_run(result, dataset, *, summarizer: str = "modelled",
                  summarizer_options: dict | None = None, baseline: bool = False,
                  compactions: bool = True, summary_samples: int = 1,
-                 root: str | Path | None = None) -> dict[str, Any]:
+                 root: str | Path | None = None, release: bool = False) -> dict[str, Any]:
     """Texts, leakage, over-redaction and retention of ``result`` on ``dataset``.
 
     ``baseline=True`` also measures detect-secrets as the SR-1 redactor (the
@@ -32,6 +32,12 @@ def evaluate_run(result, dataset, *, summarizer: str = "modelled",
     only the headline); ``summary_samples`` writes every text that many times in all
     (``samples``: one row per policy and sample; sample 0 is this evaluation); ``root``: where
     ``summarizer.prompt`` files are taken from (default: the current directory).
+
+    ``release``: a one-shot evaluation (the CLI's ``simulate --evaluate``): once the last
+    reader of each is done, the memoised summaries and redactions, ``result``'s prompt
+    records, its inputs' replay-only arrays and its ledger are freed, which keeps a
+    million-event run under 1 GB (issue 30). The tables are the same; ``result`` keeps its
+    config, summary, events and ids, and is not for another evaluation.
     """
 
     from workbench.evaluate.dataset_text import DatasetText
@@ -65,18 +71,39 @@ def evaluate_run(result, dataset, *, summarizer: str = "modelled",
     out = {"texts": texts, "leakage": leaks, "leakage_summary": leak_sum, "over_redaction": over,
            "retention": retention, "retention_by_policy": by_policy, "report": report,
            "compactions": None, "generations": None}
+    from workbench.evaluate.samples import summary_samples as sample
+
+    # before the compaction tables, which read none of what the samples need (the prompt
+    # records, the summarizer's memos): a one-shot evaluation frees those first
+    out["samples"] = sample(result, dataset, out, summary_samples, summarizer=summarizer,
+                            summarizer_options=summarizer_options, dataset_text=dt, root=root)
+    if release:
+        _release_replay(result, dt)
     if compactions:
         from workbench.evaluate.compactions import compaction_table, generation_table
 
         out["compactions"] = compaction_table(result, texts, checkpoints, dt)
+        if release:
+            result.ledger = None  # (the compaction table was its last reader)
         out["generations"] = generation_table(result, texts, checkpoints, dt)
         from workbench.evaluate.degenerate import count_degenerate
 
         # beside the headline (a measure of the summaries, not of the policy's figures)
         report["degenerate"] = count_degenerate(out["compactions"])
-    from workbench.evaluate.samples import summary_samples as sample
-
-    out["samples"] = sample(result, dataset, out, summary_samples, summarizer=summarizer,
-                            summarizer_options=summarizer_options, dataset_text=dt, root=root)
     return out
+
+
+def _release_replay(result, dt) -> None:
+    """Free what only the text derivation, the context trackers and the samples read: the
+    compaction tables that follow read the inputs' seqs, the ledger, the texts and the
+    dataset's search indexes, nothing else of the replay."""
+    from workbench.engine.lean import output_view
+
+    for memo in (dt.summaries, dt.redactions, dt.baselines):
+        memo.clear()
+    result.prompts = {}
+    result.inputs = {cid: output_view(inp) for cid, inp in result.inputs.items()}
+    from workbench.evaluate.dataset_text import _return_freed_memory
+
+    _return_freed_memory()
 
