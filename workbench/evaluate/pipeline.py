@@ -56,35 +56,41 @@ def evaluate_run(result, dataset, *, summarizer: str = "modelled",
                                       summarizer_options=summarizer_options, dataset_text=dt, root=root)
     base = baseline_redactor(dt) if baseline else None
     leaks = leakage_table(result, dataset, texts, dataset_text=dt, baseline=base)
-    over = over_redaction(result, dataset, texts, dataset_text=dt, baseline=base)
     retention = retention_table(result, dataset, texts, dataset_text=dt)
     by_policy, _ = retention_summary(retention)
     leak_sum = leakage_summary(leaks)
     labelled = dataset.manifest.get("counts", {}).get("secrets", 0) > 0
     headline = policy_headlines(result, texts, leaks, by_policy, labelled=labelled)
+    out = {"texts": texts, "leakage": leaks, "leakage_summary": leak_sum, "over_redaction": None,
+           "retention": retention, "retention_by_policy": by_policy,
+           "report": {"policies": headline, "leaks_measured": labelled}, "compactions": None, "generations": None}
+    from workbench.evaluate.samples import summary_samples as sample
+
+    # the samples read the texts and the headline; with them done, nothing that follows
+    # reads the prompt records or the summarizer's memos: a one-shot evaluation frees them
+    out["samples"] = sample(result, dataset, out, summary_samples, summarizer=summarizer,
+                            summarizer_options=summarizer_options, dataset_text=dt, root=root)
+    if release:
+        _release_replay(result, dt)
+    over = over_redaction(result, dataset, texts, dataset_text=dt, baseline=base)
+    if release:  # (over-redaction was the redaction memos' last reader)
+        dt.redactions.clear()
+        dt.baselines.clear()
+        return_freed_memory()
     detect_secrets = (int(over["redacted_by_detect_secrets"].sum()) if over.height else 0) if baseline else None
     report = {"run_id": result.run_id, "summarizer": summarizer, "policies": headline,
               "leaks_measured": labelled,
               "over_redaction": {"negatives_in_derived_text": over.height,
                                  "harness": int(over["redacted_by_harness"].sum()) if over.height else 0,
                                  "detect_secrets": detect_secrets}}
-    out = {"texts": texts, "leakage": leaks, "leakage_summary": leak_sum, "over_redaction": over,
-           "retention": retention, "retention_by_policy": by_policy, "report": report,
-           "compactions": None, "generations": None}
-    from workbench.evaluate.samples import summary_samples as sample
-
-    # before the compaction tables, which read none of what the samples need (the prompt
-    # records, the summarizer's memos): a one-shot evaluation frees those first
-    out["samples"] = sample(result, dataset, out, summary_samples, summarizer=summarizer,
-                            summarizer_options=summarizer_options, dataset_text=dt, root=root)
-    if release:
-        _release_replay(result, dt)
+    out["over_redaction"], out["report"] = over, report
     if compactions:
         from workbench.evaluate.compactions import compaction_table, generation_table
 
         out["compactions"] = compaction_table(result, texts, checkpoints, dt)
         if release:
             result.ledger = None  # (the compaction table was its last reader)
+            return_freed_memory()
         out["generations"] = generation_table(result, texts, checkpoints, dt)
         from workbench.evaluate.degenerate import count_degenerate
 
@@ -94,16 +100,26 @@ def evaluate_run(result, dataset, *, summarizer: str = "modelled",
 
 
 def _release_replay(result, dt) -> None:
-    """Free what only the text derivation, the context trackers and the samples read: the
-    compaction tables that follow read the inputs' seqs, the ledger, the texts and the
-    dataset's search indexes, nothing else of the replay."""
+    """Free what only the text derivation, the context trackers and the samples read: what
+    follows (over-redaction, the compaction tables) reads the inputs' seqs, the ledger, the
+    texts, the redaction memos and the dataset's search indexes, nothing else of the replay."""
     from workbench.engine.lean import output_view
 
-    for memo in (dt.summaries, dt.redactions, dt.baselines):
-        memo.clear()
+    dt.summaries.clear()
     result.prompts = {}
     result.inputs = {cid: output_view(inp) for cid, inp in result.inputs.items()}
+    return_freed_memory()
+
+
+def return_freed_memory() -> None:
+    """Give what the C heap and Arrow's allocator keep of freed memory back to the system:
+    a one-shot evaluation's next phase starts from what is alive, not from the last one's
+    peak (a table built through Arrow leaves its buffers in Arrow's pool)."""
+    import sys
+
     from workbench.evaluate.dataset_text import _return_freed_memory
 
     _return_freed_memory()
+    if "pyarrow" in sys.modules:  # (never imported for this alone)
+        sys.modules["pyarrow"].default_memory_pool().release_unused()
 
