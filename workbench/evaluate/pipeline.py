@@ -52,6 +52,11 @@ def evaluate_run(result, dataset, *, summarizer: str = "modelled",
     from workbench.evaluate.texts import derive_texts
 
     dt = DatasetText.of(dataset)
+    # a one-shot evaluation of a written run reads its ledger back for the compaction table,
+    # its one reader: not held through the text work
+    ledger_file = _written_ledger(result) if release and compactions else None
+    if ledger_file is not None:
+        result.ledger = None
     texts, checkpoints = derive_texts(result, dataset, summarizer=summarizer,
                                       summarizer_options=summarizer_options, dataset_text=dt, root=root)
     base = baseline_redactor(dt) if baseline else None
@@ -87,6 +92,10 @@ def evaluate_run(result, dataset, *, summarizer: str = "modelled",
     if compactions:
         from workbench.evaluate.compactions import compaction_table, generation_table
 
+        if ledger_file is not None:
+            import polars as pl
+
+            result.ledger = pl.read_parquet(ledger_file)
         out["compactions"] = compaction_table(result, texts, checkpoints, dt)
         if release:
             result.ledger = None  # (the compaction table was its last reader)
@@ -97,6 +106,14 @@ def evaluate_run(result, dataset, *, summarizer: str = "modelled",
         # beside the headline (a measure of the summaries, not of the policy's figures)
         report["degenerate"] = count_degenerate(out["compactions"])
     return out
+
+
+def _written_ledger(result) -> Path | None:
+    """The ledger file of the run directory ``result`` was written to, when it is there."""
+    from workbench.rundir.names import LEDGER
+
+    where = getattr(result, "written_to", None)
+    return where / LEDGER if where is not None and (where / LEDGER).is_file() else None
 
 
 def _release_replay(result, dt) -> None:
