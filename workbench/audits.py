@@ -61,36 +61,82 @@ class AuditResult:
     def write(self, directory: str | Path, *, force: bool = False) -> Path:
         """Write the files into ``directory``: a run the workbench wrote, an audit directory,
         or a new/empty one (which becomes an audit directory)."""
-        import orjson
-
-        from workbench.rundir import Kind, adding, write_file, write_parquet
+        from workbench.rundir import Kind, adding, write_parquet
 
         with adding(directory, Kind.AUDIT, f"audit {self.name}", accept=(Kind.RUN,), force=force) as d:
             for name, frame in self.tables.items():
                 write_parquet(d, name, frame)
-            for name, doc in self.documents.items():
-                write_file(d, name, orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+            _write_documents(d, self.documents)
         return Path(directory)
+
+
+def _write_documents(directory: Path, documents: dict[str, dict]) -> None:
+    import orjson
+
+    from workbench.rundir import write_file
+
+    for name, doc in documents.items():
+        write_file(directory, name, orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
 
 
 def redaction_audit(result, dataset, *, summarizer: str = "modelled",
                     summarizer_options: dict | None = None, baseline: bool = False,
                     summary_samples: int = 1, judge_probes: bool = False,
-                    root: str | Path | None = None) -> AuditResult:
+                    root: str | Path | None = None, into: str | Path | None = None) -> AuditResult:
     """Summaries and memory entries through SR-1, secret leakage by channel, fact retention,
     what each compaction kept and its drift over later summaries, the spread over
     ``summary_samples`` samples of every summary, and (``judge_probes``, the HTTP
     summarizer only) each dropped fact's probe question asked of its summary (``result``: a
     :class:`~workbench.engine.run.SimulationResult`; ``root``: where policies'
-    ``summarizer.prompt`` files are taken from, default the current directory)."""
+    ``summarizer.prompt`` files are taken from, default the current directory).
+
+    ``into``: the run directory ``result`` was written to, for a one-shot audit (the CLI's
+    ``simulate --evaluate``): the files are written there as the audit goes, each table as
+    soon as it is final and then dropped, and what only the audit reads of ``result`` is
+    freed once read (``evaluate_run(release=True)``; the same files as ``write``, at a
+    fraction of the peak memory). The result returned then holds the documents and no
+    tables, and ``result`` is not for another evaluation."""
+    if into is None:
+        return _redaction_audit(result, dataset, summarizer=summarizer, summarizer_options=summarizer_options,
+                                baseline=baseline, summary_samples=summary_samples, judge_probes=judge_probes,
+                                root=root, sink=None)
+    from workbench.rundir import Kind, adding, write_parquet
+
+    with adding(into, Kind.AUDIT, "audit redaction", accept=(Kind.RUN,)) as d:
+        audit = _redaction_audit(result, dataset, summarizer=summarizer, summarizer_options=summarizer_options,
+                                 baseline=baseline, summary_samples=summary_samples, judge_probes=judge_probes,
+                                 root=root, sink=lambda name, frame: write_parquet(d, name, frame))
+        _write_documents(d, audit.documents)
+    return audit
+
+
+def _redaction_audit(result, dataset, *, summarizer, summarizer_options, baseline, summary_samples,
+                     judge_probes, root, sink) -> AuditResult:
+    """The redaction audit; ``sink(name, frame)``: where each table goes as soon as it is
+    final in a one-shot audit (None: every table is kept in the result)."""
     from workbench.evaluate import judge
+    from workbench.evaluate.bundles import context_bundles
+    from workbench.evaluate.dataset_text import DatasetText
     from workbench.evaluate.pipeline import evaluate_run
     from workbench.evaluate.samples import spread
     from workbench.evaluate.texts import policies_of
     from workbench.summarize.settings import describe
 
+    tables: dict[str, Any] = {}
+
+    def final(name: str, frame) -> None:
+        if sink is None:
+            tables[name] = frame
+        else:
+            sink(name, frame)
+
+    if sink is not None:  # first: it reads the prompt records the one-shot evaluation frees
+        from workbench.evaluate.pipeline import return_freed_memory
+
+        final(N.BUNDLES, context_bundles(result))
+        return_freed_memory()  # what building the bundles left, before the text work starts
     ev = evaluate_run(result, dataset, summarizer=summarizer, summarizer_options=summarizer_options,
-                      baseline=baseline, summary_samples=summary_samples, root=root)
+                      baseline=baseline, summary_samples=summary_samples, root=root, release=sink is not None)
     report = dict(ev["report"])
     settings = {k: v for k, v in (summarizer_options or {}).items() if k != "api_key"}
     if "base_url" in settings:
@@ -107,16 +153,18 @@ def redaction_audit(result, dataset, *, summarizer: str = "modelled",
         probes = judge.judge_probes(result, ev["compactions"], ev["texts"], DatasetText.of(dataset),
                                     summarizer=summarizer, summarizer_options=summarizer_options, root=root)
         report["judged_probes"] = judge.judged_share(probes)
-    from workbench.evaluate.bundles import context_bundles
-    from workbench.evaluate.dataset_text import DatasetText
-
     DatasetText.of(dataset).release_derived()  # before the bundles and the writing: the peak
-    return AuditResult("redaction", {N.TEXTS: ev["texts"].drop("text_raw"), N.LEAKAGE: ev["leakage"],
-                                     N.OVER_REDACTION: ev["over_redaction"], N.RETENTION: ev["retention"],
-                                     N.COMPACTIONS: ev["compactions"], N.GENERATIONS: ev["generations"],
-                                     N.SUMMARY_SAMPLES: ev["samples"], N.PROBES: probes,
-                                     N.BUNDLES: context_bundles(result)},
-                       {N.EVALUATION: report}, passed=None, details={"report": report, "evaluation": ev})
+    for name, key in ((N.TEXTS, "texts"), (N.LEAKAGE, "leakage"), (N.OVER_REDACTION, "over_redaction"),
+                      (N.RETENTION, "retention"), (N.COMPACTIONS, "compactions"), (N.GENERATIONS, "generations"),
+                      (N.SUMMARY_SAMPLES, "samples")):
+        final(name, ev[key].drop("text_raw") if key == "texts" else ev[key])
+        if sink is not None:
+            ev[key] = None  # written: its memory goes to the next one
+    final(N.PROBES, probes)
+    if sink is None:
+        final(N.BUNDLES, context_bundles(result))
+    return AuditResult("redaction", tables, {N.EVALUATION: report}, passed=None,
+                       details={"report": report, "evaluation": ev})
 
 
 def _without_userinfo(url: str) -> str:

@@ -122,9 +122,10 @@ def simulate(
             from workbench.continuity.dataset import load_dataset
             from workbench.report.console import print_evaluation
 
+            # written as it goes, what only the audit reads freed once read: the peak of a
+            # million-event run (issue 30)
             audit = redaction_audit(result, load_dataset(dataset), summary_samples=summary_samples,
-                                    judge_probes=judge_probes, **options)
-            audit.write(path)
+                                    judge_probes=judge_probes, into=path, **options)
             print_evaluation(audit.details["report"], fmt)
     say(f"wrote {path} (run {result.run_id})")
 

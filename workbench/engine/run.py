@@ -58,6 +58,8 @@ class SimulationResult:
     # what each call's prompt held (engine.prompt_record.PromptRecord), by (policy, continuity id);
     # kept with the inputs (what the evaluations read), not written to the run directory
     prompts: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False)
+    # the run directory this result was last written to (its ledger can be read back from there)
+    written_to: Path | None = field(default=None, repr=False)
 
     def prompt_record(self, policy: str, continuity_id: str):
         """The prompt record of one policy x continuity of this run (a run read back from its
@@ -86,6 +88,7 @@ class SimulationResult:
             write_run_store(tmp, self.events)
             self.summary.write_parquet(tmp / names.SUMMARY, compression="zstd")
             (tmp / names.CONFIG).write_bytes(orjson.dumps(self.config, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS))
+        self.written_to = out
         return out
 
 

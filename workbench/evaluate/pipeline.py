@@ -22,7 +22,7 @@ from typing import Any
 def evaluate_run(result, dataset, *, summarizer: str = "modelled",
                  summarizer_options: dict | None = None, baseline: bool = False,
                  compactions: bool = True, summary_samples: int = 1,
-                 root: str | Path | None = None) -> dict[str, Any]:
+                 root: str | Path | None = None, release: bool = False) -> dict[str, Any]:
     """Texts, leakage, over-redaction and retention of ``result`` on ``dataset``.
 
     ``baseline=True`` also measures detect-secrets as the SR-1 redactor (the
@@ -32,6 +32,12 @@ def evaluate_run(result, dataset, *, summarizer: str = "modelled",
     only the headline); ``summary_samples`` writes every text that many times in all
     (``samples``: one row per policy and sample; sample 0 is this evaluation); ``root``: where
     ``summarizer.prompt`` files are taken from (default: the current directory).
+
+    ``release``: a one-shot evaluation (the CLI's ``simulate --evaluate``): once the last
+    reader of each is done, the memoised summaries and redactions, ``result``'s prompt
+    records, its inputs' replay-only arrays and its ledger are freed, which keeps a
+    million-event run under 1 GB (issue 30). The tables are the same; ``result`` keeps its
+    config, summary, events and ids, and is not for another evaluation.
     """
 
     from workbench.evaluate.dataset_text import DatasetText
@@ -46,38 +52,92 @@ def evaluate_run(result, dataset, *, summarizer: str = "modelled",
     from workbench.evaluate.texts import derive_texts
 
     dt = DatasetText.of(dataset)
+    # a one-shot evaluation of a written run reads its ledger back for the compaction table,
+    # its one reader: not held through the text work
+    ledger_file = _written_ledger(result) if release and compactions else None
+    if ledger_file is not None:
+        result.ledger = None
     texts, checkpoints = derive_texts(result, dataset, summarizer=summarizer,
                                       summarizer_options=summarizer_options, dataset_text=dt, root=root)
     base = baseline_redactor(dt) if baseline else None
     leaks = leakage_table(result, dataset, texts, dataset_text=dt, baseline=base)
-    over = over_redaction(result, dataset, texts, dataset_text=dt, baseline=base)
     retention = retention_table(result, dataset, texts, dataset_text=dt)
     by_policy, _ = retention_summary(retention)
     leak_sum = leakage_summary(leaks)
     labelled = dataset.manifest.get("counts", {}).get("secrets", 0) > 0
     headline = policy_headlines(result, texts, leaks, by_policy, labelled=labelled)
+    out = {"texts": texts, "leakage": leaks, "leakage_summary": leak_sum, "over_redaction": None,
+           "retention": retention, "retention_by_policy": by_policy,
+           "report": {"policies": headline, "leaks_measured": labelled}, "compactions": None, "generations": None}
+    from workbench.evaluate.samples import summary_samples as sample
+
+    # the samples read the texts and the headline; with them done, nothing that follows
+    # reads the prompt records or the summarizer's memos: a one-shot evaluation frees them
+    out["samples"] = sample(result, dataset, out, summary_samples, summarizer=summarizer,
+                            summarizer_options=summarizer_options, dataset_text=dt, root=root)
+    if release:
+        _release_replay(result, dt)
+    over = over_redaction(result, dataset, texts, dataset_text=dt, baseline=base)
+    if release:  # (over-redaction was the redaction memos' last reader)
+        dt.redactions.clear()
+        dt.baselines.clear()
+        return_freed_memory()
     detect_secrets = (int(over["redacted_by_detect_secrets"].sum()) if over.height else 0) if baseline else None
     report = {"run_id": result.run_id, "summarizer": summarizer, "policies": headline,
               "leaks_measured": labelled,
               "over_redaction": {"negatives_in_derived_text": over.height,
                                  "harness": int(over["redacted_by_harness"].sum()) if over.height else 0,
                                  "detect_secrets": detect_secrets}}
-    out = {"texts": texts, "leakage": leaks, "leakage_summary": leak_sum, "over_redaction": over,
-           "retention": retention, "retention_by_policy": by_policy, "report": report,
-           "compactions": None, "generations": None}
+    out["over_redaction"], out["report"] = over, report
     if compactions:
         from workbench.evaluate.compactions import TextScans, compaction_table, generation_table
 
+        if ledger_file is not None:
+            import polars as pl
+
+            result.ledger = pl.read_parquet(ledger_file)
         scans = TextScans(texts, dt)  # each summary scanned once for both tables
         out["compactions"] = compaction_table(result, texts, checkpoints, dt, scans)
+        if release:
+            result.ledger = None  # (the compaction table was its last reader)
+            return_freed_memory()
         out["generations"] = generation_table(result, texts, checkpoints, dt, scans)
         from workbench.evaluate.degenerate import count_degenerate
 
         # beside the headline (a measure of the summaries, not of the policy's figures)
         report["degenerate"] = count_degenerate(out["compactions"])
-    from workbench.evaluate.samples import summary_samples as sample
-
-    out["samples"] = sample(result, dataset, out, summary_samples, summarizer=summarizer,
-                            summarizer_options=summarizer_options, dataset_text=dt, root=root)
     return out
+
+
+def _written_ledger(result) -> Path | None:
+    """The ledger file of the run directory ``result`` was written to, when it is there."""
+    from workbench.rundir.names import LEDGER
+
+    where = getattr(result, "written_to", None)
+    return where / LEDGER if where is not None and (where / LEDGER).is_file() else None
+
+
+def _release_replay(result, dt) -> None:
+    """Free what only the text derivation, the context trackers and the samples read: what
+    follows (over-redaction, the compaction tables) reads the inputs' seqs, the ledger, the
+    texts, the redaction memos and the dataset's search indexes, nothing else of the replay."""
+    from workbench.engine.lean import output_view
+
+    dt.summaries.clear()
+    result.prompts = {}
+    result.inputs = {cid: output_view(inp) for cid, inp in result.inputs.items()}
+    return_freed_memory()
+
+
+def return_freed_memory() -> None:
+    """Give what the C heap and Arrow's allocator keep of freed memory back to the system:
+    a one-shot evaluation's next phase starts from what is alive, not from the last one's
+    peak (a table built through Arrow leaves its buffers in Arrow's pool)."""
+    import sys
+
+    from workbench.evaluate.dataset_text import _return_freed_memory
+
+    _return_freed_memory()
+    if "pyarrow" in sys.modules:  # (never imported for this alone)
+        sys.modules["pyarrow"].default_memory_pool().release_unused()
 
