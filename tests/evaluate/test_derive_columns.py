@@ -133,3 +133,26 @@ def test_span_columns_read_alike_from_columns_and_from_event_objects(planted):
     assert span_columns(got) == span_columns(oracle_span_events(dt, 0, rows))
     assert got._events is None  # read without making an event object
     assert span_columns(()) == ([], [], [], [])
+
+
+def test_the_modelled_summarizer_reads_a_span_by_its_columns(planted):
+    """A dataset's span reaches the modelled summarizer's text as columns: writing a summary
+    (labels, filler, hallucination source check) makes no event object, and the text is the
+    one written from the event objects."""
+    from workbench.summarize.base import SummaryRequest
+    from workbench.summarize.modelled import ModelledSummarizer
+
+    _, dt = planted
+    rows = list(range(0, 1400))
+    labels = dt.labels(0, rows)
+    assert labels  # so the writer looks up the labelled events too
+    got = dt.span_events(0, rows)
+
+    def request(events):
+        return SummaryRequest("c", "art-1", int(got.seqs[0]), int(got.seqs[-1]), events, None, 900,
+                              labels=labels, purpose="compaction")
+
+    model = ModelledSummarizer(seed=3, p_hallucinate=1.0)  # (its fresh secret reads the span's texts)
+    text = model.summarize(request(got)).text
+    assert got._events is None
+    assert text == model.summarize(request(oracle_span_events(dt, 0, rows))).text

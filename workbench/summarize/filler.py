@@ -36,7 +36,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from workbench.summarize.base import SpanEvent, clip, iter_sentences, one_line
+from workbench.summarize.base import SpanEvent, clip, iter_sentences, one_line, span_columns
 
 ERROR_RE = re.compile(r"(?:error|exception)s?\b|\b(?:traceback|failed|failure|fatal|panic|"
                       r"denied|refused|timed out|unauthorized|cannot|can't|couldn't)\b", re.I)
@@ -115,6 +115,16 @@ def _ends(events: Sequence[SpanEvent]) -> tuple[int | None, int | None]:
     last_assistant = next((ev.seq for ev in reversed(events)
                            if ev.role == "assistant" and ev.kind == "message" and ev.text.strip()), None)
     return first_user, last_assistant
+
+
+def _ends_of_columns(seqs: list[int], kinds: list[str], roles: list[str],
+                     texts: list[str]) -> tuple[int | None, int | None]:
+    """:func:`_ends` read from a span's columns (no event object made)."""
+    def first(rows, role: str) -> int | None:
+        return next((seqs[i] for i in rows
+                     if roles[i] == role and kinds[i] == "message" and texts[i].strip()), None)
+
+    return first(range(len(seqs)), "user"), first(range(len(seqs) - 1, -1, -1), "assistant")
 
 
 def _take(queues: dict[str, list], room: int, present: set[str], titles: dict,
@@ -245,7 +255,6 @@ class TextCandidates:
 
 
 _EVENT_KEY = attrgetter("text", "kind", "role")
-_TEXT, _SEQ = attrgetter("text"), attrgetter("seq")
 
 
 class CandidateIndex:
@@ -278,7 +287,10 @@ class CandidateIndex:
 
     def text_ids_of(self, events: Sequence[SpanEvent]) -> list[int]:
         """The text id of every event (texts first seen are read here, in event order)."""
-        keys = list(map(_EVENT_KEY, events))
+        return self.text_ids_of_keys(list(map(_EVENT_KEY, events)))
+
+    def text_ids_of_keys(self, keys: list[tuple[str, str, str]]) -> list[int]:
+        """The text id of every ``(text, kind, role)`` key, as :meth:`text_ids_of`."""
         hits = list(map(self._by_text.get, keys))
         if None in hits:
             for j, key in enumerate(keys):
@@ -420,17 +432,17 @@ def _guard_regions(texts: list[str], needles: Iterable[str]) -> dict[str, list[t
     return out
 
 
-def _subset_rows(rng, events: Sequence[SpanEvent], room: int, keep: tuple) -> np.ndarray | None:
-    """:func:`scan_subset` as the sorted indexes of the events it keeps (None: all of them)."""
+def _subset_rows(rng, seqs: list[int], texts: list[str], room: int, keep: tuple) -> np.ndarray | None:
+    """:func:`scan_subset` as the sorted indexes of the events it keeps (None: all of them),
+    from the span's seq and text columns."""
     limit = max(SCAN_MIN_CHARS, SCAN_FACTOR * room)
-    lengths = np.fromiter(map(len, map(_TEXT, events)), dtype=np.int64, count=len(events))
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     if int(lengths.sum()) <= limit:
         return None
-    order = rng.permutation(len(events))
+    order = rng.permutation(len(texts))
     taken_before = np.cumsum(lengths[order])[:-1]
     chosen = order[:1 + int(np.searchsorted(taken_before, limit, side="left"))]
-    seqs = np.fromiter(map(_SEQ, events), dtype=np.int64, count=len(events))
-    kept = np.flatnonzero(np.isin(seqs, [k for k in keep if k is not None]))
+    kept = np.flatnonzero(np.isin(np.asarray(seqs, dtype=np.int64), [k for k in keep if k is not None]))
     return np.union1d(chosen, kept)
 
 
@@ -439,7 +451,8 @@ def scan_subset(rng, events: Sequence[SpanEvent], room: int, keep: tuple) -> lis
     than the summary can hold, a random subset with ~``SCAN_FACTOR`` x the room in text
     (plus the first request and the last reply), so the cost follows the summary size,
     not the span size."""
-    rows = _subset_rows(rng, events, room, keep)
+    seqs, _, _, texts = span_columns(events)
+    rows = _subset_rows(rng, seqs, texts, room, keep)
     return list(events) if rows is None else [events[i] for i in rows.tolist()]
 
 
@@ -475,13 +488,18 @@ def fill_columns(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: 
     if room <= 0:
         return _NO_FILLER
     index = index or candidate_index(max_item_chars)
-    first_user, last_assistant = _ends(events)
-    rows = _subset_rows(rng, events, room, (first_user, last_assistant))
-    subset = events if rows is None else list(map(events.__getitem__, rows.tolist()))
-    texts = list(map(_TEXT, subset))
+    # (the span's columns: a dataset's span makes no event object here)
+    all_seqs, all_kinds, all_roles, all_texts = span_columns(events)
+    first_user, last_assistant = _ends_of_columns(all_seqs, all_kinds, all_roles, all_texts)
+    rows = _subset_rows(rng, all_seqs, all_texts, room, (first_user, last_assistant))
+    if rows is None:
+        texts, kinds, roles, seq_list = all_texts, all_kinds, all_roles, all_seqs
+    else:
+        at = rows.tolist()
+        texts, kinds, roles, seq_list = ([col[i] for i in at] for col in (all_texts, all_kinds, all_roles, all_seqs))
     guarded = _guard_regions(texts, needles)
-    index.reserve(len(subset))
-    tids = np.array(index.text_ids_of(subset), dtype=np.int64)
+    index.reserve(len(texts))
+    tids = np.array(index.text_ids_of_keys(list(zip(texts, kinds, roles, strict=True))), dtype=np.int64)
     # every candidate of the subset in source order, gathered at once; then, only in events that
     # hold a label or a label's text, those overlapping one are left out
     s_pos, s_ev, s_first = index.sent.gather(tids)
@@ -489,7 +507,7 @@ def fill_columns(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: 
     s_sec = index.sent.cols["section"][s_pos]
     s_keep = np.ones(len(s_pos), dtype=bool)
     p_keep = np.ones(len(p_pos), dtype=bool)
-    seqs = np.fromiter(map(_SEQ, subset), dtype=np.int64, count=len(subset))
+    seqs = np.asarray(seq_list, dtype=np.int64)
     ends = {first_user: _CODE["intent"], last_assistant: _CODE["current"]}
     marked = np.isin(seqs, [s for s in (*spans_by_seq, *ends) if s is not None])
     if guarded:

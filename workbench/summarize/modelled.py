@@ -71,7 +71,7 @@ import itertools
 import math
 import re
 from collections.abc import Callable
-from operator import attrgetter, methodcaller
+from operator import methodcaller
 
 import numpy as np
 
@@ -87,6 +87,7 @@ from workbench.summarize.base import (
     check_request,
     iter_sentences,
     one_line,
+    span_columns,
     stable_seed,
 )
 from workbench.summarize.decisions import (
@@ -132,7 +133,6 @@ _WS_RE = re.compile(r"\s+")
 _SECTION_PLACE = {name: i for i, name in enumerate(SECTIONS)}
 _JOINED = ("intent", "current")  # sections written as one paragraph
 _FENCED = methodcaller("startswith", "```")
-_SEQ, _TEXT, _KIND = attrgetter("seq"), attrgetter("text"), attrgetter("kind")
 
 
 def _needle_pattern(needle: str) -> str:
@@ -245,7 +245,7 @@ class ModelledSummarizer:
 
         def fresh_secret(fmt: str) -> str:
             # (the source is read only here: a summary draws a fresh secret once in ~20)
-            source_texts = [*(ev.text for ev in req.events), req.previous_summary or ""]
+            source_texts = [*span_columns(req.events)[3], req.previous_summary or ""]
             for _ in range(16):
                 s = sec.FORMATS[fmt](rng)
                 if not any(s in t for t in source_texts):
@@ -277,9 +277,9 @@ class ModelledSummarizer:
         """The summary's text, written from ``decisions`` alone (and the span's own text)."""
         req, dec = request, decisions
         if dec.labels.labels:  # (the events by seq: read only where a label points)
-            seqs = list(map(_SEQ, req.events))
-            texts = dict(zip(seqs, map(_TEXT, req.events), strict=True))
-            kinds = dict(zip(seqs, map(_KIND, req.events), strict=True))
+            seqs, kind_col, _, text_col = span_columns(req.events)  # (no event object made)
+            texts = dict(zip(seqs, text_col, strict=True))
+            kinds = dict(zip(seqs, kind_col, strict=True))
         else:
             texts = kinds = {}
         spans_by_seq: dict[int, list[tuple[int, int, str]]] = {}
