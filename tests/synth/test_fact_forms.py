@@ -115,5 +115,6 @@ def test_normal_form_positions_point_at_each_kept_character(text):
     norm, where = normal_form_positions(text)
     low = text.lower()
     assert norm == normal_form(text)
-    assert where == [i for m in _RUN.finditer(low) for i in range(m.start(), m.end())]
-    assert all(type(i) is int and low[i] == c for i, c in zip(where, norm, strict=True))
+    assert where.dtype == np.int64
+    assert where.tolist() == [i for m in _RUN.finditer(low) for i in range(m.start(), m.end())]
+    assert all(low[i] == c for i, c in zip(where.tolist(), norm, strict=True))

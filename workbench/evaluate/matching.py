@@ -388,6 +388,6 @@ class FormIndex:
         found: set[int] = set()
         for i, a, _ in self.index.matches(norm):
             for k in self.index.owners(i):
-                if k not in found and form_pattern(*self.facts[k]).match(low, where[a]):
+                if k not in found and form_pattern(*self.facts[k]).match(low, int(where[a])):
                     found.add(k)
         return self._memo.put(text, frozenset(found))

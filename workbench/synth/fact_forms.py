@@ -145,23 +145,24 @@ def normal_form(text: str) -> str:
     return "".join(_RUN.findall(text.lower()))
 
 
-def normal_form_positions(text: str) -> tuple[str, list[int]]:
+def normal_form_positions(text: str):
     """``(normal_form(text), positions)``: where each character of the normal form sits in
-    ``text.lower()`` (a match of the normal form there starts where the pattern's does)."""
+    ``text.lower()`` (a match of the normal form there starts where the pattern's does), an
+    int64 array (a summary has tens of thousands of them and a caller reads a few)."""
     import numpy as np
 
     low = text.lower()
     if low.isascii():  # (the common case, one table look-up per byte: letters and digits)
         codes = np.frombuffer(low.encode("ascii"), dtype=np.uint8)
         keep = _ascii_run_table()[codes]
-        return codes[keep].tobytes().decode("ascii"), np.flatnonzero(keep).tolist()
+        return codes[keep].tobytes().decode("ascii"), np.flatnonzero(keep)
     runs = list(_RUN.finditer(low))
     starts = np.fromiter((m.start() for m in runs), dtype=np.int64, count=len(runs))
     lengths = np.fromiter((m.end() - m.start() for m in runs), dtype=np.int64, count=len(runs))
     # position of the j-th kept character: its run's start plus its place in that run
     before = np.cumsum(lengths) - lengths
     positions = np.repeat(starts - before, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
-    return "".join(m.group(0) for m in runs), positions.tolist()
+    return "".join(m.group(0) for m in runs), positions
 
 
 @functools.cache
