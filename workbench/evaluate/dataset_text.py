@@ -14,8 +14,10 @@ leak fragments) comes from its :mod:`text index <workbench.evaluate.text_index>`
 from the file an evaluated sweep stores beside the dataset when it is there and current,
 else computed from the dataset's files (``LOADS`` counts both, per process).
 :meth:`DatasetText.of` keeps the index of the last datasets used in this process (by path
-and file hashes), so the runs of a sweep evaluated by one worker share it, and with it the
-memoised summaries, redactions and scans.
+and file hashes), so the runs of a sweep evaluated by one worker share it and the scans of
+single lines; the memoised summaries, redactions and whole-text scans are the run's own (a
+sweep worker forgets them after each run: their keys hold the policy, so the next
+configuration would not meet them again: ``workbench.sweep.runner._forget_run``).
 
 >>> import tempfile
 >>> from workbench.synth.generate import GeneratorConfig, generate_dataset

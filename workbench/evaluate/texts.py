@@ -7,8 +7,8 @@ memory entries. With SR-1 carry-forward on (the policy's ``redaction.sr1_carry_f
 the derived text goes through the redaction harness before it is stored; with it off
 the raw summarizer output is stored, which is what the leakage evaluation measures.
 Summaries and redactions are memoised by what produced them (:class:`_Derive`,
-:func:`redact_memo`) in the dataset's index, so work repeated across policies and runs is
-done once.
+:func:`redact_memo`) in the dataset's index, so work repeated across the policies of a run
+is done once.
 
 Every modelled summary of a folding policy (``compaction.accumulate`` off) is written and,
 with SR-1 on, redacted here even when no evaluation reads it: the next summary's
@@ -85,8 +85,8 @@ class _Derive:
     """Summaries by what produced them: the summarizer and its settings, the span (rows of
     one continuity), the previous summary, the size and purpose, and the artifact id when
     the backend's output depends on it (``keyed_by_artifact``, default true: the modelled
-    summarizer draws its randomness per artifact). Kept in the dataset index, so policies
-    and sweep runs evaluated in one process share them."""
+    summarizer draws its randomness per artifact). Kept in the dataset index, so the policies
+    of a run share them."""
 
     def __init__(self, dt: DatasetText, backend, name: str, options: dict, seed):
         self.memo = dt.summaries
