@@ -69,7 +69,8 @@ SECRET_STATUSES = ("leaked", "redacted", "absent")
 
 class TextScans:
     """Stored and raw text by artifact id, what each text holds, and the labels each
-    compaction dropped: scanned once for both tables (:func:`inspector_tables`)."""
+    compaction dropped: scanned once for both tables (:func:`compaction_table`,
+    :func:`generation_table`)."""
 
     def __init__(self, texts, dt: DatasetText):
         import polars as pl

@@ -35,8 +35,8 @@ def evaluate_run(result, dataset, *, summarizer: str = "modelled",
 
     ``release``: a one-shot evaluation (the CLI's ``simulate --evaluate``): once the last
     reader of each is done, the memoised summaries and redactions, ``result``'s prompt
-    records, its inputs' replay-only arrays and its ledger are freed, which keeps a
-    million-event run under 1 GB (issue 30). The tables are the same; ``result`` keeps its
+    records, its inputs' replay-only arrays and its ledger are freed (a million-event run's
+    peak: about 1.0 GB instead of 1.3 GB, ``benchmarks/bench_evaluate.py``). The tables are the same; ``result`` keeps its
     config, summary, events and ids, and is not for another evaluation.
     """
 
