@@ -36,8 +36,9 @@ def evaluate_run(result, dataset, *, summarizer: str = "modelled",
     ``release``: a one-shot evaluation (the CLI's ``simulate --evaluate``): once the last
     reader of each is done, the memoised summaries and redactions, ``result``'s prompt
     records, its inputs' replay-only arrays and its ledger are freed (a million-event run's
-    peak: about 1.0 GB instead of 1.3 GB, ``benchmarks/bench_evaluate.py``). The tables are the same; ``result`` keeps its
-    config, summary, events and ids, and is not for another evaluation.
+    peak: about 1.0 GB instead of 1.3 GB, ``benchmarks/bench_evaluate.py``). The tables are
+    the same; ``result`` keeps its config, summary, events and ids, and is not for another
+    evaluation.
     """
 
     from workbench.evaluate.dataset_text import DatasetText
