@@ -1,29 +1,18 @@
 """The compaction inspector's tables as they were built before they were made columnar
-(issue 30): row by row in Python, each table scanning its own texts. The test oracle of
-:mod:`workbench.evaluate.compactions` (its tables must equal these)."""
+(issue 30): the generations row by row in Python, each table scanning its own texts and
+judging each summary on its own. The test oracle of :mod:`workbench.evaluate.compactions`
+(its tables must equal these)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 from degenerate_oracle import degenerate_flags
 
-from workbench.evaluate.compactions import (
-    FACT_STATUSES,
-    READABLE,
-    SECRET_STATUSES,
-    _cache_loss,
-    _calls,
-    _compaction_schema,
-    _secret_counts,
-    fact_status,
-    secret_status,
-)
+from workbench.evaluate.compactions import READABLE, fact_status, secret_status
 from workbench.evaluate.dataset_text import DatasetText
 from workbench.evaluate.matching import Memo
 from workbench.evaluate.texts import Checkpoint, policies_of
-from workbench.rundir import wire as W
 
 GENERATION_CHUNK = 100_000
 
@@ -58,6 +47,9 @@ class _Texts:
     def leaks(self, texts: Sequence[str]) -> frozenset[int]:
         return self.dt.leak_scanner.leaks_in([t for t in texts if t])
 
+    def labels(self, c: Checkpoint, inp) -> tuple[list, dict]:
+        return _labels(self.dt, inp, c.dropped)
+
 
 def _labels(dt: DatasetText, inp, rows):
     import numpy as np
@@ -74,81 +66,24 @@ def _labels(dt: DatasetText, inp, rows):
     return facts, secrets
 
 
-def compaction_table(result, texts, checkpoints: Sequence[Checkpoint], dt: DatasetText):
-    """One row per compaction (see the module docstring)."""
-    import polars as pl
+class _OldJudge:
+    """The degenerate checks as they were: each summary judged from scratch."""
 
-    policies = policies_of(result)
-    tx = _Texts(texts, dt)
-    frames = result.events.filter(pl.col("event_type") == W.CHECKPOINT_EVENT)
-    frames = frames.with_columns(pl.int_range(pl.len()).over("policy", "continuity_id").alias("_index"))
-    frame_of = {(r["policy"], r["continuity_id"], r["_index"]): r for r in frames.iter_rows(named=True)}
-    labelled = dt.secrets.filter(~pl.col("negative")).height > 0
-    calls = _calls(result.ledger, [(c.policy, c.continuity_id, c.request) for c in checkpoints])
-    last_at: dict[tuple[str, str, int], int] = {}  # the compaction whose prefix the request sends
-    summarized_at: dict[tuple[str, str, int], int] = {}  # ... and the one its summarizer calls made
-    for c in checkpoints:
-        last_at[(c.policy, c.continuity_id, c.request)] = c.index
-        if c.artifact_id is not None:
-            summarized_at[(c.policy, c.continuity_id, c.request)] = c.index
-    rows = []
-    for c in checkpoints:
-        inp, policy = result.inputs[c.continuity_id], policies[c.policy]
-        f = frame_of[(c.policy, c.continuity_id, c.index)]
-        stored, raw = tx.stored(c.artifact_id), tx.raw(c.artifact_id)
-        retained = set(c.retained)
-        exact, forms = tx.facts([stored])
-        facts, secrets = _labels(dt, inp, c.dropped)
-        fate: dict[str, list[str]] = {s: [] for s in (*FACT_STATUSES, *SECRET_STATUSES)}
-        for fid, kind, answer, row in facts:
-            fate[fact_status(dt, kind, answer, row, retained, exact, forms)].append(fid)
-        leak_stored, leak_raw = tx.leaks([stored]), tx.leaks([raw])
-        for sid, (value, where, _) in secrets.items():
-            fate[secret_status(dt, value, where, retained, leak_stored, leak_raw)].append(sid)
-        at = (c.policy, c.continuity_id, c.request)
-        slot = calls.get(at, {"summarizer": [], "main": None})
-        own = slot["summarizer"] if summarized_at.get(at) == c.index else []
-        sends_prefix = last_at[at] == c.index
-        loss_tokens, loss_usd = _cache_loss(slot["main"] if sends_prefix else None,
-                                            result.config["policies"][c.policy]["providers"].get(c.continuity_id))
-        text_row = tx.row.get(c.artifact_id) or {}
-        judged = text_row.get("kind") in READABLE  # an opaque item or a truncation: no text to judge
-        rows.append({
-            "run_id": result.run_id, "policy": c.policy, "continuity_id": c.continuity_id, "compaction": c.index,
-            "request": c.request, "source_request": f["source_request"], "frame_seq": f["frame_seq"],
-            "trigger": "emergency" if c.emergency else policy.trigger.kind, "cut_rule_id": f["cut_rule_id"],
-            "summary_kind": c.summary_kind, "artifact_id": c.artifact_id,
-            "tokens_before": f["tokens_before"], "tokens_after": f["tokens_after"],
-            "summary_tokens": f["item_tokens"] if c.artifact_id else 0,
-            "summary_chars": len(stored), "summary_text_tokens": math.ceil(len(stored) / 4),
-            "readable": bool(stored),
-            "from_seq": f["from_seq"], "to_seq": f["to_seq"],
-            "dropped_events": len(c.dropped), "dropped_tokens": f["span_tokens"],
-            "dropped_from_seq": int(inp.seq[c.dropped[0]]) if c.dropped else None,
-            "dropped_to_seq": int(inp.seq[c.dropped[-1]]) if c.dropped else None,
-            "dropped_seqs": inp.seq[list(c.dropped)].tolist() if c.dropped else [],
-            "retained_seqs": inp.seq[list(c.retained)].tolist() if c.retained else [],
-            "facts_in_span": len(facts), "facts_kept": len(fate["kept"]),
-            "facts_kept_raw": sum(1 for _, _, _, row in facts if row in retained),
-            "facts_paraphrased": len(fate["paraphrased"]), "facts_lost": len(fate["lost"]),
-            **_secret_counts(len(secrets), len(fate["leaked"]), len(fate["redacted"]), labelled),
-            "redactions": text_row.get("redactions") or 0, "hallucinated": text_row.get("hallucinated") or 0,
-            "summarizer_calls": len(own), "summarizer_cost_usd": float(sum(r["cost_usd"] for r in own)),
-            "summarizer_prompt_tokens": int(sum(r["prompt_tokens"] for r in own)),
-            "summarizer_output_tokens": int(sum(r["output_tokens"] for r in own)),
-            "summarizer_cache_read_tokens": int(sum(r["cached_input_tokens"] for r in own)),
-            "summarizer_cache_write_tokens": int(sum(r["cache_write_tokens"] for r in own)),
-            "compaction_cost_usd": (None if loss_usd is None and sends_prefix and slot["main"] else
-                                    float(sum(r["cost_usd"] for r in own)) + (loss_usd or 0.0)),
-            "cache_loss": slot["main"]["cache_loss"] if sends_prefix and slot["main"] else None,
-            "cache_loss_tokens": loss_tokens, "cache_loss_usd": loss_usd,
-            "kept_fact_ids": fate["kept"], "paraphrased_fact_ids": fate["paraphrased"],
-            "lost_fact_ids": fate["lost"], "leaked_secret_ids": fate["leaked"],
-            "redacted_secret_ids": fate["redacted"],
-            "degenerate": degenerate_flags(stored, budget_tokens=f["item_tokens"], span_tokens=f["span_tokens"])
-            if judged else None,
-        })
-    return pl.DataFrame(rows, schema=_compaction_schema())
+    @staticmethod
+    def flags(text, *, budget_tokens, span_tokens):
+        return degenerate_flags(text, budget_tokens=budget_tokens, span_tokens=span_tokens)
+
+
+def compaction_table(result, texts, checkpoints: Sequence[Checkpoint], dt: DatasetText):
+    """One row per compaction, from the scans and the degenerate checks as they were (each
+    summary scanned and judged on its own, each compaction's labels found again): the row
+    assembly, which issue 30 did not change, is the module's own."""
+    from unittest import mock
+
+    from workbench.evaluate import compactions
+
+    with mock.patch.object(compactions, "SummaryJudge", _OldJudge):
+        return compactions.compaction_table(result, texts, checkpoints, dt, _Texts(texts, dt))
 
 
 def generation_table(result, texts, checkpoints: Sequence[Checkpoint], dt: DatasetText):

@@ -32,7 +32,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from operator import attrgetter
 
 import numpy as np
 
@@ -109,17 +108,10 @@ def sentence_section(piece: str, kind: str, role: str) -> str:
     return "solving"
 
 
-def _ends(events: Sequence[SpanEvent]) -> tuple[int | None, int | None]:
-    first_user = next((ev.seq for ev in events
-                       if ev.role == "user" and ev.kind == "message" and ev.text.strip()), None)
-    last_assistant = next((ev.seq for ev in reversed(events)
-                           if ev.role == "assistant" and ev.kind == "message" and ev.text.strip()), None)
-    return first_user, last_assistant
-
-
-def _ends_of_columns(seqs: list[int], kinds: list[str], roles: list[str],
-                     texts: list[str]) -> tuple[int | None, int | None]:
-    """:func:`_ends` read from a span's columns (no event object made)."""
+def _ends(seqs: list[int], kinds: list[str], roles: list[str],
+          texts: list[str]) -> tuple[int | None, int | None]:
+    """The seqs of the span's first user request and last assistant reply (None: there is
+    none), read from its columns (:func:`~workbench.summarize.base.span_columns`)."""
     def first(rows, role: str) -> int | None:
         return next((seqs[i] for i in rows
                      if roles[i] == role and kinds[i] == "message" and texts[i].strip()), None)
@@ -190,7 +182,7 @@ def reference_fill(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles
     if room <= 0:
         return []
     guard = Guard(needles)
-    first_user, last_assistant = _ends(events)
+    first_user, last_assistant = _ends(*span_columns(events))
     cands: dict[str, list[Item]] = {k: [] for k in DRAW_ORDER}
     seen_paths: set[str] = set()
     for ev in scan_subset(rng, events, room, (first_user, last_assistant)):
@@ -254,7 +246,6 @@ class TextCandidates:
         return f"`{self.text[self.path_start[k]:self.path_end[k]]}`"
 
 
-_EVENT_KEY = attrgetter("text", "kind", "role")
 
 
 class CandidateIndex:
@@ -282,15 +273,9 @@ class CandidateIndex:
         if len(self._by_text) + n > self.limit:
             self._clear()
 
-    def text_id(self, ev: SpanEvent) -> int:
-        return self.text_ids_of([ev])[0]
-
-    def text_ids_of(self, events: Sequence[SpanEvent]) -> list[int]:
-        """The text id of every event (texts first seen are read here, in event order)."""
-        return self.text_ids_of_keys(list(map(_EVENT_KEY, events)))
-
     def text_ids_of_keys(self, keys: list[tuple[str, str, str]]) -> list[int]:
-        """The text id of every ``(text, kind, role)`` key, as :meth:`text_ids_of`."""
+        """The text id of every event's ``(text, kind, role)`` key (texts first seen are read
+        here, in event order)."""
         hits = list(map(self._by_text.get, keys))
         if None in hits:
             for j, key in enumerate(keys):
@@ -490,7 +475,7 @@ def fill_columns(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: 
     index = index or candidate_index(max_item_chars)
     # (the span's columns: a dataset's span makes no event object here)
     all_seqs, all_kinds, all_roles, all_texts = span_columns(events)
-    first_user, last_assistant = _ends_of_columns(all_seqs, all_kinds, all_roles, all_texts)
+    first_user, last_assistant = _ends(all_seqs, all_kinds, all_roles, all_texts)
     rows = _subset_rows(rng, all_seqs, all_texts, room, (first_user, last_assistant))
     if rows is None:
         texts, kinds, roles, seq_list = all_texts, all_kinds, all_roles, all_seqs
