@@ -131,7 +131,7 @@ def _redaction_audit(result, dataset, *, summarizer, summarizer_options, baselin
             sink(name, frame)
 
     if sink is not None:  # first: it reads the prompt records the one-shot evaluation frees
-        from workbench.evaluate.pipeline import return_freed_memory
+        from workbench.evaluate.dataset_text import return_freed_memory
 
         final(N.BUNDLES, context_bundles(result))
         return_freed_memory()  # what building the bundles left, before the text work starts

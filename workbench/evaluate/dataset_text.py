@@ -48,17 +48,22 @@ LOADS = {"built": 0, "read": 0}  # indexes this process built from the dataset's
 _text_codes = text_codes  # (the name older callers and tests use)
 
 
-def _return_freed_memory() -> None:
-    """Give the heap's free pages back to the system (glibc keeps what millions of small
-    objects freed, so the process's peak would not fall); a no-op elsewhere."""
+def return_freed_memory() -> None:
+    """Give what the C heap and Arrow's allocator keep of freed memory back to the system
+    (glibc keeps what millions of small objects freed, and a table built through Arrow leaves
+    its buffers in Arrow's pool, so the process's peak would not fall): a one-shot
+    evaluation's next phase starts from what is alive. malloc_trim is a no-op elsewhere."""
     import ctypes
+    import sys
 
     try:
         trim = getattr(ctypes.CDLL(None), "malloc_trim", None)  # the C library this process runs on
     except OSError:
-        return
+        trim = None
     if trim is not None:
         trim(0)
+    if "pyarrow" in sys.modules:  # (never imported for this alone)
+        sys.modules["pyarrow"].default_memory_pool().release_unused()
 
 
 def _by_code(names) -> np.ndarray:
@@ -112,7 +117,7 @@ class DatasetText:
         self.release_span_events()
         if self._leak_scanner is not None:
             self._leak_scanner.forget()
-        _return_freed_memory()
+        return_freed_memory()
 
 
     @classmethod

@@ -41,7 +41,7 @@ def evaluate_run(result, dataset, *, summarizer: str = "modelled",
     evaluation.
     """
 
-    from workbench.evaluate.dataset_text import DatasetText
+    from workbench.evaluate.dataset_text import DatasetText, return_freed_memory
     from workbench.evaluate.headline import policy_headlines
     from workbench.evaluate.leakage import (
         baseline_redactor,
@@ -123,22 +123,9 @@ def _release_replay(result, dt) -> None:
     follows (over-redaction, the compaction tables) reads the inputs' seqs, the ledger, the
     texts, the redaction memos and the dataset's search indexes, nothing else of the replay."""
     from workbench.engine.lean import output_view
+    from workbench.evaluate.dataset_text import return_freed_memory
 
     dt.summaries.clear()
     result.prompts = {}
     result.inputs = {cid: output_view(inp) for cid, inp in result.inputs.items()}
     return_freed_memory()
-
-
-def return_freed_memory() -> None:
-    """Give what the C heap and Arrow's allocator keep of freed memory back to the system:
-    a one-shot evaluation's next phase starts from what is alive, not from the last one's
-    peak (a table built through Arrow leaves its buffers in Arrow's pool)."""
-    import sys
-
-    from workbench.evaluate.dataset_text import _return_freed_memory
-
-    _return_freed_memory()
-    if "pyarrow" in sys.modules:  # (never imported for this alone)
-        sys.modules["pyarrow"].default_memory_pool().release_unused()
-
