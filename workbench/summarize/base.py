@@ -186,6 +186,43 @@ def span_columns(events: Sequence[SpanEvent]) -> tuple[list[int], list[str], lis
     return [e.seq for e in events], [e.kind for e in events], [e.role for e in events], [e.text for e in events]
 
 
+@dataclass(frozen=True, slots=True)
+class SpanCodes:
+    """A span's events as integer columns: ``seqs`` (int64), and per event the code of its
+    kind, role and text (int64) into ``kind_names``, ``role_names`` and ``table`` (sequences
+    indexed by code; a text table holds each text once). ``shared``: the names and the table
+    are a dataset's own, the same objects for every span of it (what is worked out per text
+    code can be kept); else they were made for this span alone."""
+
+    seqs: object
+    kind: object
+    role: object
+    text: object
+    kind_names: Sequence
+    role_names: Sequence
+    table: Sequence
+    shared: bool
+
+
+def span_codes(events: Sequence[SpanEvent]) -> SpanCodes:
+    """:class:`SpanCodes` of ``events``: a :class:`SpanEvents`' own columns (no string read),
+    else the events' fields numbered here (equal strings, equal codes)."""
+    import numpy as np
+
+    if isinstance(events, SpanEvents):
+        return SpanCodes(np.asarray(events.seqs, dtype=np.int64), events._kind_codes.astype(np.int64),
+                         events._role_codes.astype(np.int64), events._text_codes.astype(np.int64),
+                         events._kind_names, events._role_names, events._table, True)
+    seqs, kinds, roles, texts = span_columns(events)
+    coded = []
+    for values in (kinds, roles, texts):
+        ids: dict[str, int] = {}
+        codes = [ids.setdefault(v, len(ids)) for v in values]
+        coded += [np.array(codes, dtype=np.int64), list(ids)]
+    return SpanCodes(np.array(seqs, dtype=np.int64), coded[0], coded[2], coded[4], coded[1], coded[3], coded[5],
+                     False)
+
+
 @dataclass(frozen=True)
 class SpanLabel:
     """A planted fact or secret inside the span.

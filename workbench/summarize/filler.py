@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.summarize.base import SpanEvent, clip, iter_sentences, one_line, span_columns
+from workbench.summarize.base import SpanCodes, SpanEvent, clip, iter_sentences, one_line, span_codes, span_columns
 
 ERROR_RE = re.compile(r"(?:error|exception)s?\b|\b(?:traceback|failed|failure|fatal|panic|"
                       r"denied|refused|timed out|unauthorized|cannot|can't|couldn't)\b", re.I)
@@ -256,6 +256,7 @@ class CandidateIndex:
 
     def __init__(self, max_chars: int = 240, limit: int = 100_000):
         self.max_chars, self.limit = max_chars, limit
+        self._lengths: tuple | None = None  # (a dataset's text table, the length of each text)
         self._clear()
 
     def _clear(self) -> None:
@@ -266,22 +267,43 @@ class CandidateIndex:
         cols = ("start", "end", "section", "length", "tid")
         self.sent = _Flat(cols, (np.int64, np.int64, np.int8, np.int64, np.int64))
         self.path = _Flat(cols, (np.int64, np.int64, np.int8, np.int64, np.int64))
+        self._coded: tuple | None = None  # (table, kind names, role names): what _rec_of_key's keys code
+        self._rec_of_key: dict[int, int] = {}
+
+    def table_lengths(self, codes: SpanCodes) -> np.ndarray:
+        """The length of every text of ``codes``' table (kept with a dataset's table)."""
+        if not codes.shared:
+            return np.fromiter(map(len, codes.table), dtype=np.int64, count=len(codes.table))
+        hit = self._lengths
+        if hit is None or hit[0] is not codes.table:
+            hit = self._lengths = (codes.table, np.fromiter(map(len, codes.table), dtype=np.int64,
+                                                             count=len(codes.table)))
+        return hit[1]
+
+    def records_of(self, codes: SpanCodes, keys: np.ndarray) -> np.ndarray:
+        """The record of every ``(text, kind, role)`` code triple of ``keys`` (distinct, coded
+        by :func:`_event_keys`); texts first seen are read here. A dataset's table keeps the
+        code triples it met (no string hashed again); a span's own table is looked up by text."""
+        coded = (codes.table, codes.kind_names, codes.role_names)
+        if codes.shared and (self._coded is None or any(a is not b for a, b in zip(self._coded, coded, strict=True))):
+            self._coded, self._rec_of_key = coded, {}
+        known = self._rec_of_key if codes.shared else {}
+        out = list(map(known.get, keys.tolist()))
+        if None in out:
+            n_kind, n_role = len(codes.kind_names), len(codes.role_names)
+            for j, key in enumerate(keys.tolist()):
+                if out[j] is None:
+                    text, rest = divmod(key, n_kind * n_role)
+                    kind, role = divmod(rest, n_role)
+                    out[j] = known[key] = self._add((codes.table[text], codes.kind_names[kind],
+                                                     codes.role_names[role]))
+        return np.array(out, dtype=np.int64)
 
     def reserve(self, n: int) -> None:
         """Room for ``n`` more texts: past the limit the index starts afresh (before a summary
         gathers its texts, never while: their ids must stay valid)."""
         if len(self._by_text) + n > self.limit:
             self._clear()
-
-    def text_ids_of_keys(self, keys: list[tuple[str, str, str]]) -> list[int]:
-        """The text id of every event's ``(text, kind, role)`` key (texts first seen are read
-        here, in event order)."""
-        hits = list(map(self._by_text.get, keys))
-        if None in hits:
-            for j, key in enumerate(keys):
-                if hits[j] is None:
-                    hits[j] = self._add(key)
-        return hits
 
     def _add(self, key: tuple[str, str, str]) -> int:
         hit = self._by_text.get(key)  # (a text met twice in one batch)
@@ -420,14 +442,19 @@ def _guard_regions(texts: list[str], needles: Iterable[str]) -> dict[str, list[t
 def _subset_rows(rng, seqs: list[int], texts: list[str], room: int, keep: tuple) -> np.ndarray | None:
     """:func:`scan_subset` as the sorted indexes of the events it keeps (None: all of them),
     from the span's seq and text columns."""
-    limit = max(SCAN_MIN_CHARS, SCAN_FACTOR * room)
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    return _subset_of_lengths(rng, np.asarray(seqs, dtype=np.int64), lengths, room, keep)
+
+
+def _subset_of_lengths(rng, seqs: np.ndarray, lengths: np.ndarray, room: int, keep: tuple) -> np.ndarray | None:
+    """:func:`_subset_rows` from the seq and text length of each event (arrays)."""
+    limit = max(SCAN_MIN_CHARS, SCAN_FACTOR * room)
     if int(lengths.sum()) <= limit:
         return None
-    order = rng.permutation(len(texts))
+    order = rng.permutation(len(lengths))
     taken_before = np.cumsum(lengths[order])[:-1]
     chosen = order[:1 + int(np.searchsorted(taken_before, limit, side="left"))]
-    kept = np.flatnonzero(np.isin(np.asarray(seqs, dtype=np.int64), [k for k in keep if k is not None]))
+    kept = np.flatnonzero(np.isin(seqs, [k for k in keep if k is not None]))
     return np.union1d(chosen, kept)
 
 
@@ -469,22 +496,25 @@ def fill(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: Iterable
 def fill_columns(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: Iterable[str], room: int,
                  present: set[str], titles: dict, max_item_chars: int = 240,
                  index: CandidateIndex | None = None) -> FillerColumns:
-    """:func:`fill` as columns (no object per item)."""
+    """:func:`fill` as columns (no object per item), from the span's codes: a dataset's span
+    reads no string but those of the texts it meets first and of the items it takes."""
     if room <= 0:
         return _NO_FILLER
     index = index or candidate_index(max_item_chars)
-    # (the span's columns: a dataset's span makes no event object here)
-    all_seqs, all_kinds, all_roles, all_texts = span_columns(events)
-    first_user, last_assistant = _ends(all_seqs, all_kinds, all_roles, all_texts)
-    rows = _subset_rows(rng, all_seqs, all_texts, room, (first_user, last_assistant))
-    if rows is None:
-        texts, kinds, roles, seq_list = all_texts, all_kinds, all_roles, all_seqs
-    else:
-        at = rows.tolist()
-        texts, kinds, roles, seq_list = ([col[i] for i in at] for col in (all_texts, all_kinds, all_roles, all_seqs))
-    guarded = _guard_regions(texts, needles)
-    index.reserve(len(texts))
-    tids = np.array(index.text_ids_of_keys(list(zip(texts, kinds, roles, strict=True))), dtype=np.int64)
+    codes = span_codes(events)
+    first_user, last_assistant = _coded_ends(codes)
+    rows = _subset_of_lengths(rng, codes.seqs, index.table_lengths(codes)[codes.text], room,
+                              (first_user, last_assistant))
+    seqs, text, kind, role = ((codes.seqs, codes.text, codes.kind, codes.role) if rows is None else
+                              (codes.seqs[rows], codes.text[rows], codes.kind[rows], codes.role[rows]))
+    # the distinct (text, kind, role) of the subset: each is one record of the index
+    keys, inverse = np.unique(_event_keys(codes, text, kind, role), return_inverse=True)
+    key_texts = keys // (len(codes.kind_names) * len(codes.role_names))
+    text_codes = key_texts[np.r_[True, key_texts[1:] != key_texts[:-1]]] if len(keys) else key_texts
+    guarded = _guard_regions([codes.table[c] for c in text_codes.tolist()], needles)
+    regions_of = {c: guarded[codes.table[c]] for c in text_codes.tolist() if codes.table[c] in guarded}
+    index.reserve(len(keys))
+    tids = index.records_of(codes, keys)[inverse.reshape(-1)]
     # every candidate of the subset in source order, gathered at once; then, only in events that
     # hold a label or a label's text, those overlapping one are left out
     s_pos, s_ev, s_first = index.sent.gather(tids)
@@ -492,15 +522,14 @@ def fill_columns(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: 
     s_sec = index.sent.cols["section"][s_pos]
     s_keep = np.ones(len(s_pos), dtype=bool)
     p_keep = np.ones(len(p_pos), dtype=bool)
-    seqs = np.asarray(seq_list, dtype=np.int64)
     ends = {first_user: _CODE["intent"], last_assistant: _CODE["current"]}
     marked = np.isin(seqs, [s for s in (*spans_by_seq, *ends) if s is not None])
-    if guarded:
-        marked |= np.fromiter(map(guarded.__contains__, texts), dtype=bool, count=len(texts))
+    if regions_of:
+        marked |= np.isin(text, list(regions_of))
     for j in np.flatnonzero(marked).tolist():
         seq, rec = int(seqs[j]), index.recs[tids[j]]
         spans = spans_by_seq.get(seq)
-        regions = guarded.get(texts[j])
+        regions = regions_of.get(int(text[j]))
         if spans or regions:
             spans = [(x, y) for x, y, _ in spans or ()] + (regions or [])
             a = s_first[j]
@@ -547,3 +576,18 @@ def fill_columns(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: 
                          col["start"][taken].tolist(), index.texts_of(col["tid"][taken].tolist()))
 
 
+def _event_keys(codes: SpanCodes, text: np.ndarray, kind: np.ndarray, role: np.ndarray) -> np.ndarray:
+    """Each event's ``(text, kind, role)`` codes as one number."""
+    return (text * len(codes.kind_names) + kind) * len(codes.role_names) + role
+
+
+def _coded_ends(codes: SpanCodes) -> tuple[int | None, int | None]:
+    """:func:`_ends` from the span's codes (only the texts of user and assistant messages read)."""
+    message = np.array([name == "message" for name in codes.kind_names], dtype=bool)[codes.kind]
+
+    def first(role: str, rows: np.ndarray) -> int | None:
+        rows = rows[np.array([name == role for name in codes.role_names], dtype=bool)[codes.role[rows]]]
+        return next((int(codes.seqs[i]) for i in rows.tolist() if codes.table[codes.text[i]].strip()), None)
+
+    at = np.flatnonzero(message)
+    return first("user", at), first("assistant", at[::-1])
