@@ -223,6 +223,26 @@ def span_codes(events: Sequence[SpanEvent]) -> SpanCodes:
                      False)
 
 
+def events_at(events: Sequence[SpanEvent], seqs: set[int]) -> tuple[dict[int, str], dict[int, str]]:
+    """``(kinds, texts)``: the kind and text of the events of ``events`` whose seq is in
+    ``seqs``, by seq (of events sharing a seq, the last)."""
+    if not seqs:
+        return {}, {}
+    if isinstance(events, SpanEvents):
+        import numpy as np
+
+        at = np.flatnonzero(np.isin(events.seqs, list(seqs))).tolist()
+        kinds = events._kind_names[events._kind_codes[at]].tolist()
+        texts = events._table[events._text_codes[at]].tolist()
+        found = events.seqs[at].tolist()
+        return dict(zip(found, kinds, strict=True)), dict(zip(found, texts, strict=True))
+    kinds, texts = {}, {}
+    for ev in events:
+        if ev.seq in seqs:
+            kinds[ev.seq], texts[ev.seq] = ev.kind, ev.text
+    return kinds, texts
+
+
 @dataclass(frozen=True)
 class SpanLabel:
     """A planted fact or secret inside the span.
@@ -347,26 +367,28 @@ _SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[*-])")
 def iter_sentences(text: str, *, min_chars: int = 1):
     """``(start, end)`` of each sentence-ish piece of ``text``: lines, split at sentence
     ends; blank pieces and pieces shorter than ``min_chars`` are skipped."""
+    return iter(sentence_bounds(text, min_chars))
+
+
+def sentence_bounds(text: str, min_chars: int = 1) -> list[tuple[int, int]]:
+    """:func:`iter_sentences` as a list (one call per text: the filler reads thousands)."""
+    out = []
     pos = 0
     for line in text.split("\n"):
         lstart = pos
         pos += len(line) + 1
-        if not line.strip():
-            continue
-        cut = 0
-        for m in _SENT_END.finditer(line):
-            yield from _piece(line, lstart, cut, m.start(), min_chars)
-            cut = m.end()
-        yield from _piece(line, lstart, cut, len(line), min_chars)
-
-
-def _piece(line: str, base: int, a: int, b: int, min_chars: int):
-    seg = line[a:b]
-    stripped = seg.strip()
-    if len(stripped) < min_chars:
-        return
-    lead = len(seg) - len(seg.lstrip())
-    yield base + a + lead, base + a + lead + len(stripped)
+        # (a line without . ! or ? has no sentence end: it is one piece)
+        cuts = ([(m.start(), m.end()) for m in _SENT_END.finditer(line)]
+                if "." in line or "!" in line or "?" in line else ())
+        a = 0
+        for b, nxt in (*cuts, (len(line), 0)):
+            seg = line[a:b]
+            stripped = seg.strip()
+            if len(stripped) >= min_chars and stripped:
+                lead = lstart + a + len(seg) - len(seg.lstrip())
+                out.append((lead, lead + len(stripped)))
+            a = nxt
+    return out
 
 
 def clip(text: str, limit: int) -> str:

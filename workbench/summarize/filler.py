@@ -35,7 +35,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from workbench.summarize.base import SpanCodes, SpanEvent, clip, iter_sentences, one_line, span_codes, span_columns
+from workbench.summarize.base import (
+    SpanCodes,
+    SpanEvent,
+    clip,
+    iter_sentences,
+    one_line,
+    sentence_bounds,
+    span_codes,
+    span_columns,
+)
 
 ERROR_RE = re.compile(r"(?:error|exception)s?\b|\b(?:traceback|failed|failure|fatal|panic|"
                       r"denied|refused|timed out|unauthorized|cannot|can't|couldn't)\b", re.I)
@@ -106,6 +115,47 @@ def sentence_section(piece: str, kind: str, role: str) -> str:
     if DECISION_RE.search(piece) and kind in ("message", "reasoning"):
         return "facts"
     return "solving"
+
+
+# what every match of each pattern contains (lowercase, ASCII): a text holding none of a
+# pattern's words has no sentence it matches
+_PATTERN_WORDS = (
+    (ERROR_RE, ("error", "exception", "traceback", "failed", "failure", "fatal", "panic", "denied", "refused",
+                "timed out", "unauthorized", "cannot", "can't", "couldn't")),
+    (PENDING_RE, ("todo", "next step", "still need", "remaining", "pending", "follow", "will need", "later",
+                  "then", "afterwards", "not yet")),
+    (DECISION_RE, ("decid", "decision", "agreed", "we will", "we'll", "let's", "going to", "plan", "chose",
+                   "choose", "switch", "must", "should", "instead", "prefer", "use")),
+)
+# the patterns matched on lowercase text, case-sensitively (the same matches on ASCII text)
+_LOWERCASE = tuple(re.compile(pattern.pattern) for pattern, _ in _PATTERN_WORDS)
+
+
+def section_finder(text: str, kind: str, role: str) -> Callable[[int, int], int]:
+    """``f(a, b)``: the code of :func:`sentence_section` of ``text[a:b]``, found cheaper. On
+    an ASCII text the patterns are matched on its lowercase without folding case at each
+    position (on ASCII the same matches), and a pattern none of whose words occurs anywhere
+    in the text is not searched at all; other texts are read by :func:`sentence_section`."""
+    if not text.isascii():
+        return lambda a, b: _CODE[sentence_section(text[a:b], kind, role)]
+    low = text.lower()
+    err, pending, decision = (pattern if applies and any(w in low for w in words) else None
+                              for pattern, (_, words), applies in
+                              zip(_LOWERCASE, _PATTERN_WORDS, (True, role != "tool", kind in ("message", "reasoning")),
+                                  strict=True))
+    errors, pend, facts, solving = _CODE["errors"], _CODE["pending"], _CODE["facts"], _CODE["solving"]
+
+    def section(a: int, b: int) -> int:
+        piece = low[a:b]
+        if err is not None and err.search(piece):
+            return errors
+        if pending is not None and pending.search(piece):
+            return pend
+        if decision is not None and decision.search(piece):
+            return facts
+        return solving
+
+    return section
 
 
 def _ends(seqs: list[int], kinds: list[str], roles: list[str],
@@ -221,18 +271,21 @@ class TextCandidates:
                  numbers: Callable[[list[str]], list[int]]):
         self.text = text
         ps, pe, paths = [], [], []
-        for m in PATH_RE.finditer(text):
-            ps.append(m.start())
-            pe.append(m.end())
-            paths.append(f"`{m.group(0)}`")
+        if "/" in text:  # (every path has one)
+            for m in PATH_RE.finditer(text):
+                ps.append(m.start())
+                pe.append(m.end())
+                paths.append(f"`{m.group(0)}`")
         ss, se, sc, self.lines = [], [], [], []
-        for a, b in iter_sentences(text, min_chars=20):
+        section = section_finder(text, kind, role)
+        words = WORDS_RE.findall
+        for a, b in sentence_bounds(text, 20):
             piece = text[a:b]
-            if len(WORDS_RE.findall(piece)) < 3:
+            if len(words(piece)) < 3:
                 continue
             ss.append(a)
             se.append(b)
-            sc.append(_CODE[sentence_section(piece, kind, role)])
+            sc.append(section(a, b))
             self.lines.append(clip(one_line(piece), max_chars))
         self.path_start, self.path_end = np.array(ps, np.int64), np.array(pe, np.int64)
         self.path_tid = np.array(numbers(paths), np.int64)
@@ -267,8 +320,8 @@ class CandidateIndex:
         cols = ("start", "end", "section", "length", "tid")
         self.sent = _Flat(cols, (np.int64, np.int64, np.int8, np.int64, np.int64))
         self.path = _Flat(cols, (np.int64, np.int64, np.int8, np.int64, np.int64))
-        self._coded: tuple | None = None  # (table, kind names, role names): what _rec_of_key's keys code
-        self._rec_of_key: dict[int, int] = {}
+        self._coded: tuple | None = None  # (table, kind names, role names): what the keys of _known code
+        self._known = (np.zeros(0, np.int64), np.zeros(0, np.int64))  # (sorted code triples, their records)
 
     def table_lengths(self, codes: SpanCodes) -> np.ndarray:
         """The length of every text of ``codes``' table (kept with a dataset's table)."""
@@ -283,21 +336,29 @@ class CandidateIndex:
     def records_of(self, codes: SpanCodes, keys: np.ndarray) -> np.ndarray:
         """The record of every ``(text, kind, role)`` code triple of ``keys`` (distinct, coded
         by :func:`_event_keys`); texts first seen are read here. A dataset's table keeps the
-        code triples it met (no string hashed again); a span's own table is looked up by text."""
+        code triples it met, sorted (looked up at once, no string hashed again); a span's own
+        table is looked up by text."""
         coded = (codes.table, codes.kind_names, codes.role_names)
         if codes.shared and (self._coded is None or any(a is not b for a, b in zip(self._coded, coded, strict=True))):
-            self._coded, self._rec_of_key = coded, {}
-        known = self._rec_of_key if codes.shared else {}
-        out = list(map(known.get, keys.tolist()))
-        if None in out:
+            self._coded, self._known = coded, (np.zeros(0, np.int64), np.zeros(0, np.int64))
+        out = np.full(len(keys), -1, dtype=np.int64)
+        known_keys, known_recs = self._known if codes.shared else (np.zeros(0, np.int64), None)
+        if len(known_keys):
+            at = np.minimum(np.searchsorted(known_keys, keys), len(known_keys) - 1)
+            hit = known_keys[at] == keys
+            out[hit] = known_recs[at[hit]]
+        missing = np.flatnonzero(out < 0)
+        if len(missing):
             n_kind, n_role = len(codes.kind_names), len(codes.role_names)
-            for j, key in enumerate(keys.tolist()):
-                if out[j] is None:
-                    text, rest = divmod(key, n_kind * n_role)
-                    kind, role = divmod(rest, n_role)
-                    out[j] = known[key] = self._add((codes.table[text], codes.kind_names[kind],
-                                                     codes.role_names[role]))
-        return np.array(out, dtype=np.int64)
+            for j, key in zip(missing.tolist(), keys[missing].tolist(), strict=True):
+                text, rest = divmod(key, n_kind * n_role)
+                kind, role = divmod(rest, n_role)
+                out[j] = self._add((codes.table[text], codes.kind_names[kind], codes.role_names[role]))
+            if codes.shared:
+                grown_keys = np.concatenate([known_keys, keys[missing]])
+                order = np.argsort(grown_keys, kind="stable")
+                self._known = grown_keys[order], np.concatenate([known_recs, out[missing]])[order]
+        return out
 
     def reserve(self, n: int) -> None:
         """Room for ``n`` more texts: past the limit the index starts afresh (before a summary
@@ -453,9 +514,10 @@ def _subset_of_lengths(rng, seqs: np.ndarray, lengths: np.ndarray, room: int, ke
         return None
     order = rng.permutation(len(lengths))
     taken_before = np.cumsum(lengths[order])[:-1]
-    chosen = order[:1 + int(np.searchsorted(taken_before, limit, side="left"))]
-    kept = np.flatnonzero(np.isin(seqs, [k for k in keep if k is not None]))
-    return np.union1d(chosen, kept)
+    rows = np.zeros(len(lengths), dtype=bool)
+    rows[order[:1 + int(np.searchsorted(taken_before, limit, side="left"))]] = True
+    rows |= _member(seqs, [k for k in keep if k is not None])
+    return np.flatnonzero(rows)
 
 
 def scan_subset(rng, events: Sequence[SpanEvent], room: int, keep: tuple) -> list[SpanEvent]:
@@ -511,8 +573,9 @@ def fill_columns(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: 
     keys, inverse = np.unique(_event_keys(codes, text, kind, role), return_inverse=True)
     key_texts = keys // (len(codes.kind_names) * len(codes.role_names))
     text_codes = key_texts[np.r_[True, key_texts[1:] != key_texts[:-1]]] if len(keys) else key_texts
-    guarded = _guard_regions([codes.table[c] for c in text_codes.tolist()], needles)
-    regions_of = {c: guarded[codes.table[c]] for c in text_codes.tolist() if codes.table[c] in guarded}
+    distinct = _table_texts(codes, text_codes)
+    guarded = _guard_regions(distinct, needles)
+    regions_of = {c: guarded[t] for c, t in zip(text_codes.tolist(), distinct, strict=True) if t in guarded}
     index.reserve(len(keys))
     tids = index.records_of(codes, keys)[inverse.reshape(-1)]
     # every candidate of the subset in source order, gathered at once; then, only in events that
@@ -523,9 +586,9 @@ def fill_columns(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: 
     s_keep = np.ones(len(s_pos), dtype=bool)
     p_keep = np.ones(len(p_pos), dtype=bool)
     ends = {first_user: _CODE["intent"], last_assistant: _CODE["current"]}
-    marked = np.isin(seqs, [s for s in (*spans_by_seq, *ends) if s is not None])
+    marked = _member(seqs, [s for s in (*spans_by_seq, *ends) if s is not None])
     if regions_of:
-        marked |= np.isin(text, list(regions_of))
+        marked |= _member(text, list(regions_of))
     for j in np.flatnonzero(marked).tolist():
         seq, rec = int(seqs[j]), index.recs[tids[j]]
         spans = spans_by_seq.get(seq)
@@ -574,6 +637,23 @@ def fill_columns(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: 
     sec_of = np.searchsorted(bounds, taken, side="right") - 1
     return FillerColumns([sec_order[k] for k in sec_of.tolist()], seqs[np.concatenate(ev)[taken]].tolist(),
                          col["start"][taken].tolist(), index.texts_of(col["tid"][taken].tolist()))
+
+
+def _table_texts(codes: SpanCodes, at: np.ndarray) -> list[str]:
+    """The texts of ``codes``' table at ``at`` (a dataset's table is an object array: one gather)."""
+    if isinstance(codes.table, np.ndarray):
+        return codes.table[at].tolist()
+    return [codes.table[i] for i in at.tolist()]
+
+
+def _member(values: np.ndarray, wanted: list[int]) -> np.ndarray:
+    """``np.isin(values, wanted)``, for a few wanted values by comparison (cheaper)."""
+    if len(wanted) > 16:
+        return np.isin(values, wanted)
+    hit = np.zeros(len(values), dtype=bool)
+    for w in wanted:
+        hit |= values == w
+    return hit
 
 
 def _event_keys(codes: SpanCodes, text: np.ndarray, kind: np.ndarray, role: np.ndarray) -> np.ndarray:

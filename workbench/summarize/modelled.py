@@ -85,6 +85,7 @@ from workbench.summarize.base import (
     approx_tokens,
     check_probability,
     check_request,
+    events_at,
     iter_sentences,
     one_line,
     span_columns,
@@ -276,12 +277,8 @@ class ModelledSummarizer:
     def write(self, request: SummaryRequest, decisions: SummaryDecisions) -> SummaryResult:
         """The summary's text, written from ``decisions`` alone (and the span's own text)."""
         req, dec = request, decisions
-        if dec.labels.labels:  # (the events by seq: read only where a label points)
-            seqs, kind_col, _, text_col = span_columns(req.events)  # (no event object made)
-            texts = dict(zip(seqs, text_col, strict=True))
-            kinds = dict(zip(seqs, kind_col, strict=True))
-        else:
-            texts = kinds = {}
+        # the text and kind of the events labels point at (no other event read)
+        kinds, texts = events_at(req.events, {lb.seq for lb in dec.labels.labels})
         spans_by_seq: dict[int, list[tuple[int, int, str]]] = {}
         for lb in dec.labels.labels:
             spans_by_seq.setdefault(lb.seq, []).append((lb.start, lb.end, lb.label_id))
@@ -335,12 +332,14 @@ class ModelledSummarizer:
         # the summary's lines as columns (section, source position, text), in the order written:
         # the labels' lines, the carried lines, then the filler
         sections = [it.section for it in items]
-        keys = [it.key for it in items]
+        seqs = [it.key[0] for it in items]
+        starts = [it.key[1] for it in items]
         lines = [it.text for it in items]
         if dec.carried:
             carried_sections, carried_at, carried_lines = zip(*dec.carried, strict=True)
             sections.extend(carried_sections)
-            keys.extend(zip([-1] * len(carried_at), carried_at, strict=True))
+            seqs.extend([-1] * len(carried_at))
+            starts.extend(carried_at)
             lines.extend(carried_lines)
 
         # ---- filler from the span's own sentences, up to the target size
@@ -352,10 +351,11 @@ class ModelledSummarizer:
         filler = fill_columns(rng, req.events, spans_by_seq, needles, budget - used, present,
                               _TITLES[req.purpose], self.max_item_chars)
         sections.extend(filler.section)
-        keys.extend(zip(filler.seq, filler.start, strict=True))
+        seqs.extend(filler.seq)
+        starts.extend(filler.start)
         lines.extend(filler.text)
 
-        text = self._render(req, sections, keys, lines)
+        text = self._render(req, sections, seqs, starts, lines)
         if self.tokenizer:
             from workbench.tokens.tokenizers import count_text
 
@@ -514,9 +514,8 @@ class ModelledSummarizer:
         return units, task_units
 
     @staticmethod
-    @staticmethod
     def _rendered_size(req: SummaryRequest, sections: list[str], lines: list[str]) -> int:
-        """``len(self._render(req, sections, keys, lines))``, counted, not written: the header,
+        """``len(self._render(req, sections, seqs, starts, lines))``, counted, not written: the header,
         per section its title, each line and its line break, and ``- `` before each line of a
         bulleted section (all but a fenced block)."""
         titles = _TITLES[req.purpose]
@@ -530,15 +529,14 @@ class ModelledSummarizer:
         return size + 2 * bulleted
 
     @staticmethod
-    def _render(req: SummaryRequest, sections: list[str], keys: list[tuple[int, int]], lines: list[str]) -> str:
+    def _render(req: SummaryRequest, sections: list[str], seqs: list[int], starts: list[int], lines: list[str]) -> str:
         """The summary: the header, then per section (in :data:`SECTIONS` order) its title and
-        its lines by source position (``keys``; equal positions in the order given)."""
+        its lines by source position (``seqs``, then ``starts``; equal positions in the order given)."""
         titles = _TITLES[req.purpose]
         parts = [_HEADERS[req.purpose].format(a=req.from_seq, b=req.to_seq)]
         if lines:
             place = np.fromiter(map(_SECTION_PLACE.__getitem__, sections), dtype=np.int64, count=len(sections))
-            at = np.array(keys, dtype=np.int64).reshape(-1, 2)
-            order = np.lexsort((at[:, 1], at[:, 0], place))  # (a stable sort)
+            order = np.lexsort((np.array(starts, dtype=np.int64), np.array(seqs, dtype=np.int64), place))  # (stable)
             place = place[order]
             cuts = [0, *(np.flatnonzero(place[1:] != place[:-1]) + 1).tolist(), len(order)]
             ordered = list(map(lines.__getitem__, order.tolist()))
