@@ -1,14 +1,18 @@
 """The modelled summarizer's writer as it was before its text was written from columns
 (items one object each, the summary rendered twice, the carried lines split one line at a
 time): the oracle the faster writer is held to, text and diagnostics alike
-(tests/summarize/test_modelled_write_oracle.py)."""
+(tests/summarize/test_modelled_write_oracle.py); and the filler's reading of one event text
+as it was (tests/summarize/test_filler_reading.py)."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
+from workbench.summarize import filler as F
 from workbench.summarize import modelled as M
-from workbench.summarize.base import STATUS_OK, approx_tokens
+from workbench.summarize.base import STATUS_OK, approx_tokens, clip, one_line
 from workbench.summarize.decisions import (
     FACT_DROP,
     FACT_KEEP,
@@ -160,3 +164,46 @@ def oracle_carry(self: M.ModelledSummarizer, rng, previous: str | None, limit: i
             out.append(("earlier", i, unit))
             used += len(unit) + 3
     return out
+
+
+# ---- the filler's per-text reading as it was (one regex search per pattern and sentence, a
+# generator per sentence): the oracle of base.sentence_bounds and filler.TextCandidates
+
+_SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[*-])")
+
+
+def oracle_iter_sentences(text: str, *, min_chars: int = 1):
+    pos = 0
+    for line in text.split("\n"):
+        lstart = pos
+        pos += len(line) + 1
+        if not line.strip():
+            continue
+        cut = 0
+        for m in _SENT_END.finditer(line):
+            yield from _oracle_piece(line, lstart, cut, m.start(), min_chars)
+            cut = m.end()
+        yield from _oracle_piece(line, lstart, cut, len(line), min_chars)
+
+
+def _oracle_piece(line: str, base: int, a: int, b: int, min_chars: int):
+    seg = line[a:b]
+    stripped = seg.strip()
+    if len(stripped) < min_chars:
+        return
+    lead = len(seg) - len(seg.lstrip())
+    yield base + a + lead, base + a + lead + len(stripped)
+
+
+def oracle_text_candidates(text: str, kind: str, role: str, max_chars: int) -> dict:
+    """What one event text offers, read plainly: paths (start, end, text in backticks) and
+    sentences (start, end, section code, line)."""
+    paths = [(m.start(), m.end(), f"`{m.group(0)}`") for m in F.PATH_RE.finditer(text)]
+    sentences = []
+    for a, b in oracle_iter_sentences(text, min_chars=20):
+        piece = text[a:b]
+        if len(F.WORDS_RE.findall(piece)) < 3:
+            continue
+        sentences.append((a, b, F._CODE[F.sentence_section(piece, kind, role)],
+                          clip(one_line(piece), max_chars)))
+    return {"paths": paths, "sentences": sentences}
