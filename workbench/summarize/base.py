@@ -231,7 +231,13 @@ def events_at(events: Sequence[SpanEvent], seqs: set[int]) -> tuple[dict[int, st
     if isinstance(events, SpanEvents):
         import numpy as np
 
-        at = np.flatnonzero(np.isin(events.seqs, list(seqs))).tolist()
+        if len(seqs) > 16:
+            wanted = np.isin(events.seqs, list(seqs))
+        else:
+            wanted = np.zeros(len(events.seqs), dtype=bool)
+            for seq in seqs:  # (a few seqs: compared one by one, cheaper than np.isin)
+                wanted |= events.seqs == seq
+        at = np.flatnonzero(wanted).tolist()
         kinds = events._kind_names[events._kind_codes[at]].tolist()
         texts = events._table[events._text_codes[at]].tolist()
         found = events.seqs[at].tolist()

@@ -465,15 +465,22 @@ def _has_surrogate(text: str) -> bool:
 
 def _guard_regions(texts: list[str], needles: Iterable[str]) -> dict[str, list[tuple[int, int]]]:
     """Label-string occurrences per distinct text of ``texts`` (texts without one are left
-    out), found in the distinct texts joined by NUL: needle by needle (a fast substring
-    search each) for a few needles, else in one pass of an automaton over them all."""
+    out): :func:`_guard_regions_at` by text."""
+    texts = list(dict.fromkeys(texts))
+    return {texts[t]: regions for t, regions in _guard_regions_at(texts, needles).items()}
+
+
+def _guard_regions_at(texts: list[str], needles: Iterable[str]) -> dict[int, list[tuple[int, int]]]:
+    """Label-string occurrences per text of ``texts`` (distinct), by its place in the list
+    (texts without one are left out), found in the texts joined by NUL: needle by needle (a
+    fast substring search each) for a few needles, else in one pass of an automaton over
+    them all."""
     guard = Guard(needles)
     if not guard.needles:
         return {}
-    texts = list(dict.fromkeys(texts))
     blob = "\x00".join(texts)
     if any("\x00" in n for n in guard.needles) or _has_surrogate(blob):
-        found = {t: guard.regions(t) for t in texts}  # the plain search
+        found = {t: guard.regions(text) for t, text in enumerate(texts)}  # the plain search
         return {t: r for t, r in found.items() if r}
     if len(guard.needles) <= FEW_NEEDLES:  # (building an automaton costs more than a few scans)
         found = []
@@ -492,11 +499,10 @@ def _guard_regions(texts: list[str], needles: Iterable[str]) -> dict[str, list[t
     sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts)) + 1
     starts = np.cumsum(sizes) - sizes
     t_of = np.searchsorted(starts, hits[:, 1], side="right") - 1
-    out: dict[str, list[tuple[int, int]]] = {}
+    out: dict[int, list[tuple[int, int]]] = {}
     for (k, i, j), t, base in zip(hits.tolist(), t_of.tolist(), starts[t_of].tolist(), strict=True):
-        text = texts[t]
-        if whole_token(text, guard.needles[k], i - base, j - base):
-            out.setdefault(text, []).append((i - base, j - base))
+        if whole_token(texts[t], guard.needles[k], i - base, j - base):
+            out.setdefault(t, []).append((i - base, j - base))
     return out
 
 
@@ -573,9 +579,8 @@ def fill_columns(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: 
     keys, inverse = np.unique(_event_keys(codes, text, kind, role), return_inverse=True)
     key_texts = keys // (len(codes.kind_names) * len(codes.role_names))
     text_codes = key_texts[np.r_[True, key_texts[1:] != key_texts[:-1]]] if len(keys) else key_texts
-    distinct = _table_texts(codes, text_codes)
-    guarded = _guard_regions(distinct, needles)
-    regions_of = {c: guarded[t] for c, t in zip(text_codes.tolist(), distinct, strict=True) if t in guarded}
+    guarded = _guard_regions_at(_table_texts(codes, text_codes), needles)
+    regions_of = {int(text_codes[t]): regions for t, regions in guarded.items()}
     index.reserve(len(keys))
     tids = index.records_of(codes, keys)[inverse.reshape(-1)]
     # every candidate of the subset in source order, gathered at once; then, only in events that
@@ -662,12 +667,22 @@ def _event_keys(codes: SpanCodes, text: np.ndarray, kind: np.ndarray, role: np.n
 
 
 def _coded_ends(codes: SpanCodes) -> tuple[int | None, int | None]:
-    """:func:`_ends` from the span's codes (only the texts of user and assistant messages read)."""
-    message = np.array([name == "message" for name in codes.kind_names], dtype=bool)[codes.kind]
+    """:func:`_ends` from the span's codes (only the texts of user and assistant messages read,
+    in turn, until one is not blank)."""
+    message = _member(codes.kind, _codes_of(codes.kind_names, "message"))
 
-    def first(role: str, rows: np.ndarray) -> int | None:
-        rows = rows[np.array([name == role for name in codes.role_names], dtype=bool)[codes.role[rows]]]
-        return next((int(codes.seqs[i]) for i in rows.tolist() if codes.table[codes.text[i]].strip()), None)
+    def first(role: str, step: int) -> int | None:
+        rows = np.flatnonzero(message & _member(codes.role, _codes_of(codes.role_names, role)))[::step]
+        for at in range(0, len(rows), 8):
+            batch = rows[at:at + 8]
+            for i, text in zip(batch.tolist(), _table_texts(codes, codes.text[batch]), strict=True):
+                if text.strip():
+                    return int(codes.seqs[i])
+        return None
 
-    at = np.flatnonzero(message)
-    return first("user", at), first("assistant", at[::-1])
+    return first("user", 1), first("assistant", -1)
+
+
+def _codes_of(names, name: str) -> list[int]:
+    """The codes that name ``name`` among ``names``."""
+    return [code for code, n in enumerate(names) if n == name]
