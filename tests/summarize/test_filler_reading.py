@@ -1,8 +1,8 @@
 """The filler reads one event text as the plain reading did (tests/modelled_oracle.py): the
 sentences split in one call (:func:`~workbench.summarize.base.sentence_bounds`), each
 sentence's section found on the lowercase of an ASCII text and only for the patterns whose
-words it holds (:func:`~workbench.summarize.filler.section_finder`), and every path and
-sentence a text offers (:class:`~workbench.summarize.filler.TextCandidates`): on random
+words it holds (:func:`~workbench.summarize.filler_text.section_finder`), and every path and
+sentence a text offers (:class:`~workbench.summarize.filler_text.TextCandidates`): on random
 texts (any case, sentence ends, blank and unicode-space lines, characters that fold to
 ASCII letters) and on every text of a generated coding dataset. The span read through its
 codes finds the events labels point at as the events do (:func:`~workbench.summarize.base.events_at`),
@@ -19,6 +19,7 @@ from modelled_oracle import oracle_iter_sentences, oracle_text_candidates
 from workbench.continuity.dataset import load_dataset
 from workbench.evaluate.dataset_text import DatasetText
 from workbench.summarize import filler as F
+from workbench.summarize import filler_text as FT
 from workbench.summarize.base import SpanEvent, events_at, sentence_bounds
 from workbench.synth.generate import GeneratorConfig, generate_dataset
 
@@ -56,13 +57,13 @@ def test_sentences_are_split_as_before(text, min_chars):
 @given(texts(), st.sampled_from(KINDS))
 def test_sections_are_found_as_before(text, kind_role):
     kind, role = kind_role
-    section = F.section_finder(text, kind, role)
+    section = FT.section_finder(text, kind, role)
     for a, b in sentence_bounds(text, 1):
         assert section(a, b) == F._CODE[F.sentence_section(text[a:b], kind, role)], text[a:b]
 
 
 def _offered(text: str, kind: str, role: str, max_chars: int) -> dict:
-    rec = F.TextCandidates(text, kind, role, max_chars, lambda xs: list(range(len(xs))))
+    rec = FT.TextCandidates(text, kind, role, max_chars, lambda xs: list(range(len(xs))))
     paths = [(a, b, rec.path_text(k)) for k, (a, b) in
              enumerate(zip(rec.path_start.tolist(), rec.path_end.tolist(), strict=True))]
     sentences = list(zip(rec.sent_start.tolist(), rec.sent_end.tolist(), rec.sent_section.tolist(), rec.lines,

@@ -102,8 +102,9 @@ from workbench.summarize.decisions import (
     SummaryDecisions,
     draw_label_decisions,
 )
-from workbench.summarize.filler import ERROR_RE, fill_columns
 from workbench.summarize.filler import Item as _Item
+from workbench.summarize.filler import fill_columns
+from workbench.summarize.filler_text import ERROR_RE
 
 HALLUCINATED = "\x00hallucinated"  # the marker leak's target when it wraps the hallucinated string
 TASK_KIND = "task"  # task-state facts (synthetic: workbench.synth.task_state; real: log_facts)
