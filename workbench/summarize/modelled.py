@@ -541,11 +541,12 @@ class ModelledSummarizer:
             place = place[order]
             cuts = [0, *(np.flatnonzero(place[1:] != place[:-1]) + 1).tolist(), len(order)]
             ordered = list(map(lines.__getitem__, order.tolist()))
+            fenced = any(map(_FENCED, lines))  # (rare: then each section is looked at)
             for a, b in itertools.pairwise(cuts):
                 sec_name, sec_lines = SECTIONS[place[a]], ordered[a:b]
                 if sec_name in _JOINED:
                     body = " ".join(sec_lines)
-                elif any(map(_FENCED, sec_lines)):
+                elif fenced and any(map(_FENCED, sec_lines)):
                     # multi-line items are not re-indented: a copied key must stay verbatim
                     body = "\n".join(x if x.startswith("```") else "- " + x for x in sec_lines)
                 else:
