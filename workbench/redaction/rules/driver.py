@@ -248,6 +248,44 @@ def _junctions(view: str, out: list[Finding], depth: int) -> None:
 
 # --------------------------------------------------------------------------- driver
 
+#: A character before a run that a rule below reads (a JSON escape glued to the run, the
+#: dotted or tilde head of a vendor token): such a run always goes through the rules.
+_LIVE_BEFORE = frozenset("\\.~=")
+_DIGITS = frozenset("0123456789")
+_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
+
+
+def inert_run(run: str) -> bool:
+    """Does every per-run rule of :func:`_find` turn down the token run ``run`` (preceded by
+    a character other than ``\\ . ~ =``, so the run is read as it is), whatever surrounds it?
+
+    Only from tests the rules make first on the run's own characters: no vendor head
+    (:data:`~.vendors.HEADS2`, a Discord token's ``M N O``) and no known prefix, so neither
+    the vendor nor the prefixed rules start; then (A) no digit and shorter than 16
+    characters (a prefix-less piece needs a digit; decoding starts at 16); or (B) no digit,
+    one letter case or none, and a separator ``+ / _ -`` (no base32, no base64 tried, no
+    piece); or (C) a digit, no capital and one of ``+ / _`` (neither hex nor base32 nor a
+    Slack piece, and a lowercase piece with a separator is a path or an identifier).
+    ``tests/redaction/test_redaction_inert_runs.py`` runs the rules over such runs."""
+    if run[:2] in HEADS2 or run[0] in "MNO" or _PREFIX_SCAN.search(run) is not None:
+        return False
+    chars = set(run)
+    digit = not _DIGITS.isdisjoint(chars)
+    upper = not _UPPER.isdisjoint(chars)
+    if not digit:
+        if len(run) < 16:
+            return True
+        return not (upper and not _LOWER.isdisjoint(chars)) and not chars.isdisjoint("+/_-")
+    return not upper and not chars.isdisjoint("+/_")
+
+
+#: :func:`inert_run` per run seen (a summary repeats its paths and identifiers); emptied
+#: when full.
+_INERT_RUNS: dict[str, bool] = {}
+_INERT_RUNS_MAX = 1 << 16
+
+
 
 def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
           ) -> list[Finding]:
@@ -263,11 +301,22 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
     cls = proxy.translate(_CLS_TABLE)
     search = _PREFIX_SCAN.search
     any_run = False
+    inert = _INERT_RUNS
     for m in _RUN_PROXY.finditer(proxy.translate(_RUN_TABLE)):
         rs, re_ = m.span()
+        any_run = True
+        if rs and view[rs - 1] not in _LIVE_BEFORE:
+            run = view[rs:re_]
+            dead = inert.get(run)
+            if dead is None:
+                dead = inert_run(run)
+                if len(inert) >= _INERT_RUNS_MAX:
+                    inert.clear()
+                inert[run] = dead
+            if dead:
+                continue
         if view[rs - 1] == "\\" and rs and view[rs] in "ntrbf":
             rs += 1  # a JSON escape glued to the run
-        any_run = True
         if view[rs:rs + 2] in HEADS2 or view[rs - 1] in ".~=" or view[rs] in "MNO":
             vendor_run(view, rs, re_, out)  # (provider token shapes: :mod:`.vendors`)
         p = search(view, rs, re_)

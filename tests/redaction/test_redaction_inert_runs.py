@@ -1,0 +1,123 @@
+"""The driver's per-run rules skip the token runs they would all turn down (paths,
+identifiers, rulers: :func:`workbench.redaction.rules.driver.inert_run`), remembered per run.
+The oracle is the driver with no run skipped (every run through every per-run rule, the
+code as it was): the same findings and redactions on random texts built around the edge
+cases of the test (digits, capitals, separators, vendor heads, known prefixes, the
+characters before a run the rules read) and on the summaries of a run."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workbench.redaction import harness as H
+from workbench.redaction.normalize import normalize
+from workbench.redaction.rules import driver as D
+
+
+@contextmanager
+def every_run_through_the_rules():
+    """The oracle: no run is inert (the loop body of the old code runs for every run)."""
+    saved = D.inert_run
+    D.inert_run = lambda run: False
+    D._INERT_RUNS.clear()
+    try:
+        yield
+    finally:
+        D.inert_run = saved
+        D._INERT_RUNS.clear()
+
+
+def _old_and_new(fn, *args):
+    with every_run_through_the_rules():
+        old = fn(*args)
+    return old, fn(*args)
+
+
+RUN_PIECES = ["src/app/config", "tests/test_parser", "test_render_template_16", "retry_with_backoff",
+              "UserRepository", "SessionManager", "------------", "============", "a1b2c3d4e5f6",
+              "Q7wE9rT2yU4iO6pA", "deadbeefdeadbeefdeadbeef", "JBSWY3DPEHPK3PXP", "jbswy3dpehpk3pxp",
+              "dGhpcyBpcyBhIHRlc3Qgc3RyaW5n", "xoxb-123456789012-123456789012-", "1234567890123",
+              "ghp_", "AKIA", "sk-", "sk_live_", "rk_test_", "eyJ", "hf_", "npm_", "glpat-", "SG.",
+              "dp.pt.", "sha256~", "MTA", "NzA", "Oz", "pk_", "xai-", "AIza", "github_pat_",
+              "a", "Z", "0", "9", "_", "-", "+", "/", "=", "==", "x9Y", "0x"]
+CONTEXT = ["", " ", "\n", "\\", "\\n", ".", "~", "=", ":", "@", "(", "\"", "'", "password is ",
+           "api_key=", "token: ", "Authorization: Bearer ", "<REDACTED:secret>", "https://u:", "\u00e9",
+           "...", "%41%42%43", "\\u0041"]
+runs = st.lists(st.sampled_from(RUN_PIECES), min_size=1, max_size=6).map("".join)
+texts = st.lists(st.one_of(runs, st.sampled_from(CONTEXT)), max_size=40).map("".join)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.sampled_from(CONTEXT), runs, st.sampled_from(CONTEXT))
+def test_an_inert_run_yields_nothing_wherever_it_stands(before, run, after):
+    view = normalize(before + run + after)[0]
+    old, new = _old_and_new(lambda v: D._find(v, 0), view)
+    assert new == old
+    for depth, pieces in ((1, True), (2, True), (0, False)):
+        old, new = _old_and_new(lambda v: D._find(v, depth, True, pieces), view)
+        assert new == old
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts)
+def test_scan_and_redact_find_what_every_run_through_the_rules_found(text):
+    old, new = _old_and_new(D.scan, text)
+    assert new == old
+    old, new = _old_and_new(H.redact, text)
+    assert new == old
+
+
+@pytest.mark.parametrize("run, inert", [
+    ("src/app/config", True), ("tests/test_parser", True), ("test_render_template_16", True),
+    ("------------", True), ("UserRepository", True), ("retry_with_backoff", True),
+    ("retrywithbackoff", False),   # single case, no separator: base32 is tried
+    ("UserRepositoryFactory", False),  # mixed case, 16+: base64 is tried
+    ("user-1234567890-x", False),  # a digit and only a dash: maybe a Slack piece
+    ("Test_render_16_x", False), ("a1b2c3d4e5f6", False), ("ghp_abcdefghijkl", False),
+    ("sk-abcdefghijkl", False), ("xoxb-abcdefghij", False), ("MTAxMjM0NTY3ODkw", False),
+    ("dp_something_long", False), ("my_eyJhbGciOi", False),
+])
+def test_inert_run_table(run, inert):
+    assert D.inert_run(run) is inert
+
+
+def test_summaries_of_a_run_redact_as_with_every_run_through_the_rules(tmp_path_factory):
+    from workbench.engine.run import simulate
+    from workbench.evaluate.texts import derive_texts
+    from workbench.synth.generate import GeneratorConfig, generate_dataset
+
+    ds = generate_dataset(GeneratorConfig(profile="coding", events=6000, seed=5),
+                          tmp_path_factory.mktemp("inert") / "d")
+    result = simulate(ds, ["openclaw-flush", "claude-code", "hermes"])
+    texts, _ = derive_texts(result, ds)
+    raws = [t for t in texts["text_raw"].to_list() if t]
+    assert len(raws) > 10
+    with every_run_through_the_rules():
+        old = [H.redact(t) for t in raws]
+    new = [H.redact(t) for t in raws]
+    assert sum(r.changed for r in new) > 0
+    assert new == old
+
+
+def test_a_repeated_path_is_judged_once():
+    """3,000 lines naming the same paths: the prefix search runs once per distinct run, not
+    once per run (the old loop searched every run)."""
+    text = "".join(f"- edited src/app/config and tests/test_parser at step {i}\n" for i in range(3000))
+    D._INERT_RUNS.clear()
+    searches = 0
+
+    def count(frame, event, arg):
+        nonlocal searches
+        searches += event == "c_call" and getattr(arg, "__name__", "") == "search"
+
+    sys.setprofile(count)
+    try:
+        D._find(text, 0)
+    finally:
+        sys.setprofile(None)
+    assert searches < 100, searches
