@@ -44,6 +44,8 @@ RUN_PIECES = ["src/app/config", "tests/test_parser", "test_render_template_16", 
               "dGhpcyBpcyBhIHRlc3Qgc3RyaW5n", "xoxb-123456789012-123456789012-", "1234567890123",
               "ghp_", "AKIA", "sk-", "sk_live_", "rk_test_", "eyJ", "hf_", "npm_", "glpat-", "SG.",
               "dp.pt.", "sha256~", "MTA", "NzA", "Oz", "pk_", "xai-", "AIza", "github_pat_",
+              "lin_api_", "api_org_", "pat", "lib/queue", "apply_", "/repo/web/src/App", "QUJDRGFi",
+              "UserRepositoryFactory", "abcdefghijklmnop", "RETRY_WITH_BACKOFF",
               "a", "Z", "0", "9", "_", "-", "+", "/", "=", "==", "x9Y", "0x"]
 CONTEXT = ["", " ", "\n", "\\", "\\n", ".", "~", "=", ":", "@", "(", "\"", "'", "password is ",
            "api_key=", "token: ", "Authorization: Bearer ", "<REDACTED:secret>", "https://u:", "\u00e9",
@@ -76,11 +78,16 @@ def test_scan_and_redact_find_what_every_run_through_the_rules_found(text):
     ("src/app/config", True), ("tests/test_parser", True), ("test_render_template_16", True),
     ("------------", True), ("UserRepository", True), ("retry_with_backoff", True),
     ("retrywithbackoff", False),   # single case, no separator: base32 is tried
-    ("UserRepositoryFactory", False),  # mixed case, 16+: base64 is tried
+    ("abcdefghijklmnop", False), ("RETRY_WITH_BACKOFF_X", True),
+    ("QUJDRGFiY2RlZmdoaWprbA", False),  # both cases, 16+, quanta that could start ASCII text
+    ("UserRepositoryFactory", True), ("/repo/web/src/App", True),  # (quanta that cannot)
+    ("lib/queue/worker", True), ("lin_api_abcdefgh", False),  # a vendor head, the prefix or not
+    ("apply_migration", True), ("api_org_abcdefgh", False),
+    ("parse_config", True), ("pattern_matching", False), ("Mozilla_Firefox", False),
     ("user-1234567890-x", False),  # a digit and only a dash: maybe a Slack piece
     ("Test_render_16_x", False), ("a1b2c3d4e5f6", False), ("ghp_abcdefghijkl", False),
     ("sk-abcdefghijkl", False), ("xoxb-abcdefghij", False), ("MTAxMjM0NTY3ODkw", False),
-    ("dp_something_long", False), ("my_eyJhbGciOi", False),
+    ("dp_something_long", True), ("my_eyJhbGciOi", False),
 ])
 def test_inert_run_table(run, inert):
     assert D.inert_run(run) is inert

@@ -71,6 +71,7 @@ from workbench.redaction.rules.vendors import (
     HEADS2,
     VENDOR_KINDS,
     VENDOR_LENGTHS,
+    VENDOR_PREFIXES,
     vendor_inside,
     vendor_run,
     vendor_trigger,
@@ -260,23 +261,28 @@ def inert_run(run: str) -> bool:
     """Does every per-run rule of :func:`_find` turn down the token run ``run`` (preceded by
     a character other than ``\\ . ~ =``, so the run is read as it is), whatever surrounds it?
 
-    Only from tests the rules make first on the run's own characters: no vendor head
-    (:data:`~.vendors.HEADS2`, a Discord token's ``M N O``) and no known prefix, so neither
-    the vendor nor the prefixed rules start; then (A) no digit and shorter than 16
-    characters (a prefix-less piece needs a digit; decoding starts at 16); or (B) no digit,
-    one letter case or none, and a separator ``+ / _ -`` (no base32, no base64 tried, no
-    piece); or (C) a digit, no capital and one of ``+ / _`` (neither hex nor base32 nor a
-    Slack piece, and a lowercase piece with a separator is a path or an identifier).
-    ``tests/redaction/test_redaction_inert_runs.py`` runs the rules over such runs."""
-    if run[:2] in HEADS2 or run[0] in "MNO" or _PREFIX_SCAN.search(run) is not None:
+    Only from the tests the rules make first on the run's own characters: no known prefix
+    and no start a vendor prefix could have (:data:`~.vendors.HEADS2` and a prefix that
+    agrees with the run as far as both go; a Discord token's ``M N O``), so neither the
+    prefixed nor the vendor rules start; then, without a digit, shorter than 16 characters
+    (a prefix-less piece needs a digit, decoding starts at 16), or not base32 (one letter
+    case) or not base64 (both cases: the quanta could not start ASCII text); with a digit,
+    no capital and one of ``+ / _`` (neither hex nor base32 nor a Slack piece, and a
+    lowercase piece with a separator is a path or an identifier).
+    ``tests/redaction/test_redaction_inert_runs.py`` holds the table and the parity tests."""
+    if run[0] in "MNO" or _PREFIX_SCAN.search(run) is not None:
+        return False
+    if run[:2] in HEADS2 and any(run[:len(p)] == p[:len(run)] for p in VENDOR_PREFIXES):
         return False
     chars = set(run)
-    digit = not _DIGITS.isdisjoint(chars)
     upper = not _UPPER.isdisjoint(chars)
-    if not digit:
-        if len(run) < 16:
+    if _DIGITS.isdisjoint(chars):
+        n = len(run)
+        if n < 16:
             return True
-        return not (upper and not _LOWER.isdisjoint(chars)) and not chars.isdisjoint("+/_-")
+        if upper and not _LOWER.isdisjoint(chars):
+            return not (n >= 24 and not n % 4 or _ASCII_B64_FIRST.issuperset(run[:16:4]))
+        return _R_B32.fullmatch(run) is None
     return not upper and not chars.isdisjoint("+/_")
 
 

@@ -254,6 +254,7 @@ for _kind, _trigger, _rx in VENDOR_RULES:
     else:
         _INSIDE.append((_kind, _trigger, _rx))
 _PREFIXES = tuple(sorted(_AT_START, key=len, reverse=True))
+VENDOR_PREFIXES = _PREFIXES  # (the driver's test of a run no vendor rule starts at)
 HEADS2 = frozenset(p[:2] for p in _PREFIXES)  # (a set lookup per run before any startswith)
 _DISCORD = next(rx for k, _, rx in VENDOR_RULES if k == "discord_bot_token")
 #: Characters a token may hold before the run the driver found (``dp.pt.``, ``sha256~``).
