@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from workbench.redaction import harness as H
+from workbench.redaction import normalize as N
 from workbench.redaction.normalize import normalize
 from workbench.redaction.rules import driver as D
 
@@ -128,3 +129,28 @@ def test_a_repeated_path_is_judged_once():
     finally:
         sys.setprofile(None)
     assert searches < 100, searches
+
+
+def test_the_junction_pass_asks_for_keywords_only_when_a_join_needs_them(monkeypatch):
+    """``keyword_possible`` reads the whole view (a dozen scans of a long summary): the
+    junction pass asks it when a join gets that far, not once per view with breaks."""
+    calls = []
+    real = D.keyword_possible
+    monkeypatch.setattr(D, "keyword_possible", lambda text: calls.append(1) or real(text))
+    text = "the plan holds\nbecause the parser\nreturns early\n" * 200
+    assert N.joinable_breaks(text)
+    assert D._find(text, 0) == [] and calls == []
+    split = "the value is ab12cd34\nef56gh78 now"  # (a join without a token format asks)
+    assert D._find(split, 0) == D._find(split, 0, junctions=False) and calls
+
+
+@settings(max_examples=300, deadline=None)
+@given(texts)
+def test_junctions_with_keywords_asked_late_as_with_keywords_first(view):
+    out_old: list = []
+    kw = D.keyword_possible(view)
+    for b0, b1 in N.joinable_breaks(view):
+        out_old.extend(D.join_at(view, b0, view, b1, 0, normalised=True, keywords=kw))
+    out_new: list = []
+    D._junctions(view, out_new, 0)
+    assert out_new == out_old

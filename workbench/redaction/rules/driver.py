@@ -14,7 +14,9 @@ left vouches for a value without a shape of its own. :func:`scan` normalises, fi
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 
 from workbench.redaction.normalize import joinable_breaks, normalize
 from workbench.redaction.rules.command_line import _command_lines, cli_flag_in
@@ -175,7 +177,7 @@ def keyword_possible(text: str) -> bool:
 
 
 def join_at(lsrc: str, b0: int, rsrc: str, b1: int, depth: int = 0,
-            normalised: bool = False, keywords: bool | None = None
+            normalised: bool = False, keywords: bool | Callable[[], bool] | None = None
             ) -> list[tuple[int, int, str]]:
     """Secrets split by a break: ``lsrc[..b0]`` continued by ``rsrc[b1..]``.
 
@@ -183,7 +185,8 @@ def join_at(lsrc: str, b0: int, rsrc: str, b1: int, depth: int = 0,
     context, for keywords such as ``password is``) with the token run starting at ``b1``,
     scans the joined string and keeps findings that need both sides
     (:func:`junction_ok`). Returns ``(start in lsrc, end in rsrc, kind)``. ``keywords``
-    (may ``lsrc`` hold a password/URL/marker keyword at all?) is an optional speed hint.
+    (may ``lsrc`` hold a password/URL/marker keyword at all?) is an optional speed hint,
+    a bool or a function that gives it (asked only when a join needs it).
     """
     if b0 == 0 or lsrc[b0 - 1] not in TOKEN_CHARS:
         return []
@@ -211,7 +214,8 @@ def join_at(lsrc: str, b0: int, rsrc: str, b1: int, depth: int = 0,
             lrun = _R_B64_TAIL.search(lsrc, max(0, b0 - 41), b0)
             rrun = _R_B64_HEAD.match(rsrc, b1)
             token_trigger = (lrun.end() - lrun.start()) + (rrun.end() - b1) == 40
-    if not token_trigger and keywords is False:
+    if not token_trigger and keywords is not None \
+            and (keywords() if callable(keywords) else keywords) is False:
         return []
     # the rest of the line on the left (keywords such as "password is")
     ls = max(j - 120, 0)
@@ -242,7 +246,7 @@ def _junctions(view: str, out: list[Finding], depth: int) -> None:
     points = joinable_breaks(view)
     if not points:
         return
-    kw = keyword_possible(view)
+    kw = functools.cache(functools.partial(keyword_possible, view))  # (most joins never ask)
     for b0, b1 in points:
         out.extend(join_at(view, b0, view, b1, depth, normalised=True, keywords=kw))
 
