@@ -165,6 +165,12 @@ def _generic_anchor(low: str) -> bool:
 
 
 
+def _anchor_word_in(text: str) -> bool:
+    """A credential key word (:data:`~.keyed.GENERIC_ANCHOR_WORDS`) anywhere in ``text``."""
+    low = ascii_lower(text)  # (once, not once per word)
+    return any(w in low for w in GENERIC_ANCHOR_WORDS)
+
+
 def keyword_possible(text: str) -> bool:
     """Could a keyword-anchored finding (password, URL, marker, header, command-line flag)
     occur in ``text``?"""
@@ -227,8 +233,7 @@ def join_at(lsrc: str, b0: int, rsrc: str, b1: int, depth: int = 0,
     if not token_trigger and not (
             "://" in left or "<REDACTED:" in left or "[BYOK:" in left
             or _R_PW_KEYWORD.search(left) or _slot_anchor(left, ascii_lower(left))
-            or (any(w in ascii_lower(lsrc[max(ls, j - 40):min(b0, j + 64)])
-                    for w in GENERIC_ANCHOR_WORDS)
+            or (_anchor_word_in(lsrc[max(ls, j - 40):min(b0, j + 64)])
                 and not _R_ASSIGNMENT.match(rsrc, b1))):
         return []
     joined = left + right_tok
