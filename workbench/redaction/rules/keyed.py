@@ -13,6 +13,7 @@ what it encodes; a query parameter's value ends at the next ``&``.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from workbench.redaction.normalize import ESCAPED_CHAR, ESCAPES, decode_escapes, has_escape
 from workbench.redaction.rules.prefixed import _PREFIX_SCAN
@@ -23,6 +24,7 @@ from workbench.redaction.rules.shape import (
     _PLACEHOLDER_PASSWORDS,
     _PLACEHOLDER_WORDS,
     _R_KEY_RIGHT,
+    VALUE_TESTS_CACHED,
     Finding,
     _b64_readable,
     _b64_text,
@@ -72,6 +74,7 @@ def _password_key_ok(key: str) -> bool:
     return False
 
 
+@lru_cache(maxsize=VALUE_TESTS_CACHED)  # (a pure test of a value: summaries repeat values)
 def password_value_ok(v: str) -> bool:
     """Could ``v`` (after a password keyword) be a real password?"""
     if len(v) < 8 or len(v) > 200:
@@ -232,6 +235,7 @@ def _hex_value_ok(core: str, key: str) -> bool:
     return any(c.isdigit() for c in core) and (any(c.isalpha() for c in core) or len(core) >= 24)
 
 
+@lru_cache(maxsize=VALUE_TESTS_CACHED)  # (a pure test of a value: summaries repeat values)
 def generic_value_ok(v: str, key: str = "") -> bool:
     """A value after a credential keyword (``key``, normalised) that looks like a credential
     or a cut-short piece of one: the keyword vouches for shorter, less mixed values

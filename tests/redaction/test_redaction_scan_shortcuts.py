@@ -1,9 +1,14 @@
-"""The driver's per-run rules skip the token runs they would all turn down (paths,
+"""Shortcuts of the scan, each against the code it replaced (kept here as the oracle).
+
+The driver's per-run rules skip the token runs they would all turn down (paths,
 identifiers, rulers: :func:`workbench.redaction.rules.driver.inert_run`), remembered per run.
 The oracle is the driver with no run skipped (every run through every per-run rule, the
 code as it was): the same findings and redactions on random texts built around the edge
 cases of the test (digits, capitals, separators, vendor heads, known prefixes, the
-characters before a run the rules read) and on the summaries of a run."""
+characters before a run the rules read) and on the summaries of a run. Also: the junction
+pass asks for keywords only when a join needs them, an escape with a character common to
+all its triggers is ruled out by that character, and the pure shape tests of a value are
+remembered."""
 
 from __future__ import annotations
 
@@ -18,6 +23,8 @@ from workbench.redaction import harness as H
 from workbench.redaction import normalize as N
 from workbench.redaction.normalize import normalize
 from workbench.redaction.rules import driver as D
+from workbench.redaction.rules import keyed as K
+from workbench.redaction.rules import shape as R
 
 
 @contextmanager
@@ -62,7 +69,7 @@ def test_an_inert_run_yields_nothing_wherever_it_stands(before, run, after):
     old, new = _old_and_new(lambda v: D._find(v, 0), view)
     assert new == old
     for depth, pieces in ((1, True), (2, True), (0, False)):
-        old, new = _old_and_new(lambda v: D._find(v, depth, True, pieces), view)
+        old, new = _old_and_new(lambda v, d=depth, p=pieces: D._find(v, d, True, p), view)
         assert new == old
 
 
@@ -154,3 +161,35 @@ def test_junctions_with_keywords_asked_late_as_with_keywords_first(view):
     out_new: list = []
     D._junctions(view, out_new, 0)
     assert out_new == out_old
+
+
+def _possible_oracle(esc, text: str) -> bool:
+    return any(all(literal in text for literal in group) for group in esc.triggers)
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts)
+def test_escape_triggers_as_the_full_check(text):
+    for esc in N.ESCAPES:
+        assert esc.possible(text) == _possible_oracle(esc, text)
+
+
+def test_the_backslash_escapes_are_ruled_out_by_one_character():
+    """A text without a backslash: one memchr scan, not three scans for two characters."""
+    assert N.ESCAPE["backslash"]._shared == ("\\",) and N.ESCAPE["percent"]._shared == ("%",)
+    assert not N.ESCAPE["backslash"].possible("plain text " * 100)
+
+
+CACHED_VALUE_TESTS = [(R.is_placeholder, 1), (R.random_shape, 2), (K.generic_value_ok, 2),
+                      (K.password_value_ok, 1)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(runs, st.sampled_from(CONTEXT)), min_size=1, max_size=4).map("".join),
+       st.sampled_from(["", "token", "secretkey", "accesskeyid", "apikey", "bearer"]), st.booleans())
+def test_remembered_value_tests_answer_as_the_tests_themselves(value, key, loose):
+    """The shape tests of a value are remembered per value (pure functions of it): the
+    answer is the function's own (``__wrapped__``, the code as it was), asked twice."""
+    for fn, arity in CACHED_VALUE_TESTS:
+        args = (value,) if arity == 1 else (value, loose if fn is R.random_shape else key)
+        assert fn(*args) == fn.__wrapped__(*args) == fn(*args)
