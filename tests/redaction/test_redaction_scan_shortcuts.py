@@ -193,3 +193,30 @@ def test_remembered_value_tests_answer_as_the_tests_themselves(value, key, loose
     for fn, arity in CACHED_VALUE_TESTS:
         args = (value,) if arity == 1 else (value, loose if fn is R.random_shape else key)
         assert fn(*args) == fn.__wrapped__(*args) == fn(*args)
+
+
+def test_a_trigger_is_gated_only_by_a_character_it_holds():
+    from workbench.redaction.rules import vendors as V
+
+    assert [(k, t) for k, t, _, _ in V._INSIDE_GATED] == [(k, t) for k, t, _ in V._INSIDE]
+    assert all(rare in trigger for _, trigger, _, rare in V._INSIDE_GATED)
+    assert any(rare for _, _, _, rare in V._INSIDE_GATED)
+
+
+VENDOR_BITS = ["Q~", "abcQ~defghijklmnopqrstuvwxyz0123456789ABCD", "CONTRIBSYS__COM", "cafebabe:deadbeef",
+               "-us12", "0123456789abcdef0123456789abcdef-us21", "123456789:AAE" + "x" * 33, ".acc", "at.", "~", "Y"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(VENDOR_BITS + CONTEXT), max_size=20).map("".join))
+def test_vendor_rules_inside_tokens_as_without_the_gate(view):
+    from workbench.redaction.rules import vendors as V
+
+    old: list = []
+    for kind, trigger, rx in V._INSIDE:
+        if trigger in view:
+            for m in rx.finditer(view):
+                V._accept(view, m, kind, old)
+    new: list = []
+    V.vendor_inside(view, new)
+    assert new == old

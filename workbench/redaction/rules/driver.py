@@ -174,8 +174,8 @@ def _anchor_word_in(text: str) -> bool:
 def keyword_possible(text: str) -> bool:
     """Could a keyword-anchored finding (password, URL, marker, header, command-line flag)
     occur in ``text``?"""
-    if "://" in text or "<REDACTED:" in text or "[BYOK:" in text:
-        return True
+    if "://" in text or "<" in text and "<REDACTED:" in text or "Y" in text and "[BYOK:" in text:
+        return True  # (one-character scans first, as in _find)
     if any(True for _ in _pw_keywords(text)):
         return True
     low = ascii_lower(text)
@@ -404,12 +404,14 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
             out.append((rs, re_, RANDOM_KIND))
     # 2. SendGrid keys (``SG.`` + two dot-separated parts), whole or cut short; the
     #    provider tokens of the coverage table (:mod:`.vendors`)
-    if "SG." in view:
+    # ("G" in view: a one-character scan, ~20x faster than one for a short literal, rules
+    # out the literal in most summaries, which hold no G, no Y, no "<")
+    if "G" in view and "SG." in view:
         _sendgrid(view, out)
     if any_run:
         vendor_inside(view, out)
     # 3. literal triggers
-    if "PRIVATE KEY" in view:
+    if "Y" in view and "PRIVATE KEY" in view:
         _pem(view, out)
     if "-----BEGIN " in view or "-----END " in view:
         _pem_armor(view, out)
@@ -426,7 +428,7 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
     _command_lines(view, out)
     if "..." in view:
         _fragments(view, out)
-    if "<REDACTED:" in view or "[BYOK:" in view:
+    if "<" in view and "<REDACTED:" in view or "Y" in view and "[BYOK:" in view:
         _markers(view, out, depth, _find)
     # 4. %XX and \uXXXX clusters
     if depth < MAX_DEPTH:
