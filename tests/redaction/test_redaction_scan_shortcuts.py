@@ -220,3 +220,26 @@ def test_vendor_rules_inside_tokens_as_without_the_gate(view):
     new: list = []
     V.vendor_inside(view, new)
     assert new == old
+
+
+def _keyword_possible_oracle(text: str) -> bool:
+    """keyword_possible as it was: the case-sensitive password triggers scanned first."""
+    if "://" in text or "<REDACTED:" in text or "[BYOK:" in text:
+        return True
+    if any(True for _ in K._pw_keywords(text)):
+        return True
+    low = R.ascii_lower(text)
+    return D._generic_anchor(low) or D._slot_anchor(text, low)
+
+
+KEYWORD_BITS = ["pass", "Pass", "PASS", "PaSs", "pwd", "Pwd", "PWD", "pWd", "password", "PASSWORD", "passwd",
+                "passphrase", "passed", "PASSED", "bypass", "pass:", "pwd=", "Pass\u00e9", "pass\u00e9", "token",
+                "api_key=", "bearer ", "Authorization", "x-api-key", "-p ", "--password", "://", "[BYOK:",
+                "<REDACTED:x>", "\u0130", "\u212a", " ", "\n", "1", "=", ":"]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(KEYWORD_BITS), max_size=12).map("".join))
+def test_keyword_possible_as_with_the_case_sensitive_triggers_first(text):
+    assert D.keyword_possible(text) == _keyword_possible_oracle(text)
+    assert K.pw_keyword_in(text, R.ascii_lower(text)) == any(True for _ in K._pw_keywords(text))

@@ -108,6 +108,25 @@ def _pw_keywords(view: str, low: str | None = None):
             pos = hay.find(trig, pos + n)
 
 
+_PW_CASES = (("pass", ("pass", "Pass", "PASS")), ("pwd", ("pwd", "Pwd", "PWD")))
+
+
+def pw_keyword_in(view: str, low: str) -> bool:
+    """``any(_pw_keywords(view))`` (the case-sensitive triggers) through ``low``, the view
+    ASCII-lowercased: every ``pass``/``pwd`` of ``low`` written as one of the triggers in
+    ``view`` (neither word overlaps itself, so a scan of ``low`` meets every occurrence)."""
+    for trig, cases in _PW_CASES:
+        n = len(trig)
+        pos = low.find(trig)
+        while pos != -1:
+            if view[pos:pos + n] in cases:
+                nxt = view[pos + n:pos + n + 6]
+                if not nxt[:1].isalpha() or (n == 4 and nxt.lower().startswith(_PW_CONTINUATIONS)):
+                    return True
+            pos = low.find(trig, pos + n)
+    return False
+
+
 def _passwords(view: str, out: list[Finding], low: str | None = None) -> None:
     seen: set[int] = set()
     for pos, n in _pw_keywords(view, low):
