@@ -354,8 +354,8 @@ def _breaks(view: str, start: int, end: int, patterns: tuple[re.Pattern, re.Patt
     """:func:`line_breaks` over the matches of ``patterns`` (escaped breaks, real breaks)."""
     starts = None  # the line starts, found once: a search back per break is quadratic
     for literal, pattern in zip(("\\n", "\n"), patterns, strict=True):
-        if literal not in view:
-            continue
+        if literal[0] not in view or literal not in view:  # (a backslash: a one-character
+            continue  # scan, ~100x faster than one for "\\n", rules out most views)
         for m in pattern.finditer(view, start, end):
             b0, b1 = m.span()
             if b0 and view[b0 - 1] in "r\r":  # (cheap test first) a CR written the same way

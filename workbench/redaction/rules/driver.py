@@ -412,7 +412,7 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
     # 3. literal triggers
     if "Y" in view and "PRIVATE KEY" in view:
         _pem(view, out)
-    if "-----BEGIN " in view or "-----END " in view:
+    if "G" in view and "-----BEGIN " in view or "-----END " in view:
         _pem_armor(view, out)
     if "://" in view:
         _url_credentials(view, out)
