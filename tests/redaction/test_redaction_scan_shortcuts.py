@@ -243,3 +243,40 @@ KEYWORD_BITS = ["pass", "Pass", "PASS", "PaSs", "pwd", "Pwd", "PWD", "pWd", "pas
 def test_keyword_possible_as_with_the_case_sensitive_triggers_first(text):
     assert D.keyword_possible(text) == _keyword_possible_oracle(text)
     assert K.pw_keyword_in(text, R.ascii_lower(text)) == any(True for _ in K._pw_keywords(text))
+
+
+def _generic_anchor_oracle(low: str) -> bool:
+    """_generic_anchor as it was: every key word looked for."""
+    return "bearer " in low or any(w in low and r.search(low) is not None
+                                   for w, r in D._R_GENERIC_ASSIGNED.items())
+
+
+def _generic_keys_oracle(view: str, out: list, low: str | None = None) -> None:
+    """_generic_keys as it was: every trigger scanned (the loop body is the module's)."""
+    saved = K.key_words_possible
+    K.key_words_possible = lambda words, hay: iter(words)
+    try:
+        K._generic_keys(view, out, low)
+    finally:
+        K.key_words_possible = saved
+
+
+KEY_BITS = ["api", "API", "Api", "api_key", "apikey", "api-key", "apiKey", "ApiKey", "API_KEY", "access",
+            "access_key", "accesskey", "access-key", "accessKey", "ACCESS_KEY", "token", "secret", "credential",
+            "bearer ", "Bearer ", "=", ": ", "\"", "'", " ", "\n", "?", "&", "x-", "_id", "Q7wE9rT2yU4iO6pA8sD0",
+            "deadbeefdeadbeef0123", "\u00e9", "..."]
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(KEY_BITS), max_size=14).map("".join))
+def test_key_words_looked_for_only_under_their_head_as_every_word(text):
+    low = R.ascii_lower(text)
+    assert D._generic_anchor(low) == _generic_anchor_oracle(low)
+    for lowered in (R._lowered(text), None):
+        old: list = []
+        _generic_keys_oracle(text, old, lowered)
+        new: list = []
+        K._generic_keys(text, new, lowered)
+        assert new == old
+    words = K._GENERIC_TRIGGERS_LOW
+    assert [w for w in words if w in low] == [w for w in K.key_words_possible(words, low) if w in low]

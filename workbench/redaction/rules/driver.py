@@ -37,6 +37,7 @@ from workbench.redaction.rules.keyed import (
     _fenced_values,
     _generic_keys,
     _passwords,
+    key_words_possible,
     pw_keyword_in,
 )
 from workbench.redaction.rules.markers import _MARKER_BEFORE, _markers
@@ -152,16 +153,17 @@ def _slot_anchor(text: str, low: str) -> bool:
 #: A credential key followed by its assignment (``GITHUB_TOKEN=``, ``"api_key": ``, also
 #: JSON-escaped), one regex per key word: a literal prefix lets SRE scan fast, and
 #: ``input_tokens`` is none.
-_R_GENERIC_ASSIGNED = tuple((w, re.compile(re.escape(w) + r"""\\?["']?[ \t]*(?:=>|[:=])"""))
-                            for w in GENERIC_ANCHOR_WORDS if w != "bearer")
+_R_GENERIC_ASSIGNED = {w: re.compile(re.escape(w) + r"""\\?["']?[ \t]*(?:=>|[:=])""")
+                       for w in GENERIC_ANCHOR_WORDS if w != "bearer"}
+_GENERIC_ASSIGNED_WORDS = tuple(_R_GENERIC_ASSIGNED)
 
 
 def _generic_anchor(low: str) -> bool:
     """A credential key with its assignment, or ``bearer``: it vouches for a value split
     by a break when it is just before the left piece (:func:`join_at`), unless the next
     line starts an assignment."""
-    return "bearer " in low or any(w in low and r.search(low) is not None
-                                   for w, r in _R_GENERIC_ASSIGNED)
+    return "bearer " in low or any(w in low and _R_GENERIC_ASSIGNED[w].search(low) is not None
+                                   for w in key_words_possible(_GENERIC_ASSIGNED_WORDS, low))
 
 
 
