@@ -48,7 +48,7 @@ import re
 import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from workbench.redaction.viewmap import SegmentMap, ViewMap, WholeMap  # noqa: F401 (the maps of the views)
 
@@ -187,7 +187,15 @@ class Escape:
     min_hits: int
     max_gap: int
 
+    @cached_property
+    def _shared(self) -> tuple[str, ...]:
+        """Characters every trigger literal holds (one of them absent: no group can match)."""
+        return tuple(sorted(set.intersection(*(set(lit) for g in self.triggers for lit in g))))
+
     def possible(self, text: str) -> bool:
+        for c in self._shared:  # (one character: a memchr scan, ~20x faster than a 2-char one)
+            if c not in text:
+                return False
         for group in self.triggers:  # (plain loops: this runs on every text the redactor scans)
             for literal in group:
                 if literal not in text:
@@ -346,8 +354,8 @@ def _breaks(view: str, start: int, end: int, patterns: tuple[re.Pattern, re.Patt
     """:func:`line_breaks` over the matches of ``patterns`` (escaped breaks, real breaks)."""
     starts = None  # the line starts, found once: a search back per break is quadratic
     for literal, pattern in zip(("\\n", "\n"), patterns, strict=True):
-        if literal not in view:
-            continue
+        if literal[0] not in view or literal not in view:  # (a backslash: a one-character
+            continue  # scan, ~100x faster than one for "\\n", rules out most views)
         for m in pattern.finditer(view, start, end):
             b0, b1 = m.span()
             if b0 and view[b0 - 1] in "r\r":  # (cheap test first) a CR written the same way

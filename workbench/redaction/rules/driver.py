@@ -14,7 +14,9 @@ left vouches for a value without a shape of its own. :func:`scan` normalises, fi
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 
 from workbench.redaction.normalize import joinable_breaks, normalize
 from workbench.redaction.rules.command_line import _command_lines, cli_flag_in
@@ -35,7 +37,8 @@ from workbench.redaction.rules.keyed import (
     _fenced_values,
     _generic_keys,
     _passwords,
-    _pw_keywords,
+    key_words_possible,
+    pw_keyword_in,
 )
 from workbench.redaction.rules.markers import _MARKER_BEFORE, _markers
 from workbench.redaction.rules.pem import _pem, _pem_armor
@@ -71,6 +74,7 @@ from workbench.redaction.rules.vendors import (
     HEADS2,
     VENDOR_KINDS,
     VENDOR_LENGTHS,
+    VENDOR_PREFIXES,
     vendor_inside,
     vendor_run,
     vendor_trigger,
@@ -149,32 +153,38 @@ def _slot_anchor(text: str, low: str) -> bool:
 #: A credential key followed by its assignment (``GITHUB_TOKEN=``, ``"api_key": ``, also
 #: JSON-escaped), one regex per key word: a literal prefix lets SRE scan fast, and
 #: ``input_tokens`` is none.
-_R_GENERIC_ASSIGNED = tuple((w, re.compile(re.escape(w) + r"""\\?["']?[ \t]*(?:=>|[:=])"""))
-                            for w in GENERIC_ANCHOR_WORDS if w != "bearer")
+_R_GENERIC_ASSIGNED = {w: re.compile(re.escape(w) + r"""\\?["']?[ \t]*(?:=>|[:=])""")
+                       for w in GENERIC_ANCHOR_WORDS if w != "bearer"}
+_GENERIC_ASSIGNED_WORDS = tuple(_R_GENERIC_ASSIGNED)
 
 
 def _generic_anchor(low: str) -> bool:
     """A credential key with its assignment, or ``bearer``: it vouches for a value split
     by a break when it is just before the left piece (:func:`join_at`), unless the next
     line starts an assignment."""
-    return "bearer " in low or any(w in low and r.search(low) is not None
-                                   for w, r in _R_GENERIC_ASSIGNED)
+    return "bearer " in low or any(w in low and _R_GENERIC_ASSIGNED[w].search(low) is not None
+                                   for w in key_words_possible(_GENERIC_ASSIGNED_WORDS, low))
 
+
+
+def _anchor_word_in(text: str) -> bool:
+    """A credential key word (:data:`~.keyed.GENERIC_ANCHOR_WORDS`) anywhere in ``text``."""
+    low = ascii_lower(text)  # (once, not once per word)
+    return any(w in low for w in GENERIC_ANCHOR_WORDS)
 
 
 def keyword_possible(text: str) -> bool:
     """Could a keyword-anchored finding (password, URL, marker, header, command-line flag)
     occur in ``text``?"""
-    if "://" in text or "<REDACTED:" in text or "[BYOK:" in text:
-        return True
-    if any(True for _ in _pw_keywords(text)):
-        return True
-    low = ascii_lower(text)
-    return _generic_anchor(low) or _slot_anchor(text, low)
+    if "://" in text or "<" in text and "<REDACTED:" in text or "Y" in text and "[BYOK:" in text:
+        return True  # (one-character scans first, as in _find)
+    low = ascii_lower(text)  # (the tests most often true first; the password keyword, rarely
+    # true, last and through ``low``: two scans, not six)
+    return _generic_anchor(low) or _slot_anchor(text, low) or pw_keyword_in(text, low)
 
 
 def join_at(lsrc: str, b0: int, rsrc: str, b1: int, depth: int = 0,
-            normalised: bool = False, keywords: bool | None = None
+            normalised: bool = False, keywords: bool | Callable[[], bool] | None = None
             ) -> list[tuple[int, int, str]]:
     """Secrets split by a break: ``lsrc[..b0]`` continued by ``rsrc[b1..]``.
 
@@ -182,7 +192,8 @@ def join_at(lsrc: str, b0: int, rsrc: str, b1: int, depth: int = 0,
     context, for keywords such as ``password is``) with the token run starting at ``b1``,
     scans the joined string and keeps findings that need both sides
     (:func:`junction_ok`). Returns ``(start in lsrc, end in rsrc, kind)``. ``keywords``
-    (may ``lsrc`` hold a password/URL/marker keyword at all?) is an optional speed hint.
+    (may ``lsrc`` hold a password/URL/marker keyword at all?) is an optional speed hint,
+    a bool or a function that gives it (asked only when a join needs it).
     """
     if b0 == 0 or lsrc[b0 - 1] not in TOKEN_CHARS:
         return []
@@ -210,7 +221,8 @@ def join_at(lsrc: str, b0: int, rsrc: str, b1: int, depth: int = 0,
             lrun = _R_B64_TAIL.search(lsrc, max(0, b0 - 41), b0)
             rrun = _R_B64_HEAD.match(rsrc, b1)
             token_trigger = (lrun.end() - lrun.start()) + (rrun.end() - b1) == 40
-    if not token_trigger and keywords is False:
+    if not token_trigger and keywords is not None \
+            and (keywords() if callable(keywords) else keywords) is False:
         return []
     # the rest of the line on the left (keywords such as "password is")
     ls = max(j - 120, 0)
@@ -222,8 +234,7 @@ def join_at(lsrc: str, b0: int, rsrc: str, b1: int, depth: int = 0,
     if not token_trigger and not (
             "://" in left or "<REDACTED:" in left or "[BYOK:" in left
             or _R_PW_KEYWORD.search(left) or _slot_anchor(left, ascii_lower(left))
-            or (any(w in ascii_lower(lsrc[max(ls, j - 40):min(b0, j + 64)])
-                    for w in GENERIC_ANCHOR_WORDS)
+            or (_anchor_word_in(lsrc[max(ls, j - 40):min(b0, j + 64)])
                 and not _R_ASSIGNMENT.match(rsrc, b1))):
         return []
     joined = left + right_tok
@@ -241,12 +252,55 @@ def _junctions(view: str, out: list[Finding], depth: int) -> None:
     points = joinable_breaks(view)
     if not points:
         return
-    kw = keyword_possible(view)
+    kw = functools.cache(functools.partial(keyword_possible, view))  # (most joins never ask)
     for b0, b1 in points:
         out.extend(join_at(view, b0, view, b1, depth, normalised=True, keywords=kw))
 
 
 # --------------------------------------------------------------------------- driver
+
+#: A character before a run that a rule below reads (a JSON escape glued to the run, the
+#: dotted or tilde head of a vendor token): such a run always goes through the rules.
+_LIVE_BEFORE = frozenset("\\.~=")
+_DIGITS = frozenset("0123456789")
+_UPPER = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_LOWER = frozenset("abcdefghijklmnopqrstuvwxyz")
+
+
+def inert_run(run: str) -> bool:
+    """Does every per-run rule of :func:`_find` turn down the token run ``run`` (preceded by
+    a character other than ``\\ . ~ =``, so the run is read as it is), whatever surrounds it?
+
+    Only from the tests the rules make first on the run's own characters: no known prefix
+    and no start a vendor prefix could have (:data:`~.vendors.HEADS2` and a prefix that
+    agrees with the run as far as both go; a Discord token's ``M N O``), so neither the
+    prefixed nor the vendor rules start; then, without a digit, shorter than 16 characters
+    (a prefix-less piece needs a digit, decoding starts at 16), or not base32 (one letter
+    case) or not base64 (both cases: the quanta could not start ASCII text); with a digit,
+    no capital and one of ``+ / _`` (neither hex nor base32 nor a Slack piece, and a
+    lowercase piece with a separator is a path or an identifier).
+    ``tests/redaction/test_redaction_inert_runs.py`` holds the table and the parity tests."""
+    if run[0] in "MNO" or _PREFIX_SCAN.search(run) is not None:
+        return False
+    if run[:2] in HEADS2 and any(run[:len(p)] == p[:len(run)] for p in VENDOR_PREFIXES):
+        return False
+    chars = set(run)
+    upper = not _UPPER.isdisjoint(chars)
+    if _DIGITS.isdisjoint(chars):
+        n = len(run)
+        if n < 16:
+            return True
+        if upper and not _LOWER.isdisjoint(chars):
+            return not (n >= 24 and not n % 4 or _ASCII_B64_FIRST.issuperset(run[:16:4]))
+        return _R_B32.fullmatch(run) is None
+    return not upper and not chars.isdisjoint("+/_")
+
+
+#: :func:`inert_run` per run seen (a summary repeats its paths and identifiers); emptied
+#: when full.
+_INERT_RUNS: dict[str, bool] = {}
+_INERT_RUNS_MAX = 1 << 16
+
 
 
 def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
@@ -263,11 +317,22 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
     cls = proxy.translate(_CLS_TABLE)
     search = _PREFIX_SCAN.search
     any_run = False
+    inert = _INERT_RUNS
     for m in _RUN_PROXY.finditer(proxy.translate(_RUN_TABLE)):
         rs, re_ = m.span()
+        any_run = True
+        if rs and view[rs - 1] not in _LIVE_BEFORE:
+            run = view[rs:re_]
+            dead = inert.get(run)
+            if dead is None:
+                dead = inert_run(run)
+                if len(inert) >= _INERT_RUNS_MAX:
+                    inert.clear()
+                inert[run] = dead
+            if dead:
+                continue
         if view[rs - 1] == "\\" and rs and view[rs] in "ntrbf":
             rs += 1  # a JSON escape glued to the run
-        any_run = True
         if view[rs:rs + 2] in HEADS2 or view[rs - 1] in ".~=" or view[rs] in "MNO":
             vendor_run(view, rs, re_, out)  # (provider token shapes: :mod:`.vendors`)
         p = search(view, rs, re_)
@@ -340,14 +405,16 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
             out.append((rs, re_, RANDOM_KIND))
     # 2. SendGrid keys (``SG.`` + two dot-separated parts), whole or cut short; the
     #    provider tokens of the coverage table (:mod:`.vendors`)
-    if "SG." in view:
+    # ("G" in view: a one-character scan, ~20x faster than one for a short literal, rules
+    # out the literal in most summaries, which hold no G, no Y, no "<")
+    if "G" in view and "SG." in view:
         _sendgrid(view, out)
     if any_run:
         vendor_inside(view, out)
     # 3. literal triggers
-    if "PRIVATE KEY" in view:
+    if "Y" in view and "PRIVATE KEY" in view:
         _pem(view, out)
-    if "-----BEGIN " in view or "-----END " in view:
+    if "G" in view and "-----BEGIN " in view or "-----END " in view:
         _pem_armor(view, out)
     if "://" in view:
         _url_credentials(view, out)
@@ -362,7 +429,7 @@ def _find(view: str, depth: int = 0, junctions: bool = True, pieces: bool = True
     _command_lines(view, out)
     if "..." in view:
         _fragments(view, out)
-    if "<REDACTED:" in view or "[BYOK:" in view:
+    if "<" in view and "<REDACTED:" in view or "Y" in view and "[BYOK:" in view:
         _markers(view, out, depth, _find)
     # 4. %XX and \uXXXX clusters
     if depth < MAX_DEPTH:

@@ -13,6 +13,7 @@ what it encodes; a query parameter's value ends at the next ``&``.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from workbench.redaction.normalize import ESCAPED_CHAR, ESCAPES, decode_escapes, has_escape
 from workbench.redaction.rules.prefixed import _PREFIX_SCAN
@@ -23,6 +24,7 @@ from workbench.redaction.rules.shape import (
     _PLACEHOLDER_PASSWORDS,
     _PLACEHOLDER_WORDS,
     _R_KEY_RIGHT,
+    VALUE_TESTS_CACHED,
     Finding,
     _b64_readable,
     _b64_text,
@@ -72,6 +74,7 @@ def _password_key_ok(key: str) -> bool:
     return False
 
 
+@lru_cache(maxsize=VALUE_TESTS_CACHED)  # (a pure test of a value: summaries repeat values)
 def password_value_ok(v: str) -> bool:
     """Could ``v`` (after a password keyword) be a real password?"""
     if len(v) < 8 or len(v) > 200:
@@ -103,6 +106,25 @@ def _pw_keywords(view: str, low: str | None = None):
             if not nxt[:1].isalpha() or (n == 4 and nxt.lower().startswith(_PW_CONTINUATIONS)):
                 yield pos, n
             pos = hay.find(trig, pos + n)
+
+
+_PW_CASES = (("pass", ("pass", "Pass", "PASS")), ("pwd", ("pwd", "Pwd", "PWD")))
+
+
+def pw_keyword_in(view: str, low: str) -> bool:
+    """``any(_pw_keywords(view))`` (the case-sensitive triggers) through ``low``, the view
+    ASCII-lowercased: every ``pass``/``pwd`` of ``low`` written as one of the triggers in
+    ``view`` (neither word overlaps itself, so a scan of ``low`` meets every occurrence)."""
+    for trig, cases in _PW_CASES:
+        n = len(trig)
+        pos = low.find(trig)
+        while pos != -1:
+            if view[pos:pos + n] in cases:
+                nxt = view[pos + n:pos + n + 6]
+                if not nxt[:1].isalpha() or (n == 4 and nxt.lower().startswith(_PW_CONTINUATIONS)):
+                    return True
+            pos = low.find(trig, pos + n)
+    return False
 
 
 def _passwords(view: str, out: list[Finding], low: str | None = None) -> None:
@@ -232,6 +254,7 @@ def _hex_value_ok(core: str, key: str) -> bool:
     return any(c.isdigit() for c in core) and (any(c.isalpha() for c in core) or len(core) >= 24)
 
 
+@lru_cache(maxsize=VALUE_TESTS_CACHED)  # (a pure test of a value: summaries repeat values)
 def generic_value_ok(v: str, key: str = "") -> bool:
     """A value after a credential keyword (``key``, normalised) that looks like a credential
     or a cut-short piece of one: the keyword vouches for shorter, less mixed values
@@ -258,10 +281,29 @@ def generic_value_ok(v: str, key: str = "") -> bool:
     return random_shape(core, loose=True)
 
 
+#: Heads several credential key words share (``api_key``, ``apikey``, ``api-key``): a text
+#: without the head holds none of them, found with one scan instead of one per word.
+_KEY_WORD_HEADS = ("api", "access")
+
+
+def key_words_possible(words: tuple[str, ...], hay: str):
+    """The words of ``words``, in order, less those whose head (:data:`_KEY_WORD_HEADS`)
+    ``hay`` does not hold (each head looked for once, when a word first needs it)."""
+    held: dict[str, bool] = {}
+    for w in words:
+        head = next((h for h in _KEY_WORD_HEADS if w.startswith(h)), None)
+        if head is not None:
+            if head not in held:
+                held[head] = head in hay
+            if not held[head]:
+                continue
+        yield w
+
+
 def _generic_keys(view: str, out: list[Finding], low: str | None = None) -> None:
     seen: set[int] = set()
     hay, trigs = (low, _GENERIC_TRIGGERS_LOW) if low is not None else (view, _GENERIC_TRIGGERS)
-    for trig in trigs:
+    for trig in key_words_possible(trigs, hay):
         n = len(trig)
         pos = hay.find(trig)
         while pos != -1:

@@ -17,6 +17,7 @@ import binascii
 import math
 import re
 from collections import Counter
+from functools import lru_cache
 
 Finding = tuple[int, int, str]
 
@@ -53,6 +54,10 @@ _PLACEHOLDER_WORDS = ("example", "xxxx", "your", "placeholder", "redacted", "dum
                       "****", "....", "<", ">", "${", "{{", "%(")
 
 
+#: Values whose shape tests are remembered (per process; a summary repeats its values).
+VALUE_TESTS_CACHED = 1 << 14
+
+
 def shannon(s: str) -> float:
     n = len(s)
     if not n:
@@ -60,6 +65,7 @@ def shannon(s: str) -> float:
     return -sum(c / n * math.log2(c / n) for c in Counter(s).values())
 
 
+@lru_cache(maxsize=VALUE_TESTS_CACHED)  # (a pure test of a value: summaries repeat values)
 def is_placeholder(body: str) -> bool:
     """Filler, documentation or template text in the secret part of a token."""
     if body in DOC_EXAMPLES:
@@ -322,6 +328,7 @@ def _id_key(key: str) -> bool:
     return bool(low) and low.endswith(_ID_KEY_ENDS) and not any(w in low for w in _SECRET_KEY_WORDS)
 
 
+@lru_cache(maxsize=VALUE_TESTS_CACHED)  # (a pure test of a value: summaries repeat values)
 def random_shape(core: str, loose: bool = False) -> bool:
     """Is ``core`` (a token without known prefix) shaped like a random credential or a
     piece of one? Mixed-case alphanumerics with digits; lowercase+digits with letters past

@@ -253,7 +253,13 @@ for _kind, _trigger, _rx in VENDOR_RULES:
         _AT_START.setdefault(_trigger, []).append((_kind, _rx))
     else:
         _INSIDE.append((_kind, _trigger, _rx))
+#: Characters summaries rarely hold, rarest first (the summaries of a 1M-event run: ``~`` is
+#: in 1% of them, ``Y`` in 35%): a trigger that holds one is ruled out by a one-character
+#: scan for it, ~20x faster than the scan for the trigger ("" when it holds none).
+_RARE = "^~|@%\\$'ZXYG&<>;"
+_INSIDE_GATED = [(k, t, rx, next((c for c in _RARE if c in t), "")) for k, t, rx in _INSIDE]
 _PREFIXES = tuple(sorted(_AT_START, key=len, reverse=True))
+VENDOR_PREFIXES = _PREFIXES  # (the driver's test of a run no vendor rule starts at)
 HEADS2 = frozenset(p[:2] for p in _PREFIXES)  # (a set lookup per run before any startswith)
 _DISCORD = next(rx for k, _, rx in VENDOR_RULES if k == "discord_bot_token")
 #: Characters a token may hold before the run the driver found (``dp.pt.``, ``sha256~``).
@@ -305,7 +311,7 @@ def vendor_run(view: str, rs: int, re_: int, out: list[Finding]) -> None:
 
 def vendor_inside(view: str, out: list[Finding]) -> None:
     """The vendor rules whose trigger sits inside the token (for a view with token runs)."""
-    for kind, trigger, rx in _INSIDE:
-        if trigger in view:
+    for kind, trigger, rx, rare in _INSIDE_GATED:
+        if rare in view and trigger in view:  # (a one-character scan first: see _RARE)
             for m in rx.finditer(view):
                 _accept(view, m, kind, out)
