@@ -117,6 +117,8 @@ class DatasetText:
         self.release_span_events()
         if self._leak_scanner is not None:
             self._leak_scanner.forget()
+        if self._fact_forms is not None:
+            self._fact_forms.forget()
         return_freed_memory()
 
 

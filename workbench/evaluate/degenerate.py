@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 
 FLAGS = ("empty", "truncated", "repetitive", "longer_than_span", "wrong_language")
 
@@ -88,8 +89,8 @@ class SummaryJudge:
 
     def __init__(self):
         self._vocabulary: dict[str, int] = {}
-        self._stopword: list[bool] = []  # by word number
-        self._lines: dict[str, list[int]] = {}
+        self._codes: dict[str, bytes] = {}  # a line -> its word numbers (int64 bytes)
+        self._stopwords: dict[str, int] = {}  # a line -> how many of its words are STOPWORDS
 
     def flags(self, text: str | None, *, budget_tokens: int | None, span_tokens: int | None) -> list[str]:
         """What is degenerate about ``text`` (see the module docstring), in :data:`FLAGS` order."""
@@ -111,28 +112,29 @@ class SummaryJudge:
 
     def _word_numbers(self, body: str):
         """The numbers of ``body``'s words (:func:`_words`), in order (an int64 array), and
-        how many of them are :data:`STOPWORDS`."""
+        how many of them are :data:`STOPWORDS`. Each line's numbers are kept as bytes, so a
+        summary's are its lines' joined in C (no array per line)."""
         import numpy as np
 
-        lines = self._lines
+        codes, stopwords = self._codes, self._stopwords
         parts = body.split("\n")
-        hits = list(map(lines.get, parts))  # (looked up in C: most lines are carried ones)
-        if None in hits:
-            for i, line in enumerate(parts):
-                if hits[i] is None:
-                    hits[i] = lines.get(line) or lines.setdefault(line, self._number(_words(line)))
-        numbers, stopwords = zip(*hits, strict=True)
-        return (np.concatenate(numbers) if len(numbers) > 1 else numbers[0]), sum(stopwords)
+        try:
+            joined = b"".join(map(codes.__getitem__, parts))  # (most lines are carried ones)
+        except KeyError:
+            for line in parts:
+                if line not in codes:
+                    self._number(line)
+            joined = b"".join(map(codes.__getitem__, parts))
+        return np.frombuffer(joined, dtype=np.int64), sum(map(stopwords.__getitem__, parts))
 
-    def _number(self, words: list[str]):
-        import numpy as np
-
+    def _number(self, line: str) -> None:
         vocabulary = self._vocabulary
+        words = _words(line)
         for w in words:
             if w not in vocabulary:
                 vocabulary[w] = len(vocabulary)
-        numbers = np.fromiter(map(vocabulary.__getitem__, words), dtype=np.int64, count=len(words))
-        return numbers, sum(map(STOPWORDS.__contains__, words))
+        self._codes[line] = array("q", map(vocabulary.__getitem__, words)).tobytes()
+        self._stopwords[line] = sum(map(STOPWORDS.__contains__, words))
 
 
 def _words(body: str) -> list[str]:
