@@ -20,7 +20,7 @@ from typing import Any
 from workbench.evaluate.context import ContextTracker
 from workbench.evaluate.dataset_text import DatasetText
 from workbench.evaluate.matching import JoinScan, Memo
-from workbench.evaluate.texts import policies_of
+from workbench.evaluate.texts import _text_digest, policies_of
 
 DISTANCES = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 # the task state (a real log's: workbench.evaluate.log_facts; a synthetic one's:
@@ -36,11 +36,12 @@ def retention_table(result, dataset, texts, *, distances=DISTANCES,
 
     dt = dataset_text or DatasetText.of(dataset)
     index = dt.answers
-    memo = Memo()
+    memo = Memo()  # by the text's digest: a million-event run's summaries are ~35 MB of text
 
     def answers_in(text: str) -> frozenset[int]:
-        hit = memo.get(text)
-        return hit if hit is not None else memo.put(text, index.keys_in(text))
+        key = _text_digest(text)
+        hit = memo.get(key)
+        return hit if hit is not None else memo.put(key, index.keys_in(text))
 
     rows: list[dict[str, Any]] = []
     for name, policy in policies_of(result).items():
@@ -58,11 +59,13 @@ def retention_table(result, dataset, texts, *, distances=DISTANCES,
                 for d in distances:
                     if planted + d < inp.n_requests:
                         probes.setdefault(planted + d, []).append((f, row, d))
-            kinds, requests = tx["kind"].to_list(), tx["request"].to_list()
-            text_of = {a: t or "" for a, t, k in zip(tx["artifact_id"].to_list(), tx["text"].to_list(), kinds,
-                                                      strict=True) if k in ("summary", "merge", "recorded")}
-            memories = [(int(r), t or "") for r, t, k in zip(requests, tx["text"].to_list(), kinds, strict=True)
-                        if k == "memory"]
+            # a summary's text is read from the frame when a context shows it (not held as a string)
+            summaries = tx.filter(pl.col("kind").is_in(["summary", "merge", "recorded"]))
+            text_at = {a: i for i, a in enumerate(summaries["artifact_id"].to_list())}
+            summary_text = summaries["text"]
+            flushed = tx.filter(pl.col("kind") == "memory")
+            memories = [(int(r), t or "") for r, t in zip(flushed["request"].to_list(), flushed["text"].to_list(),
+                                                          strict=True)]
             memories.sort(key=lambda m: m[0])  # stable: the join keeps the table's order
             tracker = ContextTracker(inp, policy, result.events, record=result.prompt_record(name, cid))
             summary_keys: dict[tuple[str, ...], set[int]] = {}
@@ -75,7 +78,8 @@ def retention_table(result, dataset, texts, *, distances=DISTANCES,
                 if current is None:
                     scan = JoinScan(index, " ", answers_in)
                     for a in segs:
-                        scan.add(text_of.get(a, ""))
+                        at = text_at.get(a)
+                        scan.add((summary_text[at] or "") if at is not None else "")
                     current = summary_keys[segs] = scan.found
                 while written < len(memories) and memories[written][0] <= r:
                     memory.add(memories[written][1])
