@@ -99,7 +99,7 @@ class TextScans:
         """(answer keys present exactly, form keys present in any form) in ``text``."""
         hit = self._facts.get(text)
         if hit is None:
-            hit = self._facts.put(text, (self.dt.answers.keys_in(text), self.dt.fact_forms.keys_in(text)))
+            hit = self._facts.put(text, (self.dt.answers_in(text), self.dt.fact_forms.keys_in(text)))
         return hit
 
     def facts(self, texts: Sequence[str]) -> tuple[frozenset[int], frozenset[int]]:

@@ -106,13 +106,14 @@ class DatasetText:
         self.summaries: Memo = Memo(50_000)
         self.redactions: Memo = Memo(50_000)
         self.baselines: Memo = Memo(50_000)
+        self.answer_scans: Memo = Memo(50_000)  # a text's digest -> the answers in it
 
     def release_derived(self) -> None:
         """Forget what evaluations derived (summaries, redactions, scans, the summarizer's
         event objects), keeping the index itself: a one-shot evaluation calls it when done
         (at a million events that is hundreds of MB no later table needs); a sweep worker
         keeps them, its next run reuses them."""
-        for memo in (self.summaries, self.redactions, self.baselines):
+        for memo in (self.summaries, self.redactions, self.baselines, self.answer_scans):
             memo.clear()
         self.release_span_events()
         if self._leak_scanner is not None:
@@ -236,6 +237,16 @@ class DatasetText:
         if self._answers is None:
             self._answers = PatternIndex.of_values(self.facts["answer"].to_list())
         return self._answers
+
+    def answers_in(self, text: str) -> frozenset[int]:
+        """The keys of the planted answers in ``text`` (:attr:`answers`), each distinct text
+        scanned once for every table that asks (retention, the compaction inspector), by its
+        digest (the texts themselves are a million-event run's largest strings)."""
+        from workbench.evaluate.texts import _text_digest
+
+        key = _text_digest(text)
+        hit = self.answer_scans.get(key)
+        return hit if hit is not None else self.answer_scans.put(key, self.answers.keys_in(text))
 
     @property
     def negatives(self) -> PatternIndex:

@@ -19,8 +19,8 @@ from typing import Any
 
 from workbench.evaluate.context import ContextTracker
 from workbench.evaluate.dataset_text import DatasetText
-from workbench.evaluate.matching import JoinScan, Memo
-from workbench.evaluate.texts import _text_digest, policies_of
+from workbench.evaluate.matching import JoinScan
+from workbench.evaluate.texts import policies_of
 
 DISTANCES = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 # the task state (a real log's: workbench.evaluate.log_facts; a synthetic one's:
@@ -36,12 +36,7 @@ def retention_table(result, dataset, texts, *, distances=DISTANCES,
 
     dt = dataset_text or DatasetText.of(dataset)
     index = dt.answers
-    memo = Memo()  # by the text's digest: a million-event run's summaries are ~35 MB of text
-
-    def answers_in(text: str) -> frozenset[int]:
-        key = _text_digest(text)
-        hit = memo.get(key)
-        return hit if hit is not None else memo.put(key, index.keys_in(text))
+    answers_in = dt.answers_in  # (each summary scanned once, for the compaction inspector too)
 
     rows: list[dict[str, Any]] = []
     for name, policy in policies_of(result).items():

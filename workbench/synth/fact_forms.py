@@ -154,9 +154,13 @@ def normal_form_positions(text: str):
     that character alone: the lower-cased text is read as an array of code points, an ASCII
     one looked up in a table and each distinct other one asked of :data:`_RUN` once (a
     summary with one ``…`` is still an array job, not a regex walk)."""
+    return lower_normal_form_positions(text.lower())
+
+
+def lower_normal_form_positions(low: str):
+    """:func:`normal_form_positions` of a lower-cased text ``low`` (``text.lower()``)."""
     import numpy as np
 
-    low = text.lower()
     table = _ascii_run_table()
     if low.isascii():  # (the common case, one table look-up per byte: letters and digits)
         codes = np.frombuffer(low.encode("ascii"), dtype=np.uint8)
