@@ -59,6 +59,7 @@ from workbench.errors import WorkbenchError
 from workbench.evaluate.dataset_text import DatasetText
 from workbench.evaluate.degenerate import SummaryJudge
 from workbench.evaluate.matching import Memo
+from workbench.evaluate.retention import answers_in
 from workbench.evaluate.texts import Checkpoint, policies_of
 from workbench.rundir import wire as W
 
@@ -99,7 +100,7 @@ class TextScans:
         """(answer keys present exactly, form keys present in any form) in ``text``."""
         hit = self._facts.get(text)
         if hit is None:
-            hit = self._facts.put(text, (self.dt.answers_in(text), self.dt.fact_forms.keys_in(text)))
+            hit = self._facts.put(text, (answers_in(self.dt, text), self.dt.fact_forms.keys_in(text)))
         return hit
 
     def facts(self, texts: Sequence[str]) -> tuple[frozenset[int], frozenset[int]]:

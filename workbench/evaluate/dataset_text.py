@@ -106,7 +106,8 @@ class DatasetText:
         self.summaries: Memo = Memo(50_000)
         self.redactions: Memo = Memo(50_000)
         self.baselines: Memo = Memo(50_000)
-        self.answer_scans: Memo = Memo(50_000)  # a text's digest -> the answers in it
+        # a text's digest -> the answers in it (workbench.evaluate.retention.answers_in)
+        self.answer_scans: Memo = Memo(50_000)
 
     def release_derived(self) -> None:
         """Forget what evaluations derived (summaries, redactions, scans, the summarizer's
@@ -237,16 +238,6 @@ class DatasetText:
         if self._answers is None:
             self._answers = PatternIndex.of_values(self.facts["answer"].to_list())
         return self._answers
-
-    def answers_in(self, text: str) -> frozenset[int]:
-        """The keys of the planted answers in ``text`` (:attr:`answers`), each distinct text
-        scanned once for every table that asks (retention, the compaction inspector), by its
-        digest (the texts themselves are a million-event run's largest strings)."""
-        from workbench.evaluate.texts import _text_digest
-
-        key = _text_digest(text)
-        hit = self.answer_scans.get(key)
-        return hit if hit is not None else self.answer_scans.put(key, self.answers.keys_in(text))
 
     @property
     def negatives(self) -> PatternIndex:

@@ -15,12 +15,13 @@ its row is shown (:meth:`~workbench.evaluate.context.ContextTracker.shows`).
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from workbench.evaluate.context import ContextTracker
 from workbench.evaluate.dataset_text import DatasetText
 from workbench.evaluate.matching import JoinScan
-from workbench.evaluate.texts import policies_of
+from workbench.evaluate.texts import _text_digest, policies_of
 
 DISTANCES = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 # the task state (a real log's: workbench.evaluate.log_facts; a synthetic one's:
@@ -36,7 +37,7 @@ def retention_table(result, dataset, texts, *, distances=DISTANCES,
 
     dt = dataset_text or DatasetText.of(dataset)
     index = dt.answers
-    answers_in = dt.answers_in  # (each summary scanned once, for the compaction inspector too)
+    memo_answers_in = partial(answers_in, dt)
 
     rows: list[dict[str, Any]] = []
     for name, policy in policies_of(result).items():
@@ -64,14 +65,14 @@ def retention_table(result, dataset, texts, *, distances=DISTANCES,
             memories.sort(key=lambda m: m[0])  # stable: the join keeps the table's order
             tracker = ContextTracker(inp, policy, result.events, record=result.prompt_record(name, cid))
             summary_keys: dict[tuple[str, ...], set[int]] = {}
-            memory = JoinScan(index, " ", answers_in)
+            memory = JoinScan(index, " ", memo_answers_in)
             written = 0
             for r in sorted(probes):
                 tracker.advance(r)
                 segs = tuple(a for a, _ in tracker.shown_segments)
                 current = summary_keys.get(segs)
                 if current is None:
-                    scan = JoinScan(index, " ", answers_in)
+                    scan = JoinScan(index, " ", memo_answers_in)
                     for a in segs:
                         at = text_at.get(a)
                         scan.add((summary_text[at] or "") if at is not None else "")
@@ -91,6 +92,15 @@ def retention_table(result, dataset, texts, *, distances=DISTANCES,
     return pl.DataFrame(rows, schema={"run_id": pl.String, "policy": pl.String, "continuity_id": pl.String,
                                       "fact_id": pl.String, "fact_kind": pl.String, "planted_request": pl.Int64,
                                       "probe_request": pl.Int64, "distance": pl.Int64, "status": pl.String})
+
+
+def answers_in(dt: DatasetText, text: str) -> frozenset[int]:
+    """The keys of the planted answers in ``text`` (``dt.answers``), each distinct text
+    scanned once for every table that asks (retention, the compaction inspector), remembered
+    by its digest (the texts themselves are a million-event run's largest strings)."""
+    key = _text_digest(text)
+    hit = dt.answer_scans.get(key)
+    return hit if hit is not None else dt.answer_scans.put(key, dt.answers.keys_in(text))
 
 
 def retention_summary(table):
