@@ -158,7 +158,8 @@ def test_flags_match_their_plain_definitions(parts):
 # ---- checks it replaced (tests/evaluate/degenerate_oracle.py)
 
 _LINES = st.lists(st.sampled_from(["the", "port", "is", "le", "est", "9443", "of", "and", "Gateway", "```", "~~~",
-                                   "  ", "\t", "- ", "# ", ". ", ";", "Ωмега", "中文", "É", "\r", "\x0b", "\u2028"]),
+                                   "  ", "\t", "- ", "# ", ". ", ";", "Ωмега", "中文", "É", "\r", "\x0b", "\u2028",
+                                   "\x1c", "\x0c"]),
                   max_size=12).map(" ".join)
 _SUMMARY = st.lists(st.sampled_from(range(8)), max_size=60)
 
@@ -218,3 +219,23 @@ def test_the_real_summaries_are_judged_as_before():
         for text in summaries:
             assert judge.flags(text, budget_tokens=budget, span_tokens=span) == oracle.degenerate_flags(
                 text, budget_tokens=budget, span_tokens=span)
+
+
+@pytest.mark.parametrize("text, budget", [
+    ("The port is 9443.\x1cThe port is 9443.\x1cThe port is 9443.\nok", None),  # splitlines breaks at \x1c
+    ("a line\nthe port is 9443\x0cthe port is 9443\x0cthe port is 9443\x0cthe port", 2),
+    ("- the port is 9443\r# heading\rthe rest of it runs on and on and on", 3),  # last line after \r
+    ("the same line\n  The Same Line  \nthe same line\n\n\nthe same line\nother", None),  # blank lines
+    ("first line\n# the last line starts a heading and runs on", 3),
+])
+def test_lines_counted_by_number_are_the_old_checks(text, budget):
+    """The judge counts a summary's repeated lines and reads its last line from its ``\\n``
+    lines only when those are ``splitlines``' (ASCII, no other break): the old checks'."""
+    import degenerate_oracle as oracle
+
+    from workbench.evaluate.degenerate import SummaryJudge
+
+    judge = SummaryJudge()
+    for t in (text, text + "\n" + text):
+        assert judge.flags(t, budget_tokens=budget, span_tokens=None) == oracle.degenerate_flags(
+            t, budget_tokens=budget, span_tokens=None), t

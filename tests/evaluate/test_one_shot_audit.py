@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 
+import polars as pl
 import pytest
 from scaled_presets import on_window
 
@@ -55,3 +56,52 @@ def test_one_shot_audit_writes_the_same_files_and_frees_the_replay(dataset, tmp_
     marker = read_marker(once_dir)
     assert set(AUDIT_FILES) <= set(marker.entries)
     assert marker.entries == read_marker(kept_dir).entries
+
+
+def test_the_generation_table_is_built_once_the_texts_scans_are_freed(dataset, tmp_path, monkeypatch):
+    """The generation table is a million-event evaluation's largest frame: a one-shot audit
+    builds it after the texts' scans and the dataset's memos of whole texts are dropped."""
+    from workbench.evaluate import compactions as C
+    from workbench.evaluate.dataset_text import DatasetText
+
+    seen: list = []
+    table, release = C.Generations.table, C.TextScans.release
+
+    def spy_table(self):
+        dt = DatasetText.of(dataset)
+        seen.append(("table", len(dt.fact_forms._memo), len(dt.answer_scans), len(dt.leak_scanner._text)))
+        return table(self)
+
+    def spy_release(self):
+        release(self)
+        seen.append(("release", len(self.row)))
+
+    monkeypatch.setattr(C.Generations, "table", spy_table)
+    monkeypatch.setattr(C.TextScans, "release", spy_release)
+    once = simulate(dataset, _policies(), engine=ENGINE)
+    redaction_audit(once, dataset, into=once.write(tmp_path / "once"))
+    assert seen == [("release", 0), ("table", 0, 0, 0)]
+
+
+def test_each_summary_is_scanned_for_answers_once(dataset, monkeypatch):
+    """Retention and the compaction inspector ask the same summaries which answers they hold:
+    the dataset's index scans each distinct text once for both."""
+    from collections import Counter
+
+    from workbench.evaluate.dataset_text import DatasetText
+    from workbench.evaluate.pipeline import evaluate_run
+
+    dt = DatasetText.of(dataset)
+    getattr(dt, "answer_scans", {}).clear()  # (scans an earlier test left)
+    answers = dt.answers
+    scanned: Counter = Counter()
+    keys_in = answers.keys_in
+
+    def counting(text):
+        scanned[text] += 1
+        return keys_in(text)
+
+    monkeypatch.setattr(answers, "keys_in", counting)
+    ev = evaluate_run(simulate(dataset, _policies(), engine=ENGINE), dataset)
+    summaries = set(ev["texts"].filter(pl.col("kind") == "summary")["text"].drop_nulls().to_list())
+    assert summaries and {scanned[t] for t in summaries} == {1}

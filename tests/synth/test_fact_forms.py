@@ -118,3 +118,33 @@ def test_normal_form_positions_point_at_each_kept_character(text):
     assert where.dtype == np.int64
     assert where.tolist() == [i for m in _RUN.finditer(low) for i in range(m.start(), m.end())]
     assert all(low[i] == c for i, c in zip(where.tolist(), norm, strict=True))
+
+
+_WIDE = list("aZ09_ -.,\n\t…İßÉé٣ⅫＡΣς\u0301\u00a0\u2028\ud800\U0001f600中ж")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(_WIDE), max_size=200) | st.text(max_size=200),
+       st.text(alphabet="abc 12,.\n", max_size=300))
+def test_normal_form_positions_are_the_regex_walk(text, ascii_part):
+    """The code-point array path equals the regex walk it replaced (tests/synth/fact_forms_oracle.py),
+    on any text, a mostly-ASCII summary with a few other characters included."""
+    from fact_forms_oracle import normal_form_positions as walk
+
+    from workbench.synth.fact_forms import normal_form_positions
+
+    for t in (text, ascii_part + text + ascii_part, ascii_part):
+        norm, where = normal_form_positions(t)
+        old_norm, old_where = walk(t)
+        assert norm == old_norm
+        assert where.dtype == np.int64 and where.tolist() == old_where.tolist()
+
+
+@pytest.mark.parametrize("text", ["", "…", "a…b", "İstanbul 2026", "x\ud800y", "ΣΑΣ. ς", "٣ and Ⅻ", "_a_b_"])
+def test_normal_form_positions_by_hand(text):
+    from fact_forms_oracle import normal_form_positions as walk
+
+    from workbench.synth.fact_forms import normal_form_positions
+
+    norm, where = normal_form_positions(text)
+    assert (norm, where.tolist()) == (walk(text)[0], walk(text)[1].tolist())

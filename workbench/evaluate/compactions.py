@@ -52,12 +52,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from workbench.errors import WorkbenchError
 from workbench.evaluate.dataset_text import DatasetText
 from workbench.evaluate.degenerate import SummaryJudge
 from workbench.evaluate.matching import Memo
+from workbench.evaluate.retention import answers_in
 from workbench.evaluate.texts import Checkpoint, policies_of
 from workbench.rundir import wire as W
 
@@ -87,11 +89,18 @@ class TextScans:
     def raw(self, artifact: str | None) -> str:
         return (self.row.get(artifact) or {}).get("text_raw") or ""
 
+    def release(self) -> None:
+        """Forget the texts and what was found in them (a one-shot evaluation, once both
+        tables have read them)."""
+        self.row = {}
+        self._facts.clear()
+        self._labels.clear()
+
     def text_facts(self, text: str) -> tuple[frozenset[int], frozenset[int]]:
         """(answer keys present exactly, form keys present in any form) in ``text``."""
         hit = self._facts.get(text)
         if hit is None:
-            hit = self._facts.put(text, (self.dt.answers.keys_in(text), self.dt.fact_forms.keys_in(text)))
+            hit = self._facts.put(text, (answers_in(self.dt, text), self.dt.fact_forms.keys_in(text)))
         return hit
 
     def facts(self, texts: Sequence[str]) -> tuple[frozenset[int], frozenset[int]]:
@@ -339,77 +348,112 @@ def generation_table(result, texts, checkpoints: Sequence[Checkpoint], dt: Datas
     every (label, later compaction) pair's status from array look-ups, never a Python call
     per row (the table grows with labels x later compactions: millions of rows at a
     million events). ``scans``: the texts' scans shared with :func:`compaction_table`."""
-    import numpy as np
-    import polars as pl
+    return Generations.read(result, checkpoints, dt, scans or TextScans(texts, dt)).table()
 
-    policies = policies_of(result)
-    tx = scans or TextScans(texts, dt)
-    by_run: dict[tuple[str, str], list[Checkpoint]] = {}
-    for c in checkpoints:
-        by_run.setdefault((c.policy, c.continuity_id), []).append(c)
-    answer_key, form_key, secret_key = dt.answers.key_of, dt.fact_forms.key_of, dt.leak_scanner.key_of
-    # one entry per label a compaction dropped (facts, then secrets, per compaction)
-    lab: dict[str, list] = {c: [] for c in ("policy", "continuity_id", "label_id", "label", "label_kind",
-                                            "first_compaction", "first_request", "summarizes_summaries")}
-    exact_of, form_of, rows_of, fact_of = [], [], [], []  # (a secret's key is its exact key; no form)
-    blocks = []  # (first label, end label, state of the compaction, generations)
-    # one entry per state: what the context's summary holds after each compaction
-    requests, retained, exact, forms, stored, raw = [], [], [], [], [], []
-    for (name, cid), seq in by_run.items():
-        inp, policy = result.inputs[cid], policies[name]
-        folds = not policy.compaction.accumulate or policy.compaction.max_segments > 0
-        first_state = len(requests)
-        for c in seq:
-            segments = [tx.stored(a) for a in c.segments]
-            e, f = tx.facts(segments)
-            requests.append(c.request)
-            retained.append(c.retained)
-            exact.append(e)
-            forms.append(f)
-            stored.append(tx.leaks(segments))
-            raw.append(tx.leaks([tx.raw(a) for a in c.segments]))
-        for c in seq:
-            facts, secrets = tx.labels(c, inp)
-            if not facts and not secrets:
-                continue
-            start = len(exact_of)
-            for fid, kind, answer, row in facts:
-                _label_entry(lab, name, cid, fid, "fact", kind, c, folds)
-                exact_of.append(answer_key.get(answer, -1))
-                form_of.append(form_key.get((kind, answer), -1))
-                rows_of.append((row,))
-                fact_of.append(True)
-            for sid, (value, where, fmt) in secrets.items():
-                _label_entry(lab, name, cid, sid, "secret", fmt, c, folds)
-                exact_of.append(secret_key.get(value, -1))
-                form_of.append(-1)
-                rows_of.append(where)
-                fact_of.append(False)
-            blocks.append((start, len(exact_of), first_state + c.index, len(seq) - c.index))
-    schema = {c: getattr(pl, t) for c, t in _GENERATION_SCHEMA}
-    labels = pl.DataFrame(lab, schema={c: schema[c] for c in lab})
-    # every (label, later compaction) pair: per compaction, its labels once per generation
-    label_at = np.concatenate([np.tile(np.arange(a, b), g) for a, b, _, g in blocks] or [np.zeros(0, np.int64)])
-    generation = np.concatenate([np.repeat(np.arange(g), b - a) for a, b, _, g in blocks]
-                                or [np.zeros(0, np.int64)]).astype(np.int64)
-    first_state = np.concatenate([np.full((b - a) * g, s) for a, b, s, g in blocks] or [np.zeros(0, np.int64)])
-    label_at, state = label_at.astype(np.int64), first_state.astype(np.int64) + generation
-    key = np.asarray(exact_of, dtype=np.int64)[label_at]
-    is_fact = np.asarray(fact_of, dtype=bool)[label_at]
-    width = max([len(dt.answers.values), len(dt.fact_forms.facts), len(dt.leak_scanner.secrets), 0]) + 1
-    raw_kept = _any_row_retained(retained, rows_of, label_at, state)
-    in_exact = _Members(exact, width).holds(state, key)
-    in_stored = _Members(stored, width).holds(state, key)
-    in_forms = _Members(forms, width).holds(state, np.asarray(form_of, dtype=np.int64)[label_at])
-    in_raw = _Members(raw, width).holds(state, key)
-    fact_code = np.where(raw_kept | in_exact, 0, np.where(in_forms, 1, 2))
-    secret_code = np.where(raw_kept | in_stored, 3, np.where(in_raw, 4, 5))
-    status = np.where(is_fact, fact_code, secret_code)
-    frame = labels.select(pl.all().gather(label_at)).with_columns(
-        pl.Series("generation", generation, pl.Int64),
-        pl.Series("request", np.asarray(requests, dtype=np.int64)[state] if state.size else [], pl.Int64),
-        pl.Series("status", _STATUS_CODES, pl.String).gather(status).alias("status"))
-    return frame.with_columns(pl.lit(result.run_id, pl.String).alias("run_id")).select("run_id", *schema)
+
+@dataclass
+class Generations:
+    """What :func:`generation_table` reads of the texts, apart from the table it builds from
+    it: one entry per label a compaction dropped (facts, then secrets, per compaction) and
+    one per state (what the context's summary holds after each compaction). A one-shot
+    evaluation frees the texts' scans between :meth:`read` and :meth:`table` (the table is
+    the largest frame a million-event evaluation builds: its peak)."""
+
+    run_id: str
+    labels: dict[str, list]       # the label columns of the table, an entry per label
+    exact_of: list[int]           # per label: its exact key (a secret's: its leak key)
+    form_of: list[int]            # ... its form key (-1 for a secret: no form)
+    rows_of: list[Sequence[int]]  # ... the rows that hold it
+    fact_of: list[bool]
+    blocks: list[tuple[int, int, int, int]]  # (first label, end label, state of the compaction, generations)
+    requests: list[int]             # per state: the compaction's request
+    retained: list[Sequence[int]]   # ... the rows kept raw across its cut
+    exact: list[frozenset[int]]     # ... the answers, forms and leaks its summary segments hold
+    forms: list[frozenset[int]]
+    stored: list[frozenset[int]]
+    raw: list[frozenset[int]]
+    width: int                      # more than any key
+
+    @classmethod
+    def read(cls, result, checkpoints: Sequence[Checkpoint], dt: DatasetText, tx: TextScans) -> Generations:
+        policies = policies_of(result)
+        by_run: dict[tuple[str, str], list[Checkpoint]] = {}
+        for c in checkpoints:
+            by_run.setdefault((c.policy, c.continuity_id), []).append(c)
+        answer_key, form_key, secret_key = dt.answers.key_of, dt.fact_forms.key_of, dt.leak_scanner.key_of
+        lab: dict[str, list] = {c: [] for c in ("policy", "continuity_id", "label_id", "label", "label_kind",
+                                                "first_compaction", "first_request", "summarizes_summaries")}
+        g = cls(result.run_id, lab, [], [], [], [], [], [], [], [], [], [], [],
+                max([len(dt.answers.values), len(dt.fact_forms.facts), len(dt.leak_scanner.secrets), 0]) + 1)
+        for (name, cid), seq in by_run.items():
+            inp, policy = result.inputs[cid], policies[name]
+            folds = not policy.compaction.accumulate or policy.compaction.max_segments > 0
+            first_state = len(g.requests)
+            for c in seq:
+                segments = [tx.stored(a) for a in c.segments]
+                e, f = tx.facts(segments)
+                g.requests.append(c.request)
+                g.retained.append(c.retained)
+                g.exact.append(e)
+                g.forms.append(f)
+                g.stored.append(tx.leaks(segments))
+                g.raw.append(tx.leaks([tx.raw(a) for a in c.segments]))
+            for c in seq:
+                facts, secrets = tx.labels(c, inp)
+                if not facts and not secrets:
+                    continue
+                start = len(g.exact_of)
+                for fid, kind, answer, row in facts:
+                    _label_entry(lab, name, cid, fid, "fact", kind, c, folds)
+                    g.exact_of.append(answer_key.get(answer, -1))
+                    g.form_of.append(form_key.get((kind, answer), -1))
+                    g.rows_of.append((row,))
+                    g.fact_of.append(True)
+                for sid, (value, where, fmt) in secrets.items():
+                    _label_entry(lab, name, cid, sid, "secret", fmt, c, folds)
+                    g.exact_of.append(secret_key.get(value, -1))
+                    g.form_of.append(-1)
+                    g.rows_of.append(where)
+                    g.fact_of.append(False)
+                g.blocks.append((start, len(g.exact_of), first_state + c.index, len(seq) - c.index))
+        return g
+
+    def table(self):
+        """The generation table: each pair's status code from the first rule that holds (a
+        fact kept, raw or exact; paraphrased; lost; a secret leaked, raw or stored; redacted;
+        absent), one small array at a time (a million-event run has ~750k pairs)."""
+        import numpy as np
+        import polars as pl
+
+        blocks, width = self.blocks, self.width
+        schema = {c: getattr(pl, t) for c, t in _GENERATION_SCHEMA}
+        # every (label, later compaction) pair: per compaction, its labels once per generation
+        label_at = np.concatenate([np.tile(np.arange(a, b), g) for a, b, _, g in blocks]
+                                  or [np.zeros(0, np.int64)]).astype(np.int64)
+        generation = np.concatenate([np.repeat(np.arange(g), b - a) for a, b, _, g in blocks]
+                                    or [np.zeros(0, np.int64)]).astype(np.int64)
+        state = generation + np.concatenate([np.full((b - a) * g, s) for a, b, s, g in blocks]
+                                            or [np.zeros(0, np.int64)]).astype(np.int64)
+        key = np.asarray(self.exact_of, dtype=np.int64)[label_at]
+        is_fact = np.asarray(self.fact_of, dtype=bool)[label_at]
+        # the last rules first, each earlier one over them: status codes index _STATUS_CODES
+        status = np.where(is_fact, 2, 5).astype(np.int8)
+        form = np.asarray(self.form_of, dtype=np.int64)[label_at]
+        status[is_fact & _Members(self.forms, width).holds(state, form)] = 1
+        del form
+        status[~is_fact & _Members(self.raw, width).holds(state, key)] = 4
+        held = _any_row_retained(self.retained, self.rows_of, label_at, state)
+        held |= np.where(is_fact, _Members(self.exact, width).holds(state, key),
+                         _Members(self.stored, width).holds(state, key))
+        status[held] = np.where(is_fact[held], 0, 3)
+        del key, is_fact, held
+        request = np.asarray(self.requests, dtype=np.int64)[state] if state.size else np.zeros(0, np.int64)
+        del state
+        labels = pl.DataFrame(self.labels, schema={c: schema[c] for c in self.labels})
+        frame = labels.select(pl.all().gather(label_at)).with_columns(
+            pl.Series("generation", generation, pl.Int64), pl.Series("request", request, pl.Int64),
+            pl.Series("status", _STATUS_CODES, pl.String).gather(status).alias("status"))
+        return frame.with_columns(pl.lit(self.run_id, pl.String).alias("run_id")).select("run_id", *schema)
 
 
 def _label_entry(lab: dict[str, list], name: str, cid: str, label_id: str, label: str, kind: str,

@@ -106,17 +106,21 @@ class DatasetText:
         self.summaries: Memo = Memo(50_000)
         self.redactions: Memo = Memo(50_000)
         self.baselines: Memo = Memo(50_000)
+        # a text's digest -> the answers in it (workbench.evaluate.retention.answers_in)
+        self.answer_scans: Memo = Memo(50_000)
 
     def release_derived(self) -> None:
         """Forget what evaluations derived (summaries, redactions, scans, the summarizer's
         event objects), keeping the index itself: a one-shot evaluation calls it when done
         (at a million events that is hundreds of MB no later table needs); a sweep worker
         keeps them, its next run reuses them."""
-        for memo in (self.summaries, self.redactions, self.baselines):
+        for memo in (self.summaries, self.redactions, self.baselines, self.answer_scans):
             memo.clear()
         self.release_span_events()
         if self._leak_scanner is not None:
             self._leak_scanner.forget()
+        if self._fact_forms is not None:
+            self._fact_forms.forget()
         return_freed_memory()
 
 

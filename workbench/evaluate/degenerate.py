@@ -38,6 +38,8 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
+from collections.abc import Sequence
 
 FLAGS = ("empty", "truncated", "repetitive", "longer_than_span", "wrong_language")
 
@@ -69,6 +71,11 @@ _FOUR_WORD_CODES = 55_108
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 #: every ASCII character that is not a letter, as a space (an ASCII text's words, split in C)
 _ASCII_NON_LETTERS = str.maketrans({c: " " for c in map(chr, range(128)) if not c.isalpha()})
+#: ... and as a space except the line break (a block of lines' words, split in C, line by line)
+_ASCII_NON_LETTERS_BUT_LINES = str.maketrans({c: " " for c in map(chr, range(128))
+                                              if not c.isalpha() and c != "\n"})
+#: the ASCII line boundaries of ``str.splitlines`` other than ``\n``
+_OTHER_ASCII_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e"
 _FENCE = re.compile(r"^\s*(```|~~~)", re.MULTILINE)
 
 
@@ -84,12 +91,16 @@ def degenerate_flags(text: str | None, *, budget_tokens: int | None, span_tokens
 class SummaryJudge:
     """:func:`degenerate_flags` for many summaries: each distinct line's words are split
     once and numbered (the numbers are this judge's own), so a summary's words are its
-    lines' numbers put end to end."""
+    lines' numbers put end to end. Each distinct line is also numbered by its stripped,
+    lower-cased form, so a summary whose only line breaks are ``\\n`` (``splitlines`` is
+    ``split("\\n")`` there) has its repeated lines counted from those numbers."""
 
     def __init__(self):
         self._vocabulary: dict[str, int] = {}
-        self._stopword: list[bool] = []  # by word number
-        self._lines: dict[str, list[int]] = {}
+        # a line -> (its word numbers as int64 bytes, how many of its words are STOPWORDS,
+        # the number of its stripped lower case or -1 when blank)
+        self._lines: dict[str, tuple[bytes, int, int]] = {}
+        self._stripped: dict[str, int] = {}
 
     def flags(self, text: str | None, *, budget_tokens: int | None, span_tokens: int | None) -> list[str]:
         """What is degenerate about ``text`` (see the module docstring), in :data:`FLAGS` order."""
@@ -98,10 +109,13 @@ class SummaryJudge:
         if not body:
             return ["empty"]
         flags = []
-        words, stopwords = self._word_numbers(body)  # (both text checks read the same words: split once)
-        if _truncated(body, budget_tokens):
+        parts = body.split("\n")
+        codes, stopwords, keys = self._line_numbers(parts)
+        words = _int64s(codes)  # (both text checks read the same words: split once)
+        plain = body.isascii() and not any(c in body for c in _OTHER_ASCII_BREAKS)
+        if _truncated(body, budget_tokens, parts[-1] if plain else None):
             flags.append("truncated")
-        if _repeated_lines(body) or _repeated_ngrams(words):
+        if (_repeated_keys(keys) if plain else _repeated_lines(body)) or _repeated_ngrams(words):
             flags.append("repetitive")
         if span_tokens is not None and span_tokens > 0 and approx_tokens(body) > span_tokens:
             flags.append("longer_than_span")
@@ -109,30 +123,51 @@ class SummaryJudge:
             flags.append("wrong_language")
         return flags
 
-    def _word_numbers(self, body: str):
-        """The numbers of ``body``'s words (:func:`_words`), in order (an int64 array), and
-        how many of them are :data:`STOPWORDS`."""
-        import numpy as np
-
+    def _line_numbers(self, parts: list[str]) -> tuple[bytes, int, tuple[int, ...]]:
+        """The word numbers (:func:`_words`) of the lines ``parts`` in order (int64 bytes,
+        joined in C: no array per line), how many of the words are :data:`STOPWORDS`, and
+        each line's stripped-form number."""
         lines = self._lines
-        parts = body.split("\n")
-        hits = list(map(lines.get, parts))  # (looked up in C: most lines are carried ones)
-        if None in hits:
-            for i, line in enumerate(parts):
-                if hits[i] is None:
-                    hits[i] = lines.get(line) or lines.setdefault(line, self._number(_words(line)))
-        numbers, stopwords = zip(*hits, strict=True)
-        return (np.concatenate(numbers) if len(numbers) > 1 else numbers[0]), sum(stopwords)
+        known = list(map(lines.get, parts))  # (most lines are carried ones)
+        if None in known:
+            self._learn(list(dict.fromkeys(p for p, k in zip(parts, known, strict=True) if k is None)))
+            known = list(map(lines.__getitem__, parts))
+        codes, stopwords, keys = zip(*known, strict=True)
+        return b"".join(codes), sum(stopwords), keys
 
-    def _number(self, words: list[str]):
-        import numpy as np
+    def _learn(self, new: list[str]) -> None:
+        """Number the lines ``new`` (distinct, not met before): their words (an ASCII block
+        lower-cased and split at once) and their stripped form."""
+        block = "\n".join(new)
+        if block.isascii():  # (no line holds "\n": the block's lines are the new lines)
+            pieces = block.lower().translate(_ASCII_NON_LETTERS_BUT_LINES).split("\n")
+            words_of = [piece.split() for piece in pieces]
+        else:
+            words_of = [_words(line) for line in new]
+        vocabulary, stripped = self._vocabulary, self._stripped
+        for line, words in zip(new, words_of, strict=True):
+            for w in words:
+                if w not in vocabulary:
+                    vocabulary[w] = len(vocabulary)
+            key = line.lower().strip()
+            self._lines[line] = (array("q", map(vocabulary.__getitem__, words)).tobytes(),
+                                 sum(map(STOPWORDS.__contains__, words)),
+                                 stripped.setdefault(key, len(stripped)) if key else -1)
 
-        vocabulary = self._vocabulary
-        for w in words:
-            if w not in vocabulary:
-                vocabulary[w] = len(vocabulary)
-        numbers = np.fromiter(map(vocabulary.__getitem__, words), dtype=np.int64, count=len(words))
-        return numbers, sum(map(STOPWORDS.__contains__, words))
+
+def _int64s(data: bytes):
+    import numpy as np
+
+    return np.frombuffer(data, dtype=np.int64)
+
+
+def _repeated_keys(keys: Sequence[int]) -> bool:
+    """:func:`_repeated_lines` from the lines' stripped-form numbers (-1: blank), when the
+    body's lines are split at ``\\n`` only."""
+    blank = keys.count(-1)
+    lines = len(keys) - blank
+    repeated = lines - (len(set(keys)) - (blank > 0))
+    return repeated >= MIN_REPEATED_LINES and repeated / lines >= REPEATED_LINE_SHARE
 
 
 def _words(body: str) -> list[str]:
@@ -143,11 +178,14 @@ def _words(body: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(body)]
 
 
-def _truncated(body: str, budget_tokens: int | None) -> bool:
+def _truncated(body: str, budget_tokens: int | None, last_line: str | None = None) -> bool:
+    """``last_line``: ``body.splitlines()[-1]`` when the caller has it."""
     if ("```" in body or "~~~" in body) and len(_FENCE.findall(body)) % 2:  # (no fence without them)
         return True
     used = budget_tokens is not None and budget_tokens > 0 and approx_tokens(body) >= BUDGET_USED * budget_tokens
-    return used and body[-1] not in CLEAN_ENDINGS and not body.splitlines()[-1].lstrip().startswith(("#", "-", "*"))
+    if not used or body[-1] in CLEAN_ENDINGS:
+        return False
+    return not (body.splitlines()[-1] if last_line is None else last_line).lstrip().startswith(("#", "-", "*"))
 
 
 def _repeated_lines(body: str) -> bool:

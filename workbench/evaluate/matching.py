@@ -375,6 +375,10 @@ class FormIndex:
         self.index = PatternIndex(owners)
         self._memo = Memo(20_000)
 
+    def forget(self) -> None:
+        """Drop the remembered texts' answers (keep the automaton)."""
+        self._memo.clear()
+
     def keys_in(self, text: str) -> frozenset[int]:
         hit = self._memo.get(text)
         if hit is not None:

@@ -91,7 +91,7 @@ def evaluate_run(result, dataset, *, summarizer: str = "modelled",
                                  "detect_secrets": detect_secrets}}
     out["over_redaction"], out["report"] = over, report
     if compactions:
-        from workbench.evaluate.compactions import TextScans, compaction_table, generation_table
+        from workbench.evaluate.compactions import Generations, TextScans, compaction_table
 
         if ledger_file is not None:
             import polars as pl
@@ -102,7 +102,11 @@ def evaluate_run(result, dataset, *, summarizer: str = "modelled",
         if release:
             result.ledger = None  # (the compaction table was its last reader)
             return_freed_memory()
-        out["generations"] = generation_table(result, texts, checkpoints, dt, scans)
+        generations = Generations.read(result, checkpoints, dt, scans)
+        if release:  # the texts' last reader: their scans go before the largest frame is built
+            scans.release()
+            dt.release_derived()
+        out["generations"] = generations.table()
         from workbench.evaluate.degenerate import count_degenerate
 
         # beside the headline (a measure of the summaries, not of the policy's figures)

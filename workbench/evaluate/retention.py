@@ -15,12 +15,13 @@ its row is shown (:meth:`~workbench.evaluate.context.ContextTracker.shows`).
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from workbench.evaluate.context import ContextTracker
 from workbench.evaluate.dataset_text import DatasetText
-from workbench.evaluate.matching import JoinScan, Memo
-from workbench.evaluate.texts import policies_of
+from workbench.evaluate.matching import JoinScan
+from workbench.evaluate.texts import _text_digest, policies_of
 
 DISTANCES = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 # the task state (a real log's: workbench.evaluate.log_facts; a synthetic one's:
@@ -36,11 +37,7 @@ def retention_table(result, dataset, texts, *, distances=DISTANCES,
 
     dt = dataset_text or DatasetText.of(dataset)
     index = dt.answers
-    memo = Memo()
-
-    def answers_in(text: str) -> frozenset[int]:
-        hit = memo.get(text)
-        return hit if hit is not None else memo.put(text, index.keys_in(text))
+    memo_answers_in = partial(answers_in, dt)
 
     rows: list[dict[str, Any]] = []
     for name, policy in policies_of(result).items():
@@ -58,24 +55,27 @@ def retention_table(result, dataset, texts, *, distances=DISTANCES,
                 for d in distances:
                     if planted + d < inp.n_requests:
                         probes.setdefault(planted + d, []).append((f, row, d))
-            kinds, requests = tx["kind"].to_list(), tx["request"].to_list()
-            text_of = {a: t or "" for a, t, k in zip(tx["artifact_id"].to_list(), tx["text"].to_list(), kinds,
-                                                      strict=True) if k in ("summary", "merge", "recorded")}
-            memories = [(int(r), t or "") for r, t, k in zip(requests, tx["text"].to_list(), kinds, strict=True)
-                        if k == "memory"]
+            # a summary's text is read from the frame when a context shows it (not held as a string)
+            summaries = tx.filter(pl.col("kind").is_in(["summary", "merge", "recorded"]))
+            text_at = {a: i for i, a in enumerate(summaries["artifact_id"].to_list())}
+            summary_text = summaries["text"]
+            flushed = tx.filter(pl.col("kind") == "memory")
+            memories = [(int(r), t or "") for r, t in zip(flushed["request"].to_list(), flushed["text"].to_list(),
+                                                          strict=True)]
             memories.sort(key=lambda m: m[0])  # stable: the join keeps the table's order
             tracker = ContextTracker(inp, policy, result.events, record=result.prompt_record(name, cid))
             summary_keys: dict[tuple[str, ...], set[int]] = {}
-            memory = JoinScan(index, " ", answers_in)
+            memory = JoinScan(index, " ", memo_answers_in)
             written = 0
             for r in sorted(probes):
                 tracker.advance(r)
                 segs = tuple(a for a, _ in tracker.shown_segments)
                 current = summary_keys.get(segs)
                 if current is None:
-                    scan = JoinScan(index, " ", answers_in)
+                    scan = JoinScan(index, " ", memo_answers_in)
                     for a in segs:
-                        scan.add(text_of.get(a, ""))
+                        at = text_at.get(a)
+                        scan.add((summary_text[at] or "") if at is not None else "")
                     current = summary_keys[segs] = scan.found
                 while written < len(memories) and memories[written][0] <= r:
                     memory.add(memories[written][1])
@@ -92,6 +92,15 @@ def retention_table(result, dataset, texts, *, distances=DISTANCES,
     return pl.DataFrame(rows, schema={"run_id": pl.String, "policy": pl.String, "continuity_id": pl.String,
                                       "fact_id": pl.String, "fact_kind": pl.String, "planted_request": pl.Int64,
                                       "probe_request": pl.Int64, "distance": pl.Int64, "status": pl.String})
+
+
+def answers_in(dt: DatasetText, text: str) -> frozenset[int]:
+    """The keys of the planted answers in ``text`` (``dt.answers``), each distinct text
+    scanned once for every table that asks (retention, the compaction inspector), remembered
+    by its digest (the texts themselves are a million-event run's largest strings)."""
+    key = _text_digest(text)
+    hit = dt.answer_scans.get(key)
+    return hit if hit is not None else dt.answer_scans.put(key, dt.answers.keys_in(text))
 
 
 def retention_summary(table):

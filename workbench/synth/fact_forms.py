@@ -148,21 +148,35 @@ def normal_form(text: str) -> str:
 def normal_form_positions(text: str):
     """``(normal_form(text), positions)``: where each character of the normal form sits in
     ``text.lower()`` (a match of the normal form there starts where the pattern's does), an
-    int64 array (a summary has tens of thousands of them and a caller reads a few)."""
+    int64 array (a summary has tens of thousands of them and a caller reads a few).
+
+    :data:`_RUN` is one character class repeated, so whether a character is kept depends on
+    that character alone: the lower-cased text is read as an array of code points, an ASCII
+    one looked up in a table and each distinct other one asked of :data:`_RUN` once (a
+    summary with one ``…`` is still an array job, not a regex walk)."""
+    return lower_normal_form_positions(text.lower())
+
+
+def lower_normal_form_positions(low: str):
+    """:func:`normal_form_positions` of a lower-cased text ``low`` (``text.lower()``)."""
     import numpy as np
 
-    low = text.lower()
+    table = _ascii_run_table()
     if low.isascii():  # (the common case, one table look-up per byte: letters and digits)
         codes = np.frombuffer(low.encode("ascii"), dtype=np.uint8)
-        keep = _ascii_run_table()[codes]
+        keep = table[codes]
         return codes[keep].tobytes().decode("ascii"), np.flatnonzero(keep)
-    runs = list(_RUN.finditer(low))
-    starts = np.fromiter((m.start() for m in runs), dtype=np.int64, count=len(runs))
-    lengths = np.fromiter((m.end() - m.start() for m in runs), dtype=np.int64, count=len(runs))
-    # position of the j-th kept character: its run's start plus its place in that run
-    before = np.cumsum(lengths) - lengths
-    positions = np.repeat(starts - before, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
-    return "".join(m.group(0) for m in runs), positions
+    # (a lone surrogate, a decoded "\\ud83d" escape, is one code point and never kept)
+    points = np.frombuffer(low.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    ascii_point = points < 128
+    keep = np.zeros(points.size, dtype=bool)
+    keep[ascii_point] = table[points[ascii_point]]
+    wide = points[~ascii_point]
+    distinct = np.unique(wide)
+    word = np.fromiter((_RUN.fullmatch(chr(c)) is not None for c in distinct.tolist()), dtype=bool,
+                       count=distinct.size)
+    keep[~ascii_point] = word[np.searchsorted(distinct, wide)]
+    return points[keep].tobytes().decode("utf-32-le"), np.flatnonzero(keep)
 
 
 @functools.cache
