@@ -137,8 +137,10 @@ def _list_column(name: str, flat, lengths, dtype):
 
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(np.asarray(lengths, dtype=np.int64), out=offsets[1:])
-    inner = pa.array(flat, type=pa.int64() if dtype.inner == pl.Int64 else pa.large_string())
-    return pl.Series(name, pa.LargeListArray.from_arrays(pa.array(offsets), inner)).cast(dtype)
+    # the Arrow arrays come from polars: ``pa.array`` imports pandas (about 1 s of CPU) to
+    # look for its objects in what it converts
+    inner = pl.Series(flat, dtype=dtype.inner).to_arrow()
+    return pl.Series(name, pa.LargeListArray.from_arrays(pl.Series(offsets).to_arrow(), inner)).cast(dtype)
 
 
 def context_bundles(result, continuities=None):
