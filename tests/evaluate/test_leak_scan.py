@@ -179,3 +179,37 @@ def test_a_remembered_scan_keeps_only_the_ends_of_its_views():
     for scan in scanner._text.values():
         held = sum(len(getattr(scan, f)) for f in scan.__dataclass_fields__ if isinstance(getattr(scan, f), str))
         assert held < 1000, held
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts_with_secrets(), st.sampled_from(["\n", "\r\n", "\n\n", "\\n", " \n"]))
+def test_a_text_scanned_through_its_lines_is_scanned_whole(case, sep):
+    """``_scan`` (the lines' scans, the line-break patterns over the text and its normalised
+    view, the line-joined view whole) is ``_scan_whole`` (every view searched whole), every
+    field of the scan: the texts glued by line breaks of every kind."""
+    secrets, texts = case
+    scanner = LeakScanner(secrets)
+    for text in (sep.join(texts), "".join(texts), sep.join(texts) + sep):
+        assert scanner._scan(text) == scanner._scan_whole(text), text
+
+
+def test_a_known_text_is_searched_whole_only_in_its_line_joined_view(monkeypatch):
+    """Once its lines are scanned, a text's own characters go through the full automaton once
+    (the line-joined view); the text is searched only for the patterns that hold a line
+    break, and a secret split by a line break is still found there."""
+    secrets = ["AKIAQ7WE9RT2YU4IO6PA", "MIIEvQIBAD\nANBgkqhkiG9w0B"]
+    scanner = LeakScanner(secrets)
+    lines = [f"line {i} of notes, nothing secret here" for i in range(50)]
+    text = "\n".join([*lines, "pem MIIEvQIBAD", "ANBgk rest"])
+    scanner._scan("\n".join(reversed(text.split("\n"))))  # every line known
+    searched: list[int] = []
+    real = PatternIndex.keys_in
+
+    def counting(index, t):
+        if index is scanner.index:
+            searched.append(len(t))
+        return real(index, t)
+
+    monkeypatch.setattr(PatternIndex, "keys_in", counting)
+    assert scanner._scan(text).keys == {1}
+    assert sum(searched) < 1.2 * len(text), searched

@@ -32,6 +32,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
+from operator import itemgetter
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # every character a decoded run of the leak views may hold (normalize's base64 / base32 /
@@ -69,6 +71,7 @@ class PatternIndex:
         self.values: list[str] = []         # set by of_values
         self.key_of: dict[str, int] = {}
         self._ac = AhoCorasick(self.patterns) if self.patterns else None
+        self._holding: dict[str, PatternIndex] = {}
 
     def matches(self, text: str) -> list[tuple[int, int, int]]:
         """Every occurrence, overlapping: ``(pattern index, start, end)``."""
@@ -84,6 +87,14 @@ class PatternIndex:
         owners = self._owners
         found = {k for i, _, _ in self.matches(text) for k in owners[i]}
         return frozenset(found | self.always) if found or self.always else frozenset()
+
+    def holding(self, chars: str) -> PatternIndex:
+        """The index of the patterns that hold any of ``chars`` (same keys), built once."""
+        sub = self._holding.get(chars)
+        if sub is None:
+            sub = self._holding[chars] = PatternIndex(
+                {p: ks for p, ks in zip(self.patterns, self._owners, strict=True) if any(c in p for c in chars)})
+        return sub
 
     def owners(self, pattern_index: int) -> tuple[int, ...]:
         return self._owners[pattern_index]
@@ -186,6 +197,47 @@ class LeakScanner:
         return hit if hit is not None else self._text.put(text, self._scan(text))
 
     def _scan(self, text: str) -> _Scanned:
+        """:meth:`_scan_whole` without searching again what its lines' scans searched: the
+        text and its normalised view are its lines' views end to end with a ``"\\n"``
+        between two (and the ``"\\r"`` a ``"\\r\\n"`` break strips), so a match in them
+        that no line's scan has holds one of those characters: only the patterns that hold
+        one are searched there; the line-joined view is its lines' end to end, searched
+        whole (a match may span any number of short lines)."""
+        from workbench.redaction.normalize import normalize
+
+        index, memo = self.index, self._line
+        raw_lines = text.split("\n")
+        lines = raw_lines
+        if "\r" in text:  # "\r\n" is one line break (the whole-text scans see the "\r")
+            lines = [line[:-1] if line.endswith("\r") else line for line in lines[:-1]] + lines[-1:]
+        hits = list(map(memo.get, lines))
+        if None in hits:
+            for i in [i for i, hit in enumerate(hits) if hit is None]:
+                hits[i] = memo.get(lines[i]) or self._line_views(lines[i])
+        found = set().union(*filter(None, map(itemgetter(0), hits)))
+        pieces = list(map(itemgetter(1), hits))
+        breaking = index.holding("\n\r") if len(raw_lines) > 1 else None
+        if breaking is not None and breaking.patterns:
+            found |= breaking.keys_in(text)
+        norm = None
+        if not text.isascii():
+            norm, _ = normalize(text)
+            if norm == text:
+                norm = None
+            elif breaking is not None and breaking.patterns:
+                found |= breaking.keys_in(norm)
+        joined = "".join(pieces)
+        if len(pieces) > 1:
+            found |= index.keys_in(joined)
+        reach = max(0, index.max_len - 1)
+        view = norm or text
+        return _Scanned(frozenset(found), norm is not None, view[:reach], view[-reach:] if reach else "",
+                        joined[len(pieces[0]):][:reach],
+                        joined[:len(joined) - len(pieces[-1])][-reach:] if reach else "",
+                        raw_lines[0], raw_lines[-1], len(raw_lines))
+
+    def _scan_whole(self, text: str) -> _Scanned:
+        """:meth:`_scan` searching every whole view of ``text`` (the oracle of the tests)."""
         from workbench.redaction.normalize import normalize
 
         index, memo = self.index, self._line
@@ -287,32 +339,23 @@ class LeakScanner:
         hex run alone: a run's secrets are remembered by run (identifiers and paths recur on
         many lines). :meth:`_line_views_by_leak_views` is the same from ``leak_views`` (the
         oracle of the tests)."""
-        from workbench.redaction.harness import MIN_LEAK_RUN_BYTES
-        from workbench.redaction.normalize import (
-            _ESCAPE_RUNS,
-            BINARY_ENCODINGS,
-            ESCAPES,
-            _run_patterns,
-            decode_escapes,
-            join_lines,
-            normalize,
-        )
-
+        escapes, binary_runs, decode_escapes, join_lines, normalize = _line_tools()
         norm, _ = normalize(line)
-        joined = join_lines(norm)[0]
+        # (join_lines finds a break only where a real or escaped one is)
+        joined = join_lines(norm)[0] if "\\n" in norm or "\n" in norm else norm
         # NUL is in no fragment, so joined views match exactly as views one by one
         found = self.index.keys_in(f"{line}\x00{norm}\x00{joined}" if norm != line else f"{line}\x00{joined}")
         runs, index = self._run, self.index
         more: set[int] = set()
-        for esc in ESCAPES:
+        for esc, escape_run in escapes:
             if esc.possible(norm):
-                for m in _ESCAPE_RUNS[esc.name].finditer(norm):
+                for m in escape_run.finditer(norm):
                     key = (esc.name, m.group())
                     hit = runs.get(key)
                     if hit is None:
                         hit = runs.put(key, index.keys_in(decode_escapes(esc, key[1])[0]))
                     more |= hit
-        for (name, _, decode), pattern in zip(BINARY_ENCODINGS, _run_patterns(MIN_LEAK_RUN_BYTES), strict=True):
+        for name, decode, pattern in binary_runs:
             for m in pattern.finditer(norm):
                 key = (name, m.group())
                 hit = runs.get(key)
@@ -330,6 +373,28 @@ class LeakScanner:
         views = leak_views(line)  # [line, normalised (when it differs), line-joined, decoded runs...]
         piece = views[1] if line.isascii() or normalize(line)[0] == line else views[2]
         return self.index.keys_in("\x00".join(views)), piece
+
+@cache
+def _line_tools():
+    """What :meth:`LeakScanner._line_views` reads of the normalisation, imported once (it
+    runs once per distinct line): the escape kinds with their run patterns, the binary
+    encodings with theirs, and the functions."""
+    from workbench.redaction.harness import MIN_LEAK_RUN_BYTES
+    from workbench.redaction.normalize import (
+        _ESCAPE_RUNS,
+        BINARY_ENCODINGS,
+        ESCAPES,
+        _run_patterns,
+        decode_escapes,
+        join_lines,
+        normalize,
+    )
+
+    escapes = tuple((esc, _ESCAPE_RUNS[esc.name]) for esc in ESCAPES)
+    binary_runs = tuple((name, decode, pattern) for (name, _, decode), pattern
+                        in zip(BINARY_ENCODINGS, _run_patterns(MIN_LEAK_RUN_BYTES), strict=True))
+    return escapes, binary_runs, decode_escapes, join_lines, normalize
+
 
 class JoinScan:
     """Keys of ``index`` found in ``sep.join(texts)``, texts added one at a time.
