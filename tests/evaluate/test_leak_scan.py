@@ -204,7 +204,7 @@ def carried_summaries(draw):
     s = POOL_SECRETS
     pool = ["- Noted the migration plan for the queue worker today", "", "ok", "### Earlier context",
             f"key {s[0][:9]}", f"{s[0][9:]} was rotated", "pem MIIEvQIBAD", "ANBgkqhkiG9w0B rest",
-            f"{s[2][:7]}", f"{s[2][7:]} and more words here", "x" * 11, "y" * 12, "\u0041\\n tail end",
+            f"{s[2][:7]}", f"{s[2][7:]} and more words here", "x" * 11, "y" * 12, "\\u0041\\n tail end",
             base64.b64encode(s[0].encode()).decode()[:18], "caf\u00e9 \u200b line with a mark", "abc", "def and so on"]
     pick = st.lists(st.sampled_from(pool), min_size=1, max_size=14)
     return [("\n".join(draw(pick))) for _ in range(draw(st.integers(2, 5)))]
@@ -212,32 +212,32 @@ def carried_summaries(draw):
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(carried_summaries())
-def test_texts_that_carry_lines_scan_as_whole_with_the_pairs_remembered(texts):
-    """One scanner over texts that share lines and pairs of lines (its line and pair memos
-    warm): every scan is the whole scan, and ``leaks_in`` is ``harness.leaked``."""
+def test_texts_that_carry_lines_scan_as_whole_with_their_lines_remembered(texts):
+    """One scanner over texts that share lines (its line memo warm): every scan is the
+    whole scan, and ``leaks_in`` is ``harness.leaked``."""
     scanner = LeakScanner(POOL_SECRETS)
     for text in texts:
         assert scanner._scan(text) == scanner._scan_whole(text), text
     assert scanner.leaks_in(texts) == reference(POOL_SECRETS, texts)
 
 
-def test_a_known_text_is_searched_only_around_its_new_line_pairs(monkeypatch):
-    """Once its lines and pairs of lines are scanned, a text's characters do not go through
-    the automaton again: a summary that drops one line of the last is searched only around
-    the one new pair; a secret split by a line break is still found there."""
+def test_a_known_text_is_searched_whole_only_in_its_line_joined_view(monkeypatch):
+    """Once its lines are scanned, a text's own characters go through the full automaton once
+    (the line-joined view); the text is searched only for the patterns that hold a line
+    break, and a secret split by a line break is still found there."""
     secrets = ["AKIAQ7WE9RT2YU4IO6PA", "MIIEvQIBAD\nANBgkqhkiG9w0B"]
     scanner = LeakScanner(secrets)
     lines = [f"line {i} of notes, nothing secret here" for i in range(50)]
-    before = "\n".join([*lines, "pem MIIEvQIBAD", "spare line between them", "ANBgk rest"])
-    assert scanner._scan(before).keys == set()
+    text = "\n".join([*lines, "pem MIIEvQIBAD", "ANBgk rest"])
+    scanner._scan("\n".join(reversed(text.split("\n"))))  # every line known
     searched: list[int] = []
-    real = PatternIndex.matches
+    real = PatternIndex.keys_in
 
     def counting(index, t):
-        searched.append(len(t))
+        if index is scanner.index:
+            searched.append(len(t))
         return real(index, t)
 
-    monkeypatch.setattr(PatternIndex, "matches", counting)
-    text = "\n".join([*lines, "pem MIIEvQIBAD", "ANBgk rest"])
+    monkeypatch.setattr(PatternIndex, "keys_in", counting)
     assert scanner._scan(text).keys == {1}
-    assert sum(searched) < 100, searched
+    assert sum(searched) < 1.2 * len(text), searched

@@ -33,14 +33,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from itertools import compress, repeat
-from operator import add, is_, itemgetter
+from operator import itemgetter
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # every character a decoded run of the leak views may hold (normalize's base64 / base32 /
 # hex runs, percent, backslash and HTML escape runs, "=" padding): two of them meeting may join runs
 _RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-=.~!$&'()*,;:@?%\\#")
-_NONE: frozenset[int] = frozenset()
 MEMO_LIMIT = 200_000  # entries per memo before it starts afresh (a sweep worker lives long)
 
 
@@ -74,7 +72,6 @@ class PatternIndex:
         self.key_of: dict[str, int] = {}
         self._ac = AhoCorasick(self.patterns) if self.patterns else None
         self._holding: dict[str, PatternIndex] = {}
-        self._nul_free: bool | None = None
 
     def matches(self, text: str) -> list[tuple[int, int, int]]:
         """Every occurrence, overlapping: ``(pattern index, start, end)``."""
@@ -90,23 +87,6 @@ class PatternIndex:
         owners = self._owners
         found = {k for i, _, _ in self.matches(text) for k in owners[i]}
         return frozenset(found | self.always) if found or self.always else frozenset()
-
-    @property
-    def nul_free(self) -> bool:
-        """No pattern holds a NUL: texts joined by NULs match as each alone."""
-        if self._nul_free is None:
-            self._nul_free = not any("\x00" in p for p in self.patterns)
-        return self._nul_free
-
-    def keys_by_window(self, windows: str, width: int, out: list[frozenset[int]]) -> None:
-        """Add to ``out[w]`` the keys of the ``w``-th of the ``width``-character windows that
-        ``windows`` holds, a NUL after each (a NUL-free index: no match spans two)."""
-        if self._ac is None:
-            return
-        owners = self._owners
-        for i, a, _ in self.matches(windows):
-            w = a // (width + 1)
-            out[w] = out[w].union(owners[i])
 
     def holding(self, chars: str) -> PatternIndex:
         """The index of the patterns that hold any of ``chars`` (same keys), built once."""
@@ -188,13 +168,12 @@ class LeakScanner:
         self._pair: Memo = Memo()
         self._line: Memo = Memo()
         self._run: Memo = Memo()  # (encoding or escape, run) -> secrets in its decoding
-        self._junction: Memo = Memo()  # two consecutive lines -> secrets across their break
 
     def forget(self, *, lines: bool = True) -> None:
         """Drop the remembered scans (keep the automaton); ``lines=False`` keeps the scans
         of single lines and decoded runs, which the next run of a sweep meets again in the
         dataset's events."""
-        for memo in (self._text, self._pair, *((self._line, self._run, self._junction) if lines else ())):
+        for memo in (self._text, self._pair, *((self._line, self._run) if lines else ())):
             memo.clear()
 
     def leaks(self, text: str) -> frozenset[int]:
@@ -238,16 +217,8 @@ class LeakScanner:
         found = set().union(*filter(None, map(itemgetter(0), hits)))
         pieces = list(map(itemgetter(1), hits))
         breaking = index.holding("\n\r") if len(raw_lines) > 1 else None
-        joined = "".join(pieces)
-        reach = max(0, index.max_len - 1)
-        if breaking is None:
-            pass
-        elif reach and lines is raw_lines and index.nul_free:
-            found |= self._junctions(text, joined, lines, pieces, reach)
-        else:
-            if breaking.patterns:
-                found |= breaking.keys_in(text)
-            found |= index.keys_in(joined)
+        if breaking is not None and breaking.patterns:
+            found |= breaking.keys_in(text)
         norm = None
         if not text.isascii():
             norm, _ = normalize(text)
@@ -255,50 +226,15 @@ class LeakScanner:
                 norm = None
             elif breaking is not None and breaking.patterns:
                 found |= breaking.keys_in(norm)
+        joined = "".join(pieces)
+        if len(pieces) > 1:
+            found |= index.keys_in(joined)
+        reach = max(0, index.max_len - 1)
         view = norm or text
         return _Scanned(frozenset(found), norm is not None, view[:reach], view[-reach:] if reach else "",
                         joined[len(pieces[0]):][:reach],
                         joined[:len(joined) - len(pieces[-1])][-reach:] if reach else "",
                         raw_lines[0], raw_lines[-1], len(raw_lines))
-
-    def _junctions(self, text: str, joined: str, lines: list[str], pieces: list[str], reach: int) -> set[int]:
-        """What the line-break patterns find in ``text`` (its ``lines`` split at ``"\\n"``,
-        no ``"\\r"`` in it) across a line break, and what every pattern finds in ``joined``
-        (the lines' line-joined ``pieces`` end to end) across a junction of two pieces: a
-        match across one lies within ``reach`` characters of it on each side. Those windows
-        are taken from two lines alone when both (and their pieces) are that long, so their
-        secrets are remembered by the pair of lines: a summary carries most of its lines,
-        and their neighbours, into the next one."""
-        from sys import intern
-
-        import numpy as np
-
-        lines = list(map(intern, lines))  # (a remembered pair holds the lines' one copy)
-        pairs = list(zip(lines, lines[1:], strict=False))
-        memo = self._junction
-        hits = list(map(memo.get, pairs))
-        found = set().union(*filter(None, hits))
-        if None not in hits:
-            return found
-        missing = np.flatnonzero(np.fromiter(map(is_, hits, repeat(None)), bool, len(hits)))
-        line_len = np.fromiter(map(len, lines), np.int64, len(lines))
-        piece_len = np.fromiter(map(len, pieces), np.int64, len(pieces))
-        # every window 2 * reach (+ 1: the break) long, the strings padded with NULs (in no pattern)
-        pad = "\x00" * reach
-        breaks = _windows(pad + text + pad, (np.cumsum(line_len) + np.arange(len(lines)))[missing], 2 * reach + 1)
-        junctions = _windows(pad + joined + pad, np.cumsum(piece_len)[missing], 2 * reach)
-        keys = [_NONE] * missing.size
-        self.index.holding("\n\r").keys_by_window(breaks, 2 * reach + 1, keys)
-        self.index.keys_by_window(junctions, 2 * reach, keys)
-        found.update(*filter(None, keys))
-        # a pair's windows are its own when both lines and both pieces reach that far
-        whole = np.minimum(np.minimum(line_len[:-1], line_len[1:]), np.minimum(piece_len[:-1], piece_len[1:]))
-        remembered = list(compress(zip(map(pairs.__getitem__, missing.tolist()), keys, strict=True),
-                                   (whole[missing] >= reach).tolist()))
-        if len(memo) + len(remembered) >= memo.limit:
-            memo.clear()
-        memo.update(remembered)
-        return found
 
     def _scan_whole(self, text: str) -> _Scanned:
         """:meth:`_scan` searching every whole view of ``text`` (the oracle of the tests)."""
@@ -458,15 +394,6 @@ def _line_tools():
     binary_runs = tuple((name, decode, pattern) for (name, _, decode), pattern
                         in zip(BINARY_ENCODINGS, _run_patterns(MIN_LEAK_RUN_BYTES), strict=True))
     return escapes, binary_runs, decode_escapes, join_lines, normalize
-
-
-def _windows(padded: str, centres, width: int) -> str:
-    """The ``width``-character slices of ``padded`` from each of ``centres`` on (an array),
-    each followed by a NUL, end to end."""
-    from operator import getitem
-
-    starts = centres.tolist()
-    return "\x00".join(map(getitem, repeat(padded), map(slice, starts, map(add, starts, repeat(width))))) + "\x00"
 
 
 class JoinScan:
