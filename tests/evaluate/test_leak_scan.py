@@ -241,3 +241,28 @@ def test_a_known_text_is_searched_whole_only_in_its_line_joined_view(monkeypatch
     monkeypatch.setattr(PatternIndex, "keys_in", counting)
     assert scanner._scan(text).keys == {1}
     assert sum(searched) < 1.2 * len(text), searched
+
+
+@pytest.mark.parametrize("sep", ["\n", "\r\n"])
+def test_long_lines_are_searched_around_their_breaks_and_junctions(sep):
+    """Lines long enough that only the characters around each line break (text and
+    normalised views) and each junction of line-joined views are searched: secrets split
+    there, at the text's ends, by a wide character and by an escaped break, still found."""
+    secrets = ["AKIAQ7WE9RT2YU4IO6PA", "MIIEvQIBAD\nANBgkqhkiG9w0B", "ghp_Q7wE9rT2yU4iO6pA8sD0fG1hJ3kL5zX7cV9b",
+               "hunter2hunter2x", "zz\r\nwinsecret77"]
+    filler = "nothing secret is written on this line, only words and more words"
+    lines = [f"{filler} {i}" for i in range(40)]
+    cases = [
+        [*lines[:5], f"{filler} AKIAQ7WE9R", f"T2YU4IO6PA {filler}", *lines[5:]],      # joined across a break
+        [*lines[:5], f"{filler} pem MIIEvQIBAD", f"ANBgkqhkiG {filler}", *lines[5:]],  # a break inside the secret
+        [f"ghp_Q7wE9rT2y {filler}", *lines, f"{filler} hunter2hun"],                    # at the ends
+        [*lines[:3], f"{filler} \uff41\u200bKIAQ7WE9", f"RT2YU4 caf\u00e9 {filler}", *lines[3:]],
+        [*lines[:3], f"{filler} hunter2\\nhunter2x {filler}", *lines[3:]],              # an escaped break
+        [*lines[:3], f"{filler} zz", f"winsecret77 {filler}", *lines[3:]],
+    ]
+    scanner = LeakScanner(secrets)
+    for parts in cases:
+        text = sep.join(parts)
+        scan = scanner._scan(text)
+        assert scan == scanner._scan_whole(text), parts
+        assert scan.keys == reference(secrets, [text]), parts
