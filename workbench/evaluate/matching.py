@@ -171,10 +171,14 @@ class LeakScanner:
 
     A text's leak views are taken apart by line, exactly: normalising is per character and
     no decoded run (base64, hex, percent, ``\\u`` escapes) spans a line break, so the
-    views of a text are the text, its normalised form and its line-joined form (three
-    scans of the whole string, which also catch a fragment that spans lines) plus the views
-    of each of its lines. A line's views (``harness.leak_views`` of the line, its Python
-    decoding being the costly part) are scanned once per distinct line: summaries carry
+    views of a text are the text, its normalised form and its line-joined form plus the
+    views of each of its lines. The three whole views are their lines' end to end, so only
+    a match across a line break (text, normalised form: the patterns that hold a break
+    character) or across a junction of two lines' joined views is theirs alone: only the
+    windows around those are searched (:meth:`_scan`; :meth:`_scan_whole`, every view
+    searched whole, is the oracle of the tests). A line's views (``harness.leak_views`` of
+    the line, its Python decoding being the costly part) are scanned once per distinct
+    line, a text's new lines in one pass (:meth:`_lines_views`): summaries carry
     lines forward and quote the same event sentences, and two consecutive texts joined
     share every line but one with the texts alone. Within a line, each decoded run is
     searched once per distinct run; the line two texts glue is taken from its two parts'
