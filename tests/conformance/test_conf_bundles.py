@@ -159,3 +159,21 @@ def test_the_bundle_table_is_built_column_by_column_as_its_rows(audited):
     assert table.schema == pl.Schema(_schema())
     assert table.equals(pl.DataFrame(rows, schema=_schema()))
     assert table["placeholder_seqs"].null_count() == 0 and table["placeholder_seqs"].list.len().sum() > 0
+
+
+def test_building_the_bundles_does_not_import_pandas(tmp_path):
+    """The bundle table's list columns reach Arrow through polars: ``pyarrow.array`` would
+    import pandas (about a second of CPU in a one-shot evaluated run that never uses it)."""
+    import subprocess
+    import sys
+
+    generate_dataset(GeneratorConfig(profile="coding", events=300, seed=2), tmp_path / "d")
+    code = ("import sys; from workbench.continuity.dataset import load_dataset; "
+            "from workbench.engine.presets import get_policy; from workbench.engine.run import simulate; "
+            "from workbench.evaluate.bundles import context_bundles; "
+            f"ds = load_dataset({str(tmp_path / 'd')!r}); "
+            "r = simulate(ds, [get_policy('llm-summary', {'provider.context_window': 25000})]); "
+            "before = 'pandas' in sys.modules; t = context_bundles(r); "
+            "print(t.height > 0, before, 'pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[0] == "True False False", out.stdout + out.stderr

@@ -179,3 +179,90 @@ def test_a_remembered_scan_keeps_only_the_ends_of_its_views():
     for scan in scanner._text.values():
         held = sum(len(getattr(scan, f)) for f in scan.__dataclass_fields__ if isinstance(getattr(scan, f), str))
         assert held < 1000, held
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(texts_with_secrets(), st.sampled_from(["\n", "\r\n", "\n\n", "\\n", " \n"]))
+def test_a_text_scanned_through_its_lines_is_scanned_whole(case, sep):
+    """``_scan`` (the lines' scans, the line-break patterns over the text and its normalised
+    view, the line-joined view whole) is ``_scan_whole`` (every view searched whole), every
+    field of the scan: the texts glued by line breaks of every kind."""
+    secrets, texts = case
+    scanner = LeakScanner(secrets)
+    for text in (sep.join(texts), "".join(texts), sep.join(texts) + sep):
+        assert scanner._scan(text) == scanner._scan_whole(text), text
+
+
+POOL_SECRETS = ["AKIAQ7WE9RT2YU4IO6PA", "MIIEvQIBAD\nANBgkqhkiG9w0B", "hunter2hunter2", "abcdef"]
+
+
+@st.composite
+def carried_summaries(draw):
+    """Summaries that carry lines from a pool (in another order, some dropped), as a
+    compacting policy does: long and short lines, blank ones, the halves of secrets (one
+    split by a line break), encoded parts and escaped breaks."""
+    s = POOL_SECRETS
+    pool = ["- Noted the migration plan for the queue worker today", "", "ok", "### Earlier context",
+            f"key {s[0][:9]}", f"{s[0][9:]} was rotated", "pem MIIEvQIBAD", "ANBgkqhkiG9w0B rest",
+            f"{s[2][:7]}", f"{s[2][7:]} and more words here", "x" * 11, "y" * 12, "\\u0041\\n tail end",
+            base64.b64encode(s[0].encode()).decode()[:18], "caf\u00e9 \u200b line with a mark", "abc", "def and so on"]
+    pick = st.lists(st.sampled_from(pool), min_size=1, max_size=14)
+    return [("\n".join(draw(pick))) for _ in range(draw(st.integers(2, 5)))]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(carried_summaries())
+def test_texts_that_carry_lines_scan_as_whole_with_their_lines_remembered(texts):
+    """One scanner over texts that share lines (its line memo warm): every scan is the
+    whole scan, and ``leaks_in`` is ``harness.leaked``."""
+    scanner = LeakScanner(POOL_SECRETS)
+    for text in texts:
+        assert scanner._scan(text) == scanner._scan_whole(text), text
+    assert scanner.leaks_in(texts) == reference(POOL_SECRETS, texts)
+
+
+def test_a_known_text_is_searched_whole_only_in_its_line_joined_view(monkeypatch):
+    """Once its lines are scanned, a text's own characters go through the full automaton once
+    (the line-joined view); the text is searched only for the patterns that hold a line
+    break, and a secret split by a line break is still found there."""
+    secrets = ["AKIAQ7WE9RT2YU4IO6PA", "MIIEvQIBAD\nANBgkqhkiG9w0B"]
+    scanner = LeakScanner(secrets)
+    lines = [f"line {i} of notes, nothing secret here" for i in range(50)]
+    text = "\n".join([*lines, "pem MIIEvQIBAD", "ANBgk rest"])
+    scanner._scan("\n".join(reversed(text.split("\n"))))  # every line known
+    searched: list[int] = []
+    real = PatternIndex.keys_in
+
+    def counting(index, t):
+        if index is scanner.index:
+            searched.append(len(t))
+        return real(index, t)
+
+    monkeypatch.setattr(PatternIndex, "keys_in", counting)
+    assert scanner._scan(text).keys == {1}
+    assert sum(searched) < 1.2 * len(text), searched
+
+
+@pytest.mark.parametrize("sep", ["\n", "\r\n"])
+def test_long_lines_are_searched_around_their_breaks_and_junctions(sep):
+    """Lines long enough that only the characters around each line break (text and
+    normalised views) and each junction of line-joined views are searched: secrets split
+    there, at the text's ends, by a wide character and by an escaped break, still found."""
+    secrets = ["AKIAQ7WE9RT2YU4IO6PA", "MIIEvQIBAD\nANBgkqhkiG9w0B", "ghp_Q7wE9rT2yU4iO6pA8sD0fG1hJ3kL5zX7cV9b",
+               "hunter2hunter2x", "zz\r\nwinsecret77"]
+    filler = "nothing secret is written on this line, only words and more words"
+    lines = [f"{filler} {i}" for i in range(40)]
+    cases = [
+        [*lines[:5], f"{filler} AKIAQ7WE9R", f"T2YU4IO6PA {filler}", *lines[5:]],      # joined across a break
+        [*lines[:5], f"{filler} pem MIIEvQIBAD", f"ANBgkqhkiG {filler}", *lines[5:]],  # a break inside the secret
+        [f"ghp_Q7wE9rT2y {filler}", *lines, f"{filler} hunter2hun"],                    # at the ends
+        [*lines[:3], f"{filler} \uff41\u200bKIAQ7WE9", f"RT2YU4 caf\u00e9 {filler}", *lines[3:]],
+        [*lines[:3], f"{filler} hunter2\\nhunter2x {filler}", *lines[3:]],              # an escaped break
+        [*lines[:3], f"{filler} zz", f"winsecret77 {filler}", *lines[3:]],
+    ]
+    scanner = LeakScanner(secrets)
+    for parts in cases:
+        text = sep.join(parts)
+        scan = scanner._scan(text)
+        assert scan == scanner._scan_whole(text), parts
+        assert scan.keys == reference(secrets, [text]), parts

@@ -125,3 +125,12 @@ def test_junctions_that_make_a_new_run_or_break(a, b):
     scanner.forget()
     assert fast == scanner._scan_pair(a, b, by_parts=False)
     assert fast == {k for k, s in enumerate(scanner.secrets) if harness.leaked(s, [a, b])}
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(PIECES, max_size=8).map("".join), min_size=2, max_size=8, unique=True))
+def test_lines_scanned_together_are_scanned_as_each_alone(lines):
+    """A text's new lines are searched in one pass (views and runs NUL-separated): each
+    line's secrets and line-joined view are its own leak views'."""
+    scanner = LeakScanner(SECRETS)
+    assert scanner._lines_views(lines) == [scanner._line_views_by_leak_views(line) for line in lines]

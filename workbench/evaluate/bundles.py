@@ -96,10 +96,14 @@ def continuity_bundles(tracker, run_id: str, name: str):
     owner, j = _ranges(col["RETAINED_HEAD"], col["RETAINED_TAIL"])
     listed("retained_seqs", owner, seq[rows[rec.retained[j]]])
     owner, j = _ranges(col["SEGMENTS_HEAD"], col["SEGMENTS_TAIL"])
-    ids = [tracker.artifact_ids.get(a) for a in rec.segment_artifacts[j].tolist()]
-    opaque = np.fromiter((a in tracker.opaque_ids for a in ids), bool, len(ids))
-    listed("summary_refs", owner[~opaque], [a for a, o in zip(ids, opaque.tolist(), strict=True) if not o])
-    listed("provider_items", owner[opaque], [a for a, o in zip(ids, opaque.tolist(), strict=True) if o])
+    # a context shows the same few artifacts request after request: each distinct one is
+    # named once, and the columns gathered from those
+    numbers, which = np.unique(rec.segment_artifacts[j], return_inverse=True)
+    names = [tracker.artifact_ids.get(a) for a in numbers.tolist()]
+    opaque = np.fromiter((a in tracker.opaque_ids for a in names), bool, len(names))[which]
+    ids = pl.Series(names, dtype=pl.String)
+    listed("summary_refs", owner[~opaque], ids.gather(which[~opaque]))
+    listed("provider_items", owner[opaque], ids.gather(which[opaque]))
     lo, hi = col["TAIL_START"], col["TAIL_END"]
     shown = hi > lo
     data["raw_from_seq"] = pl.Series(np.where(shown, seq[rows[np.where(shown, lo, 0)]], 0)).set(
@@ -137,8 +141,10 @@ def _list_column(name: str, flat, lengths, dtype):
 
     offsets = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(np.asarray(lengths, dtype=np.int64), out=offsets[1:])
-    inner = pa.array(flat, type=pa.int64() if dtype.inner == pl.Int64 else pa.large_string())
-    return pl.Series(name, pa.LargeListArray.from_arrays(pa.array(offsets), inner)).cast(dtype)
+    # the Arrow arrays come from polars: ``pa.array`` imports pandas (about 1 s of CPU) to
+    # look for its objects in what it converts
+    inner = (flat if isinstance(flat, pl.Series) else pl.Series(flat, dtype=dtype.inner)).to_arrow()
+    return pl.Series(name, pa.LargeListArray.from_arrays(pl.Series(offsets).to_arrow(), inner)).cast(dtype)
 
 
 def context_bundles(result, continuities=None):

@@ -68,17 +68,18 @@ def leakage_table(result, dataset, texts, *, dataset_text: DatasetText | None = 
                 raw = [t for t in frame["text_raw"].to_list() if t]
                 found[channel] = (len(stored), scanner.leaks_in(stored), scanner.leaks_in(raw),
                                   None if baseline is None else scanner.leaks_in([baseline(t) for t in raw]))
-            for sid, group in cont_secrets.group_by("secret_id", maintain_order=True):
-                first = group.row(0, named=True)
+            # each secret's first row (a secret planted in several events has one row each)
+            for first in cont_secrets.unique("secret_id", keep="first", maintain_order=True).iter_rows(named=True):
+                sid = first["secret_id"]
                 key = scanner.key_of[first["value"]]
                 common = {"run_id": result.run_id, "policy": name, "continuity_id": cid,
-                          "secret_id": sid[0], "format": first["kind"], "context": first["context"],
+                          "secret_id": sid, "format": first["kind"], "context": first["context"],
                           "transform": first["transform"], "sr1": bool(policy.redaction.sr1_carry_forward)}
                 for channel, (n, stored, raw, base) in found.items():
                     rows.append({**common, "channel": channel, "texts": n, "leaked": key in stored,
                                  "leaked_unredacted": key in raw,
                                  "leaked_baseline": None if base is None else key in base})
-                n, leaked = context.get(sid[0], (0, frozenset()))
+                n, leaked = context.get(sid, (0, frozenset()))
                 rows.append({**common, "channel": "context", "texts": n, "leaked": n > 0 and key in leaked,
                              "leaked_unredacted": None, "leaked_baseline": None})
     schema = {"run_id": pl.String, "policy": pl.String, "continuity_id": pl.String, "secret_id": pl.String,

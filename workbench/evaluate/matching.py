@@ -30,8 +30,12 @@ notes) and answers "which keys have a pattern in this text".
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
+from itertools import accumulate
+from operator import itemgetter
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # every character a decoded run of the leak views may hold (normalize's base64 / base32 /
@@ -69,6 +73,8 @@ class PatternIndex:
         self.values: list[str] = []         # set by of_values
         self.key_of: dict[str, int] = {}
         self._ac = AhoCorasick(self.patterns) if self.patterns else None
+        self._holding: dict[str, PatternIndex] = {}
+        self._nul_free: bool | None = None  # no pattern holds a NUL (known on first need)
 
     def matches(self, text: str) -> list[tuple[int, int, int]]:
         """Every occurrence, overlapping: ``(pattern index, start, end)``."""
@@ -84,6 +90,35 @@ class PatternIndex:
         owners = self._owners
         found = {k for i, _, _ in self.matches(text) for k in owners[i]}
         return frozenset(found | self.always) if found or self.always else frozenset()
+
+    @property
+    def nul_free(self) -> bool:
+        """No pattern holds a NUL: strings joined by NULs match as each alone."""
+        if self._nul_free is None:
+            self._nul_free = not any("\x00" in p for p in self.patterns)
+        return self._nul_free
+
+    def keys_by_part(self, parts: list[str]) -> list[frozenset[int]]:
+        """``keys_in`` of each of ``parts``: one search of them NUL-joined when no pattern
+        holds a NUL (then no match spans two), else one per part."""
+        if not self.nul_free or len(parts) < 2:
+            return [self.keys_in(p) for p in parts]
+        out = [self.always] * len(parts)
+        starts = [0, *accumulate(len(p) + 1 for p in parts)]
+        owners = self._owners
+        for i, a, _ in self.matches("\x00".join(parts)):
+            k = bisect_right(starts, a) - 1
+            out[k] = out[k].union(owners[i])
+        return out
+
+    def holding(self, chars: str) -> PatternIndex:
+        """The index of the patterns that hold any of ``chars`` (same keys), built once."""
+        sub = self._holding.get(chars)
+        if sub is None:
+            held = frozenset(chars)
+            sub = self._holding[chars] = PatternIndex(
+                {p: ks for p, ks in zip(self.patterns, self._owners, strict=True) if not held.isdisjoint(p)})
+        return sub
 
     def owners(self, pattern_index: int) -> tuple[int, ...]:
         return self._owners[pattern_index]
@@ -136,10 +171,14 @@ class LeakScanner:
 
     A text's leak views are taken apart by line, exactly: normalising is per character and
     no decoded run (base64, hex, percent, ``\\u`` escapes) spans a line break, so the
-    views of a text are the text, its normalised form and its line-joined form (three
-    scans of the whole string, which also catch a fragment that spans lines) plus the views
-    of each of its lines. A line's views (``harness.leak_views`` of the line, its Python
-    decoding being the costly part) are scanned once per distinct line: summaries carry
+    views of a text are the text, its normalised form and its line-joined form plus the
+    views of each of its lines. The three whole views are their lines' end to end, so only
+    a match across a line break (text, normalised form: the patterns that hold a break
+    character) or across a junction of two lines' joined views is theirs alone: only the
+    windows around those are searched (:meth:`_scan`; :meth:`_scan_whole`, every view
+    searched whole, is the oracle of the tests). A line's views (``harness.leak_views`` of
+    the line, its Python decoding being the costly part) are scanned once per distinct
+    line, a text's new lines in one pass (:meth:`_lines_views`): summaries carry
     lines forward and quote the same event sentences, and two consecutive texts joined
     share every line but one with the texts alone. Within a line, each decoded run is
     searched once per distinct run; the line two texts glue is taken from its two parts'
@@ -186,6 +225,50 @@ class LeakScanner:
         return hit if hit is not None else self._text.put(text, self._scan(text))
 
     def _scan(self, text: str) -> _Scanned:
+        """:meth:`_scan_whole` without searching again what its lines' scans searched: the
+        text and its normalised view are its lines' views end to end with a ``"\\n"``
+        between two (and the ``"\\r"`` a ``"\\r\\n"`` break strips), so a match in them
+        that no line's scan has holds one of those characters: only the patterns that hold
+        one are searched there; the line-joined view is its lines' end to end, searched
+        whole (a match may span any number of short lines)."""
+        from workbench.redaction.normalize import normalize
+
+        index, memo = self.index, self._line
+        raw_lines = text.split("\n")
+        lines = raw_lines
+        if "\r" in text:  # "\r\n" is one line break (the whole-text scans see the "\r")
+            lines = [line[:-1] if line.endswith("\r") else line for line in lines[:-1]] + lines[-1:]
+        hits = list(map(memo.get, lines))
+        if None in hits:
+            missing = [i for i, hit in enumerate(hits) if hit is None]
+            fresh = dict(zip(new := list(dict.fromkeys(lines[i] for i in missing)), self._lines_views(new),
+                             strict=True))
+            for i in missing:
+                hits[i] = fresh[lines[i]]
+        found = set().union(*filter(None, map(itemgetter(0), hits)))
+        pieces = list(map(itemgetter(1), hits))
+        breaking = index.holding("\n\r") if len(raw_lines) > 1 else None
+        reach = max(0, index.max_len - 1)
+        if breaking is not None and breaking.patterns:
+            found |= _across(breaking, text, _ends(raw_lines, 1), reach + 1, reach + 1)
+        norm = None
+        if not text.isascii():
+            norm, _ = normalize(text)
+            if norm == text:
+                norm = None
+            elif breaking is not None and breaking.patterns:
+                found |= _across(breaking, norm, _ends(norm.split("\n"), 1), reach + 1, reach + 1)
+        joined = "".join(pieces)
+        if len(pieces) > 1:
+            found |= _across(index, joined, _ends(pieces, 0), reach, reach)
+        view = norm or text
+        return _Scanned(frozenset(found), norm is not None, view[:reach], view[-reach:] if reach else "",
+                        joined[len(pieces[0]):][:reach],
+                        joined[:len(joined) - len(pieces[-1])][-reach:] if reach else "",
+                        raw_lines[0], raw_lines[-1], len(raw_lines))
+
+    def _scan_whole(self, text: str) -> _Scanned:
+        """:meth:`_scan` searching every whole view of ``text`` (the oracle of the tests)."""
         from workbench.redaction.normalize import normalize
 
         index, memo = self.index, self._line
@@ -287,40 +370,44 @@ class LeakScanner:
         hex run alone: a run's secrets are remembered by run (identifiers and paths recur on
         many lines). :meth:`_line_views_by_leak_views` is the same from ``leak_views`` (the
         oracle of the tests)."""
-        from workbench.redaction.harness import MIN_LEAK_RUN_BYTES
-        from workbench.redaction.normalize import (
-            _ESCAPE_RUNS,
-            BINARY_ENCODINGS,
-            ESCAPES,
-            _run_patterns,
-            decode_escapes,
-            join_lines,
-            normalize,
-        )
+        return self._lines_views([line])[0]
 
-        norm, _ = normalize(line)
-        joined = join_lines(norm)[0]
-        # NUL is in no fragment, so joined views match exactly as views one by one
-        found = self.index.keys_in(f"{line}\x00{norm}\x00{joined}" if norm != line else f"{line}\x00{joined}")
-        runs, index = self._run, self.index
-        more: set[int] = set()
-        for esc in ESCAPES:
-            if esc.possible(norm):
-                for m in _ESCAPE_RUNS[esc.name].finditer(norm):
-                    key = (esc.name, m.group())
-                    hit = runs.get(key)
-                    if hit is None:
-                        hit = runs.put(key, index.keys_in(decode_escapes(esc, key[1])[0]))
-                    more |= hit
-        for (name, _, decode), pattern in zip(BINARY_ENCODINGS, _run_patterns(MIN_LEAK_RUN_BYTES), strict=True):
-            for m in pattern.finditer(norm):
+    def _lines_views(self, lines: list[str]) -> list[tuple[frozenset[int], str]]:
+        """:meth:`_line_views` of each of ``lines`` (remembered), the views of all searched
+        in one pass and their binary runs found in one pass per encoding: NUL, in no
+        fragment (checked) and in no run, parts them (a text's new lines come together)."""
+        escapes, binary_runs, decode_escapes, join_lines, normalize = _line_tools()
+        index, runs = self.index, self._run
+        norms = [normalize(line)[0] for line in lines]
+        # (join_lines finds a break only where a real or escaped one is)
+        pieces = [join_lines(norm)[0] if "\\n" in norm or "\n" in norm else norm for norm in norms]
+        views = [f"{line}\x00{norm}\x00{joined}" if norm != line else f"{line}\x00{joined}"
+                 for line, norm, joined in zip(lines, norms, pieces, strict=True)]
+        found = index.keys_by_part(views)
+        for k, norm in enumerate(norms):
+            for esc, escape_run in escapes:
+                if esc.possible(norm):
+                    for m in escape_run.finditer(norm):
+                        key = (esc.name, m.group())
+                        hit = runs.get(key)
+                        if hit is None:
+                            hit = runs.put(key, index.keys_in(decode_escapes(esc, key[1])[0]))
+                        if hit:
+                            found[k] = found[k] | hit
+        every = "\x00".join(norms)
+        starts = [0, *accumulate(len(norm) + 1 for norm in norms)]
+        for name, decode, pattern in binary_runs:
+            for m in pattern.finditer(every):
                 key = (name, m.group())
                 hit = runs.get(key)
                 if hit is None:
                     raw = decode(key[1])
                     hit = runs.put(key, index.keys_in(raw.decode("utf-8", "replace")) if raw else frozenset())
-                more |= hit
-        return self._line.put(line, (found | more if more else found, joined))
+                if hit:
+                    k = bisect_right(starts, m.start()) - 1
+                    found[k] = found[k] | hit
+        put = self._line.put
+        return [put(line, (keys, joined)) for line, keys, joined in zip(lines, found, pieces, strict=True)]
 
     def _line_views_by_leak_views(self, line: str) -> tuple[frozenset[int], str]:
         """:meth:`_line_views` from ``harness.leak_views`` itself (not remembered)."""
@@ -330,6 +417,55 @@ class LeakScanner:
         views = leak_views(line)  # [line, normalised (when it differs), line-joined, decoded runs...]
         piece = views[1] if line.isascii() or normalize(line)[0] == line else views[2]
         return self.index.keys_in("\x00".join(views)), piece
+
+def _ends(parts: list[str], sep: int):
+    """Where each of ``parts`` but the last ends in the string of them joined by a ``sep``
+    long separator (the separator's position, an array)."""
+    import numpy as np
+
+    ends = np.cumsum(np.fromiter(map(len, parts), np.int64, len(parts))[:-1])
+    return ends + np.arange(len(ends)) * sep if sep else ends
+
+
+def _across(index: PatternIndex, text: str, centres, before: int, after: int) -> frozenset[int]:
+    """Keys of ``index`` in ``text`` that a match holding a character within ``before`` of
+    each of ``centres`` (to its left) or ``after`` (to its right) gives: only those windows
+    are searched (a match is at most ``max_len`` long), cut out at C speed (the text as
+    code points) and NUL-separated; the whole text when it is shorter than they, or when a
+    pattern holds a NUL."""
+    import numpy as np
+
+    width = before + after
+    if centres.size * (width + 1) >= len(text) or not index.nul_free:
+        return index.keys_in(text)
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), np.uint32)
+    padded = np.concatenate((np.zeros(before, np.uint32), codes, np.zeros(after + 1, np.uint32)))
+    windows = padded[centres[:, None] + np.arange(width + 1)]
+    windows[:, width] = 0
+    return index.keys_in(windows.tobytes().decode("utf-32-le", "surrogatepass"))
+
+
+@cache
+def _line_tools():
+    """What :meth:`LeakScanner._line_views` reads of the normalisation, imported once (it
+    runs once per distinct line): the escape kinds with their run patterns, the binary
+    encodings with theirs, and the functions."""
+    from workbench.redaction.harness import MIN_LEAK_RUN_BYTES
+    from workbench.redaction.normalize import (
+        _ESCAPE_RUNS,
+        BINARY_ENCODINGS,
+        ESCAPES,
+        _run_patterns,
+        decode_escapes,
+        join_lines,
+        normalize,
+    )
+
+    escapes = tuple((esc, _ESCAPE_RUNS[esc.name]) for esc in ESCAPES)
+    binary_runs = tuple((name, decode, pattern) for (name, _, decode), pattern
+                        in zip(BINARY_ENCODINGS, _run_patterns(MIN_LEAK_RUN_BYTES), strict=True))
+    return escapes, binary_runs, decode_escapes, join_lines, normalize
+
 
 class JoinScan:
     """Keys of ``index`` found in ``sep.join(texts)``, texts added one at a time.
