@@ -29,6 +29,7 @@ notes) and answers "which keys have a pattern in this text".
 
 from __future__ import annotations
 
+import hashlib
 import re
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
@@ -42,6 +43,13 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 # hex runs, percent, backslash and HTML escape runs, "=" padding): two of them meeting may join runs
 _RUN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-=.~!$&'()*,;:@?%\\#")
 MEMO_LIMIT = 200_000  # entries per memo before it starts afresh (a sweep worker lives long)
+
+
+def text_digest(text: str | None) -> bytes | None:
+    """What a memo key holds of a text: its digest (the text itself would keep it alive in
+    the memo beside the row that stores it: a million-event run's summaries are its
+    largest strings)."""
+    return None if text is None else hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 class Memo(dict):

@@ -20,8 +20,8 @@ from typing import Any
 
 from workbench.evaluate.context import ContextTracker
 from workbench.evaluate.dataset_text import DatasetText
-from workbench.evaluate.matching import JoinScan
-from workbench.evaluate.texts import _text_digest, policies_of
+from workbench.evaluate.matching import JoinScan, text_digest
+from workbench.evaluate.texts import policies_of
 
 DISTANCES = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 # the task state (a real log's: workbench.evaluate.log_facts; a synthetic one's:
@@ -98,7 +98,7 @@ def answers_in(dt: DatasetText, text: str) -> frozenset[int]:
     """The keys of the planted answers in ``text`` (``dt.answers``), each distinct text
     scanned once for every table that asks (retention, the compaction inspector), remembered
     by its digest (the texts themselves are a million-event run's largest strings)."""
-    key = _text_digest(text)
+    key = text_digest(text)
     hit = dt.answer_scans.get(key)
     return hit if hit is not None else dt.answer_scans.put(key, dt.answers.keys_in(text))
 

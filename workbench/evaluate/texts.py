@@ -56,6 +56,7 @@ import numpy as np
 from workbench.engine.policy import Policy
 from workbench.evaluate.context import ContextTracker
 from workbench.evaluate.dataset_text import DatasetText
+from workbench.evaluate.matching import text_digest
 from workbench.rundir import wire as W
 from workbench.rundir.wire import LOCAL_EVENT, REBUILD_EVENT
 from workbench.summarize.progress import counted, expect_summaries
@@ -99,15 +100,9 @@ class _Derive:
         span = hashlib.blake2b(np.asarray(rows, dtype=np.int64).tobytes(), digest_size=16).digest()
         ids = (req.continuity_id, req.draw) if self.by_artifact else ()
         key = (self.fingerprint, cont, span, ids, req.purpose, req.from_seq, req.to_seq,
-               req.target_tokens, _text_digest(req.previous_summary))
+               req.target_tokens, text_digest(req.previous_summary))
         hit = self.memo.get(key)
         return hit if hit is not None else self.memo.put(key, self.backend.summarize(req))
-
-
-def _text_digest(text: str | None) -> bytes | None:
-    """What a memo key holds of a text: its digest (the text itself would keep every
-    previous summary alive in the memo beside the row that stores it)."""
-    return None if text is None else hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 @dataclass(frozen=True)
