@@ -279,7 +279,7 @@ def inert_run(run: str) -> bool:
     case) or not base64 (both cases: the quanta could not start ASCII text); with a digit,
     no capital and one of ``+ / _`` (neither hex nor base32 nor a Slack piece, and a
     lowercase piece with a separator is a path or an identifier).
-    ``tests/redaction/test_redaction_inert_runs.py`` holds the table and the parity tests."""
+    ``tests/redaction/test_redaction_scan_shortcuts.py`` holds the table and the parity tests."""
     if run[0] in "MNO" or _PREFIX_SCAN.search(run) is not None:
         return False
     if run[:2] in HEADS2 and any(run[:len(p)] == p[:len(run)] for p in VENDOR_PREFIXES):
