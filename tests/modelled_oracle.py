@@ -13,15 +13,6 @@ import numpy as np
 from workbench.summarize import filler as F
 from workbench.summarize import modelled as M
 from workbench.summarize.base import STATUS_OK, approx_tokens, clip, one_line
-from workbench.summarize.decisions import (
-    FACT_DROP,
-    FACT_KEEP,
-    FACT_PARAPHRASE,
-    NEGATIVE_KEEP,
-    SECRET_COPY,
-    SECRET_OMIT,
-    SECRET_PARTIAL,
-)
 from workbench.summarize.filler import Item, reference_fill
 
 
@@ -38,46 +29,8 @@ def oracle_write(self: M.ModelledSummarizer, req, dec):
         "partial_secrets": [], "omitted_secrets": [], "kept_negatives": [],
         "hallucinated": 0, "hallucinated_secrets": [], "marker_leaks": [],
     }
-    items: list[Item] = []
-    by_label: dict[str, Item] = {}
-    for lb, action, written in zip(dec.labels.labels, dec.labels.action.tolist(), dec.labels.written,
-                                   strict=True):
-        key = (lb.seq, lb.start)
-        if action == FACT_KEEP:
-            section = "task" if self.task_state and lb.kind == M.TASK_KIND else "facts"
-            items.append(Item(section, key, self._fact_line(lb, texts, spans_by_seq)))
-            diag["retained_facts"].append(lb.label_id)
-        elif action == FACT_PARAPHRASE:
-            items.append(Item("facts", key, self._fact_line(lb, texts, spans_by_seq, written=written)))
-            diag["paraphrased_facts"].append(lb.label_id)
-        elif action == FACT_DROP:
-            diag["dropped_facts"].append(lb.label_id)
-        elif action in (NEGATIVE_KEEP, SECRET_COPY, SECRET_PARTIAL):
-            shown = written + "\u2026" if action == SECRET_PARTIAL else written
-            line, _ = self._secret_line(lb, texts, spans_by_seq, shown)
-            item = by_label[lb.label_id] = Item(self._section_of(lb, kinds, line), key, line)
-            items.append(item)
-            diag[{NEGATIVE_KEEP: "kept_negatives", SECRET_COPY: "copied_secrets"}.get(action, "partial_secrets")
-                 ].append({"label_id": lb.label_id, "fragment": written} if action == SECRET_PARTIAL
-                          else lb.label_id)
-        elif action == SECRET_OMIT:
-            diag["omitted_secrets"].append(lb.label_id)
-    if dec.hallucinated is not None:
-        h = dec.hallucinated
-        item = by_label[M.HALLUCINATED] = Item("facts", (req.to_seq + 1, 0), h["sentence"])
-        items.append(item)
-        diag["hallucinated"] = 1
-        diag["hallucinated_secrets"].append({k: h[k] for k in ("format", "text", "value")})
-    if dec.marker is not None:
-        m = dec.marker
-        target = by_label.get(m["target"])
-        if target is not None:
-            target.text = target.text.replace(m["replaces"], m["text"], 1)
-        else:
-            template = ("Left the placeholder {w} in the config for the next run."
-                        if "\n" not in m["text"] else "Left this placeholder in the config:\n{w}")
-            items.append(Item("files", (req.to_seq + 1, 1), template.format(w=m["text"])))
-        diag["marker_leaks"].append({k: v for k, v in m.items() if k not in ("replaces", "target")})
+    # (the lines the decisions make are the writer's own: unchanged, and not this oracle's subject)
+    items = self._decided_items(req, dec, kinds, texts, spans_by_seq, diag)
     carried = [Item(section, (-1, i), unit) for section, i, unit in dec.carried]
     items.extend(carried)
 

@@ -290,6 +290,52 @@ class ModelledSummarizer:
             "partial_secrets": [], "omitted_secrets": [], "kept_negatives": [],
             "hallucinated": 0, "hallucinated_secrets": [], "marker_leaks": [],
         }
+        items = self._decided_items(req, dec, kinds, texts, spans_by_seq, diag)
+        # the summary's lines as columns (section, source position, text), in the order written:
+        # the labels' lines, the carried lines, then the filler
+        sections = [it.section for it in items]
+        seqs = [it.key[0] for it in items]
+        starts = [it.key[1] for it in items]
+        lines = [it.text for it in items]
+        if dec.carried:
+            carried_sections, carried_at, carried_lines = zip(*dec.carried, strict=True)
+            sections.extend(carried_sections)
+            seqs.extend([-1] * len(carried_at))
+            starts.extend(carried_at)
+            lines.extend(carried_lines)
+
+        # ---- filler from the span's own sentences, up to the target size
+        budget = int(req.target_tokens * self.chars_per_token)
+        used = self._rendered_size(req, sections, lines)
+        present = set(sections)
+        rng = np.random.Generator(np.random.PCG64(0))  # (its state is replaced: no entropy drawn)
+        rng.bit_generator.state = dec.filler_state
+        filler = fill_columns(rng, req.events, spans_by_seq, needles, budget - used, present,
+                              _TITLES[req.purpose], self.max_item_chars)
+        sections.extend(filler.section)
+        seqs.extend(filler.seq)
+        starts.extend(filler.start)
+        lines.extend(filler.text)
+
+        text = self._render(req, sections, seqs, starts, lines)
+        if self.tokenizer:
+            from workbench.tokens.tokenizers import count_text
+
+            tokens = count_text(text, self.tokenizer)
+        else:
+            tokens = approx_tokens(text, self.chars_per_token)
+        dropped = set(diag["dropped_facts"])
+        diag["incidental_facts"] = [lb.label_id for lb in dec.labels.labels
+                                    if lb.label_id in dropped and _mentions(text, lb.value)]
+        diag.update(tokens=tokens, target_chars=budget, over_budget=len(text) > budget,
+                    filler_items=len(filler.text), carried_lines=len(dec.carried))
+        return SummaryResult(text=text, backend=self.name, retained=dec.retained(), diagnostics=diag)
+
+    def _decided_items(self, req: SummaryRequest, dec: SummaryDecisions, kinds: dict, texts: dict,
+                       spans_by_seq: dict, diag: dict) -> list[_Item]:
+        """The lines ``dec`` decides (the labels kept, paraphrased or copied, the hallucinated
+        secret, the marker leak), each with its section and source position; what each label
+        became is recorded in ``diag``."""
         items: list[_Item] = []
         by_label: dict[str, _Item] = {}
         for lb, action, written in zip(dec.labels.labels, dec.labels.action.tolist(), dec.labels.written,
@@ -330,45 +376,7 @@ class ModelledSummarizer:
                             if "\n" not in m["text"] else "Left this placeholder in the config:\n{w}")
                 items.append(_Item("files", (req.to_seq + 1, 1), template.format(w=m["text"])))
             diag["marker_leaks"].append({k: v for k, v in m.items() if k not in ("replaces", "target")})
-        # the summary's lines as columns (section, source position, text), in the order written:
-        # the labels' lines, the carried lines, then the filler
-        sections = [it.section for it in items]
-        seqs = [it.key[0] for it in items]
-        starts = [it.key[1] for it in items]
-        lines = [it.text for it in items]
-        if dec.carried:
-            carried_sections, carried_at, carried_lines = zip(*dec.carried, strict=True)
-            sections.extend(carried_sections)
-            seqs.extend([-1] * len(carried_at))
-            starts.extend(carried_at)
-            lines.extend(carried_lines)
-
-        # ---- filler from the span's own sentences, up to the target size
-        budget = int(req.target_tokens * self.chars_per_token)
-        used = self._rendered_size(req, sections, lines)
-        present = set(sections)
-        rng = np.random.Generator(np.random.PCG64(0))  # (its state is replaced: no entropy drawn)
-        rng.bit_generator.state = dec.filler_state
-        filler = fill_columns(rng, req.events, spans_by_seq, needles, budget - used, present,
-                              _TITLES[req.purpose], self.max_item_chars)
-        sections.extend(filler.section)
-        seqs.extend(filler.seq)
-        starts.extend(filler.start)
-        lines.extend(filler.text)
-
-        text = self._render(req, sections, seqs, starts, lines)
-        if self.tokenizer:
-            from workbench.tokens.tokenizers import count_text
-
-            tokens = count_text(text, self.tokenizer)
-        else:
-            tokens = approx_tokens(text, self.chars_per_token)
-        dropped = set(diag["dropped_facts"])
-        diag["incidental_facts"] = [lb.label_id for lb in dec.labels.labels
-                                    if lb.label_id in dropped and _mentions(text, lb.value)]
-        diag.update(tokens=tokens, target_chars=budget, over_budget=len(text) > budget,
-                    filler_items=len(filler.text), carried_lines=len(dec.carried))
-        return SummaryResult(text=text, backend=self.name, retained=dec.retained(), diagnostics=diag)
+        return items
 
     def keep_probability_of(self, lb: SpanLabel, req: SummaryRequest) -> float:
         """The probability that fact ``lb`` is kept: 1 for a task-state fact under a task-state
