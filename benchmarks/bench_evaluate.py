@@ -10,7 +10,9 @@ system) and peak RSS are that process's own. The evaluation is the redaction aud
 modelled summaries and memory entries through SR-1, leakage of every planted secret by
 channel, fact retention (detect-secrets baseline off, as in sweeps). Then an evaluated sweep
 (``evaluate: true``) over one continuity, on one worker and on ``--sweep-workers``, in runs/s
-and CPU seconds, with the one-worker sweep's CPU per configuration by phase (each run's
+and CPU seconds, once with each configuration drawing its own summaries (a sweep's default)
+and once with shared draws (``--sweep-draws``: common random numbers, the configurations that
+compact alike share their summaries), with the one-worker sweep's CPU per configuration by phase (each run's
 ``cpu_s``) and, for ``--sweep-split`` configurations run again in this process, the
 evaluation's steps (summaries, SR-1 redaction, leakage, retention) timed. Both kinds of
 run are run once, untimed, before the timed ones (numba cache and page cache warm).
@@ -100,19 +102,24 @@ parameters:
   provider.context_window: 60000
 mode: product
 seeds: [0]
-evaluate: true
+evaluate: {evaluate}
 engine: kernel
 """
 
 
-def sweep_spec(cache: Path, events: int, configs: int):
+def sweep_spec(cache: Path, events: int, configs: int, draws: str = "policy"):
+    """The benchmark's sweep; ``draws``: how its summaries are drawn (``shared``: common random
+    numbers, the configurations that compact alike share their summaries; in this grid the
+    soft flush threshold moves no compaction, so four configurations compact each way)."""
     import yaml
 
     from workbench.sweep.spec import SweepSpec
 
     path = dataset(cache, events)
     reserves = [8_000 + 1_000 * i for i in range(max(1, configs // 4))]
-    return SweepSpec.from_dict(yaml.safe_load(SWEEP.format(path=path, reserves=reserves)), base_dir=PROJECT)
+    evaluate = "true" if draws == "policy" else f"{{options: {{draws: {draws}}}}}"
+    return SweepSpec.from_dict(yaml.safe_load(SWEEP.format(path=path, reserves=reserves, evaluate=evaluate)),
+                               base_dir=PROJECT)
 
 
 def worker_phases(out: Path) -> dict[str, list[float]]:
@@ -127,21 +134,22 @@ def worker_phases(out: Path) -> dict[str, list[float]]:
     return phases
 
 
-def bench_sweep(cache: Path, events: int, configs: int, tmp: Path, workers: list[int]) -> tuple[list[tuple], dict]:
+def bench_sweep(cache: Path, events: int, configs: int, tmp: Path, workers: list[int],
+                draws: list[str]) -> tuple[list[tuple], dict]:
     from workbench.sweep.runner import run_sweep
 
-    spec = sweep_spec(cache, events, configs)
     rows, phases = [], {}
-    for n_workers in workers:
-        out = tmp / f"sweep-{n_workers}"
+    for how, n_workers in ((d, w) for d in draws for w in workers):
+        spec = sweep_spec(cache, events, configs, how)
+        out = tmp / f"sweep-{how}-{n_workers}"
         c0 = os.times()
         report = run_sweep(spec, out, executor="process", workers=n_workers)
         c1 = os.times()
         cpu = (c1.children_user + c1.children_system + c1.user + c1.system) - (
             c0.children_user + c0.children_system + c0.user + c0.system)
-        rows.append((n_workers, report.runs, report.failed, f"{report.elapsed_s:.1f}",
+        rows.append((how, n_workers, report.runs, report.failed, f"{report.elapsed_s:.1f}",
                      f"{report.completed / report.elapsed_s:.2f}", f"{cpu:.1f}", load()))
-        if n_workers == 1:
+        if n_workers == 1 and not phases:
             phases = {"cpu": cpu, "runs": report.runs, **worker_phases(out)}
         shutil.rmtree(out, ignore_errors=True)
     return rows, phases
@@ -238,6 +246,9 @@ def main() -> None:
     ap.add_argument("--sweep-configs", type=int, default=100, help="rounded down to a multiple of 4")
     ap.add_argument("--sweep-workers", type=int, nargs="+", default=[1, 2],
                     help="pool sizes the sweep is run with (0 or none: no sweep)")
+    ap.add_argument("--sweep-draws", nargs="+", default=["policy", "shared"], choices=["policy", "shared"],
+                    help="how the sweep's summaries are drawn: policy (each configuration its own, the "
+                         "default of a sweep) and/or shared (common random numbers)")
     ap.add_argument("--sweep-split", type=int, default=8,
                     help="configurations of the sweep run once more in this process with the evaluation's "
                          "steps timed (0: none)")
@@ -251,7 +262,8 @@ def main() -> None:
         workers = [w for w in args.sweep_workers if w > 0]
         sweep, phases = ([], {})
         if workers:
-            sweep, phases = bench_sweep(args.cache, args.sweep_events, args.sweep_configs, tmp, workers)
+            sweep, phases = bench_sweep(args.cache, args.sweep_events, args.sweep_configs, tmp, workers,
+                                        args.sweep_draws)
         split = timed_split(args.cache, args.sweep_events, args.sweep_split, tmp) if args.sweep_split else ([], [])
     rows = []
     for n, (p, e) in runs.items():
@@ -271,9 +283,13 @@ def main() -> None:
           "process pool (cpu: this process and its workers; each worker pays its start-up once: "
           "imports, the dataset's text index)")
     if sweep:
-        print(table(sweep, ("workers", "runs", "failed", "elapsed s", "runs/s", "cpu s", "load 1/5/15 min")))
-    if len(sweep) == 2:
-        print(f"speed-up {sweep[0][0]} -> {sweep[1][0]} workers: {float(sweep[1][4]) / float(sweep[0][4]):.2f}x")
+        print(table(sweep, ("draws", "workers", "runs", "failed", "elapsed s", "runs/s", "cpu s",
+                            "load 1/5/15 min")))
+    for how in args.sweep_draws:
+        mine = [row for row in sweep if row[0] == how]
+        if len(mine) == 2:
+            print(f"speed-up ({how} draws) {mine[0][1]} -> {mine[1][1]} workers: "
+                  f"{float(mine[1][5]) / float(mine[0][5]):.2f}x")
     print_split(*split, phases)
     print(f"load average after: {load()}")
     acceptance(runs, sweep, args.sweep_configs - args.sweep_configs % 4, args.sweep_events)
@@ -294,10 +310,9 @@ def acceptance(runs: dict[int, tuple[dict, dict]], sweep: list[tuple], configs: 
         grow = runs[big][1]["cpu"] / runs[small][1]["cpu"]
         print(f"acceptance: evaluated CPU {big:,} / {small:,}: {grow:.2f}x for {big / small:.1f}x the events = "
               f"{grow / (big / small):.2f}x the event ratio (target <= 1.2x)")
-    one = [row for row in sweep if row[0] == 1]
-    if one:
-        print(f"acceptance: evaluated sweep {configs} configurations x {events:,} events on one worker: "
-              f"{one[0][5]} s CPU (target <= 120 s for 100 x 100k; load {one[0][6]})")
+    for row in (row for row in sweep if row[1] == 1):
+        print(f"acceptance: evaluated sweep {configs} configurations x {events:,} events on one worker, "
+              f"{row[0]} draws: {row[6]} s CPU (target <= 120 s for 100 x 100k; load {row[7]})")
 
 
 if __name__ == "__main__":

@@ -31,6 +31,7 @@ def redaction(
     summarizer_timeout: S.Timeout = None,
     baseline: S.Baseline = False,
     summary_samples: S.Samples = 1,
+    draws: S.Draws = "policy",
     judge_probes: S.JudgeProbes = False,
     fmt: Format = "table",
 ) -> None:
@@ -43,7 +44,8 @@ def redaction(
     require(run, Kind.RUN)
     options = S.summarizer_options(summarizer, base_url=summarizer_base_url, model=summarizer_model,
                                    key_env=summarizer_key_env, cassette=summarizer_cassette,
-                                   mode=summarizer_mode, baseline=baseline, timeout=summarizer_timeout)
+                                   mode=summarizer_mode, baseline=baseline, timeout=summarizer_timeout,
+                                   draws=draws)
     result, ds = load_run(run)
     audit = redaction_audit(result, ds, summary_samples=summary_samples,
                                 judge_probes=judge_probes, **options)

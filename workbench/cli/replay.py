@@ -96,6 +96,7 @@ def simulate(
     summarizer_timeout: S.Timeout = None,
     baseline: S.Baseline = False,
     summary_samples: S.Samples = 1,
+    draws: S.Draws = "policy",
     judge_probes: S.JudgeProbes = False,
     force: Force = False,
     fmt: Format = "table",
@@ -107,7 +108,8 @@ def simulate(
     check_output(out, Kind.RUN, force=force)  # before any work
     options = S.summarizer_options(summarizer, base_url=summarizer_base_url, model=summarizer_model,
                                    key_env=summarizer_key_env, cassette=summarizer_cassette,
-                                   mode=summarizer_mode, baseline=baseline, timeout=summarizer_timeout)
+                                   mode=summarizer_mode, baseline=baseline, timeout=summarizer_timeout,
+                                   draws=draws)
     with exclusive(out):
         result = run_simulation(dataset, policy, engine=engine, tokenizer=tokenizer, model=model,
                                 price_as=model_price_as, seed=seed, progress=True, accounting=accounting,

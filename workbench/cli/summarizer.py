@@ -40,21 +40,31 @@ Samples = Annotated[int, typer.Option("--summary-samples", min=1, max=100,
                                            "http: temperature samples) and report the spread of "
                                            "retention, leaks and summary length")]
 
+Draws = Annotated[str, typer.Option("--draws", help="modelled/calibrated: policy (each policy draws its own "
+                                                   "summaries) | shared (common random numbers: policies "
+                                                   "that compact a span alike write the same summary)")]
+
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 
 
 def summarizer_options(summarizer: str = "modelled", *, base_url: str | None = None,
                        model: str | None = None, key_env: str | None = None,
                        cassette: Path | None = None, mode: str = "chat",
-                       baseline: bool = True, timeout: float | None = None) -> dict[str, Any]:
+                       baseline: bool = True, timeout: float | None = None,
+                       draws: str = "policy") -> dict[str, Any]:
     """Keyword arguments of :func:`workbench.audits.redaction_audit`, checked (the backend
     is built once here, so a bad option fails before any work)."""
+    from workbench.summarize.settings import DRAWS, split_draws
+
     options = _options(summarizer, base_url=base_url, model=model, key_env=key_env,
                        cassette=cassette, mode=mode, baseline=baseline, timeout=timeout)
+    if draws != DRAWS[0]:  # (the default is not written: runs made before the option read the same)
+        options["summarizer_options"] = {**options.get("summarizer_options", {}), "draws": draws}
+    _, backend_options = split_draws(summarizer, options.get("summarizer_options"))
     if options["summarizer"] != "recorded":
         from workbench.summarize import get_summarizer
 
-        get_summarizer(options["summarizer"], **options.get("summarizer_options", {}))
+        get_summarizer(options["summarizer"], **backend_options)
     return options
 
 

@@ -20,7 +20,10 @@ summary's decision record instead (its kept lines, not its rendered lines): a di
 model, whose figures differ from the goldens'.
 
 Each policy's summarizer is the run's, with the policy's ``summarizer.model`` and
-``summarizer.prompt`` on top (:mod:`workbench.summarize.settings`). :func:`derive_texts`
+``summarizer.prompt`` on top (:mod:`workbench.summarize.settings`). A seeded summarizer draws
+a compaction's summary from its position in the continuity and the policy's digest, or, with
+the option ``draws: shared``, from its position alone (common random numbers: policies that
+compact alike share the summary, and it is derived once). :func:`derive_texts`
 also returns, per checkpoint, what the compaction inspector and the drift table need: the
 raw rows it dropped, the rows kept raw across the cut, and the summary segments in the
 context right after it (:class:`Checkpoint`).
@@ -161,7 +164,9 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
             segments: dict[str, str] = {}  # artifact id -> stored text, in context order
             local: dict[str, str] = {}  # a two-layer policy's local checkpoints: artifact id -> text
             done: list[Checkpoint] = []
-            digest, produced = policy.digest(), 0  # the engine numbers the artifacts it produces
+            # what a compaction's draws are keyed by besides its position (the engine numbers
+            # the artifacts it produces): the policy, unless every policy shares them
+            scope, produced = (policy.digest() if derivers.draws == "policy" else "shared"), 0
             session = f"{name}/{cid}"  # one provider session: this continuity under this policy
             # nothing happens at the other requests
             for r in sorted(set(flushes) | set(tracker.action_requests)):
@@ -169,17 +174,19 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                     break
                 for fl in flushes.get(r, ()):
                     ctx_rows = tracker.raw_rows(r)
+                    lo, hi = (int(inp.seq[ctx_rows[0]]), int(inp.seq[ctx_rows[-1]])) if ctx_rows else (0, 0)
                     req = SummaryRequest(
-                        continuity_id=cid, artifact_id=f"flush_{name}_{cid}_{r}", from_seq=int(inp.seq[ctx_rows[0]]) if ctx_rows else 0,
-                        to_seq=int(inp.seq[ctx_rows[-1]]) if ctx_rows else 0, events=dt.span_events(cont, ctx_rows),
-                        previous_summary=None, target_tokens=int(fl["item_tokens"]),
-                        labels=dt.labels(cont, ctx_rows), purpose="flush", session=session)
+                        continuity_id=cid, artifact_id=f"flush_{name}_{cid}_{r}", from_seq=lo, to_seq=hi,
+                        events=dt.span_events(cont, ctx_rows), previous_summary=None,
+                        target_tokens=int(fl["item_tokens"]), labels=dt.labels(cont, ctx_rows), purpose="flush",
+                        session=session,  # (drawn by its artifact id, which names the policy, unless shared)
+                        draw_key=None if scope != "shared" else position_key(cid, "shared-flush", r, lo, hi))
                     rows.append(_row(result, name, cid, r, "memory", req, derive.summarize(req, cont, ctx_rows),
                                      on, redact))
                 for a in tracker.pending(r):
                     draw = None
                     if a.get("summary_artifact_id") is not None and a["event_type"] != REBUILD_EVENT:
-                        draw = position_key(cid, digest, produced, a["from_seq"], a["to_seq"])
+                        draw = position_key(cid, scope, produced, a["from_seq"], a["to_seq"])
                         produced += 1
                     kind = a.get("summary_kind")
                     checkpoint = a["event_type"] == W.CHECKPOINT_EVENT
@@ -259,6 +266,9 @@ class _Derivers:
     top of the run's options), each backend built once."""
 
     def __init__(self, dt: DatasetText, summarizer: str, options: dict, seed, root, sample: int):
+        from workbench.summarize.settings import split_draws
+
+        self.draws, options = split_draws(summarizer, options)
         self.dt, self.summarizer, self.options, self.seed = dt, summarizer, options, seed
         self.root, self.sample = root, sample
         self._by_options: dict[str, _Derive] = {}

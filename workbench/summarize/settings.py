@@ -9,6 +9,21 @@ file must be UTF-8 text of at most :data:`PROMPT_LIMIT` bytes. Only the HTTP sum
 sends a prompt to a model: a policy that sets either field with another summarizer is an
 error rather than a setting silently ignored.
 
+A seeded summarizer's draws are keyed by the compaction they write (``draws``, an option of
+every summarizer, taken off before the backend is built: :func:`split_draws`):
+
+* ``policy`` (the default): by the compaction's position *and the policy's digest*, so two
+  policies, or two configurations of a sweep, that compact a span alike still draw their
+  summaries independently (the goldens are drawn so);
+* ``shared``: by the compaction's position alone (continuity, artifact number, range; a
+  flush by its request and range), common random numbers: two policies or configurations
+  that compact alike write the same summary, so what differs between their figures is what
+  their policies did, not the summarizer's luck. The summary, its redaction and its scans are
+  then derived once for all of them (a sweep worker keeps them across configurations:
+  :mod:`workbench.sweep.runner`).
+
+>>> split_draws("modelled", {"draws": "shared", "p_copy_secret": 0.5})
+('shared', {'p_copy_secret': 0.5})
 >>> from workbench.engine.presets import get_policy
 >>> policy_options("http", {"base_url": "http://127.0.0.1:8080/v1"},
 ...                get_policy("claude-code", {"summarizer.model": "qwen2.5-7b"}))
@@ -24,6 +39,10 @@ from typing import Any
 from workbench.summarize.base import SummarizerConfigError
 
 PROMPT_LIMIT = 64 * 1024
+#: how a seeded summarizer's draws are keyed (see the module docstring); the first is the default
+DRAWS = ("policy", "shared")
+#: the summarizers whose output is drawn per compaction (the others ignore the key)
+DRAWN_SUMMARIZERS = ("modelled", "calibrated")
 
 
 def prompt_path(path: str, *, root: str | Path | None = None) -> Path:
@@ -54,6 +73,19 @@ def load_prompt(path: str, *, root: str | Path | None = None) -> str:
     if not text.strip():
         raise SummarizerConfigError(f"summarizer.prompt: {path!r} is empty")
     return text.strip()
+
+
+def split_draws(summarizer: str, options: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
+    """``(draws, the backend's options)``: the ``draws`` option, checked, and the rest."""
+    rest = dict(options or {})
+    draws = rest.pop("draws", DRAWS[0])
+    if draws not in DRAWS:
+        raise SummarizerConfigError(f"draws must be one of {', '.join(DRAWS)}, got {draws!r}")
+    if draws != DRAWS[0] and summarizer not in DRAWN_SUMMARIZERS:
+        raise SummarizerConfigError(
+            f"draws={draws!r}: the {summarizer!r} summarizer draws nothing per compaction (only "
+            f"{' and '.join(DRAWN_SUMMARIZERS)} do); drop the option")
+    return draws, rest
 
 
 def _set_fields(policy) -> list[str]:

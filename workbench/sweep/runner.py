@@ -46,6 +46,7 @@ import os
 import socket
 import time
 import traceback
+import weakref
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -58,6 +59,10 @@ from workbench.rundir.names import SWEEP_RUNS as RUNS_FILE
 from workbench.sweep.spec import RunSpec, SweepSpec, Task, TaskRun, dataset_files, runs_frame
 
 # evaluation headline columns (one value per run)
+#: with shared draws, the characters of summary text a worker keeps for later configurations
+#: (with their redactions, about 3 bytes of memory a character in benchmarks/bench_evaluate.py's
+#: sweep: at most ~300 MB)
+SHARED_TEXT_BUDGET = 100_000_000
 EVALUATION = ("leaks", "leaks_context", "secrets", "retention", "task_retention", "fact_probes")
 # failures: the worst seed counts, not the mean
 WORST_CASE = ("overflows", "truncations", "failed_requests", "leaks", "leaks_context")
@@ -280,6 +285,7 @@ def write_result(out: Path, res: dict[str, Any]) -> None:
 # ---- the worker side ------------------------------------------------------------------------
 _DATASETS: OrderedDict = OrderedDict()  # (path, tokenizer, files digest) -> (Dataset, inputs)
 _MAX_DATASETS = 2
+_KEPT: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # dataset index -> its memos' sizes kept
 _PREPARED = [0]  # datasets this process prepared (load_prepared's misses)
 
 
@@ -354,16 +360,38 @@ def _execute_run(task: Task, run: TaskRun) -> dict[str, Any]:
             "cpu_s": dict(cpu), "worker": _worker(), "worker_loads": worker_loads()}
 
 
-def _forget_run(dt) -> None:
+def _forget_run(dt, *, shared: bool = False) -> None:
     """Drop what an evaluated run derived that no other configuration reads, so that what a
-    worker keeps across runs is bounded: the summaries and their redactions (keyed by the
-    policy's digest: a later configuration never meets them) and the leak scans of whole
-    texts (mostly this run's summaries). Kept: the dataset's own share (its index, span
-    events and labels) and the scans of single lines, which recur in every run's events."""
-    dt.summaries.clear()
-    dt.redactions.clear()
+    worker keeps across runs is bounded: the summaries and their redactions (their draws keyed
+    by the policy's digest: a later configuration never meets them) and the leak scans of
+    whole texts (mostly this run's summaries). Kept: the dataset's own share (its index, span
+    events and labels) and the scans of single lines, which recur in every run's events.
+
+    With shared draws (``shared``: :func:`workbench.summarize.settings.split_draws`) a later
+    configuration that compacts alike meets the same summaries: they and their redactions are
+    kept while the summaries' text stays within :data:`SHARED_TEXT_BUDGET` characters. A run
+    that would pass it keeps nothing new (its own entries are dropped, the last ones in), so a
+    sweep whose alike configurations lie further apart than the budget reaches still shares
+    what the first runs kept, rather than nothing."""
     dt.baselines.clear()
     dt.leak_scanner.forget(lines=False)
+    memos = (dt.summaries, dt.redactions)
+    if shared:
+        marks = _KEPT.get(dt, (0, 0))
+        if _summary_chars(dt) > SHARED_TEXT_BUDGET:
+            for memo, mark in zip(memos, marks, strict=True):
+                while len(memo) > mark:
+                    memo.popitem()  # (the last inserted: this run's)
+        if _summary_chars(dt) <= SHARED_TEXT_BUDGET:
+            _KEPT[dt] = (len(dt.summaries), len(dt.redactions))
+            return
+    for memo in memos:
+        memo.clear()
+    _KEPT.pop(dt, None)
+
+
+def _summary_chars(dt) -> int:
+    return sum(len(r.text or "") for r in dt.summaries.values())
 
 
 def worker_loads() -> dict[str, int]:
@@ -452,7 +480,7 @@ def _run_rows(ds, inputs, policy, *, run_id: str, seed: int, engine: str, tokeni
                       summarizer_options=evaluate.get("options") or None,
                       baseline=bool(evaluate.get("baseline", False)), compactions=False, root=root)
     cpu.done("evaluate")
-    _forget_run(DatasetText.of(ds))  # (the index the evaluation used: kept, not rebuilt)
+    _forget_run(DatasetText.of(ds), shared=(evaluate.get("options") or {}).get("draws") == "shared")
     cpu.done("forget")
     report = ev["report"]
     headline = dict(report["policies"][policy.name])

@@ -236,8 +236,16 @@ class EvaluateSpec:
             extra = set(value) - {"summarizer", "baseline", "options"}
             if extra:
                 raise SpecError(f"unknown evaluate key(s) {sorted(extra)}; use summarizer, baseline, options")
-            return cls(summarizer=str(value.get("summarizer", "modelled")),
-                       baseline=bool(value.get("baseline", False)), options=dict(value.get("options") or {}))
+            out = cls(summarizer=str(value.get("summarizer", "modelled")),
+                      baseline=bool(value.get("baseline", False)), options=dict(value.get("options") or {}))
+            from workbench.summarize.base import SummarizerConfigError
+            from workbench.summarize.settings import split_draws
+
+            try:  # (checked before any run: every run would fail the same way)
+                split_draws(out.summarizer, out.options)
+            except SummarizerConfigError as exc:
+                raise SpecError(f"evaluate.options: {exc}") from None
+            return out
         raise SpecError("evaluate must be true, false or a mapping (summarizer, baseline, options)")
 
 
