@@ -59,7 +59,7 @@ bench: $(STAMP)
 	for b in benchmarks/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check workbench tests benchmarks
+	$(VENV)/bin/ruff check workbench tests benchmarks notebooks
 
 clean:
 	rm -rf $(VENV) .numba_cache .pytest_cache .hypothesis
