@@ -12,8 +12,8 @@ channel, fact retention (detect-secrets baseline off, as in sweeps). Then an eva
 (``evaluate: true``) over one continuity, on one worker and on ``--sweep-workers``, in runs/s
 and CPU seconds, once with each configuration drawing its own summaries (a sweep's default)
 and once with shared draws (``--sweep-draws``: common random numbers, the configurations that
-compact alike share their summaries), with the one-worker sweep's CPU per configuration by phase (each run's
-``cpu_s``) and, for ``--sweep-split`` configurations run again in this process, the
+compact alike share their summaries), with the one-worker sweep's CPU per configuration by
+phase (each run's ``cpu_s``) and, for ``--sweep-split`` configurations run again in this process, the
 evaluation's steps (summaries, SR-1 redaction, leakage, retention) timed. Both kinds of
 run are run once, untimed, before the timed ones (numba cache and page cache warm).
 

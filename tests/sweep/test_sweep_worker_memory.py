@@ -137,12 +137,11 @@ def test_keeping_shared_summaries_changes_no_result_and_stays_in_budget(make_spe
     keeping = _run_all(tasks)
     kept = runner._summary_chars(dataset_text.DatasetText.of(ds))
     assert kept > 0
-    # a budget the first run alone fills: later runs keep nothing of their own (their memory
-    # entries), the first run's summaries stay and are reused
+    # a budget no run fits: every run derives its own summaries again, with the same results
     dataset_text._RECENT.clear()
     monkeypatch.setattr(runner, "SHARED_TEXT_BUDGET", 1)
     forgetting = _run_all(tasks)
-    assert _kept(ds)["summaries"] == 0  # (over even one run's budget: nothing kept)
+    assert _kept(ds)["summaries"] == 0
     for a, b in zip(keeping, forgetting, strict=True):
         assert pl.DataFrame(a["rows"]).equals(pl.DataFrame(b["rows"]))
         assert a["evaluation"] == b["evaluation"]

@@ -145,6 +145,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
 
     from workbench.rundir.summary_docs import position_key
     from workbench.summarize.base import SummaryRequest
+    from workbench.summarize.settings import SHARED_DRAWS
 
     dt = dataset_text or DatasetText.of(dataset)
     if redact is None:
@@ -166,7 +167,8 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
             done: list[Checkpoint] = []
             # what a compaction's draws are keyed by besides its position (the engine numbers
             # the artifacts it produces): the policy, unless every policy shares them
-            scope, produced = (policy.digest() if derivers.draws == "policy" else "shared"), 0
+            shared = derivers.draws == SHARED_DRAWS
+            scope, produced = ("shared" if shared else policy.digest()), 0
             session = f"{name}/{cid}"  # one provider session: this continuity under this policy
             # nothing happens at the other requests
             for r in sorted(set(flushes) | set(tracker.action_requests)):
@@ -180,7 +182,7 @@ def derive_texts(result, dataset, *, summarizer: str = "modelled",
                         events=dt.span_events(cont, ctx_rows), previous_summary=None,
                         target_tokens=int(fl["item_tokens"]), labels=dt.labels(cont, ctx_rows), purpose="flush",
                         session=session,  # (drawn by its artifact id, which names the policy, unless shared)
-                        draw_key=None if scope != "shared" else position_key(cid, "shared-flush", r, lo, hi))
+                        draw_key=position_key(cid, "shared-flush", r, lo, hi) if shared else None)
                     rows.append(_row(result, name, cid, r, "memory", req, derive.summarize(req, cont, ctx_rows),
                                      on, redact))
                 for a in tracker.pending(r):

@@ -18,8 +18,8 @@ every summarizer, taken off before the backend is built: :func:`split_draws`):
 * ``shared``: by the compaction's position alone (continuity, artifact number, range; a
   flush by its request and range), common random numbers: two policies or configurations
   that compact alike write the same summary, so what differs between their figures is what
-  their policies did, not the summarizer's luck. The summary, its redaction and its scans are
-  then derived once for all of them (a sweep worker keeps them across configurations:
+  their policies did, not the summarizer's luck. The summary and its redaction are then
+  derived once for all of them (a sweep worker keeps them across configurations:
   :mod:`workbench.sweep.runner`).
 
 >>> split_draws("modelled", {"draws": "shared", "p_copy_secret": 0.5})
@@ -40,7 +40,8 @@ from workbench.summarize.base import SummarizerConfigError
 
 PROMPT_LIMIT = 64 * 1024
 #: how a seeded summarizer's draws are keyed (see the module docstring); the first is the default
-DRAWS = ("policy", "shared")
+SHARED_DRAWS = "shared"
+DRAWS = ("policy", SHARED_DRAWS)
 #: the summarizers whose output is drawn per compaction (the others ignore the key)
 DRAWN_SUMMARIZERS = ("modelled", "calibrated")
 

@@ -58,11 +58,11 @@ from workbench.rundir.names import SWEEP_RESULTS as RESULTS_DIR
 from workbench.rundir.names import SWEEP_RUNS as RUNS_FILE
 from workbench.sweep.spec import RunSpec, SweepSpec, Task, TaskRun, dataset_files, runs_frame
 
-# evaluation headline columns (one value per run)
 #: with shared draws, the characters of summary text a worker keeps for later configurations
 #: (with their redactions, about 3 bytes of memory a character in benchmarks/bench_evaluate.py's
 #: sweep: at most ~300 MB)
 SHARED_TEXT_BUDGET = 100_000_000
+# evaluation headline columns (one value per run)
 EVALUATION = ("leaks", "leaks_context", "secrets", "retention", "task_retention", "fact_probes")
 # failures: the worst seed counts, not the mean
 WORST_CASE = ("overflows", "truncations", "failed_requests", "leaks", "leaks_context")
@@ -472,6 +472,7 @@ def _run_rows(ds, inputs, policy, *, run_id: str, seed: int, engine: str, tokeni
         return [{**row, "seed": seed} for row in summary.to_dicts()], None
     from workbench.evaluate.dataset_text import DatasetText
     from workbench.evaluate.pipeline import evaluate_run
+    from workbench.summarize.settings import SHARED_DRAWS, split_draws
 
     result = simulate(ds, [policy], engine=engine, tokenizer=tokenizer, seed=seed, run_id=run_id,
                       inputs=inputs)
@@ -480,7 +481,8 @@ def _run_rows(ds, inputs, policy, *, run_id: str, seed: int, engine: str, tokeni
                       summarizer_options=evaluate.get("options") or None,
                       baseline=bool(evaluate.get("baseline", False)), compactions=False, root=root)
     cpu.done("evaluate")
-    _forget_run(DatasetText.of(ds), shared=(evaluate.get("options") or {}).get("draws") == "shared")
+    draws, _ = split_draws(evaluate.get("summarizer", "modelled"), evaluate.get("options"))
+    _forget_run(DatasetText.of(ds), shared=draws == SHARED_DRAWS)  # (the index it used: kept, not rebuilt)
     cpu.done("forget")
     report = ev["report"]
     headline = dict(report["policies"][policy.name])
