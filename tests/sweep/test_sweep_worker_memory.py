@@ -2,7 +2,8 @@
 (its text index, span events, labels, the leak scans of single lines), never what one
 configuration derived (its summaries, their redactions, the scans of whole texts), so that
 a worker's memory stays bounded over thousands of configurations; forgetting changes no
-result. Each result says where its worker's CPU time went (``cpu_s``)."""
+result. With shared draws, the summaries another configuration will meet are kept, within a
+budget. Each result says where its worker's CPU time went (``cpu_s``)."""
 
 from __future__ import annotations
 
