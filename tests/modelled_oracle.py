@@ -12,24 +12,17 @@ import numpy as np
 
 from workbench.summarize import filler as F
 from workbench.summarize import modelled as M
-from workbench.summarize.base import STATUS_OK, approx_tokens, clip, one_line
+from workbench.summarize.base import clip, one_line
 from workbench.summarize.filler import Item, reference_fill
 
 
 def oracle_write(self: M.ModelledSummarizer, req, dec):
     texts = {ev.seq: ev.text for ev in req.events}
     kinds = {ev.seq: ev.kind for ev in req.events}
-    spans_by_seq: dict[int, list[tuple[int, int, str]]] = {}
-    for lb in dec.labels.labels:
-        spans_by_seq.setdefault(lb.seq, []).append((lb.start, lb.end, lb.label_id))
-    needles = [s for lb in dec.labels.labels for s in (lb.surface, lb.value)]
-    diag: dict = {
-        "status": STATUS_OK, "seed": self.seed, "target_tokens": req.target_tokens,
-        "retained_facts": [], "paraphrased_facts": [], "dropped_facts": [], "copied_secrets": [],
-        "partial_secrets": [], "omitted_secrets": [], "kept_negatives": [],
-        "hallucinated": 0, "hallucinated_secrets": [], "marker_leaks": [],
-    }
-    # (the lines the decisions make are the writer's own: unchanged, and not this oracle's subject)
+    spans_by_seq, needles = F.label_guards(dec.labels.labels)
+    diag = self._new_diagnostics(req)
+    # (the lines the decisions make and the diagnostics the text completes are the writer's own:
+    # unchanged, and not this oracle's subject)
     items = self._decided_items(req, dec, kinds, texts, spans_by_seq, diag)
     carried = [Item(section, (-1, i), unit) for section, i, unit in dec.carried]
     items.extend(carried)
@@ -43,19 +36,7 @@ def oracle_write(self: M.ModelledSummarizer, req, dec):
                             M._TITLES[req.purpose], self.max_item_chars)
     items.extend(filler)
 
-    text = oracle_render(req, items)
-    if self.tokenizer:
-        from workbench.tokens.tokenizers import count_text
-
-        tokens = count_text(text, self.tokenizer)
-    else:
-        tokens = approx_tokens(text, self.chars_per_token)
-    dropped = set(diag["dropped_facts"])
-    diag["incidental_facts"] = [lb.label_id for lb in dec.labels.labels
-                                if lb.label_id in dropped and M._mentions(text, lb.value)]
-    diag.update(tokens=tokens, target_chars=budget, over_budget=len(text) > budget,
-                filler_items=len(filler), carried_lines=len(carried))
-    return M.SummaryResult(text=text, backend=self.name, retained=dec.retained(), diagnostics=diag)
+    return self._finished(oracle_render(req, items), dec, diag, budget, filler_items=len(filler))
 
 
 def oracle_render(req, items: list[Item]) -> str:

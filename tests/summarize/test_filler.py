@@ -43,10 +43,7 @@ def test_generated_spans(coding, room):
         rows = list(range(start, min(n, start + length)))
         events = coding.span_events(0, rows)
         labels = coding.labels(0, rows)
-        spans_by_seq: dict[int, list] = {}
-        for lb in labels:
-            spans_by_seq.setdefault(lb.seq, []).append((lb.start, lb.end, lb.label_id))
-        needles = [s for lb in labels for s in (lb.surface, lb.value)]
+        spans_by_seq, needles = F.label_guards(labels)
         ref, new = both(start + room, events, spans_by_seq, needles, room)
         assert new == ref, (start, length, room)
 
@@ -128,10 +125,7 @@ def test_an_index_that_starts_afresh_keeps_every_summary_whole(coding):
     for start in (0, 700, 30, 1500, 0):
         rows = list(range(start, start + 120))
         events, labels = coding.span_events(0, rows), coding.labels(0, rows)
-        spans_by_seq: dict[int, list] = {}
-        for lb in labels:
-            spans_by_seq.setdefault(lb.seq, []).append((lb.start, lb.end, lb.label_id))
-        needles = [s for lb in labels for s in (lb.surface, lb.value)]
+        spans_by_seq, needles = F.label_guards(labels)
         got = []
         for impl in (F.reference_fill, lambda *a: F.fill(*a, index=index)):
             rng = np.random.default_rng(start)

@@ -126,10 +126,7 @@ def test_one_index_read_by_two_datasets_fills_as_the_reference(datasets):
                                      (datasets[0], 0)]):
         rows = list(range(start, start + 400))
         events, labels = dt.span_events(0, rows), dt.labels(0, rows)
-        spans_by_seq: dict[int, list] = {}
-        for lb in labels:
-            spans_by_seq.setdefault(lb.seq, []).append((lb.start, lb.end, lb.label_id))
-        needles = [s for lb in labels for s in (lb.surface, lb.value)]
+        spans_by_seq, needles = F.label_guards(labels)
         got = []
         for impl in (F.reference_fill, lambda *a: F.fill(*a, index=index), F.fill):
             rng = np.random.default_rng(k)

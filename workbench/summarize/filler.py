@@ -305,6 +305,15 @@ class FillerColumns:
 _NO_FILLER = FillerColumns([], [], [], [])
 
 
+def label_guards(labels) -> tuple[dict[int, list[tuple[int, int, str]]], list[str]]:
+    """What the filler keeps clear of, from a span's labels: each event's label spans
+    (``seq -> [(start, end, label id)]``) and every label's surface and value (``needles``)."""
+    spans_by_seq: dict[int, list[tuple[int, int, str]]] = {}
+    for lb in labels:
+        spans_by_seq.setdefault(lb.seq, []).append((lb.start, lb.end, lb.label_id))
+    return spans_by_seq, [s for lb in labels for s in (lb.surface, lb.value)]
+
+
 def fill(rng, events: Sequence[SpanEvent], spans_by_seq: dict, needles: Iterable[str], room: int,
          present: set[str], titles: dict, max_item_chars: int = 240,
          index: CandidateIndex | None = None) -> list[Item]:

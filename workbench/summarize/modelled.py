@@ -103,7 +103,7 @@ from workbench.summarize.decisions import (
     draw_label_decisions,
 )
 from workbench.summarize.filler import Item as _Item
-from workbench.summarize.filler import fill_columns
+from workbench.summarize.filler import fill_columns, label_guards
 from workbench.summarize.filler_text import ERROR_RE
 
 HALLUCINATED = "\x00hallucinated"  # the marker leak's target when it wraps the hallucinated string
@@ -280,16 +280,8 @@ class ModelledSummarizer:
         req, dec = request, decisions
         # the text and kind of the events labels point at (no other event read)
         kinds, texts = events_at(req.events, {lb.seq for lb in dec.labels.labels})
-        spans_by_seq: dict[int, list[tuple[int, int, str]]] = {}
-        for lb in dec.labels.labels:
-            spans_by_seq.setdefault(lb.seq, []).append((lb.start, lb.end, lb.label_id))
-        needles = [s for lb in dec.labels.labels for s in (lb.surface, lb.value)]
-        diag: dict = {
-            "status": STATUS_OK, "seed": self.seed, "target_tokens": req.target_tokens,
-            "retained_facts": [], "paraphrased_facts": [], "dropped_facts": [], "copied_secrets": [],
-            "partial_secrets": [], "omitted_secrets": [], "kept_negatives": [],
-            "hallucinated": 0, "hallucinated_secrets": [], "marker_leaks": [],
-        }
+        spans_by_seq, needles = label_guards(dec.labels.labels)
+        diag = self._new_diagnostics(req)
         items = self._decided_items(req, dec, kinds, texts, spans_by_seq, diag)
         # the summary's lines as columns (section, source position, text), in the order written:
         # the labels' lines, the carried lines, then the filler
@@ -318,6 +310,21 @@ class ModelledSummarizer:
         lines.extend(filler.text)
 
         text = self._render(req, sections, seqs, starts, lines)
+        return self._finished(text, dec, diag, budget, filler_items=len(filler.text))
+
+    def _new_diagnostics(self, req: SummaryRequest) -> dict:
+        """The diagnostics of a summary before its lines are decided (see the module docstring)."""
+        return {
+            "status": STATUS_OK, "seed": self.seed, "target_tokens": req.target_tokens,
+            "retained_facts": [], "paraphrased_facts": [], "dropped_facts": [], "copied_secrets": [],
+            "partial_secrets": [], "omitted_secrets": [], "kept_negatives": [],
+            "hallucinated": 0, "hallucinated_secrets": [], "marker_leaks": [],
+        }
+
+    def _finished(self, text: str, dec: SummaryDecisions, diag: dict, budget: int, *,
+                  filler_items: int) -> SummaryResult:
+        """The result of a written summary: ``diag`` completed with what only the text says
+        (its tokens, its size against ``budget`` characters, the dropped facts it mentions)."""
         if self.tokenizer:
             from workbench.tokens.tokenizers import count_text
 
@@ -328,7 +335,7 @@ class ModelledSummarizer:
         diag["incidental_facts"] = [lb.label_id for lb in dec.labels.labels
                                     if lb.label_id in dropped and _mentions(text, lb.value)]
         diag.update(tokens=tokens, target_chars=budget, over_budget=len(text) > budget,
-                    filler_items=len(filler.text), carried_lines=len(dec.carried))
+                    filler_items=filler_items, carried_lines=len(dec.carried))
         return SummaryResult(text=text, backend=self.name, retained=dec.retained(), diagnostics=diag)
 
     def _decided_items(self, req: SummaryRequest, dec: SummaryDecisions, kinds: dict, texts: dict,
