@@ -82,7 +82,8 @@ def _write_documents(directory: Path, documents: dict[str, dict]) -> None:
 def redaction_audit(result, dataset, *, summarizer: str = "modelled",
                     summarizer_options: dict | None = None, baseline: bool = False,
                     summary_samples: int = 1, judge_probes: bool = False,
-                    root: str | Path | None = None, into: str | Path | None = None) -> AuditResult:
+                    root: str | Path | None = None, into: str | Path | None = None,
+                    keep_index: bool = False) -> AuditResult:
     """Summaries and memory entries through SR-1, secret leakage by channel, fact retention,
     what each compaction kept and its drift over later summaries, the spread over
     ``summary_samples`` samples of every summary, and (``judge_probes``, the HTTP
@@ -95,23 +96,26 @@ def redaction_audit(result, dataset, *, summarizer: str = "modelled",
     soon as it is final and then dropped, and what only the audit reads of ``result`` is
     freed once read (``evaluate_run(release=True)``; the same files as ``write``, at a
     fraction of the peak memory). The result returned then holds the documents and no
-    tables, and ``result`` is not for another evaluation."""
+    tables, and ``result`` is not for another evaluation. ``keep_index``: a text index built
+    for the audit is stored beside the dataset for its later evaluations (the CLI's audits;
+    :func:`workbench.evaluate.pipeline.evaluate_run`)."""
     if into is None:
         return _redaction_audit(result, dataset, summarizer=summarizer, summarizer_options=summarizer_options,
                                 baseline=baseline, summary_samples=summary_samples, judge_probes=judge_probes,
-                                root=root, sink=None)
+                                root=root, sink=None, keep_index=keep_index)
     from workbench.rundir import Kind, adding, write_parquet
 
     with adding(into, Kind.AUDIT, "audit redaction", accept=(Kind.RUN,)) as d:
         audit = _redaction_audit(result, dataset, summarizer=summarizer, summarizer_options=summarizer_options,
                                  baseline=baseline, summary_samples=summary_samples, judge_probes=judge_probes,
-                                 root=root, sink=lambda name, frame: write_parquet(d, name, frame))
+                                 root=root, sink=lambda name, frame: write_parquet(d, name, frame),
+                                 keep_index=keep_index)
         _write_documents(d, audit.documents)
     return audit
 
 
 def _redaction_audit(result, dataset, *, summarizer, summarizer_options, baseline, summary_samples,
-                     judge_probes, root, sink) -> AuditResult:
+                     judge_probes, root, sink, keep_index: bool = False) -> AuditResult:
     """The redaction audit; ``sink(name, frame)``: where each table goes as soon as it is
     final in a one-shot audit (None: every table is kept in the result)."""
     from workbench.evaluate import judge
@@ -136,7 +140,8 @@ def _redaction_audit(result, dataset, *, summarizer, summarizer_options, baselin
         final(N.BUNDLES, context_bundles(result))
         return_freed_memory()  # what building the bundles left, before the text work starts
     ev = evaluate_run(result, dataset, summarizer=summarizer, summarizer_options=summarizer_options,
-                      baseline=baseline, summary_samples=summary_samples, root=root, release=sink is not None)
+                      baseline=baseline, summary_samples=summary_samples, root=root, release=sink is not None,
+                      keep_index=keep_index)
     report = dict(ev["report"])
     settings = {k: v for k, v in (summarizer_options or {}).items() if k != "api_key"}
     if "base_url" in settings:

@@ -1,6 +1,7 @@
 """The dataset's text index stored beside it (workbench/evaluate/text_index.py): the same
 evaluation with and without it, rebuilt when the dataset changed, never trusted or
-replaced when the workbench did not write it; sweep workers read it once."""
+replaced when the workbench did not write it; sweep workers read it once; a CLI
+evaluation stores the one it built for the next."""
 
 from __future__ import annotations
 
@@ -117,6 +118,43 @@ def test_an_index_changed_after_the_workbench_wrote_it_is_not_trusted(fresh):
     assert text_index.read(fresh) is None
     assert text_index.write(fresh) == "foreign"
     assert path.read_bytes() == changed
+
+
+def test_a_cli_evaluation_stores_the_index_it_built_and_the_next_one_reads_it(fresh, tmp_path):
+    from typer.testing import CliRunner
+
+    from workbench.cli import app
+
+    def evaluate(name: str) -> None:
+        dataset_text._RECENT.clear()  # (each command as if in its own process)
+        r = CliRunner().invoke(app, ["simulate", "--dataset", str(fresh.path), "--policy", "openclaw-flush",
+                                     "--evaluate", "--out", str(tmp_path / name)])
+        assert r.exit_code == 0, r.output
+
+    loads = dict(dataset_text.LOADS)
+    evaluate("first")
+    assert {**loads, "built": loads["built"] + 1} == dataset_text.LOADS
+    assert TEXT_INDEX in read_marker(fresh.path).entries
+    same_index(text_index.read(fresh), text_index.build(fresh))
+    evaluate("second")
+    assert {"built": loads["built"] + 1, "read": loads["read"] + 1} == dataset_text.LOADS
+    dataset_text._RECENT.clear()
+    r = CliRunner().invoke(app, ["audit", "redaction", "--run", str(tmp_path / "second")])
+    assert r.exit_code == 0, r.output
+    assert {"built": loads["built"] + 1, "read": loads["read"] + 2} == dataset_text.LOADS
+
+
+def test_an_evaluation_keeping_its_index_leaves_a_file_it_did_not_write_alone(fresh):
+    from workbench.engine.presets import get_policy
+    from workbench.engine.run import simulate
+    from workbench.evaluate.pipeline import evaluate_run
+
+    foreign = b"not an index"
+    (fresh.path / TEXT_INDEX).write_bytes(foreign)
+    result = simulate(fresh, [get_policy("openclaw-flush", {"provider.context_window": 40_000})])
+    assert evaluate_run(result, fresh, compactions=False, keep_index=True)["texts"].height > 0
+    assert (fresh.path / TEXT_INDEX).read_bytes() == foreign
+    assert TEXT_INDEX not in read_marker(fresh.path).entries
 
 
 def test_sweep_workers_keep_their_state_and_read_the_stored_index(datasets, tmp_path):

@@ -32,6 +32,7 @@ def redaction(
     baseline: S.Baseline = False,
     summary_samples: S.Samples = 1,
     draws: S.Draws = "policy",
+    filler: S.Filler = True,
     judge_probes: S.JudgeProbes = False,
     fmt: Format = "table",
 ) -> None:
@@ -45,10 +46,10 @@ def redaction(
     options = S.summarizer_options(summarizer, base_url=summarizer_base_url, model=summarizer_model,
                                    key_env=summarizer_key_env, cassette=summarizer_cassette,
                                    mode=summarizer_mode, baseline=baseline, timeout=summarizer_timeout,
-                                   draws=draws)
+                                   draws=draws, filler=filler)
     result, ds = load_run(run)
     audit = redaction_audit(result, ds, summary_samples=summary_samples,
-                                judge_probes=judge_probes, **options)
+                            judge_probes=judge_probes, keep_index=True, **options)
     audit.write(run)
     print_evaluation(audit.details["report"], fmt)
     say(f"wrote texts/leakage/over_redaction/retention/compactions/generations/summary_samples Parquet "

@@ -97,6 +97,7 @@ def simulate(
     baseline: S.Baseline = False,
     summary_samples: S.Samples = 1,
     draws: S.Draws = "policy",
+    filler: S.Filler = True,
     judge_probes: S.JudgeProbes = False,
     force: Force = False,
     fmt: Format = "table",
@@ -109,7 +110,7 @@ def simulate(
     options = S.summarizer_options(summarizer, base_url=summarizer_base_url, model=summarizer_model,
                                    key_env=summarizer_key_env, cassette=summarizer_cassette,
                                    mode=summarizer_mode, baseline=baseline, timeout=summarizer_timeout,
-                                   draws=draws)
+                                   draws=draws, filler=filler)
     with exclusive(out):
         result = run_simulation(dataset, policy, engine=engine, tokenizer=tokenizer, model=model,
                                 price_as=model_price_as, seed=seed, progress=True, accounting=accounting,
@@ -127,7 +128,7 @@ def simulate(
             # written as it goes, what only the audit reads freed once read: the peak of a
             # million-event run (issue 30)
             audit = redaction_audit(result, load_dataset(dataset), summary_samples=summary_samples,
-                                    judge_probes=judge_probes, into=path, **options)
+                                    judge_probes=judge_probes, into=path, keep_index=True, **options)
             print_evaluation(audit.details["report"], fmt)
     say(f"wrote {path} (run {result.run_id})")
 

@@ -44,6 +44,12 @@ Draws = Annotated[str, typer.Option("--draws", help="modelled/calibrated: policy
                                                    "summaries) | shared (common random numbers: policies "
                                                    "that compact a span alike write the same summary)")]
 
+Filler = Annotated[bool, typer.Option("--filler/--no-filler",
+                                      help="modelled/calibrated: fill each summary with its span's sentences up "
+                                           "to its size (the default); --no-filler: a summary is its decided "
+                                           "lines alone (kept facts, copied secrets, carried lines), the fast "
+                                           "profile for sweeps and large runs, with figures of its own")]
+
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 
 
@@ -51,15 +57,20 @@ def summarizer_options(summarizer: str = "modelled", *, base_url: str | None = N
                        model: str | None = None, key_env: str | None = None,
                        cassette: Path | None = None, mode: str = "chat",
                        baseline: bool = True, timeout: float | None = None,
-                       draws: str = "policy") -> dict[str, Any]:
+                       draws: str = "policy", filler: bool = True) -> dict[str, Any]:
     """Keyword arguments of :func:`workbench.audits.redaction_audit`, checked (the backend
     is built once here, so a bad option fails before any work)."""
-    from workbench.summarize.settings import DRAWS, split_draws
+    from workbench.summarize.settings import DRAWN_SUMMARIZERS, DRAWS, split_draws
 
     options = _options(summarizer, base_url=base_url, model=model, key_env=key_env,
                        cassette=cassette, mode=mode, baseline=baseline, timeout=timeout)
     if draws != DRAWS[0]:  # (the default is not written: runs made before the option read the same)
         options["summarizer_options"] = {**options.get("summarizer_options", {}), "draws": draws}
+    if not filler:
+        if summarizer not in DRAWN_SUMMARIZERS:
+            raise WorkbenchError(f"--no-filler applies to --summarizer {' or '.join(DRAWN_SUMMARIZERS)}, which "
+                                 f"write filler; {summarizer!r} writes none of its own")
+        options["summarizer_options"] = {**options.get("summarizer_options", {}), "filler": False}
     _, backend_options = split_draws(summarizer, options.get("summarizer_options"))
     if options["summarizer"] != "recorded":
         from workbench.summarize import get_summarizer

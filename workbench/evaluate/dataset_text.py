@@ -11,8 +11,9 @@ secret, every fact answer, every hard-negative value — are built once, on firs
 
 What is the dataset's alone (the texts and codes, the labels' rows, the log facts, the
 leak fragments) comes from its :mod:`text index <workbench.evaluate.text_index>`: read
-from the file an evaluated sweep stores beside the dataset when it is there and current,
-else computed from the dataset's files (``LOADS`` counts both, per process).
+from the file an evaluated sweep or a one-shot evaluation (``of(keep=True)``) stores beside
+the dataset when it is there and current, else computed from the dataset's files (``LOADS``
+counts both, per process).
 :meth:`DatasetText.of` keeps the index of the last datasets used in this process (by path
 and file hashes), so the runs of a sweep evaluated by one worker share it and the scans of
 single lines; the memoised summaries, redactions and whole-text scans are the run's own (a
@@ -84,11 +85,13 @@ class DatasetText:
     def __init__(self, dataset, index: TextIndex | None = None):
         """``index``: the dataset's :class:`~workbench.evaluate.text_index.TextIndex` (default:
         the one stored beside the dataset when it is trusted and current, else built)."""
+        self.built = False  # computed here from the dataset's files (not read, not given)
         if index is None:
             index = text_index.read(dataset)
             LOADS["read" if index is not None else "built"] += 1
             if index is None:
                 index = text_index.build(dataset)
+                self.built = True
         self.index = index
         self.texts = index.texts
         self.by_cont = index.by_cont
@@ -125,14 +128,20 @@ class DatasetText:
 
 
     @classmethod
-    def of(cls, dataset) -> DatasetText:
-        """The index of ``dataset``, reused while the dataset's files are unchanged."""
+    def of(cls, dataset, *, keep: bool = False) -> DatasetText:
+        """The index of ``dataset``, reused while the dataset's files are unchanged. ``keep``:
+        an index built here is stored beside the dataset (:func:`text_index.write
+        <workbench.evaluate.text_index.write>`, which leaves a file the workbench did not
+        write alone), so the dataset's next evaluation, in any process, reads it."""
         files = dataset.manifest.get("files", {})
         key = (str(Path(dataset.path).resolve()),
                tuple(sorted((f, meta.get("sha256")) for f, meta in files.items())))
         hit = _RECENT.pop(key, None)
         if hit is None:
             hit = cls(dataset)
+        if keep and hit.built:
+            text_index.write(dataset, hit.index)
+            hit.built = False  # (stored, or not ours to store: asked once)
         _RECENT[key] = hit
         while len(_RECENT) > RECENT_DATASETS:
             _RECENT.pop(next(iter(_RECENT)))

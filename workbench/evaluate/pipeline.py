@@ -22,7 +22,8 @@ from typing import Any
 def evaluate_run(result, dataset, *, summarizer: str = "modelled",
                  summarizer_options: dict | None = None, baseline: bool = False,
                  compactions: bool = True, summary_samples: int = 1,
-                 root: str | Path | None = None, release: bool = False) -> dict[str, Any]:
+                 root: str | Path | None = None, release: bool = False,
+                 keep_index: bool = False) -> dict[str, Any]:
     """Texts, leakage, over-redaction and retention of ``result`` on ``dataset``.
 
     ``baseline=True`` also measures detect-secrets as the SR-1 redactor (the
@@ -39,6 +40,10 @@ def evaluate_run(result, dataset, *, summarizer: str = "modelled",
     peak: about 1.0 GB instead of 1.3 GB, ``benchmarks/bench_evaluate.py``). The tables are
     the same; ``result`` keeps its config, summary, events and ids, and is not for another
     evaluation.
+
+    ``keep_index``: when the dataset's text index had to be built, store it beside the dataset
+    (``DatasetText.of(keep=True)``): the CLI's evaluations do, so a dataset's later evaluations
+    read it (a million events: ~1.1 s to build, ~0.1 s to read, ``benchmarks/bench_evaluate.py``).
     """
 
     from workbench.evaluate.dataset_text import DatasetText, return_freed_memory
@@ -52,7 +57,7 @@ def evaluate_run(result, dataset, *, summarizer: str = "modelled",
     from workbench.evaluate.retention import retention_summary, retention_table
     from workbench.evaluate.texts import derive_texts
 
-    dt = DatasetText.of(dataset)
+    dt = DatasetText.of(dataset, keep=keep_index)
     # a one-shot evaluation of a written run reads its ledger back for the compaction table,
     # its one reader: not held through the text work
     ledger_file = _written_ledger(result) if release and compactions else None

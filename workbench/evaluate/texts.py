@@ -17,7 +17,10 @@ text forward line by line (one draw per line, the lines' lengths against half it
 :meth:`workbench.summarize.modelled.ModelledSummarizer.decide`), so its decisions read
 the text. Deciding a chain without writing it needs the carry decided from the previous
 summary's decision record instead (its kept lines, not its rendered lines): a different
-model, whose figures differ from the goldens'.
+model, whose figures differ from the goldens'. The seeded summarizers' ``filler=False``
+profile (``--no-filler``) goes part of the way with the same model: a summary is its decided
+lines alone, a small fraction of the text to write, redact and scan, and every table reads
+it as it is (:mod:`workbench.summarize.modelled`).
 
 Each policy's summarizer is the run's, with the policy's ``summarizer.model`` and
 ``summarizer.prompt`` on top (:mod:`workbench.summarize.settings`). A seeded summarizer draws

@@ -37,6 +37,14 @@ but present anyway, e.g. via the previous summary), ``copied_secrets``, ``partia
 ``hallucinated`` (count) and ``hallucinated_secrets`` (format, text, value),
 ``marker_leaks`` (style, source, text), ``tokens``, ``over_budget``.
 
+With ``filler=False`` a summary is its decided lines alone (the labels' lines, the
+hallucinated and marker lines, the carried lines of the previous summary): no filler is
+drawn, so a summary is a small fraction of its target size, the carry's room goes to decided
+lines only, and every evaluation reads what the summarizer decided and nothing else (no
+SR-1 finding and no incidental mention in a filler sentence). It is the profile for sweeps
+and million-event runs (a third of the evaluation's CPU at 1 M events,
+``benchmarks/bench_evaluate.py``); its figures are its own, not the default's.
+
 Randomness comes from a hash of ``(seed, continuity_id, request.draw)`` (the compaction's
 position, else the artifact id) (and the label id
 for per-label draws), so a result never depends on call order, concurrency or on which
@@ -190,8 +198,11 @@ class ModelledSummarizer:
                  copy_form: str = "surface", chars_per_token: float = CHARS_PER_TOKEN,
                  tokenizer: str | None = None, max_item_chars: int = 240,
                  keep_fact: Callable[[SpanLabel, SummaryRequest], float] | None = None,
-                 task_state: bool = False):
+                 task_state: bool = False, filler: bool = True):
         self.seed = 0 if seed is None else int(seed)
+        if not isinstance(filler, bool):  # (a spec's "no" must not read as true)
+            raise SummarizerConfigError(f"filler must be true or false, got {filler!r}")
+        self.filler = filler
         # a fact's own keep probability (a calibrated profile) in place of p_retain_fact
         self.keep_fact = keep_fact
         # a task-state checkpoint (the policy's compaction.task_state_tokens): every task-state
@@ -224,7 +235,8 @@ class ModelledSummarizer:
         return (f"ModelledSummarizer(seed={self.seed}, p_retain_fact={self.p_retain_fact}, "
                 f"p_paraphrase_fact={self.p_paraphrase_fact}, "
                 f"p_copy_secret={self.p_copy_secret}, p_partial_secret={self.p_partial_secret}, "
-                f"p_hallucinate={self.p_hallucinate}, p_marker_leak={self.p_marker_leak})")
+                f"p_hallucinate={self.p_hallucinate}, p_marker_leak={self.p_marker_leak}"
+                f"{'' if self.filler else ', filler=False'})")
 
     # ------------------------------------------------------------------ api
 
@@ -298,19 +310,21 @@ class ModelledSummarizer:
 
         # ---- filler from the span's own sentences, up to the target size
         budget = int(req.target_tokens * self.chars_per_token)
-        used = self._rendered_size(req, sections, lines)
-        present = set(sections)
-        rng = np.random.Generator(np.random.PCG64(0))  # (its state is replaced: no entropy drawn)
-        rng.bit_generator.state = dec.filler_state
-        filler = fill_columns(rng, req.events, spans_by_seq, needles, budget - used, present,
-                              _TITLES[req.purpose], self.max_item_chars)
-        sections.extend(filler.section)
-        seqs.extend(filler.seq)
-        starts.extend(filler.start)
-        lines.extend(filler.text)
+        filler_items = 0
+        if self.filler:
+            used = self._rendered_size(req, sections, lines)
+            rng = np.random.Generator(np.random.PCG64(0))  # (its state is replaced: no entropy drawn)
+            rng.bit_generator.state = dec.filler_state
+            filler = fill_columns(rng, req.events, spans_by_seq, needles, budget - used, set(sections),
+                                  _TITLES[req.purpose], self.max_item_chars)
+            sections.extend(filler.section)
+            seqs.extend(filler.seq)
+            starts.extend(filler.start)
+            lines.extend(filler.text)
+            filler_items = len(filler.text)
 
         text = self._render(req, sections, seqs, starts, lines)
-        return self._finished(text, dec, diag, budget, filler_items=len(filler.text))
+        return self._finished(text, dec, diag, budget, filler_items=filler_items)
 
     def _new_diagnostics(self, req: SummaryRequest) -> dict:
         """The diagnostics of a summary before its lines are decided (see the module docstring)."""

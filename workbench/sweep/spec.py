@@ -238,11 +238,14 @@ class EvaluateSpec:
                 raise SpecError(f"unknown evaluate key(s) {sorted(extra)}; use summarizer, baseline, options")
             out = cls(summarizer=str(value.get("summarizer", "modelled")),
                       baseline=bool(value.get("baseline", False)), options=dict(value.get("options") or {}))
+            from workbench.summarize import get_summarizer
             from workbench.summarize.base import SummarizerConfigError
-            from workbench.summarize.settings import split_draws
+            from workbench.summarize.settings import DRAWN_SUMMARIZERS, split_draws
 
             try:  # (checked before any run: every run would fail the same way)
-                split_draws(out.summarizer, out.options)
+                _, backend_options = split_draws(out.summarizer, out.options)
+                if out.summarizer in DRAWN_SUMMARIZERS:  # (a seeded one is built from its options: no endpoint)
+                    get_summarizer(out.summarizer, **backend_options)
             except SummarizerConfigError as exc:
                 raise SpecError(f"evaluate.options: {exc}") from None
             return out
