@@ -42,7 +42,7 @@ hallucinated and marker lines, the carried lines of the previous summary): no fi
 drawn, so a summary is a small fraction of its target size, the carry's room goes to decided
 lines only, and every evaluation reads what the summarizer decided and nothing else (no
 SR-1 finding and no incidental mention in a filler sentence). It is the profile for sweeps
-and million-event runs (a third of the evaluation's CPU at 1 M events,
+and million-event runs (an evaluated run of 1 M events in half the CPU:
 ``benchmarks/bench_evaluate.py``); its figures are its own, not the default's.
 
 Randomness comes from a hash of ``(seed, continuity_id, request.draw)`` (the compaction's
