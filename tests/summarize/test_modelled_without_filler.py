@@ -119,3 +119,5 @@ def test_the_cli_and_a_sweep_spec_take_it(dataset, tmp_path):
     assert SweepSpec.from_dict({**spec, "evaluate": {"options": {"filler": False, "draws": "shared"}}})
     with pytest.raises(SpecError, match="filler must be true or false"):
         SweepSpec.from_dict({**spec, "evaluate": {"options": {"filler": "off"}}})
+    with pytest.raises(SpecError, match="bad options for summarizer 'modelled'"):  # (int("many"), not a traceback)
+        SweepSpec.from_dict({**spec, "evaluate": {"options": {"max_item_chars": "many"}}})

@@ -82,7 +82,7 @@ def get_summarizer(name: str, **options) -> Summarizer:
             f"unknown summarizer {name!r}; known: {', '.join(summarizer_names())}")
     try:
         return factory(**options)
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:  # (an unknown keyword; a value of the wrong kind: int("many"))
         raise SummarizerConfigError(f"bad options for summarizer {name!r}: {exc}") from exc
 
 
