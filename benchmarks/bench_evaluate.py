@@ -151,10 +151,11 @@ def sweep_spec(cache: Path, events: int, configs: int, draws: str = "policy", fi
 
     path = dataset(cache, events)
     reserves = [8_000 + 1_000 * i for i in range(max(1, configs // 4))]
-    options = {**({"draws": draws} if draws != "policy" else {}), **({"filler": "false"} if filler == "off" else {})}
-    evaluate = f"{{options: {{{', '.join(f'{k}: {v}' for k, v in options.items())}}}}}" if options else "true"
-    return SweepSpec.from_dict(yaml.safe_load(SWEEP.format(path=path, reserves=reserves, evaluate=evaluate)),
-                               base_dir=PROJECT)
+    data = yaml.safe_load(SWEEP.format(path=path, reserves=reserves, evaluate="true"))
+    options = {**({"draws": draws} if draws != "policy" else {}), **({"filler": False} if filler == "off" else {})}
+    if options:
+        data["evaluate"] = {"options": options}
+    return SweepSpec.from_dict(data, base_dir=PROJECT)
 
 
 def worker_phases(out: Path) -> dict[str, list[float]]:

@@ -112,12 +112,14 @@ def test_the_cli_and_a_sweep_spec_take_it(dataset, tmp_path):
     assert r.exit_code == 0, r.output
     assert orjson.loads((tmp_path / "run" / EVALUATION).read_bytes())["summarizer_settings"] == {"filler": False}
     r = runner.invoke(app, [*base, "--summarizer", "extractive", "--no-filler", "--out", str(tmp_path / "bad")])
-    assert r.exit_code == 2 and "--no-filler applies to --summarizer modelled or calibrated" in r.output
+    assert r.exit_code == 2 and "'extractive' summarizer writes no filler" in r.output
     assert not (tmp_path / "bad").exists()
     spec = {"name": "s", "dataset": str(dataset.path), "base": "openclaw-flush",
             "parameters": {"trigger.reserve_tokens": [20_000]}}
     assert SweepSpec.from_dict({**spec, "evaluate": {"options": {"filler": False, "draws": "shared"}}})
     with pytest.raises(SpecError, match="filler must be true or false"):
         SweepSpec.from_dict({**spec, "evaluate": {"options": {"filler": "off"}}})
+    with pytest.raises(SpecError, match="'extractive' summarizer writes no filler"):  # (not a failure per run)
+        SweepSpec.from_dict({**spec, "evaluate": {"summarizer": "extractive", "options": {"filler": False}}})
     with pytest.raises(SpecError, match="bad options for summarizer 'modelled'"):  # (int("many"), not a traceback)
         SweepSpec.from_dict({**spec, "evaluate": {"options": {"max_item_chars": "many"}}})

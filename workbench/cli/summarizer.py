@@ -60,16 +60,13 @@ def summarizer_options(summarizer: str = "modelled", *, base_url: str | None = N
                        draws: str = "policy", filler: bool = True) -> dict[str, Any]:
     """Keyword arguments of :func:`workbench.audits.redaction_audit`, checked (the backend
     is built once here, so a bad option fails before any work)."""
-    from workbench.summarize.settings import DRAWN_SUMMARIZERS, DRAWS, split_draws
+    from workbench.summarize.settings import DRAWS, split_draws
 
     options = _options(summarizer, base_url=base_url, model=model, key_env=key_env,
                        cassette=cassette, mode=mode, baseline=baseline, timeout=timeout)
     if draws != DRAWS[0]:  # (the default is not written: runs made before the option read the same)
         options["summarizer_options"] = {**options.get("summarizer_options", {}), "draws": draws}
-    if not filler:
-        if summarizer not in DRAWN_SUMMARIZERS:
-            raise WorkbenchError(f"--no-filler applies to --summarizer {' or '.join(DRAWN_SUMMARIZERS)}, which "
-                                 f"write filler; {summarizer!r} writes none of its own")
+    if not filler:  # (split_draws refuses it for a summarizer that writes no filler)
         options["summarizer_options"] = {**options.get("summarizer_options", {}), "filler": False}
     _, backend_options = split_draws(summarizer, options.get("summarizer_options"))
     if options["summarizer"] != "recorded":

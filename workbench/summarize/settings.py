@@ -77,15 +77,21 @@ def load_prompt(path: str, *, root: str | Path | None = None) -> str:
 
 
 def split_draws(summarizer: str, options: dict[str, Any] | None) -> tuple[str, dict[str, Any]]:
-    """``(draws, the backend's options)``: the ``draws`` option, checked, and the rest."""
+    """``(draws, the backend's options)``: the ``draws`` option, checked, and the rest; a
+    seeded summarizer's own options (``draws`` other than the default, ``filler``) are refused
+    for the other summarizers, which would ignore them or fail on them in every run."""
     rest = dict(options or {})
     draws = rest.pop("draws", DRAWS[0])
     if draws not in DRAWS:
         raise SummarizerConfigError(f"draws must be one of {', '.join(DRAWS)}, got {draws!r}")
-    if draws != DRAWS[0] and summarizer not in DRAWN_SUMMARIZERS:
-        raise SummarizerConfigError(
-            f"draws={draws!r}: the {summarizer!r} summarizer draws nothing per compaction (only "
-            f"{' and '.join(DRAWN_SUMMARIZERS)} do); drop the option")
+    if summarizer not in DRAWN_SUMMARIZERS:
+        seeded = ' and '.join(DRAWN_SUMMARIZERS)
+        if draws != DRAWS[0]:
+            raise SummarizerConfigError(f"draws={draws!r}: the {summarizer!r} summarizer draws nothing per "
+                                        f"compaction (only {seeded} do); drop the option")
+        if "filler" in rest:
+            raise SummarizerConfigError(f"filler: the {summarizer!r} summarizer writes no filler of its own "
+                                        f"(only {seeded} do); drop the option")
     return draws, rest
 
 
